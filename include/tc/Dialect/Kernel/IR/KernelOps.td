@@ -1,0 +1,265 @@
+//===- KernelOps.td - kernel dialect operations ------------*- tablegen -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_DIALECT_KERNEL_IR_KERNELOPS_TD
+#define TC_DIALECT_KERNEL_IR_KERNELOPS_TD
+
+include "tc/Dialect/Kernel/IR/KernelBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Device side: kernels
+//===----------------------------------------------------------------------===//
+
+def Kernel_KernelOp : Kernel_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, AutomaticAllocationScope
+  ]> {
+  let summary = "A fused kernel over a parallel iteration domain";
+  let description = [{
+    The body runs once for every point of the parallel iteration `domain`
+    (`kernel.index` reads the point's coordinates). Arguments are the
+    buffers the kernel reads and writes. Reductions over further axes are
+    `kernel.reduce` ops inside the body, so one kernel can hold several
+    reductions and the pointwise work around them (a fused softmax is one
+    kernel over the rows).
+
+    ```mlir
+    kernel.kernel @add(%a: memref<4x8xf32>, %b: memref<4x8xf32>,
+                       %c: memref<4x8xf32>) attributes {domain = array<i64: 4, 8>} {
+      %i = kernel.index 0
+      %j = kernel.index 1
+      %x = memref.load %a[%i, %j] : memref<4x8xf32>
+      %y = memref.load %b[%i, %j] : memref<4x8xf32>
+      %s = arith.addf %x, %y : f32
+      memref.store %s, %c[%i, %j] : memref<4x8xf32>
+      kernel.return
+    }
+    ```
+  }];
+
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       DenseI64ArrayAttr:$domain,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Kernel_IndexOp : Kernel_Op<"index", [Pure]> {
+  let summary = "The coordinate of the current point along a domain axis";
+  let description = [{
+    ```mlir
+    %i = kernel.index 0
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+  let hasVerifier = 1;
+}
+
+def Kernel_ReduceOp : Kernel_Op<"reduce", [
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">,
+    AllTypesMatch<["init", "result"]>
+  ]> {
+  let summary = "Reduces a scalar over a reduction axis";
+  let description = [{
+    Runs the body for `j` in `[0, size)`; the block argument is `j`, the
+    yielded scalar is combined into the accumulator (starting at `init`)
+    with `kind`. `max` and `min` propagate NaN, as PyTorch does.
+
+    ```mlir
+    %m = kernel.reduce max %n init %ninf : f32 {
+    ^bb0(%j: index):
+      %v = memref.load %x[%i, %j] : memref<4x8xf32>
+      kernel.yield %v : f32
+    }
+    ```
+  }];
+  let arguments = (ins Kernel_CombinerKind:$kind, Index:$size,
+                       AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$init);
+  let results = (outs AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind $size `init` $init attr-dict `:` type($result) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Kernel_LoopOp : Kernel_Op<"loop", [
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">
+  ]> {
+  let summary = "An inner loop of a kernel (e.g. a row's pointwise pass)";
+  let description = [{
+    Runs the body for `j` in `[0, size)`, each iteration independent of the
+    others, so the code generator may vectorise it.
+
+    ```mlir
+    kernel.loop %n {
+    ^bb0(%j: index):
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$size);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$size attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Kernel_YieldOp : Kernel_Op<"yield", [
+    Pure, Terminator, ReturnLike, ParentOneOf<["ReduceOp", "LoopOp"]>
+  ]> {
+  let summary = "Yields a value to the enclosing reduce, or ends a loop body";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+  let hasVerifier = 1;
+}
+
+def Kernel_ReturnOp : Kernel_Op<"return", [
+    Pure, Terminator, ReturnLike, ParentOneOf<["KernelOp", "ScheduleOp"]>
+  ]> {
+  let summary = "Ends a kernel or a schedule";
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Host side: schedule, arena, launches, library calls
+//===----------------------------------------------------------------------===//
+
+def Kernel_ScheduleOp : Kernel_Op<"schedule", [
+    FunctionOpInterface, IsolatedFromAbove
+  ]> {
+  let summary = "The host program of a compiled graph";
+  let description = [{
+    Takes the graph's inputs and (preallocated) outputs as buffers and runs
+    the graph: allocates the arena, carves intermediate buffers out of it,
+    launches kernels and calls libraries, in order.
+
+    ```mlir
+    kernel.schedule @forward(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
+      %arena = kernel.arena : memref<128xi8>
+      %t = kernel.buffer %arena[0] : memref<128xi8> to memref<4x8xf32>
+      kernel.launch @sin(%x, %t) : memref<4x8xf32>, memref<4x8xf32>
+      kernel.launch @cos(%t, %out) : memref<4x8xf32>, memref<4x8xf32>
+      kernel.return
+    }
+    ```
+  }];
+
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Kernel_ArenaOp : Kernel_Op<"arena", [
+    HasParent<"ScheduleOp">,
+    MemoryEffects<[MemAlloc<DefaultResource>]>
+  ]> {
+  let summary = "Allocates the arena that holds a schedule's intermediates";
+  let description = [{
+    One allocation for all intermediate buffers of a graph, sized by memory
+    planning; the runtime takes it from the framework's allocator.
+
+    ```mlir
+    %arena = kernel.arena : memref<4096xi8>
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<I64Attr, "64">:$alignment);
+  let results = (outs StaticShapeMemRefOf<[I8]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kernel_BufferOp : Kernel_Op<"buffer", [Pure]> {
+  let summary = "A typed buffer at a byte offset of the arena";
+  let description = [{
+    ```mlir
+    %t = kernel.buffer %arena[256] : memref<4096xi8> to memref<4x8xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeMemRefOf<[I8]>:$arena, I64Attr:$offset);
+  let results = (outs StaticShapeMemRefOf<[AnyType]>:$result);
+  let assemblyFormat = [{
+    $arena `[` $offset `]` attr-dict `:` type($arena) `to` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kernel_LaunchOp : Kernel_Op<"launch", [
+    HasParent<"ScheduleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>
+  ]> {
+  let summary = "Runs a kernel over its domain";
+  let description = [{
+    ```mlir
+    kernel.launch @add(%a, %b, %c) : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       Variadic<AnyMemRef>:$buffers);
+  let assemblyFormat = [{
+    $kernel `(` $buffers `)` attr-dict `:` type($buffers)
+  }];
+}
+
+def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {
+  let summary = "A library matrix product `out = a @ b (+ bias)`";
+  let description = [{
+    Calls the target's GEMM (BLAS on the CPU, cuBLAS on CUDA). Operands are
+    rank-2 buffers, or rank-3 with a leading batch dimension; `transpose_a`
+    and `transpose_b` read the operand transposed. An optional `bias`
+    (rank 1, one value per output column) is the fused epilogue.
+
+    ```mlir
+    kernel.gemm %x, %w, %out {transpose_b}
+        : memref<32x100xf32>, memref<200x100xf32>, memref<32x200xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$out,
+                       Optional<AnyMemRef>:$bias,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $a `,` $b `,` $out (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) `,`
+    type($out) (`,` type($bias)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TC_DIALECT_KERNEL_IR_KERNELOPS_TD

@@ -1,0 +1,446 @@
+//===- PrimOps.td - prim dialect operations ----------------*- tablegen -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_DIALECT_PRIM_IR_PRIMOPS_TD
+#define TC_DIALECT_PRIM_IR_PRIMOPS_TD
+
+include "tc/Dialect/Prim/IR/PrimBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary operations
+//===----------------------------------------------------------------------===//
+
+class Prim_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Prim_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+                                             SameOperandsAndResultType])> {
+  let summary = "Elementwise " # mnemonic;
+  let description = [{
+    Applies `}] # mnemonic # [{` to every element; operand and result have
+    the same type.
+
+    ```mlir
+    %r = prim.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+def Prim_NegOp : Prim_UnaryOp<"neg", Prim_Tensor> { let hasFolder = 1; }
+def Prim_AbsOp : Prim_UnaryOp<"abs", Prim_Tensor>;
+def Prim_SignOp : Prim_UnaryOp<"sign", Prim_Tensor>;
+def Prim_ExpOp : Prim_UnaryOp<"exp", Prim_FloatTensor>;
+def Prim_Expm1Op : Prim_UnaryOp<"expm1", Prim_FloatTensor>;
+def Prim_LogOp : Prim_UnaryOp<"log", Prim_FloatTensor>;
+def Prim_Log1pOp : Prim_UnaryOp<"log1p", Prim_FloatTensor>;
+def Prim_SinOp : Prim_UnaryOp<"sin", Prim_FloatTensor>;
+def Prim_CosOp : Prim_UnaryOp<"cos", Prim_FloatTensor>;
+def Prim_TanOp : Prim_UnaryOp<"tan", Prim_FloatTensor>;
+def Prim_AsinOp : Prim_UnaryOp<"asin", Prim_FloatTensor>;
+def Prim_AcosOp : Prim_UnaryOp<"acos", Prim_FloatTensor>;
+def Prim_AtanOp : Prim_UnaryOp<"atan", Prim_FloatTensor>;
+def Prim_SinhOp : Prim_UnaryOp<"sinh", Prim_FloatTensor>;
+def Prim_CoshOp : Prim_UnaryOp<"cosh", Prim_FloatTensor>;
+def Prim_TanhOp : Prim_UnaryOp<"tanh", Prim_FloatTensor>;
+def Prim_SqrtOp : Prim_UnaryOp<"sqrt", Prim_FloatTensor>;
+def Prim_RsqrtOp : Prim_UnaryOp<"rsqrt", Prim_FloatTensor>;
+def Prim_ErfOp : Prim_UnaryOp<"erf", Prim_FloatTensor>;
+def Prim_FloorOp : Prim_UnaryOp<"floor", Prim_FloatTensor>;
+def Prim_CeilOp : Prim_UnaryOp<"ceil", Prim_FloatTensor>;
+def Prim_RoundOp : Prim_UnaryOp<"round", Prim_FloatTensor>;
+def Prim_BitwiseNotOp : Prim_UnaryOp<"bitwise_not", Prim_IntOrBoolTensor>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary operations
+//===----------------------------------------------------------------------===//
+
+class Prim_BinaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Prim_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+                                             SameOperandsAndResultType])> {
+  let summary = "Elementwise " # mnemonic;
+  let description = [{
+    Applies `}] # mnemonic # [{` to every pair of elements. Operands have one
+    type and shape: broadcasting and type promotion happen before, in the
+    decomposition.
+
+    ```mlir
+    %r = prim.}] # mnemonic # [{ %a, %b : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Prim_AddOp : Prim_BinaryOp<"add", Prim_Tensor, [Commutative]> {
+  let hasFolder = 1;
+}
+def Prim_SubOp : Prim_BinaryOp<"sub", Prim_Tensor> { let hasFolder = 1; }
+def Prim_MulOp : Prim_BinaryOp<"mul", Prim_Tensor, [Commutative]> {
+  let hasFolder = 1;
+}
+def Prim_DivOp : Prim_BinaryOp<"div", Prim_Tensor> {
+  let summary = "Elementwise division (true division for floats, truncating "
+                "for integers, as PrimTorch's div)";
+  let hasFolder = 1;
+}
+def Prim_RemOp : Prim_BinaryOp<"rem", Prim_Tensor>;
+def Prim_PowOp : Prim_BinaryOp<"pow", Prim_Tensor>;
+def Prim_MaximumOp : Prim_BinaryOp<"maximum", Prim_Tensor, [Commutative]>;
+def Prim_MinimumOp : Prim_BinaryOp<"minimum", Prim_Tensor, [Commutative]>;
+def Prim_Atan2Op : Prim_BinaryOp<"atan2", Prim_FloatTensor>;
+def Prim_BitwiseAndOp : Prim_BinaryOp<"bitwise_and", Prim_IntOrBoolTensor,
+                                      [Commutative]>;
+def Prim_BitwiseOrOp : Prim_BinaryOp<"bitwise_or", Prim_IntOrBoolTensor,
+                                     [Commutative]>;
+def Prim_BitwiseXorOp : Prim_BinaryOp<"bitwise_xor", Prim_IntOrBoolTensor,
+                                      [Commutative]>;
+
+def Prim_CompareOp : Prim_Op<"compare", [
+    Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
+    InferTypeOpAdaptor
+  ]> {
+  let summary = "Elementwise comparison";
+  let description = [{
+    Compares two tensors of one type elementwise; the result is a bool
+    (`i1`) tensor of the same shape.
+
+    ```mlir
+    %m = prim.compare lt, %a, %b : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_ComparisonPredicate:$predicate, Prim_Tensor:$lhs,
+                       Prim_Tensor:$rhs);
+  let results = (outs Prim_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ternary operations
+//===----------------------------------------------------------------------===//
+
+def Prim_WhereOp : Prim_Op<"where", [
+    Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "result"]>,
+    AllShapesMatch<["condition", "on_true"]>
+  ]> {
+  let summary = "Elementwise select";
+  let description = [{
+    `result[i] = condition[i] ? on_true[i] : on_false[i]`.
+
+    ```mlir
+    %r = prim.where %m, %a, %b : tensor<4xi1>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_BoolTensor:$condition, Prim_Tensor:$on_true,
+                       Prim_Tensor:$on_false);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
+    type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Prim_ClampOp : Prim_Op<"clamp", [
+    Pure, Elementwise, SameOperandsAndResultType
+  ]> {
+  let summary = "Elementwise clamp between two bounds";
+  let description = [{
+    `result[i] = min(max(operand[i], low[i]), high[i])`, NaN propagating.
+
+    ```mlir
+    %r = prim.clamp %x, %lo, %hi : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, Prim_Tensor:$low,
+                       Prim_Tensor:$high);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `,` $low `,` $high attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Type conversion
+//===----------------------------------------------------------------------===//
+
+def Prim_ConvertOp : Prim_Op<"convert", [
+    Pure, Elementwise, InferTypeOpAdaptor
+  ]> {
+  let summary = "Elementwise dtype conversion";
+  let description = [{
+    Converts every element to `dtype` with PyTorch's rules (float to int
+    truncates toward zero; anything to bool compares with zero).
+
+    ```mlir
+    %h = prim.convert %x to f16 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand,
+                       TypeAttrOf<Prim_ElementType>:$dtype);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `to` $dtype attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape operations
+//===----------------------------------------------------------------------===//
+
+class Prim_ShapeOp<string mnemonic, list<Trait> traits = []>
+    : Prim_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+
+def Prim_BroadcastInDimOp : Prim_ShapeOp<"broadcast_in_dim"> {
+  let summary = "Broadcasts a tensor to a shape";
+  let description = [{
+    Dimension `i` of the operand becomes dimension `broadcast_dimensions[i]`
+    of the result (strictly increasing); an operand dimension is either equal
+    to the result's or 1.
+
+    ```mlir
+    %r = prim.broadcast_in_dim %b, shape [4, 8], dims [1] : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$shape,
+                       DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `shape` $shape `,` `dims` $broadcast_dimensions attr-dict `:`
+    type($operand)
+  }];
+  let hasFolder = 1;
+}
+
+def Prim_ReshapeOp : Prim_ShapeOp<"reshape"> {
+  let summary = "Reshapes a tensor, keeping the row-major element order";
+  let description = [{
+    ```mlir
+    %r = prim.reshape %x, shape [2, 6] : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$shape);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `,` `shape` $shape attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def Prim_PermuteOp : Prim_ShapeOp<"permute"> {
+  let summary = "Permutes a tensor's dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `permutation[i]`.
+
+    ```mlir
+    %t = prim.permute %x, [1, 0] : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$permutation);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `,` $permutation attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def Prim_SliceOp : Prim_ShapeOp<"slice"> {
+  let summary = "Extracts a strided slice";
+  let description = [{
+    Per dimension: elements `start, start + stride, ...` below `limit`.
+
+    ```mlir
+    %s = prim.slice %x, start [0, 1], limit [3, 4], strides [1, 2]
+        : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$strides);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `start` $start `,` `limit` $limit `,` `strides` $strides
+    attr-dict `:` type($operand)
+  }];
+  let hasFolder = 1;
+}
+
+def Prim_PadOp : Prim_ShapeOp<"pad"> {
+  let summary = "Pads a tensor with a constant";
+  let description = [{
+    Adds `low`/`high` elements before/after each dimension (negative values
+    crop) and `interior` elements between neighbours, all set to `value`.
+
+    ```mlir
+    %p = prim.pad %x, low [0, 1], high [0, 1], interior [0, 0], value 0.0
+        : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, DenseI64ArrayAttr:$interior,
+                       F64Attr:$value);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `low` $low `,` `high` $high `,` `interior` $interior `,`
+    `value` $value attr-dict `:` type($operand)
+  }];
+}
+
+def Prim_ConcatenateOp : Prim_ShapeOp<"concatenate"> {
+  let summary = "Concatenates tensors along a dimension";
+  let description = [{
+    ```mlir
+    %c = prim.concatenate %a, %b dim 0 : tensor<2x4xf32>, tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Prim_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$inputs `dim` $dim attr-dict `:` type($inputs)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor creation
+//===----------------------------------------------------------------------===//
+
+def Prim_ConstantOp : Prim_Op<"constant", [
+    ConstantLike, Pure, AllTypesMatch<["value", "result"]>
+  ]> {
+  let summary = "A constant tensor (full, zeros, ones, literals)";
+  let description = [{
+    ```mlir
+    %c = prim.constant dense<1.0> : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Prim_IotaOp : Prim_ShapeOp<"iota"> {
+  let summary = "Counts 0, 1, 2, ... along one dimension";
+  let description = [{
+    ```mlir
+    %i = prim.iota shape [4, 8], dim 1 : i64
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$shape, I64Attr:$dim,
+                       TypeAttrOf<Prim_ElementType>:$dtype);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "`shape` $shape `,` `dim` $dim attr-dict `:` $dtype";
+}
+
+def Prim_RandomOp : Prim_ShapeOp<"random"> {
+  let summary = "Counter-based random numbers (Philox)";
+  let description = [{
+    Draws a tensor of `shape` from `distribution` (uniform on [0, 1) or
+    standard normal). The value at linear index `i` depends only on `seed`
+    and `offset + i`, so the same numbers can be regenerated, e.g. by a
+    recomputing backward pass.
+
+    ```mlir
+    %r = prim.random uniform %seed, %offset, shape [4, 8] : f32
+    ```
+  }];
+  let arguments = (ins Prim_Distribution:$distribution, Prim_I64Scalar:$seed,
+                       Prim_I64Scalar:$offset, DenseI64ArrayAttr:$shape,
+                       TypeAttrOf<AnyTypeOf<[F32, F16, BF16, F64]>>:$dtype);
+  let results = (outs Prim_FloatTensor:$result);
+  let assemblyFormat = [{
+    $distribution $seed `,` $offset `,` `shape` $shape attr-dict `:` $dtype
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Prim_ReduceOp : Prim_ShapeOp<"reduce"> {
+  let summary = "Reduces dimensions with sum, prod, max or min";
+  let description = [{
+    Removes the listed dimensions (distinct, sorted); `keepdim` is a
+    reshape afterwards, as in PrimTorch.
+
+    ```mlir
+    %s = prim.reduce sum %x, dims [1] : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Prim_ReductionKind:$kind, Prim_Tensor:$operand,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$kind $operand `,` `dims` $dims attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def Prim_ArgReduceOp : Prim_ShapeOp<"arg_reduce"> {
+  let summary = "Index of the maximum or minimum along one dimension";
+  let description = [{
+    Returns the (first) index of the extreme value along `dim` as i64,
+    removing that dimension.
+
+    ```mlir
+    %i = prim.arg_reduce argmax %x, dim 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Prim_ArgReductionKind:$kind, Prim_Tensor:$operand,
+                       I64Attr:$dim);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$kind $operand `,` `dim` $dim attr-dict `:` type($operand)";
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Prim_DotOp : Prim_ShapeOp<"dot", [AllElementTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "General matrix product with batch dimensions";
+  let description = [{
+    Contracts `lhs_contracting` with `rhs_contracting` dimensions, pairing
+    the batch dimensions. The result's dimensions are the batch dimensions,
+    then lhs's free dimensions, then rhs's free dimensions.
+
+    ```mlir
+    // (B, M, K) x (B, K, N) -> (B, M, N)
+    %r = prim.dot %a, %b, batch [0] x [0], contract [2] x [1]
+        : tensor<2x3x4xf32>, tensor<2x4x5xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$lhs, Prim_Tensor:$rhs,
+                       DenseI64ArrayAttr:$lhs_batch,
+                       DenseI64ArrayAttr:$rhs_batch,
+                       DenseI64ArrayAttr:$lhs_contracting,
+                       DenseI64ArrayAttr:$rhs_contracting);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` `batch` $lhs_batch `x` $rhs_batch `,` `contract`
+    $lhs_contracting `x` $rhs_contracting attr-dict `:` type($lhs) `,`
+    type($rhs)
+  }];
+}
+
+def Prim_ConvolutionOp : Prim_ShapeOp<"convolution", [
+    AllElementTypesMatch<["input", "weight"]>
+  ]> {
+  let summary = "N-d convolution in PyTorch's layout (NC..., OI...)";
+  let description = [{
+    `input` is (N, C, spatial...), `weight` is (O, C / groups, kernel...),
+    the result (N, O, out...) with
+    `out = (in + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1`.
+
+    ```mlir
+    %y = prim.convolution %x, %w, stride [1, 1], padding [1, 1],
+        dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$input, Prim_Tensor:$weight,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` `stride` $stride `,` `padding` $padding `,`
+    `dilation` $dilation `,` `groups` $groups attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+}
+
+#endif // TC_DIALECT_PRIM_IR_PRIMOPS_TD

@@ -1,0 +1,244 @@
+//===- KernelOps.cpp - kernel dialect operations ----------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tc::kernel;
+
+#include "tc/Dialect/Kernel/IR/KernelEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Function-like ops (kernel.kernel, kernel.schedule)
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static ParseResult parseFunctionLike(OpAsmParser &parser,
+                                     OperationState &result) {
+  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
+                          ArrayRef<Type> results,
+                          function_interface_impl::VariadicFlag,
+                          std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      OpTy::getFunctionTypeAttrName(result.name), buildFuncType,
+      OpTy::getArgAttrsAttrName(result.name),
+      OpTy::getResAttrsAttrName(result.name));
+}
+
+template <typename OpTy>
+static void printFunctionLike(OpAsmPrinter &p, OpTy op) {
+  function_interface_impl::printFunctionOp(
+      p, op, /*isVariadic=*/false, op.getFunctionTypeAttrName(),
+      op.getArgAttrsAttrName(), op.getResAttrsAttrName());
+}
+
+/// Kernels and schedules work on buffers passed in, return nothing, and end
+/// in kernel.return.
+template <typename OpTy>
+static LogicalResult verifyFunctionLike(OpTy op) {
+  if (!op.getResultTypes().empty())
+    return op.emitOpError() << "returns no values: outputs are buffers "
+                               "passed as arguments";
+  for (auto [idx, type] : llvm::enumerate(op.getArgumentTypes()))
+    if (!isa<MemRefType>(type))
+      return op.emitOpError() << "argument #" << idx
+                              << " must be a memref, got " << type;
+  if (op.getBody().empty() || op.getBody().front().empty() ||
+      !isa<ReturnOp>(op.getBody().front().back()))
+    return op.emitOpError() << "body must end in 'kernel.return'";
+  return success();
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseFunctionLike<KernelOp>(parser, result);
+}
+void KernelOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
+
+LogicalResult KernelOp::verify() {
+  for (int64_t size : getDomain())
+    if (size < 0)
+      return emitOpError() << "domain has a negative size " << size;
+  return verifyFunctionLike(*this);
+}
+
+ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseFunctionLike<ScheduleOp>(parser, result);
+}
+void ScheduleOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
+LogicalResult ScheduleOp::verify() { return verifyFunctionLike(*this); }
+
+//===----------------------------------------------------------------------===//
+// IndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IndexOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (!kernel)
+    return emitOpError() << "must be inside a 'kernel.kernel'";
+  int64_t rank = kernel.getDomain().size();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for a domain of rank " << rank;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp, LoopOp, YieldOp
+//===----------------------------------------------------------------------===//
+
+/// The body of a reduce or loop takes one index: the inner induction value.
+static LogicalResult verifyInnerBody(Operation *op, Region &body) {
+  Block &block = body.front();
+  if (block.getNumArguments() != 1 || !block.getArgument(0).getType().isIndex())
+    return op->emitOpError() << "body must take one 'index' argument";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyInnerBody(*this, getBody())))
+    return failure();
+  bool isFloat = isa<FloatType>(getType());
+  if (!isFloat && (getKind() == CombinerKind::Max ||
+                   getKind() == CombinerKind::Min) &&
+      getType().isInteger(1))
+    return emitOpError() << "cannot take max/min of i1 values";
+  return success();
+}
+
+LogicalResult LoopOp::verify() { return verifyInnerBody(*this, getBody()); }
+
+LogicalResult YieldOp::verify() {
+  if (auto reduce = dyn_cast<ReduceOp>((*this)->getParentOp())) {
+    if (getValues().size() != 1 || getValues()[0].getType() != reduce.getType())
+      return emitOpError() << "must yield one value of the reduction's type "
+                           << reduce.getType();
+    return success();
+  }
+  if (!getValues().empty())
+    return emitOpError() << "in a 'kernel.loop' yields no values";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ArenaOp, BufferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ArenaOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError() << "arena must be a rank-1 byte buffer";
+  int64_t alignment = getAlignment();
+  if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+    return emitOpError() << "alignment " << alignment
+                         << " is not a power of two";
+  return success();
+}
+
+/// Bytes one element occupies in a buffer (i1 takes a byte, as in PyTorch).
+static int64_t getElementBytes(Type type) {
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+LogicalResult BufferOp::verify() {
+  MemRefType arena = getArena().getType(), buffer = getType();
+  if (arena.getRank() != 1)
+    return emitOpError() << "arena must be a rank-1 byte buffer";
+  if (!buffer.getLayout().isIdentity())
+    return emitOpError() << "buffers are dense row-major: no layout allowed";
+  if (!buffer.getElementType().isIntOrFloat())
+    return emitOpError() << "buffer elements must be integers or floats";
+  int64_t elementBytes = getElementBytes(buffer.getElementType());
+  int64_t offset = getOffset();
+  if (offset < 0 || offset % elementBytes != 0)
+    return emitOpError() << "offset " << offset
+                         << " is not a non-negative multiple of the element "
+                            "size ("
+                         << elementBytes << " bytes)";
+  int64_t end = offset + buffer.getNumElements() * elementBytes;
+  if (end > arena.getDimSize(0))
+    return emitOpError() << "buffer [" << offset << ", " << end
+                         << ") does not fit in an arena of "
+                         << arena.getDimSize(0) << " bytes";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel =
+      symbolTable.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError() << "'" << getKernel()
+                         << "' does not name a 'kernel.kernel'";
+  ArrayRef<Type> expected = kernel.getArgumentTypes();
+  if (expected.size() != getBuffers().size())
+    return emitOpError() << "passes " << getBuffers().size()
+                         << " buffers, but kernel '" << getKernel()
+                         << "' takes " << expected.size();
+  for (auto [idx, types] :
+       llvm::enumerate(llvm::zip(getBuffers().getTypes(), expected))) {
+    auto [actual, want] = types;
+    if (actual != want)
+      return emitOpError() << "buffer #" << idx << " has type " << actual
+                           << ", but kernel '" << getKernel() << "' expects "
+                           << want;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<MemRefType>(getA().getType());
+  auto b = cast<MemRefType>(getB().getType());
+  auto out = cast<MemRefType>(getOut().getType());
+  int64_t rank = out.getRank();
+  if ((rank != 2 && rank != 3) || a.getRank() != rank || b.getRank() != rank)
+    return emitOpError() << "operands must all be rank 2, or all rank 3 "
+                            "with a leading batch dimension";
+  if (a.getElementType() != b.getElementType() ||
+      a.getElementType() != out.getElementType())
+    return emitOpError() << "operands must have one element type";
+  int64_t r = rank - 2;
+  auto dim = [](MemRefType t, int64_t i) { return t.getDimSize(i); };
+  int64_t m = getTransposeA() ? dim(a, r + 1) : dim(a, r);
+  int64_t ka = getTransposeA() ? dim(a, r) : dim(a, r + 1);
+  int64_t kb = getTransposeB() ? dim(b, r + 1) : dim(b, r);
+  int64_t n = getTransposeB() ? dim(b, r) : dim(b, r + 1);
+  auto differ = [](int64_t x, int64_t y) {
+    return !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y;
+  };
+  if (differ(ka, kb))
+    return emitOpError() << "contracting sizes differ: " << ka << " vs "
+                         << kb;
+  if (differ(m, dim(out, r)) || differ(n, dim(out, r + 1)))
+    return emitOpError() << "output must be " << m << "x" << n;
+  if (rank == 3 && (differ(dim(a, 0), dim(out, 0)) ||
+                    differ(dim(b, 0), dim(out, 0))))
+    return emitOpError() << "batch sizes differ";
+  if (Value bias = getBias()) {
+    auto biasType = cast<MemRefType>(bias.getType());
+    if (biasType.getRank() != 1 || differ(biasType.getDimSize(0), n) ||
+        biasType.getElementType() != out.getElementType())
+      return emitOpError() << "bias must be a rank-1 buffer of " << n
+                           << " output elements";
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tc/Dialect/Kernel/IR/KernelOps.cpp.inc"

@@ -1,0 +1,434 @@
+//===- PrimOps.cpp - prim dialect operations --------------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Result type inference for the prim ops. Inference doubles as the verifier:
+// an op whose attributes do not describe a valid result fails to infer, with
+// a diagnostic at the op's location, both when parsed and when verified.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Dialect/Prim/IR/PrimOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::tc::prim;
+
+#include "tc/Dialect/Prim/IR/PrimEnums.cpp.inc"
+
+/// Emits `message` at `loc` (when there is one) and fails.
+static LogicalResult emitInferError(std::optional<Location> loc,
+                                    StringRef opName, const Twine &message) {
+  return emitOptionalError(loc, "'prim.", opName, "' op ", message);
+}
+
+static bool isDynamic(int64_t size) { return ShapedType::isDynamic(size); }
+
+/// Checks that `dims` are distinct and in [0, rank).
+static LogicalResult checkDims(std::optional<Location> loc, StringRef opName,
+                               StringRef what, ArrayRef<int64_t> dims,
+                               int64_t rank, bool sorted = false) {
+  llvm::SmallBitVector seen(rank);
+  int64_t previous = -1;
+  for (int64_t dim : dims) {
+    if (dim < 0 || dim >= rank)
+      return emitInferError(loc, opName,
+                            Twine(what) + " dimension " + Twine(dim) +
+                                " is out of range for rank " + Twine(rank));
+    if (seen.test(dim))
+      return emitInferError(loc, opName,
+                            Twine(what) + " dimension " + Twine(dim) +
+                                " is repeated");
+    if (sorted && dim < previous)
+      return emitInferError(loc, opName,
+                            Twine(what) + " dimensions must be increasing");
+    seen.set(dim);
+    previous = dim;
+  }
+  return success();
+}
+
+static LogicalResult checkShape(std::optional<Location> loc, StringRef opName,
+                                ArrayRef<int64_t> shape) {
+  for (int64_t size : shape)
+    if (size < 0)
+      return emitInferError(loc, opName,
+                            "shape has a negative size " + Twine(size));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getLhs().getType());
+  inferred.push_back(type.clone(IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  inferred.push_back(type.clone(adaptor.getDtype()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape operations
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastInDimOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  ArrayRef<int64_t> dims = adaptor.getBroadcastDimensions();
+  StringRef name = "broadcast_in_dim";
+  if (failed(checkShape(loc, name, shape)))
+    return failure();
+  if (static_cast<int64_t>(dims.size()) != type.getRank())
+    return emitInferError(loc, name,
+                          "needs one broadcast dimension per operand "
+                          "dimension (" +
+                              Twine(type.getRank()) + "), got " +
+                              Twine(dims.size()));
+  if (failed(checkDims(loc, name, "broadcast", dims, shape.size(),
+                       /*sorted=*/true)))
+    return failure();
+  for (auto [idx, dim] : llvm::enumerate(dims)) {
+    int64_t size = type.getDimSize(idx);
+    if (!isDynamic(size) && size != 1 && size != shape[dim])
+      return emitInferError(loc, name,
+                            "operand dimension " + Twine(idx) + " of size " +
+                                Twine(size) + " cannot broadcast to size " +
+                                Twine(shape[dim]));
+  }
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (failed(checkShape(loc, "reshape", shape)))
+    return failure();
+  if (type.hasStaticShape()) {
+    int64_t count = 1;
+    for (int64_t size : shape)
+      count *= size;
+    if (count != type.getNumElements())
+      return emitInferError(loc, "reshape",
+                            "cannot reshape " + Twine(type.getNumElements()) +
+                                " elements into " + Twine(count));
+  }
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult PermuteOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != type.getRank())
+    return emitInferError(loc, "permute",
+                          "permutation has " + Twine(perm.size()) +
+                              " entries for rank " + Twine(type.getRank()));
+  if (failed(checkDims(loc, "permute", "permuted", perm, type.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t dim : perm)
+    shape.push_back(type.getDimSize(dim));
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
+                    strides = adaptor.getStrides();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(start.size()) != rank ||
+      static_cast<int64_t>(limit.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return emitInferError(loc, "slice",
+                          "start, limit and strides need " + Twine(rank) +
+                              " entries each");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = type.getDimSize(d);
+    if (strides[d] < 1)
+      return emitInferError(loc, "slice",
+                            "stride " + Twine(strides[d]) + " of dimension " +
+                                Twine(d) + " is not positive");
+    if (start[d] < 0 || start[d] > limit[d] ||
+        (!isDynamic(size) && limit[d] > size))
+      return emitInferError(loc, "slice",
+                            "range [" + Twine(start[d]) + ", " +
+                                Twine(limit[d]) + ") of dimension " +
+                                Twine(d) + " is out of bounds");
+    shape.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
+  }
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(low.size()) != rank ||
+      static_cast<int64_t>(high.size()) != rank ||
+      static_cast<int64_t>(interior.size()) != rank)
+    return emitInferError(loc, "pad",
+                          "low, high and interior need " + Twine(rank) +
+                              " entries each");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = type.getDimSize(d);
+    if (interior[d] < 0)
+      return emitInferError(loc, "pad", "interior padding is negative");
+    if (isDynamic(size)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t padded =
+        size + low[d] + high[d] + std::max<int64_t>(size - 1, 0) * interior[d];
+    if (padded < 0)
+      return emitInferError(loc, "pad",
+                            "dimension " + Twine(d) +
+                                " would have negative size " + Twine(padded));
+    shape.push_back(padded);
+  }
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult ConcatenateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitInferError(loc, "concatenate", "needs at least one input");
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  int64_t rank = first.getRank(), dim = adaptor.getDim();
+  if (dim < 0 || dim >= rank)
+    return emitInferError(loc, "concatenate",
+                          "dimension " + Twine(dim) +
+                              " is out of range for rank " + Twine(rank));
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value input : inputs.drop_front()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != rank ||
+        type.getElementType() != first.getElementType())
+      return emitInferError(loc, "concatenate",
+                            "inputs must have one rank and element type");
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = type.getDimSize(d);
+      if (d == dim) {
+        shape[d] = isDynamic(shape[d]) || isDynamic(size) ? ShapedType::kDynamic
+                                                          : shape[d] + size;
+        continue;
+      }
+      if (!isDynamic(size) && !isDynamic(shape[d]) && size != shape[d])
+        return emitInferError(loc, "concatenate",
+                              "inputs differ in dimension " + Twine(d));
+    }
+  }
+  inferred.push_back(first.clone(shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor creation
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (failed(checkShape(loc, "iota", shape)))
+    return failure();
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    return emitInferError(loc, "iota",
+                          "dimension " + Twine(dim) +
+                              " is out of range for rank " +
+                              Twine(shape.size()));
+  inferred.push_back(RankedTensorType::get(shape, adaptor.getDtype()));
+  return success();
+}
+
+LogicalResult RandomOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  if (failed(checkShape(loc, "random", adaptor.getShape())))
+    return failure();
+  inferred.push_back(
+      RankedTensorType::get(adaptor.getShape(), adaptor.getDtype()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  ArrayRef<int64_t> dims = adaptor.getDims();
+  if (failed(checkDims(loc, "reduce", "reduced", dims, type.getRank(),
+                       /*sorted=*/true)))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(type.getDimSize(d));
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+LogicalResult ArgReduceOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDims(loc, "arg_reduce", "reduced", {dim}, type.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + dim);
+  inferred.push_back(RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  ArrayRef<int64_t> lb = adaptor.getLhsBatch(), rb = adaptor.getRhsBatch(),
+                    lc = adaptor.getLhsContracting(),
+                    rc = adaptor.getRhsContracting();
+  if (lb.size() != rb.size() || lc.size() != rc.size())
+    return emitInferError(loc, "dot",
+                          "lhs and rhs need as many batch and contracting "
+                          "dimensions as each other");
+  SmallVector<int64_t> lhsDims(lb), rhsDims(rb);
+  llvm::append_range(lhsDims, lc);
+  llvm::append_range(rhsDims, rc);
+  if (failed(checkDims(loc, "dot", "lhs", lhsDims, lhs.getRank())) ||
+      failed(checkDims(loc, "dot", "rhs", rhsDims, rhs.getRank())))
+    return failure();
+  for (auto [l, r] : llvm::zip(lhsDims, rhsDims)) {
+    int64_t ls = lhs.getDimSize(l), rs = rhs.getDimSize(r);
+    if (!isDynamic(ls) && !isDynamic(rs) && ls != rs)
+      return emitInferError(loc, "dot",
+                            "lhs dimension " + Twine(l) + " (" + Twine(ls) +
+                                ") does not match rhs dimension " + Twine(r) +
+                                " (" + Twine(rs) + ")");
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d : lb)
+    shape.push_back(lhs.getDimSize(d));
+  for (int64_t d = 0; d < lhs.getRank(); ++d)
+    if (!llvm::is_contained(lhsDims, d))
+      shape.push_back(lhs.getDimSize(d));
+  for (int64_t d = 0; d < rhs.getRank(); ++d)
+    if (!llvm::is_contained(rhsDims, d))
+      shape.push_back(rhs.getDimSize(d));
+  inferred.push_back(lhs.clone(shape));
+  return success();
+}
+
+LogicalResult ConvolutionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  StringRef name = "convolution";
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  int64_t rank = input.getRank();
+  if (rank < 3 || weight.getRank() != rank)
+    return emitInferError(loc, name,
+                          "input and weight need one rank of at least 3");
+  size_t spatial = rank - 2;
+  ArrayRef<int64_t> stride = adaptor.getStride(),
+                    padding = adaptor.getPadding(),
+                    dilation = adaptor.getDilation();
+  if (stride.size() != spatial || padding.size() != spatial ||
+      dilation.size() != spatial)
+    return emitInferError(loc, name,
+                          "stride, padding and dilation need " +
+                              Twine(spatial) + " entries each");
+  int64_t groups = adaptor.getGroups();
+  if (groups < 1)
+    return emitInferError(loc, name, "groups must be positive");
+  int64_t channels = input.getDimSize(1), perGroup = weight.getDimSize(1),
+          outChannels = weight.getDimSize(0);
+  if (!isDynamic(channels) && !isDynamic(perGroup) &&
+      channels != perGroup * groups)
+    return emitInferError(loc, name,
+                          "input has " + Twine(channels) +
+                              " channels but weight expects " +
+                              Twine(perGroup) + " x " + Twine(groups) +
+                              " groups");
+  if (!isDynamic(outChannels) && outChannels % groups != 0)
+    return emitInferError(loc, name,
+                          "output channels are not divisible by groups");
+  SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
+  for (size_t i = 0; i < spatial; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0)
+      return emitInferError(loc, name,
+                            "stride and dilation must be positive and "
+                            "padding non-negative");
+    int64_t in = input.getDimSize(2 + i), k = weight.getDimSize(2 + i);
+    if (isDynamic(in) || isDynamic(k)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t span = in + 2 * padding[i] - dilation[i] * (k - 1) - 1;
+    if (span < 0)
+      return emitInferError(loc, name,
+                            "kernel is larger than the padded input in "
+                            "spatial dimension " +
+                                Twine(i));
+    shape.push_back(span / stride[i] + 1);
+  }
+  inferred.push_back(input.clone(shape));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tc/Dialect/Prim/IR/PrimOps.cpp.inc"

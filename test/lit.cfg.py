@@ -1,0 +1,24 @@
+# -*- Python -*-
+"""lit configuration for tc's regression tests."""
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tc_obj_root, "test")
+
+config.substitutions.append(("%PYTHON", config.python_executable))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.tc_tools_dir, config.llvm_tools_dir]
+tools = [ToolSubst("tc-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

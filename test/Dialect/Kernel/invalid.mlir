@@ -1,0 +1,181 @@
+// RUN: tc-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{argument #0 must be a memref, got 'tensor<4xf32>'}}
+kernel.kernel @tensor_arg(%x: tensor<4xf32>) attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+// -----
+
+// expected-error @+1 {{domain has a negative size -4}}
+kernel.kernel @negative_domain(%x: memref<4xf32>) attributes {domain = array<i64: -4>} {
+  kernel.return
+}
+
+// -----
+
+// expected-error @+1 {{returns no values: outputs are buffers passed as arguments}}
+kernel.kernel @results(%x: memref<4xf32>) -> f32 attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+// -----
+
+// expected-error @+1 {{body must end in 'kernel.return'}}
+kernel.kernel @no_return(%x: memref<4xf32>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+}
+
+// -----
+
+kernel.kernel @index_range(%x: memref<4xf32>) attributes {domain = array<i64: 4>} {
+  // expected-error @+1 {{dimension 1 is out of range for a domain of rank 1}}
+  %i = kernel.index 1
+  kernel.return
+}
+
+// -----
+
+func.func @index_outside() {
+  // expected-error @+1 {{must be inside a 'kernel.kernel'}}
+  %i = kernel.index 0
+  return
+}
+
+// -----
+
+kernel.kernel @reduce_yield(%x: memref<4x8xf32>) attributes {domain = array<i64: 4>} {
+  %n = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%j: index):
+    %c = arith.constant 1 : i32
+    // expected-error @+1 {{must yield one value of the reduction's type 'f32'}}
+    kernel.yield %c : i32
+  }
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @reduce_args(%x: memref<4x8xf32>) attributes {domain = array<i64: 4>} {
+  %n = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{body must take one 'index' argument}}
+  %s = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%j: index, %k: index):
+    kernel.yield %zero : f32
+  }
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @loop_yield(%x: memref<4x8xf32>) attributes {domain = array<i64: 4>} {
+  %n = arith.constant 8 : index
+  kernel.loop %n {
+  ^bb0(%j: index):
+    %c = arith.constant 1.0 : f32
+    // expected-error @+1 {{in a 'kernel.loop' yields no values}}
+    kernel.yield %c : f32
+  }
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @arena_alignment() {
+  // expected-error @+1 {{alignment 48 is not a power of two}}
+  %a = kernel.arena {alignment = 48} : memref<64xi8>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @buffer_overflow() {
+  %a = kernel.arena : memref<64xi8>
+  // expected-error @+1 {{buffer [32, 96) does not fit in an arena of 64 bytes}}
+  %b = kernel.buffer %a[32] : memref<64xi8> to memref<4x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @buffer_misaligned() {
+  %a = kernel.arena : memref<64xi8>
+  // expected-error @+1 {{offset 2 is not a non-negative multiple of the element size (4 bytes)}}
+  %b = kernel.buffer %a[2] : memref<64xi8> to memref<4xf32>
+  kernel.return
+}
+
+// -----
+
+func.func @arena_outside() {
+  // expected-error @+1 {{expects parent op 'kernel.schedule'}}
+  %a = kernel.arena : memref<64xi8>
+  return
+}
+
+// -----
+
+kernel.schedule @launch_unknown(%x: memref<4xf32>) {
+  // expected-error @+1 {{'missing' does not name a 'kernel.kernel'}}
+  kernel.launch @missing(%x) : memref<4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @k(%x: memref<4xf32>) attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+kernel.schedule @launch_types(%x: memref<8xf32>) {
+  // expected-error @+1 {{buffer #0 has type 'memref<8xf32>', but kernel 'k' expects 'memref<4xf32>'}}
+  kernel.launch @k(%x) : memref<8xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @k(%x: memref<4xf32>) attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+kernel.schedule @launch_count(%x: memref<4xf32>) {
+  // expected-error @+1 {{passes 2 buffers, but kernel 'k' takes 1}}
+  kernel.launch @k(%x, %x) : memref<4xf32>, memref<4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_k(%a: memref<3x4xf32>, %b: memref<5x6xf32>, %c: memref<3x6xf32>) {
+  // expected-error @+1 {{contracting sizes differ: 4 vs 5}}
+  kernel.gemm %a, %b, %c : memref<3x4xf32>, memref<5x6xf32>, memref<3x6xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_out(%a: memref<3x4xf32>, %b: memref<6x4xf32>, %c: memref<3x4xf32>) {
+  // expected-error @+1 {{output must be 3x6}}
+  kernel.gemm %a, %b, %c {transpose_b} : memref<3x4xf32>, memref<6x4xf32>, memref<3x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_rank(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+  // expected-error @+1 {{operands must all be rank 2, or all rank 3 with a leading batch dimension}}
+  kernel.gemm %a, %b, %c : memref<4xf32>, memref<4xf32>, memref<4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_bias(%a: memref<3x4xf32>, %b: memref<4x6xf32>, %c: memref<3x6xf32>, %bias: memref<3xf32>) {
+  // expected-error @+1 {{bias must be a rank-1 buffer of 6 output elements}}
+  kernel.gemm %a, %b, %c bias %bias : memref<3x4xf32>, memref<4x6xf32>, memref<3x6xf32>, memref<3xf32>
+  kernel.return
+}

@@ -1,0 +1,232 @@
+// RUN: tc-opt %s -split-input-file -verify-diagnostics
+
+// expected-note @+1 {{prior use here}}
+func.func @mismatched_operands(%a: tensor<4xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{use of value '%b' expects different type than prior uses: 'tensor<4xf32>' vs 'tensor<3xf32>'}}
+  %0 = prim.add %a, %b : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @mismatched_generic(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "prim.add"(%a, %b) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @float_only(%a: tensor<4xi64>) {
+  // expected-error @+1 {{must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
+  %0 = prim.exp %a : tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @int_only(%a: tensor<4xf32>) {
+  // expected-error @+1 {{op operand #0 must be ranked tensor of}}
+  %0 = prim.bitwise_not %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = "prim.compare"(%a, %a) {predicate = 0 : i32} : (tensor<4xf32>, tensor<4xf32>) -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<3xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{all of {condition, on_true} have same shape}}
+  %0 = prim.where %c, %a, %a : tensor<3xi1>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%v: tensor<4xf32>) {
+  // expected-error @+1 {{'prim.broadcast_in_dim' op needs one broadcast dimension per operand dimension (1), got 2}}
+  %0 = prim.broadcast_in_dim %v, shape [3, 4], dims [0, 1] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_size(%v: tensor<4xf32>) {
+  // expected-error @+1 {{operand dimension 0 of size 4 cannot broadcast to size 3}}
+  %0 = prim.broadcast_in_dim %v, shape [3, 4], dims [0] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_order(%v: tensor<1x4xf32>) {
+  // expected-error @+1 {{broadcast dimensions must be increasing}}
+  %0 = prim.broadcast_in_dim %v, shape [4, 4], dims [1, 0] : tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_range(%v: tensor<4xf32>) {
+  // expected-error @+1 {{broadcast dimension 2 is out of range for rank 2}}
+  %0 = prim.broadcast_in_dim %v, shape [3, 4], dims [2] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{cannot reshape 12 elements into 10}}
+  %0 = prim.reshape %x, shape [2, 5] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_negative(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{shape has a negative size -1}}
+  %0 = prim.reshape %x, shape [-1, 4] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @permute_repeat(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{permuted dimension 0 is repeated}}
+  %0 = prim.permute %x, [0, 0] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @permute_length(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{permutation has 3 entries for rank 2}}
+  %0 = prim.permute %x, [0, 1, 2] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{range [0, 5) of dimension 1 is out of bounds}}
+  %0 = prim.slice %x, start [0, 0], limit [3, 5], strides [1, 1] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{stride 0 of dimension 0 is not positive}}
+  %0 = prim.slice %x, start [0, 0], limit [3, 4], strides [0, 1] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{dimension 0 would have negative size -1}}
+  %0 = prim.pad %x, low [-2, 0], high [-2, 0], interior [0, 0], value 0.0 : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @concatenate_mismatch(%a: tensor<3x4xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+1 {{inputs differ in dimension 1}}
+  %0 = prim.concatenate %a, %b dim 0 : tensor<3x4xf32>, tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @concatenate_dtype(%a: tensor<3x4xf32>, %b: tensor<3x4xf16>) {
+  // expected-error @+1 {{inputs must have one rank and element type}}
+  %0 = prim.concatenate %a, %b dim 0 : tensor<3x4xf32>, tensor<3x4xf16>
+  return
+}
+
+// -----
+
+func.func @iota_dim() {
+  // expected-error @+1 {{dimension 2 is out of range for rank 2}}
+  %0 = prim.iota shape [2, 3], dim 2 : i64
+  return
+}
+
+// -----
+
+func.func @reduce_order(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{reduced dimensions must be increasing}}
+  %0 = prim.reduce sum %x, dims [1, 0] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @arg_reduce_range(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{reduced dimension 2 is out of range for rank 2}}
+  %0 = prim.arg_reduce argmax %x, dim 2 : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @dot_sizes(%a: tensor<3x4xf32>, %b: tensor<5x6xf32>) {
+  // expected-error @+1 {{lhs dimension 1 (4) does not match rhs dimension 0 (5)}}
+  %0 = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<3x4xf32>, tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @dot_counts(%a: tensor<3x4xf32>, %b: tensor<4x6xf32>) {
+  // expected-error @+1 {{lhs and rhs need as many batch and contracting dimensions as each other}}
+  %0 = prim.dot %a, %b, batch [] x [], contract [1] x [] : tensor<3x4xf32>, tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @dot_dtypes(%a: tensor<3x4xf32>, %b: tensor<4x6xf16>) {
+  // expected-error @+1 {{all of {lhs, rhs} have same element type}}
+  %0 = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<3x4xf32>, tensor<4x6xf16>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{input has 3 channels but weight expects 4 x 1 groups}}
+  %0 = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<6x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_kernel(%x: tensor<1x3x2x2xf32>, %w: tensor<6x3x5x5xf32>) {
+  // expected-error @+1 {{kernel is larger than the padded input in spatial dimension 0}}
+  %0 = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x3x2x2xf32>, tensor<6x3x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @conv_attrs(%x: tensor<1x3x8x8xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{stride, padding and dilation need 2 entries each}}
+  %0 = prim.convolution %x, %w, stride [1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<6x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @random_dtype(%s: tensor<i64>) {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint}}
+  %0 = prim.random uniform %s, %s, shape [4] : i32
+  return
+}

@@ -10,7 +10,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "TC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".py", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# test/python holds pytest suites, run by utils/test.sh.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tc_obj_root, "test")
 

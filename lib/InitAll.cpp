@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "tc/Conversion/Passes.h"
 #include "tc/Dialect/FX/IR/FXDialect.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
@@ -28,6 +29,9 @@ void mlir::tc::registerAllDialects(DialectRegistry &registry) {
 void mlir::tc::registerAllPasses() {
   // Upstream: canonicalize, cse, inline, symbol-dce, ...
   registerTransformsPasses();
+
+  // tc's own passes.
+  tc::registerTCConversionPasses();
 }
 
 void mlir::tc::registerAllPipelines() {}

@@ -1,0 +1,25 @@
+//===- Passes.h - tc conversion passes --------------------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_CONVERSION_PASSES_H
+#define TC_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "tc/Dialect/Prim/IR/PrimDialect.h"
+
+namespace mlir::tc {
+
+#define GEN_PASS_DECL
+#include "tc/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tc/Conversion/Passes.h.inc"
+
+} // namespace mlir::tc
+
+#endif // TC_CONVERSION_PASSES_H

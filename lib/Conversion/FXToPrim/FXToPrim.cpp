@@ -1,0 +1,659 @@
+//===- FXToPrim.cpp - decompose ATen ops into prim ops ----------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Decomposes the ATen ops of `fx.graph`s into the closed `prim` op set. The
+// importer records each node's result type as PyTorch computed it (its fake
+// tensor), so every decomposition has a known target: operands are
+// broadcast to the result shape and converted to the computation dtype
+// explicitly, which is how PyTorch's broadcasting and type promotion become
+// visible in the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "tc/Dialect/FX/IR/FXOps.h"
+#include "tc/Dialect/Prim/IR/PrimOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace mlir::tc {
+#define GEN_PASS_DEF_CONVERTFXTOPRIMPASS
+#include "tc/Conversion/Passes.h.inc"
+} // namespace mlir::tc
+
+using namespace mlir;
+using namespace mlir::tc;
+
+namespace {
+
+/// Builds the prim ops for one fx.call_function.
+class Decomposer {
+public:
+  Decomposer(OpBuilder &b, fx::CallFunctionOp op, ValueRange operands)
+      : b(b), op(op), loc(op.getLoc()), operands(operands) {}
+
+  /// Emits the decomposition and returns one value per result, or failure
+  /// (after a diagnostic).
+  FailureOr<SmallVector<Value>> run();
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Arguments
+  //===--------------------------------------------------------------------===//
+
+  Attribute arg(StringRef name) const {
+    DictionaryAttr args = op.getArgsAttr();
+    Attribute attr = args ? args.get(name) : Attribute();
+    return attr && !isa<UnitAttr>(attr) ? attr : Attribute();
+  }
+  double floatArg(StringRef name, double dflt) const {
+    Attribute attr = arg(name);
+    if (auto f = dyn_cast_if_present<FloatAttr>(attr))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast_if_present<IntegerAttr>(attr))
+      return i.getType().isInteger(1) ? i.getValue().getZExtValue()
+                                      : static_cast<double>(i.getInt());
+    return dflt;
+  }
+  int64_t intArg(StringRef name, int64_t dflt) const {
+    if (auto i = dyn_cast_if_present<IntegerAttr>(arg(name)))
+      return i.getInt();
+    return dflt;
+  }
+  bool boolArg(StringRef name, bool dflt) const {
+    if (auto v = dyn_cast_if_present<BoolAttr>(arg(name)))
+      return v.getValue();
+    return dflt;
+  }
+  std::optional<SmallVector<int64_t>> intListArg(StringRef name) const {
+    Attribute attr = arg(name);
+    if (!attr)
+      return std::nullopt;
+    if (auto dense = dyn_cast<DenseI64ArrayAttr>(attr))
+      return SmallVector<int64_t>(dense.asArrayRef());
+    SmallVector<int64_t> values;
+    if (auto array = dyn_cast<ArrayAttr>(attr))
+      for (Attribute a : array)
+        values.push_back(cast<IntegerAttr>(a).getInt());
+    else if (auto i = dyn_cast<IntegerAttr>(attr))
+      values.push_back(i.getInt());
+    return values;
+  }
+  /// Whether a numeric argument is an integer (PyTorch's Scalar may be
+  /// either; it matters for integer tensors).
+  bool isIntegral(StringRef name) const {
+    return isa_and_present<IntegerAttr>(arg(name));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Types and helpers
+  //===--------------------------------------------------------------------===//
+
+  RankedTensorType resultType(unsigned i = 0) const {
+    return cast<RankedTensorType>(op.getResult(i).getType());
+  }
+  static RankedTensorType typeOf(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+
+  LogicalResult fail(const Twine &message) {
+    return op.emitOpError() << "cannot decompose '" << op.getTarget()
+                            << "': " << message;
+  }
+
+  /// Converts `v` to element type `elt`.
+  Value convert(Value v, Type elt) {
+    if (typeOf(v).getElementType() == elt)
+      return v;
+    return prim::ConvertOp::create(b, loc, v, TypeAttr::get(elt));
+  }
+
+  /// Broadcasts `v` to `shape` with PyTorch's right-aligned rules.
+  Value broadcast(Value v, ArrayRef<int64_t> shape) {
+    RankedTensorType type = typeOf(v);
+    if (type.getShape() == shape)
+      return v;
+    int64_t offset = shape.size() - type.getRank();
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(offset + d);
+    return prim::BroadcastInDimOp::create(b, loc, v, shape, dims);
+  }
+
+  /// `v` broadcast to `type`'s shape and converted to its element type.
+  Value coerce(Value v, RankedTensorType type) {
+    return broadcast(convert(v, type.getElementType()), type.getShape());
+  }
+
+  /// A splat constant of `type` holding `value`.
+  Value splat(RankedTensorType type, double value) {
+    Type elt = type.getElementType();
+    Attribute scalar;
+    if (auto ft = dyn_cast<FloatType>(elt)) {
+      APFloat f(value);
+      bool lost;
+      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      scalar = FloatAttr::get(elt, f);
+    } else {
+      scalar = IntegerAttr::get(elt, static_cast<int64_t>(value));
+    }
+    return prim::ConstantOp::create(b, loc,
+                                    DenseElementsAttr::get(type, scalar));
+  }
+
+  /// The dtype PyTorch computes a binary op in when its result type is
+  /// `result` and the operands are `lhs` and `rhs`: the result's dtype,
+  /// except for comparisons, whose result is bool.
+  static Type promote(Type lhs, Type rhs) {
+    if (lhs == rhs)
+      return lhs;
+    bool lf = isa<FloatType>(lhs), rf = isa<FloatType>(rhs);
+    if (lf != rf)
+      return lf ? lhs : rhs;
+    unsigned lw = lhs.getIntOrFloatBitWidth(), rw = rhs.getIntOrFloatBitWidth();
+    if (lw != rw)
+      return lw > rw ? lhs : rhs;
+    // f16 vs bf16 promotes to f32, as in PyTorch.
+    return Float32Type::get(lhs.getContext());
+  }
+
+  int64_t normalizeDim(int64_t dim, int64_t rank) const {
+    return dim < 0 ? dim + rank : dim;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Op families
+  //===--------------------------------------------------------------------===//
+
+  template <typename OpTy>
+  Value unary() {
+    RankedTensorType type = resultType();
+    return OpTy::create(b, loc, coerce(operands[0], type));
+  }
+
+  /// `lhs op (alpha * rhs)` where rhs is an operand or the scalar `other`.
+  template <typename OpTy>
+  FailureOr<Value> binary(bool hasAlpha = false) {
+    RankedTensorType type = resultType();
+    Value lhs = coerce(operands[0], type);
+    Value rhs = operands.size() > 1 ? coerce(operands[1], type)
+                                    : splat(type, floatArg("other", 0));
+    if (hasAlpha) {
+      double alpha = floatArg("alpha", 1);
+      if (alpha != 1)
+        rhs = prim::MulOp::create(b, loc, rhs, splat(type, alpha));
+    }
+    return OpTy::create(b, loc, lhs, rhs).getResult();
+  }
+
+  FailureOr<Value> divide() {
+    RankedTensorType type = resultType();
+    if (!isa<FloatType>(type.getElementType()))
+      return fail("integer division is not supported yet");
+    if (arg("rounding_mode"))
+      return fail("rounding_mode is not supported yet");
+    return binary<prim::DivOp>();
+  }
+
+  FailureOr<Value> compare(prim::ComparisonPredicate predicate) {
+    Value lhs = operands[0];
+    Type elt = typeOf(lhs).getElementType();
+    Value rhs;
+    ArrayRef<int64_t> shape = resultType().getShape();
+    if (operands.size() > 1) {
+      rhs = operands[1];
+      elt = promote(elt, typeOf(rhs).getElementType());
+    } else if (!isIntegral("other") && !isa<FloatType>(elt)) {
+      // An integer tensor compared with a float scalar compares as float.
+      elt = Float32Type::get(op.getContext());
+    }
+    RankedTensorType computeType = RankedTensorType::get(shape, elt);
+    lhs = coerce(lhs, computeType);
+    rhs = rhs ? coerce(rhs, computeType)
+              : splat(computeType, floatArg("other", 0));
+    return prim::CompareOp::create(b, loc, predicate, lhs, rhs).getResult();
+  }
+
+  Value reduce(prim::ReductionKind kind, Value input, ArrayRef<int64_t> dims,
+               bool keepdim, RankedTensorType resultTy) {
+    RankedTensorType type = typeOf(input);
+    SmallVector<int64_t> sorted;
+    for (int64_t d : dims)
+      sorted.push_back(normalizeDim(d, type.getRank()));
+    if (dims.empty())
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        sorted.push_back(d);
+    llvm::sort(sorted);
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    Value reduced = prim::ReduceOp::create(b, loc, kind, input, sorted);
+    if (keepdim || typeOf(reduced).getShape() != resultTy.getShape())
+      reduced = prim::ReshapeOp::create(b, loc, reduced, resultTy.getShape());
+    return reduced;
+  }
+
+  /// Row-wise statistics of a layer norm over the trailing `normDims`
+  /// dimensions, returned with those dimensions kept as size 1.
+  std::pair<Value, Value> meanAndRstd(Value x, int64_t normDims, double eps) {
+    RankedTensorType type = typeOf(x);
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> dims, kept(type.getShape());
+    int64_t count = 1;
+    for (int64_t d = rank - normDims; d < rank; ++d) {
+      dims.push_back(d);
+      count *= type.getDimSize(d);
+      kept[d] = 1;
+    }
+    RankedTensorType statType = type.clone(kept);
+    Value sum = reduce(prim::ReductionKind::Sum, x, dims, true, statType);
+    Value mean =
+        prim::DivOp::create(b, loc, sum, splat(statType, count)).getResult();
+    Value centered =
+        prim::SubOp::create(b, loc, x, broadcast(mean, type.getShape()));
+    Value sq = prim::MulOp::create(b, loc, centered, centered);
+    Value sqSum = reduce(prim::ReductionKind::Sum, sq, dims, true, statType);
+    Value var = prim::DivOp::create(b, loc, sqSum, splat(statType, count));
+    Value rstd = prim::RsqrtOp::create(
+        b, loc, prim::AddOp::create(b, loc, var, splat(statType, eps)));
+    return {mean, rstd};
+  }
+
+  Value softmax(Value x, int64_t dim, RankedTensorType type, bool log) {
+    x = convert(x, type.getElementType());
+    RankedTensorType xType = typeOf(x);
+    dim = normalizeDim(dim, xType.getRank());
+    SmallVector<int64_t> kept(xType.getShape());
+    kept[dim] = 1;
+    RankedTensorType statType = xType.clone(kept);
+    Value max = reduce(prim::ReductionKind::Max, x, {dim}, true, statType);
+    Value shifted =
+        prim::SubOp::create(b, loc, x, broadcast(max, xType.getShape()));
+    Value exp = prim::ExpOp::create(b, loc, shifted);
+    Value sum = reduce(prim::ReductionKind::Sum, exp, {dim}, true, statType);
+    if (log)
+      return prim::SubOp::create(
+          b, loc, shifted,
+          broadcast(prim::LogOp::create(b, loc, sum), xType.getShape()));
+    return prim::DivOp::create(b, loc, exp, broadcast(sum, xType.getShape()));
+  }
+
+  Value gelu(Value x, bool tanhApprox) {
+    RankedTensorType type = typeOf(x);
+    Value half = splat(type, 0.5), one = splat(type, 1.0);
+    Value inner;
+    if (tanhApprox) {
+      Value x3 = prim::MulOp::create(b, loc, prim::MulOp::create(b, loc, x, x),
+                                     x);
+      Value poly = prim::AddOp::create(
+          b, loc, x, prim::MulOp::create(b, loc, x3, splat(type, 0.044715)));
+      inner = prim::TanhOp::create(
+          b, loc,
+          prim::MulOp::create(b, loc, poly,
+                              splat(type, std::sqrt(2.0 / M_PI))));
+    } else {
+      inner = prim::ErfOp::create(
+          b, loc, prim::MulOp::create(b, loc, x, splat(type, M_SQRT1_2)));
+    }
+    return prim::MulOp::create(
+        b, loc, prim::MulOp::create(b, loc, x, half),
+        prim::AddOp::create(b, loc, one, inner));
+  }
+
+  /// `lhs @ rhs` for rank-2 operands, or batched rank-3.
+  Value matmul(Value lhs, Value rhs) {
+    int64_t rank = typeOf(lhs).getRank();
+    if (rank == 3)
+      return prim::DotOp::create(b, loc, lhs, rhs, ArrayRef<int64_t>{0},
+                                 ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2},
+                                 ArrayRef<int64_t>{1});
+    return prim::DotOp::create(b, loc, lhs, rhs, ArrayRef<int64_t>{},
+                               ArrayRef<int64_t>{}, ArrayRef<int64_t>{1},
+                               ArrayRef<int64_t>{0});
+  }
+
+  Value permute(Value v, ArrayRef<int64_t> perm) {
+    SmallVector<int64_t> normalized;
+    for (int64_t d : perm)
+      normalized.push_back(normalizeDim(d, typeOf(v).getRank()));
+    return prim::PermuteOp::create(b, loc, v, normalized);
+  }
+
+  Value reshapeToResult(Value v) {
+    return prim::ReshapeOp::create(b, loc, v, resultType().getShape());
+  }
+
+  OpBuilder &b;
+  mutable fx::CallFunctionOp op;
+  Location loc;
+  ValueRange operands;
+};
+
+FailureOr<SmallVector<Value>> Decomposer::run() {
+  StringRef target = op.getTarget();
+  auto one = [](FailureOr<Value> v) -> FailureOr<SmallVector<Value>> {
+    if (failed(v))
+      return failure();
+    return SmallVector<Value>{*v};
+  };
+  for (Value result : op.getResults())
+    if (!typeOf(result).hasStaticShape())
+      return fail("dynamic shapes are not supported yet");
+
+  using P = prim::ComparisonPredicate;
+  // Elementwise unary math.
+  if (target == "aten::sin")
+    return one(unary<prim::SinOp>());
+  if (target == "aten::cos")
+    return one(unary<prim::CosOp>());
+  if (target == "aten::tanh")
+    return one(unary<prim::TanhOp>());
+  if (target == "aten::exp")
+    return one(unary<prim::ExpOp>());
+  if (target == "aten::log")
+    return one(unary<prim::LogOp>());
+  if (target == "aten::sqrt")
+    return one(unary<prim::SqrtOp>());
+  if (target == "aten::rsqrt")
+    return one(unary<prim::RsqrtOp>());
+  if (target == "aten::erf")
+    return one(unary<prim::ErfOp>());
+  if (target == "aten::neg")
+    return one(unary<prim::NegOp>());
+  if (target == "aten::abs")
+    return one(unary<prim::AbsOp>());
+  if (target == "aten::relu") {
+    RankedTensorType type = resultType();
+    return one(prim::MaximumOp::create(b, loc, coerce(operands[0], type),
+                                       splat(type, 0))
+                   .getResult());
+  }
+  if (target == "aten::sigmoid") {
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    Value e = prim::ExpOp::create(b, loc, prim::NegOp::create(b, loc, x));
+    return one(prim::DivOp::create(
+                   b, loc, splat(type, 1),
+                   prim::AddOp::create(b, loc, splat(type, 1), e))
+                   .getResult());
+  }
+  if (target == "aten::gelu") {
+    Attribute approx = arg("approximate");
+    bool useTanh = approx && cast<StringAttr>(approx).getValue() == "tanh";
+    return one(gelu(coerce(operands[0], resultType()), useTanh));
+  }
+
+  // Elementwise binary arithmetic, with tensors or scalars.
+  if (target == "aten::add.Tensor" || target == "aten::add.Scalar")
+    return one(binary<prim::AddOp>(/*hasAlpha=*/true));
+  if (target == "aten::sub.Tensor" || target == "aten::sub.Scalar")
+    return one(binary<prim::SubOp>(/*hasAlpha=*/true));
+  if (target == "aten::mul.Tensor" || target == "aten::mul.Scalar")
+    return one(binary<prim::MulOp>());
+  if (target == "aten::div.Tensor" || target == "aten::div.Scalar")
+    return one(divide());
+  if (target == "aten::maximum")
+    return one(binary<prim::MaximumOp>());
+  if (target == "aten::minimum")
+    return one(binary<prim::MinimumOp>());
+  if (target == "aten::pow.Tensor_Scalar") {
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    double e = floatArg("exponent", 1);
+    // Small integral exponents are products: exact where pow is, and cheap.
+    if (e == 1)
+      return one(x);
+    if (e == 2)
+      return one(prim::MulOp::create(b, loc, x, x).getResult());
+    if (e == 3)
+      return one(prim::MulOp::create(b, loc,
+                                     prim::MulOp::create(b, loc, x, x), x)
+                     .getResult());
+    if (e == 0.5 && isa<FloatType>(type.getElementType()))
+      return one(prim::SqrtOp::create(b, loc, x).getResult());
+    return one(prim::PowOp::create(b, loc, x, splat(type, e)).getResult());
+  }
+  if (target == "aten::pow.Tensor_Tensor")
+    return one(binary<prim::PowOp>());
+  if (target == "aten::where.self") {
+    RankedTensorType type = resultType();
+    Value cond = broadcast(operands[0], type.getShape());
+    return one(prim::WhereOp::create(b, loc, cond, coerce(operands[1], type),
+                                     coerce(operands[2], type))
+                   .getResult());
+  }
+
+  // Comparisons.
+  static const llvm::StringMap<P> comparisons = {
+      {"aten::eq", P::EQ}, {"aten::ne", P::NE}, {"aten::lt", P::LT},
+      {"aten::le", P::LE}, {"aten::gt", P::GT}, {"aten::ge", P::GE}};
+  auto [base, overload] = target.split('.');
+  if (auto it = comparisons.find(base);
+      it != comparisons.end() && (overload == "Tensor" || overload == "Scalar"))
+    return one(compare(it->second));
+
+  // Dtype conversion and copies.
+  if (target == "aten::_to_copy" || target == "aten::clone" ||
+      target == "aten::alias" || target == "aten::lift_fresh_copy")
+    return one(coerce(operands[0], resultType()));
+
+  // Shape ops: the result type says what PyTorch computed.
+  if (target == "aten::view" || target == "aten::_unsafe_view" ||
+      target == "aten::reshape" || target == "aten::unsqueeze" ||
+      target == "aten::squeeze.dim" || target == "aten::squeeze.dims" ||
+      target == "aten::squeeze" || target == "aten::flatten.using_ints")
+    return one(reshapeToResult(operands[0]));
+  if (target == "aten::expand")
+    return one(broadcast(operands[0], resultType().getShape()));
+  if (target == "aten::permute")
+    return one(permute(operands[0], *intListArg("dims")));
+  if (target == "aten::t" || target == "aten::transpose.int") {
+    int64_t rank = typeOf(operands[0]).getRank();
+    SmallVector<int64_t> perm(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+    if (rank >= 2) {
+      int64_t d0 = normalizeDim(intArg("dim0", 0), rank);
+      int64_t d1 = normalizeDim(intArg("dim1", 1), rank);
+      std::swap(perm[d0], perm[d1]);
+    }
+    return one(permute(operands[0], perm));
+  }
+  if (target == "aten::slice.Tensor") {
+    RankedTensorType type = typeOf(operands[0]);
+    int64_t rank = type.getRank();
+    int64_t dim = normalizeDim(intArg("dim", 0), rank);
+    int64_t size = type.getDimSize(dim);
+    auto clampIndex = [&](int64_t i) {
+      if (i < 0)
+        i += size;
+      return std::clamp<int64_t>(i, 0, size);
+    };
+    int64_t start = clampIndex(intArg("start", 0));
+    int64_t end = std::max(start, clampIndex(intArg("end", size)));
+    SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
+        strides(rank, 1);
+    starts[dim] = start;
+    limits[dim] = end;
+    strides[dim] = intArg("step", 1);
+    return one(prim::SliceOp::create(b, loc, operands[0], starts, limits,
+                                     strides)
+                   .getResult());
+  }
+  if (target == "aten::cat") {
+    RankedTensorType type = resultType();
+    SmallVector<Value> inputs;
+    for (Value v : operands)
+      if (typeOf(v).getNumElements() != 0 || typeOf(v).getRank() != 1)
+        inputs.push_back(convert(v, type.getElementType()));
+    int64_t dim = normalizeDim(intArg("dim", 0), type.getRank());
+    return one(prim::ConcatenateOp::create(b, loc, inputs, dim).getResult());
+  }
+
+  // Creation.
+  if (target == "aten::full" || target == "aten::scalar_tensor") {
+    StringRef valueName = target == "aten::full" ? "fill_value" : "s";
+    return one(splat(resultType(), floatArg(valueName, 0)));
+  }
+
+  // Reductions.
+  if (target == "aten::sum.dim_IntList" || target == "aten::sum" ||
+      target == "aten::mean.dim" || target == "aten::amax" ||
+      target == "aten::amin") {
+    RankedTensorType type = resultType();
+    Value x = convert(operands[0], type.getElementType());
+    SmallVector<int64_t> dims = intListArg("dim").value_or(SmallVector<int64_t>{});
+    bool keepdim = boolArg("keepdim", false);
+    prim::ReductionKind kind = prim::ReductionKind::Sum;
+    if (base == "aten::amax")
+      kind = prim::ReductionKind::Max;
+    else if (base == "aten::amin")
+      kind = prim::ReductionKind::Min;
+    Value r = reduce(kind, x, dims, keepdim, type);
+    if (base == "aten::mean") {
+      int64_t count = typeOf(x).getNumElements() / std::max<int64_t>(
+                                                       type.getNumElements(), 1);
+      r = prim::DivOp::create(b, loc, r, splat(type, count));
+    }
+    return one(r);
+  }
+  if (target == "aten::max.dim" || target == "aten::min.dim") {
+    Value x = operands[0];
+    int64_t dim = normalizeDim(intArg("dim", 0), typeOf(x).getRank());
+    bool keepdim = boolArg("keepdim", false);
+    bool isMax = base == "aten::max";
+    Value values = reduce(isMax ? prim::ReductionKind::Max
+                                : prim::ReductionKind::Min,
+                          x, {dim}, keepdim, resultType(0));
+    Value indices = prim::ArgReduceOp::create(
+        b, loc,
+        isMax ? prim::ArgReductionKind::ArgMax : prim::ArgReductionKind::ArgMin,
+        x, dim);
+    if (keepdim)
+      indices = prim::ReshapeOp::create(b, loc, indices,
+                                        resultType(1).getShape());
+    return SmallVector<Value>{values, indices};
+  }
+  if (target == "aten::_softmax" || target == "aten::_log_softmax")
+    return one(softmax(operands[0], intArg("dim", -1), resultType(),
+                       base == "aten::_log_softmax"));
+  if (target == "aten::native_layer_norm") {
+    RankedTensorType type = resultType(0);
+    Value x = convert(operands[0], type.getElementType());
+    SmallVector<int64_t> normShape = *intListArg("normalized_shape");
+    auto [mean, rstd] =
+        meanAndRstd(x, normShape.size(), floatArg("eps", 1e-5));
+    Value y = prim::MulOp::create(
+        b, loc,
+        prim::SubOp::create(b, loc, x, broadcast(mean, type.getShape())),
+        broadcast(rstd, type.getShape()));
+    // Operands: input, then weight and bias when present.
+    ArrayRef<int32_t> sizes;
+    if (auto attr = op.getTensorArgSizes())
+      sizes = *attr;
+    bool hasWeight = sizes.empty() ? operands.size() > 1 : sizes[1] == 1;
+    bool hasBias = sizes.empty() ? operands.size() > 2 : sizes[2] == 1;
+    unsigned next = 1;
+    if (hasWeight)
+      y = prim::MulOp::create(b, loc, y, coerce(operands[next++], type));
+    if (hasBias)
+      y = prim::AddOp::create(b, loc, y, coerce(operands[next++], type));
+    return SmallVector<Value>{y, coerce(mean, resultType(1)),
+                              coerce(rstd, resultType(2))};
+  }
+
+  // Matrix products.
+  if (target == "aten::mm" || target == "aten::bmm") {
+    RankedTensorType type = resultType();
+    return one(matmul(convert(operands[0], type.getElementType()),
+                      convert(operands[1], type.getElementType())));
+  }
+  if (target == "aten::addmm") {
+    RankedTensorType type = resultType();
+    Value product = matmul(convert(operands[1], type.getElementType()),
+                           convert(operands[2], type.getElementType()));
+    double alpha = floatArg("alpha", 1), beta = floatArg("beta", 1);
+    if (alpha != 1)
+      product = prim::MulOp::create(b, loc, product, splat(type, alpha));
+    if (beta == 0)
+      return one(product);
+    Value bias = coerce(operands[0], type);
+    if (beta != 1)
+      bias = prim::MulOp::create(b, loc, bias, splat(type, beta));
+    return one(prim::AddOp::create(b, loc, product, bias).getResult());
+  }
+
+  return fail("no decomposition into prim ops");
+}
+
+struct ConvertFXToPrimPass
+    : public tc::impl::ConvertFXToPrimPassBase<ConvertFXToPrimPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<fx::GraphOp> graphs(module.getOps<fx::GraphOp>());
+    for (fx::GraphOp graph : graphs)
+      if (failed(convertGraph(graph)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convertGraph(fx::GraphOp graph) {
+    OpBuilder b(graph);
+    auto func = func::FuncOp::create(b, graph.getLoc(), graph.getSymName(),
+                                     graph.getFunctionType());
+    if (ArrayAttr argAttrs = graph.getArgAttrsAttr())
+      func.setArgAttrsAttr(argAttrs);
+    Block *entry = func.addEntryBlock();
+    IRMapping mapping;
+    for (auto [from, to] :
+         llvm::zip(graph.getBody().getArguments(), entry->getArguments())) {
+      mapping.map(from, to);
+      to.setLoc(from.getLoc());
+    }
+
+    b.setInsertionPointToStart(entry);
+    for (Operation &op : graph.getBody().front()) {
+      if (auto output = dyn_cast<fx::OutputOp>(op)) {
+        SmallVector<Value> results;
+        for (Value v : output.getOperands())
+          results.push_back(mapping.lookup(v));
+        func::ReturnOp::create(b, output.getLoc(), results);
+        continue;
+      }
+      auto call = dyn_cast<fx::CallFunctionOp>(op);
+      if (!call) {
+        func.erase();
+        return op.emitOpError()
+               << "cannot be decomposed: tc compiles call_function nodes; "
+                  "parameters and constants are passed as graph inputs";
+      }
+      SmallVector<Value> operands;
+      for (Value v : call.getTensors())
+        operands.push_back(mapping.lookup(v));
+      Decomposer decomposer(b, call, operands);
+      FailureOr<SmallVector<Value>> results = decomposer.run();
+      if (failed(results)) {
+        func.erase();
+        return failure();
+      }
+      for (auto [from, to] : llvm::zip(call.getResults(), *results)) {
+        if (from.getType() != to.getType()) {
+          func.erase();
+          return call.emitOpError()
+                 << "decomposition produced " << to.getType()
+                 << " where PyTorch computes " << from.getType();
+        }
+        mapping.map(from, to);
+      }
+    }
+    graph.erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -7,9 +7,13 @@
 #ifndef TC_CONVERSION_PASSES_H
 #define TC_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
 
 namespace mlir::tc {

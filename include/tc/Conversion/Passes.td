@@ -29,4 +29,36 @@ def ConvertFXToPrimPass : Pass<"tc-decompose", "ModuleOp"> {
                            "::mlir::tc::prim::PrimDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// PrimToKernel
+//===----------------------------------------------------------------------===//
+
+def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
+  let summary = "Fuse prim ops into kernels and a host schedule";
+  let description = [{
+    Turns each `func.func` of `prim` ops into `kernel.kernel`s and one
+    `kernel.schedule` (destination passing: the graph's outputs become
+    trailing buffer arguments).
+
+    Fusion follows Inductor's scheme: a value is *realized* (given a
+    buffer) only where it must be: graph inputs and outputs, operands and
+    results of matrix products (library calls), and reductions that more
+    than one kernel would otherwise recompute. Everything else is computed
+    inline, at the index where a consumer needs it: a chain of pointwise
+    ops becomes one kernel; broadcasts, permutes, reshapes and slices are
+    index arithmetic; a reduction becomes a `kernel.reduce` inside its
+    consumer's kernel (a manual softmax is one kernel over the rows). A
+    matrix product followed by the add of a row-broadcast bias becomes
+    `kernel.gemm` with that bias as its epilogue.
+
+    Each kernel iterates over all dimensions of its output but the last,
+    with an inner `kernel.loop` over the last (contiguous) one. Intermediate
+    buffers are `memref.alloc`s for `tc-plan-memory` to place in an arena.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tc::kernel::KernelDialect"];
+}
+
 #endif // TC_CONVERSION_PASSES_TD

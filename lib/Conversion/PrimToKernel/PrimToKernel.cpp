@@ -1,0 +1,970 @@
+//===- PrimToKernel.cpp - fuse prim ops into kernels ------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Fusion, the way Inductor does it: decide which values are realized in
+// buffers, then generate, for each realized value, one kernel that computes
+// it point by point, recursively inlining the scalar computation of every
+// value that is not realized. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Prim/IR/PrimOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+namespace mlir::tc {
+#define GEN_PASS_DEF_CONVERTPRIMTOKERNELPASS
+#include "tc/Conversion/Passes.h.inc"
+} // namespace mlir::tc
+
+using namespace mlir;
+using namespace mlir::tc;
+
+namespace {
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static MemRefType bufferType(Value v) {
+  RankedTensorType t = tensorType(v);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// Whether `v` is a splat constant (computed inline as a scalar).
+static bool isSplatConstant(Value v) {
+  auto cst = v.getDefiningOp<prim::ConstantOp>();
+  return cst && isa<SplatElementsAttr>(cst.getValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Realization: which values get buffers
+//===----------------------------------------------------------------------===//
+
+/// How a matrix product's operand is read by the GEMM.
+struct GemmOperand {
+  Value buffer;
+  bool transposed = false;
+};
+
+/// A matrix product, possibly with its bias epilogue; `result` is the value
+/// the GEMM writes (the product, or the bias add).
+struct Gemm {
+  prim::DotOp dot;
+  GemmOperand lhs, rhs;
+  Value bias;
+  Value result;
+};
+
+class FusionPlan {
+public:
+  explicit FusionPlan(func::FuncOp func) : func(func) {}
+
+  LogicalResult build();
+
+  bool isRealized(Value v) const { return realized.contains(v); }
+  const llvm::SetVector<Value> &getRealized() const { return realized; }
+  const Gemm *gemmFor(Value v) const {
+    auto it = gemms.find(v);
+    return it == gemms.end() ? nullptr : &it->second;
+  }
+
+private:
+  /// A dot operand that is a transpose of a realized value reads that value
+  /// with the GEMM's transpose flag instead of materializing the transpose.
+  GemmOperand gemmOperand(Value v) {
+    if (auto permute = v.getDefiningOp<prim::PermuteOp>()) {
+      ArrayRef<int64_t> p = permute.getPermutation();
+      bool swapLast = p.size() >= 2 && p[p.size() - 1] == (int64_t)p.size() - 2 &&
+                      p[p.size() - 2] == (int64_t)p.size() - 1;
+      for (size_t i = 0; i + 2 < p.size(); ++i)
+        swapLast &= p[i] == (int64_t)i;
+      if (swapLast) {
+        realized.insert(permute.getOperand());
+        return {permute.getOperand(), true};
+      }
+    }
+    realized.insert(v);
+    return {v, false};
+  }
+
+  /// The realized values whose kernels would inline `v`.
+  void collectRoots(Value v, llvm::SmallDenseSet<Value> &roots,
+                    llvm::SmallDenseSet<Value> &visited) {
+    if (!visited.insert(v).second)
+      return;
+    for (Operation *user : v.getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        continue;
+      for (Value result : user->getResults()) {
+        if (realized.contains(result))
+          roots.insert(result);
+        else
+          collectRoots(result, roots, visited);
+      }
+    }
+  }
+
+  func::FuncOp func;
+  llvm::SetVector<Value> realized;
+  llvm::DenseMap<Value, Gemm> gemms;
+};
+
+LogicalResult FusionPlan::build() {
+  for (BlockArgument arg : func.getArguments())
+    realized.insert(arg);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+
+  // Matrix products are library calls on buffers.
+  WalkResult walk = func.walk([&](prim::DotOp dot) {
+    int64_t rank = tensorType(dot.getLhs()).getRank();
+    bool plain = rank == 2 && dot.getLhsBatch().empty() &&
+                 dot.getLhsContracting() == ArrayRef<int64_t>{1} &&
+                 dot.getRhsContracting() == ArrayRef<int64_t>{0};
+    bool batched = rank == 3 && dot.getLhsBatch() == ArrayRef<int64_t>{0} &&
+                   dot.getRhsBatch() == ArrayRef<int64_t>{0} &&
+                   dot.getLhsContracting() == ArrayRef<int64_t>{2} &&
+                   dot.getRhsContracting() == ArrayRef<int64_t>{1};
+    if (!plain && !batched) {
+      dot.emitOpError() << "is not a (batched) matrix product the GEMM "
+                           "library call supports";
+      return WalkResult::interrupt();
+    }
+    Gemm gemm{dot, gemmOperand(dot.getLhs()), gemmOperand(dot.getRhs()),
+              Value(), dot.getResult()};
+    // Bias epilogue: dot + broadcast(bias[N]) as the product's only use.
+    if (rank == 2 && dot->hasOneUse()) {
+      if (auto add = dyn_cast<prim::AddOp>(*dot->user_begin())) {
+        Value other = add.getLhs() == dot.getResult() ? add.getRhs()
+                                                      : add.getLhs();
+        auto bcast = other.getDefiningOp<prim::BroadcastInDimOp>();
+        if (bcast && tensorType(bcast.getOperand()).getRank() == 1 &&
+            bcast.getBroadcastDimensions() == ArrayRef<int64_t>{1} &&
+            tensorType(bcast.getOperand()).getDimSize(0) ==
+                tensorType(add).getDimSize(1) &&
+            !isSplatConstant(bcast.getOperand())) {
+          realized.insert(bcast.getOperand());
+          gemm.bias = bcast.getOperand();
+          gemm.result = add.getResult();
+        }
+      }
+    }
+    realized.insert(gemm.result);
+    gemms[gemm.result] = gemm;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  for (Value v : ret.getOperands())
+    realized.insert(v);
+
+  // Non-splat constants live in buffers too (rare: literal tensors).
+  func.walk([&](prim::ConstantOp cst) {
+    if (!isSplatConstant(cst))
+      realized.insert(cst);
+  });
+
+  // A reduction inlined into several kernels would be recomputed by each:
+  // realize it once instead. Realizing one can change the roots of others,
+  // so iterate to a fixed point.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    func.walk([&](Operation *op) {
+      if (!isa<prim::ReduceOp, prim::ArgReduceOp>(op))
+        return;
+      Value v = op->getResult(0);
+      if (realized.contains(v))
+        return;
+      llvm::SmallDenseSet<Value> roots, visited;
+      collectRoots(v, roots, visited);
+      if (roots.size() > 1) {
+        realized.insert(v);
+        changed = true;
+      }
+    });
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel generation
+//===----------------------------------------------------------------------===//
+
+/// One level of loop nesting inside a kernel under construction.
+struct Scope {
+  Block *block;
+  /// The op of this block that holds the next inner scope, while it is
+  /// being built: code for this scope is inserted before it.
+  Operation *nested = nullptr;
+  /// Scalars already computed in this scope, by value and index.
+  std::map<std::vector<const void *>, Value> memo;
+};
+
+class KernelBuilder {
+public:
+  KernelBuilder(const FusionPlan &plan, Location loc)
+      : plan(plan), b(loc.getContext()), loc(loc) {}
+
+  /// Creates a kernel that computes `value` into a buffer, inserted before
+  /// `before`; returns the kernel and the realized values it reads, in
+  /// argument order (the output buffer is the last argument).
+  FailureOr<kernel::KernelOp> build(Value value, StringRef name,
+                                    Operation *before,
+                                    SmallVectorImpl<Value> &inputs);
+
+private:
+  LogicalResult collectInputs(Value v, llvm::SetVector<Value> &inputs,
+                              llvm::SmallDenseSet<Value> &visited, bool root);
+  FailureOr<Value> emit(Value v, ArrayRef<Value> idx);
+  FailureOr<Value> emitOp(Operation *op, Value v, ArrayRef<Value> idx);
+  FailureOr<Value> emitReduce(prim::ReduceOp op, ArrayRef<Value> idx);
+  FailureOr<Value> emitArgReduce(prim::ArgReduceOp op, ArrayRef<Value> idx);
+  /// An index constant, created once at the top of the kernel.
+  Value index(int64_t i) {
+    Value &cst = indexConstants[i];
+    if (!cst) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(scopes.front()->block);
+      cst = arith::ConstantIndexOp::create(b, loc, i);
+    }
+    return cst;
+  }
+  /// The innermost scope that defines one of `idx`, where a value at `idx`
+  /// is computed (so it is hoisted out of loops it does not depend on).
+  unsigned scopeFor(ArrayRef<Value> idx) const;
+  void setInsertionPoint(unsigned scope);
+  void pushScope(Block *block, Operation *nested);
+
+  const FusionPlan &plan;
+  OpBuilder b;
+  Location loc;
+  llvm::DenseMap<Value, Value> buffers;
+  SmallVector<std::unique_ptr<Scope>> scopes;
+  llvm::SetVector<StringRef> opNames;
+  llvm::DenseMap<int64_t, Value> indexConstants;
+};
+
+unsigned KernelBuilder::scopeFor(ArrayRef<Value> idx) const {
+  unsigned deepest = 0;
+  for (Value i : idx) {
+    // The scope of the innermost block around i's definition.
+    for (Block *block = i.getParentBlock(); block;) {
+      auto it = llvm::find_if(scopes, [&](const std::unique_ptr<Scope> &s) {
+        return s->block == block;
+      });
+      if (it != scopes.end()) {
+        deepest = std::max<unsigned>(deepest, it - scopes.begin());
+        break;
+      }
+      Operation *parent = block->getParentOp();
+      block = parent ? parent->getBlock() : nullptr;
+    }
+  }
+  return deepest;
+}
+
+void KernelBuilder::setInsertionPoint(unsigned scope) {
+  Scope &s = *scopes[scope];
+  if (s.nested)
+    b.setInsertionPoint(s.nested);
+  else
+    b.setInsertionPointToEnd(s.block);
+}
+
+void KernelBuilder::pushScope(Block *block, Operation *nested) {
+  scopes.back()->nested = nested;
+  scopes.push_back(std::make_unique<Scope>());
+  scopes.back()->block = block;
+}
+
+LogicalResult KernelBuilder::collectInputs(Value v,
+                                           llvm::SetVector<Value> &inputs,
+                                           llvm::SmallDenseSet<Value> &visited,
+                                           bool root) {
+  if (!visited.insert(v).second)
+    return success();
+  if (!root && plan.isRealized(v)) {
+    inputs.insert(v);
+    return success();
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return success();
+  if (isa<prim::DotOp>(op))
+    return op->emitOpError() << "must be realized before it is read";
+  for (Value operand : op->getOperands())
+    if (failed(collectInputs(operand, inputs, visited, false)))
+      return failure();
+  return success();
+}
+
+FailureOr<kernel::KernelOp>
+KernelBuilder::build(Value value, StringRef name, Operation *before,
+                     SmallVectorImpl<Value> &inputs) {
+  llvm::SetVector<Value> reads;
+  llvm::SmallDenseSet<Value> visited;
+  if (failed(collectInputs(value, reads, visited, /*root=*/true)))
+    return failure();
+  // A realized value read as-is (an output that is an input, say) is a copy.
+  if (plan.isRealized(value) && value.getDefiningOp() == nullptr)
+    reads.insert(value);
+
+  SmallVector<Type> argTypes;
+  for (Value v : reads)
+    argTypes.push_back(bufferType(v));
+  argTypes.push_back(bufferType(value));
+
+  RankedTensorType type = tensorType(value);
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> domain(shape.begin(),
+                              shape.empty() ? shape.end() : shape.end() - 1);
+
+  b.setInsertionPoint(before);
+  auto kernel = kernel::KernelOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), domain,
+      /*arg_attrs=*/nullptr, /*res_attrs=*/nullptr);
+  Block *entry = kernel.addEntryBlock();
+  for (auto [v, arg] : llvm::zip(reads, entry->getArguments()))
+    buffers[v] = arg;
+  Value out = entry->getArguments().back();
+
+  scopes.clear();
+  scopes.push_back(std::make_unique<Scope>());
+  scopes.back()->block = entry;
+  b.setInsertionPointToEnd(entry);
+
+  SmallVector<Value> idx;
+  for (int64_t d = 0, e = domain.size(); d < e; ++d) {
+    Value i = kernel::IndexOp::create(b, loc, b.getIndexType(), d);
+    idx.push_back(i);
+  }
+  // The point computation itself. An inner loop over the last dimension
+  // keeps the contiguous dimension innermost.
+  auto emitPoint = [&](ArrayRef<Value> point) -> LogicalResult {
+    FailureOr<Value> scalar = emit(value, point);
+    if (failed(scalar))
+      return failure();
+    memref::StoreOp::create(b, loc, *scalar, out, point);
+    return success();
+  };
+  if (!shape.empty()) {
+    auto loop = kernel::LoopOp::create(b, loc, index(shape.back()));
+    Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
+                                {loc});
+    pushScope(body, nullptr);
+    idx.push_back(body->getArgument(0));
+    scopes[0]->nested = loop;
+    b.setInsertionPointToEnd(body);
+    if (failed(emitPoint(idx)))
+      return failure();
+    setInsertionPoint(1);
+    kernel::YieldOp::create(b, loc);
+    b.setInsertionPointAfter(loop);
+  } else if (failed(emitPoint(idx))) {
+    return failure();
+  }
+  kernel::ReturnOp::create(b, loc);
+
+  inputs.assign(reads.begin(), reads.end());
+  return kernel;
+}
+
+FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
+  unsigned scope = scopeFor(idx);
+  std::vector<const void *> key = {v.getAsOpaquePointer()};
+  for (Value i : idx)
+    key.push_back(i.getAsOpaquePointer());
+  for (unsigned s = scope + 1; s-- > 0;)
+    if (auto it = scopes[s]->memo.find(key); it != scopes[s]->memo.end())
+      return it->second;
+
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPoint(scope);
+  FailureOr<Value> result;
+  if (auto it = buffers.find(v); it != buffers.end()) {
+    result = memref::LoadOp::create(b, loc, it->second, idx).getResult();
+  } else if (Operation *op = v.getDefiningOp()) {
+    result = emitOp(op, v, idx);
+  } else {
+    return emitError(loc) << "tc-fuse: value has no buffer and no producer";
+  }
+  if (succeeded(result))
+    scopes[scope]->memo[key] = *result;
+  return result;
+}
+
+/// The arith/math op for a prim elementwise op on scalars of type `elt`.
+static FailureOr<Value> emitElementwise(OpBuilder &b, Location loc,
+                                        Operation *op, ValueRange args,
+                                        Type elt) {
+  bool isFloat = isa<FloatType>(elt);
+  bool isBool = elt.isInteger(1);
+  auto unsupported = [&]() -> FailureOr<Value> {
+    return op->emitOpError() << "has no kernel lowering for element type "
+                             << elt;
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+      .Case([&](prim::NegOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::NegFOp::create(b, loc, args[0]).getResult();
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+        return arith::SubIOp::create(b, loc, zero, args[0]).getResult();
+      })
+      .Case([&](prim::AbsOp) -> FailureOr<Value> {
+        if (isFloat)
+          return math::AbsFOp::create(b, loc, args[0]).getResult();
+        return math::AbsIOp::create(b, loc, args[0]).getResult();
+      })
+      .Case([&](prim::ExpOp) { return math::ExpOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::Expm1Op) { return math::ExpM1Op::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::LogOp) { return math::LogOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::Log1pOp) { return math::Log1pOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::SinOp) { return math::SinOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::CosOp) { return math::CosOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::TanOp) { return math::TanOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::AsinOp) { return math::AsinOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::AcosOp) { return math::AcosOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::AtanOp) { return math::AtanOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::SinhOp) { return math::SinhOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::CoshOp) { return math::CoshOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::TanhOp) { return math::TanhOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::SqrtOp) { return math::SqrtOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::RsqrtOp) { return math::RsqrtOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::ErfOp) { return math::ErfOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::FloorOp) { return math::FloorOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::CeilOp) { return math::CeilOp::create(b, loc, args[0]).getResult(); })
+      // torch.round rounds half to even.
+      .Case([&](prim::RoundOp) { return math::RoundEvenOp::create(b, loc, args[0]).getResult(); })
+      .Case([&](prim::BitwiseNotOp) -> FailureOr<Value> {
+        Value ones = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(elt, APInt::getAllOnes(elt.getIntOrFloatBitWidth())));
+        return arith::XOrIOp::create(b, loc, args[0], ones).getResult();
+      })
+      .Case([&](prim::AddOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return arith::OrIOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::AddIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::SubOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::SubFOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::SubIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::MulOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::MulFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return arith::AndIOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::MulIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::DivOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::DivFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return unsupported();
+        return arith::DivSIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::RemOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::RemFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return unsupported();
+        return arith::RemSIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::PowOp) -> FailureOr<Value> {
+        if (isFloat)
+          return math::PowFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return unsupported();
+        return math::IPowIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      // maximum/minimum propagate NaN, as torch.maximum does.
+      .Case([&](prim::MaximumOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::MaximumFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return arith::OrIOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::MaxSIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::MinimumOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::MinimumFOp::create(b, loc, args[0], args[1]).getResult();
+        if (isBool)
+          return arith::AndIOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::MinSIOp::create(b, loc, args[0], args[1]).getResult();
+      })
+      .Case([&](prim::Atan2Op) { return math::Atan2Op::create(b, loc, args[0], args[1]).getResult(); })
+      .Case([&](prim::BitwiseAndOp) { return arith::AndIOp::create(b, loc, args[0], args[1]).getResult(); })
+      .Case([&](prim::BitwiseOrOp) { return arith::OrIOp::create(b, loc, args[0], args[1]).getResult(); })
+      .Case([&](prim::BitwiseXorOp) { return arith::XOrIOp::create(b, loc, args[0], args[1]).getResult(); })
+      .Case([&](prim::ClampOp) -> FailureOr<Value> {
+        if (isFloat)
+          return arith::MinimumFOp::create(
+                     b, loc, arith::MaximumFOp::create(b, loc, args[0], args[1]),
+                     args[2])
+              .getResult();
+        return arith::MinSIOp::create(
+                   b, loc, arith::MaxSIOp::create(b, loc, args[0], args[1]),
+                   args[2])
+            .getResult();
+      })
+      .Default([&](Operation *) -> FailureOr<Value> {
+        return op->emitOpError() << "has no kernel lowering";
+      });
+}
+
+/// Converts a scalar with PyTorch's rules (truncation toward zero, bool is
+/// `!= 0`).
+static Value emitConvert(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(from));
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v, zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (fromFloat.getWidth() > toFloat.getWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    // f16 <-> bf16 goes through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, v);
+  if (toFloat)
+    return from.isInteger(1) ? arith::UIToFPOp::create(b, loc, to, v).getResult()
+                             : arith::SIToFPOp::create(b, loc, to, v).getResult();
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return from.isInteger(1) ? arith::ExtUIOp::create(b, loc, to, v).getResult()
+                             : arith::ExtSIOp::create(b, loc, to, v).getResult();
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+static arith::CmpFPredicate floatPredicate(prim::ComparisonPredicate p) {
+  switch (p) {
+  case prim::ComparisonPredicate::EQ:
+    return arith::CmpFPredicate::OEQ;
+  case prim::ComparisonPredicate::NE:
+    return arith::CmpFPredicate::UNE; // NaN != NaN is true.
+  case prim::ComparisonPredicate::LT:
+    return arith::CmpFPredicate::OLT;
+  case prim::ComparisonPredicate::LE:
+    return arith::CmpFPredicate::OLE;
+  case prim::ComparisonPredicate::GT:
+    return arith::CmpFPredicate::OGT;
+  case prim::ComparisonPredicate::GE:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+static arith::CmpIPredicate intPredicate(prim::ComparisonPredicate p,
+                                         bool isBool) {
+  switch (p) {
+  case prim::ComparisonPredicate::EQ:
+    return arith::CmpIPredicate::eq;
+  case prim::ComparisonPredicate::NE:
+    return arith::CmpIPredicate::ne;
+  case prim::ComparisonPredicate::LT:
+    return isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  case prim::ComparisonPredicate::LE:
+    return isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case prim::ComparisonPredicate::GT:
+    return isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case prim::ComparisonPredicate::GE:
+    return isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
+                                       ArrayRef<Value> idx) {
+  opNames.insert(op->getName().stripDialect());
+  Type elt = tensorType(v).getElementType();
+
+  // Index maps: compute the operand's index from the result's.
+  if (auto bcast = dyn_cast<prim::BroadcastInDimOp>(op)) {
+    RankedTensorType in = tensorType(bcast.getOperand());
+    SmallVector<Value> inIdx;
+    for (auto [d, dim] : llvm::enumerate(bcast.getBroadcastDimensions()))
+      inIdx.push_back(in.getDimSize(d) == 1 ? index(0) : idx[dim]);
+    return emit(bcast.getOperand(), inIdx);
+  }
+  if (auto permute = dyn_cast<prim::PermuteOp>(op)) {
+    SmallVector<Value> inIdx(idx.size());
+    for (auto [i, p] : llvm::enumerate(permute.getPermutation()))
+      inIdx[p] = idx[i];
+    return emit(permute.getOperand(), inIdx);
+  }
+  if (auto reshape = dyn_cast<prim::ReshapeOp>(op)) {
+    ArrayRef<int64_t> inShape = tensorType(reshape.getOperand()).getShape();
+    ArrayRef<int64_t> outShape = reshape.getShape();
+    // Adding or removing unit dimensions maps indices directly.
+    SmallVector<int64_t> inNonUnit, outNonUnit;
+    for (int64_t s : inShape)
+      if (s != 1)
+        inNonUnit.push_back(s);
+    for (int64_t s : outShape)
+      if (s != 1)
+        outNonUnit.push_back(s);
+    SmallVector<Value> inIdx;
+    if (inNonUnit == outNonUnit) {
+      SmallVector<Value> nonUnitIdx;
+      for (auto [s, i] : llvm::zip(outShape, idx))
+        if (s != 1)
+          nonUnitIdx.push_back(i);
+      unsigned next = 0;
+      for (int64_t s : inShape)
+        inIdx.push_back(s == 1 ? index(0) : nonUnitIdx[next++]);
+      return emit(reshape.getOperand(), inIdx);
+    }
+    // Otherwise linearize with the result's shape and delinearize with the
+    // operand's.
+    Value linear = index(0);
+    for (auto [s, i] : llvm::zip(outShape, idx))
+      linear = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, linear, index(s)), i);
+    inIdx.resize(inShape.size());
+    for (int64_t d = inShape.size() - 1; d >= 0; --d) {
+      inIdx[d] = arith::RemUIOp::create(b, loc, linear, index(inShape[d]));
+      linear = arith::DivUIOp::create(b, loc, linear, index(inShape[d]));
+    }
+    return emit(reshape.getOperand(), inIdx);
+  }
+  if (auto slice = dyn_cast<prim::SliceOp>(op)) {
+    SmallVector<Value> inIdx;
+    for (auto [i, start, stride] :
+         llvm::zip(idx, slice.getStart(), slice.getStrides())) {
+      Value scaled = stride == 1 ? i
+                                 : arith::MulIOp::create(b, loc, i, index(stride))
+                                       .getResult();
+      inIdx.push_back(start == 0 ? scaled
+                                 : arith::AddIOp::create(b, loc, scaled,
+                                                         index(start))
+                                       .getResult());
+    }
+    return emit(slice.getOperand(), inIdx);
+  }
+
+  // Scalars.
+  if (auto cst = dyn_cast<prim::ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(cst.getValue());
+    if (!splat)
+      return op->emitOpError() << "non-splat constants must be realized";
+    return arith::ConstantOp::create(
+               b, loc, cast<TypedAttr>(splat.getSplatValue<Attribute>()))
+        .getResult();
+  }
+  if (auto iota = dyn_cast<prim::IotaOp>(op)) {
+    Value i = idx[iota.getDim()];
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
+    return emitConvert(b, loc, asInt, elt);
+  }
+  if (auto reduce = dyn_cast<prim::ReduceOp>(op))
+    return emitReduce(reduce, idx);
+  if (auto argReduce = dyn_cast<prim::ArgReduceOp>(op))
+    return emitArgReduce(argReduce, idx);
+
+  // Elementwise: operands at the same index.
+  SmallVector<Value> args;
+  for (Value operand : op->getOperands()) {
+    FailureOr<Value> arg = emit(operand, idx);
+    if (failed(arg))
+      return failure();
+    args.push_back(*arg);
+  }
+  if (auto convert = dyn_cast<prim::ConvertOp>(op))
+    return emitConvert(b, loc, args[0], elt);
+  if (auto where = dyn_cast<prim::WhereOp>(op))
+    return arith::SelectOp::create(b, loc, args[0], args[1], args[2])
+        .getResult();
+  if (auto cmp = dyn_cast<prim::CompareOp>(op)) {
+    Type operandElt = tensorType(cmp.getLhs()).getElementType();
+    if (isa<FloatType>(operandElt))
+      return arith::CmpFOp::create(b, loc, floatPredicate(cmp.getPredicate()),
+                                   args[0], args[1])
+          .getResult();
+    return arith::CmpIOp::create(
+               b, loc,
+               intPredicate(cmp.getPredicate(), operandElt.isInteger(1)),
+               args[0], args[1])
+        .getResult();
+  }
+  if (!op->hasTrait<OpTrait::Elementwise>())
+    return op->emitOpError() << "has no kernel lowering";
+  return emitElementwise(b, loc, op, args, elt);
+}
+
+/// The identity of a reduction over `elt`.
+static TypedAttr reductionInit(OpBuilder &b, prim::ReductionKind kind,
+                               Type elt) {
+  if (auto ft = dyn_cast<FloatType>(elt)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case prim::ReductionKind::Sum:
+      return b.getFloatAttr(elt, APFloat::getZero(sem));
+    case prim::ReductionKind::Prod:
+      return b.getFloatAttr(elt, APFloat::getOne(sem));
+    case prim::ReductionKind::Max:
+      return b.getFloatAttr(elt, APFloat::getInf(sem, /*Negative=*/true));
+    case prim::ReductionKind::Min:
+      return b.getFloatAttr(elt, APFloat::getInf(sem, /*Negative=*/false));
+    }
+  }
+  unsigned width = elt.getIntOrFloatBitWidth();
+  switch (kind) {
+  case prim::ReductionKind::Sum:
+    return b.getIntegerAttr(elt, 0);
+  case prim::ReductionKind::Prod:
+    return b.getIntegerAttr(elt, 1);
+  case prim::ReductionKind::Max:
+    return b.getIntegerAttr(elt, width == 1 ? APInt(1, 0)
+                                            : APInt::getSignedMinValue(width));
+  case prim::ReductionKind::Min:
+    return b.getIntegerAttr(elt, width == 1 ? APInt(1, 1)
+                                            : APInt::getSignedMaxValue(width));
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+static kernel::CombinerKind combinerFor(prim::ReductionKind kind) {
+  switch (kind) {
+  case prim::ReductionKind::Sum:
+    return kernel::CombinerKind::Add;
+  case prim::ReductionKind::Prod:
+    return kernel::CombinerKind::Mul;
+  case prim::ReductionKind::Max:
+    return kernel::CombinerKind::Max;
+  case prim::ReductionKind::Min:
+    return kernel::CombinerKind::Min;
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
+                                           ArrayRef<Value> idx) {
+  RankedTensorType in = tensorType(op.getOperand());
+  Type elt = in.getElementType();
+  if (elt.isInteger(1) && (op.getKind() == prim::ReductionKind::Sum ||
+                           op.getKind() == prim::ReductionKind::Prod))
+    return op.emitOpError() << "bool sums are converted before reducing";
+  ArrayRef<int64_t> dims = op.getDims();
+  // Operand index: result index with reduction ivs at the reduced dims;
+  // one kernel.reduce per reduced dimension, nested.
+  SmallVector<Value> inIdx(in.getRank());
+  unsigned next = 0;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      inIdx[d] = idx[next++];
+
+  std::function<FailureOr<Value>(unsigned)> build =
+      [&](unsigned level) -> FailureOr<Value> {
+    if (level == dims.size())
+      return emit(op.getOperand(), inIdx);
+    Value init = arith::ConstantOp::create(
+        b, loc, reductionInit(b, op.getKind(), elt));
+    Value size = index(in.getDimSize(dims[level]));
+    auto reduce = kernel::ReduceOp::create(b, loc, elt,
+                                           combinerFor(op.getKind()), size,
+                                           init);
+    Block *body = b.createBlock(&reduce.getBody(), {}, {b.getIndexType()},
+                                {loc});
+    pushScope(body, reduce);
+    inIdx[dims[level]] = body->getArgument(0);
+    b.setInsertionPointToEnd(body);
+    FailureOr<Value> value = build(level + 1);
+    if (failed(value))
+      return failure();
+    b.setInsertionPointToEnd(body);
+    kernel::YieldOp::create(b, loc, *value);
+    scopes.pop_back();
+    scopes.back()->nested = nullptr;
+    b.setInsertionPointAfter(reduce);
+    return reduce.getResult();
+  };
+  // The reduce goes where its index lives; code after it in that scope
+  // must follow it, so the scope's insertion point moves past it.
+  unsigned scope = scopeFor(idx);
+  Operation *savedNested = scopes[scope]->nested;
+  SmallVector<std::unique_ptr<Scope>> inner;
+  while (scopes.size() > scope + 1) {
+    inner.push_back(std::move(scopes.back()));
+    scopes.pop_back();
+  }
+  scopes[scope]->nested = nullptr;
+  setInsertionPoint(scope);
+  if (savedNested)
+    b.setInsertionPoint(savedNested);
+  FailureOr<Value> result = build(0);
+  scopes[scope]->nested = savedNested;
+  while (!inner.empty()) {
+    scopes.push_back(std::move(inner.back()));
+    inner.pop_back();
+  }
+  return result;
+}
+
+FailureOr<Value> KernelBuilder::emitArgReduce(prim::ArgReduceOp op,
+                                              ArrayRef<Value> idx) {
+  return op.emitOpError() << "has no kernel lowering yet";
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertPrimToKernelPass
+    : public tc::impl::ConvertPrimToKernelPassBase<ConvertPrimToKernelPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (failed(convert(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(func::FuncOp func);
+};
+
+/// A short kernel name from the ops it computes, like Inductor's
+/// `fused_add_mul_tanh_0`.
+static std::string kernelName(StringRef graph, Value value, unsigned id) {
+  llvm::SetVector<StringRef> names;
+  SmallVector<Value> worklist = {value};
+  llvm::SmallDenseSet<Value> seen;
+  while (!worklist.empty() && names.size() < 4) {
+    Value v = worklist.pop_back_val();
+    Operation *op = v.getDefiningOp();
+    if (!op || !seen.insert(v).second || isa<prim::ConstantOp>(op))
+      continue;
+    if (!isa<prim::BroadcastInDimOp, prim::ReshapeOp, prim::PermuteOp>(op))
+      names.insert(op->getName().stripDialect());
+    llvm::append_range(worklist, op->getOperands());
+  }
+  std::string name = (graph + "_fused").str();
+  for (StringRef n : llvm::reverse(names))
+    name += ("_" + n).str();
+  if (names.empty())
+    name = (graph + "_copy").str();
+  return name + "_" + std::to_string(id);
+}
+
+LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
+  if (func.getBody().getBlocks().size() != 1)
+    return func.emitOpError() << "tc-fuse expects a single-block function";
+  FusionPlan plan(func);
+  if (failed(plan.build()))
+    return failure();
+
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder b(func);
+  Location loc = func.getLoc();
+
+  // The schedule takes the inputs, then one buffer per output.
+  SmallVector<Type> argTypes;
+  for (Value arg : func.getArguments())
+    argTypes.push_back(bufferType(arg));
+  for (Value result : ret.getOperands())
+    argTypes.push_back(bufferType(result));
+  auto schedule = kernel::ScheduleOp::create(
+      b, loc, func.getSymName(), b.getFunctionType(argTypes, {}),
+      /*arg_attrs=*/nullptr, /*res_attrs=*/nullptr);
+  Block *entry = schedule.addEntryBlock();
+  llvm::DenseMap<Value, Value> buffers;
+  for (auto [arg, buffer] : llvm::zip(func.getArguments(),
+                                      entry->getArguments()))
+    buffers[arg] = buffer;
+  // An output realized as such writes straight into its buffer; an output
+  // that is an input, or returned twice, is copied.
+  SmallVector<std::pair<Value, Value>> copies;
+  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+    Value buffer = entry->getArgument(func.getNumArguments() + i);
+    if (buffers.count(result))
+      copies.push_back({result, buffer});
+    else
+      buffers[result] = buffer;
+  }
+
+  OpBuilder sb = OpBuilder::atBlockEnd(entry);
+  unsigned kernels = 0;
+  auto bufferFor = [&](Value v) -> Value {
+    auto it = buffers.find(v);
+    if (it != buffers.end())
+      return it->second;
+    Value alloc = memref::AllocOp::create(sb, v.getLoc(), bufferType(v));
+    buffers[v] = alloc;
+    return alloc;
+  };
+  auto launch = [&](Value value, Value out) -> LogicalResult {
+    SmallVector<Value> inputs;
+    KernelBuilder builder(plan, value.getLoc());
+    FailureOr<kernel::KernelOp> kernel = builder.build(
+        value, kernelName(func.getSymName(), value, kernels++), schedule,
+        inputs);
+    if (failed(kernel))
+      return failure();
+    SmallVector<Value> args;
+    for (Value in : inputs)
+      args.push_back(buffers.lookup(in));
+    args.push_back(out);
+    kernel::LaunchOp::create(sb, value.getLoc(), kernel->getSymName(), args);
+    return success();
+  };
+
+  // Realized values in program order, so each is written before it is read.
+  SmallVector<Value> order;
+  for (Operation &op : func.getBody().front())
+    for (Value result : op.getResults())
+      if (plan.isRealized(result))
+        order.push_back(result);
+  for (Value v : order) {
+    if (auto cst = v.getDefiningOp<prim::ConstantOp>())
+      return cst.emitOpError() << "non-splat constants are not supported yet";
+    Value out = bufferFor(v);
+    if (const Gemm *gemm = plan.gemmFor(v)) {
+      auto op = kernel::GemmOp::create(
+          sb, gemm->result.getLoc(), buffers.lookup(gemm->lhs.buffer),
+          buffers.lookup(gemm->rhs.buffer), out,
+          gemm->bias ? buffers.lookup(gemm->bias) : Value(),
+          gemm->lhs.transposed, gemm->rhs.transposed);
+      (void)op;
+      continue;
+    }
+    if (failed(launch(v, out)))
+      return failure();
+  }
+  for (auto [value, out] : copies)
+    if (failed(launch(value, out)))
+      return failure();
+  kernel::ReturnOp::create(sb, loc);
+  func.erase();
+  return success();
+}
+
+} // namespace

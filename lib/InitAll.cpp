@@ -17,6 +17,7 @@
 #include "tc/Conversion/Passes.h"
 #include "tc/Dialect/FX/IR/FXDialect.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
+#include "tc/Dialect/Kernel/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
 
 void mlir::tc::registerAllDialects(DialectRegistry &registry) {
@@ -32,6 +33,7 @@ void mlir::tc::registerAllPasses() {
 
   // tc's own passes.
   tc::registerTCConversionPasses();
+  tc::kernel::registerTCKernelPasses();
 }
 
 void mlir::tc::registerAllPipelines() {}

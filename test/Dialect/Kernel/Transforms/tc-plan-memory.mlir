@@ -1,0 +1,61 @@
+// RUN: tc-opt %s --pass-pipeline='builtin.module(kernel.schedule(tc-plan-memory))' -split-input-file | FileCheck %s
+
+kernel.kernel @k(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = array<i64: 16>} {
+  kernel.return
+}
+
+// A chain: t2 is allocated after t0's last use, so it takes t0's bytes;
+// the arena is two buffers (128 bytes) for three intermediates (192).
+// CHECK-LABEL: kernel.schedule @chain
+// CHECK-SAME: attributes {tc.arena_bytes = 128 : i64, tc.intermediate_bytes = 192 : i64}
+// CHECK: %[[ARENA:.*]] = kernel.arena : memref<128xi8>
+// CHECK: %[[T0:.*]] = kernel.buffer %[[ARENA]][0] : memref<128xi8> to memref<16xf32>
+// CHECK: kernel.launch @k(%{{.*}}, %[[T0]])
+// CHECK: %[[T1:.*]] = kernel.buffer %[[ARENA]][64]
+// CHECK: kernel.launch @k(%[[T0]], %[[T1]])
+// CHECK: %[[T2:.*]] = kernel.buffer %[[ARENA]][0]
+// CHECK: kernel.launch @k(%[[T1]], %[[T2]])
+// CHECK-NOT: memref.alloc
+kernel.schedule @chain(%x: memref<16xf32>, %out: memref<16xf32>) {
+  %t0 = memref.alloc() : memref<16xf32>
+  kernel.launch @k(%x, %t0) : memref<16xf32>, memref<16xf32>
+  %t1 = memref.alloc() : memref<16xf32>
+  kernel.launch @k(%t0, %t1) : memref<16xf32>, memref<16xf32>
+  %t2 = memref.alloc() : memref<16xf32>
+  kernel.launch @k(%t1, %t2) : memref<16xf32>, memref<16xf32>
+  kernel.launch @k(%t2, %out) : memref<16xf32>, memref<16xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @k(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = array<i64: 16>} {
+  kernel.return
+}
+kernel.kernel @k2(%a: memref<16xf32>, %b: memref<16xf32>, %c: memref<16xf32>) attributes {domain = array<i64: 16>} {
+  kernel.return
+}
+
+// Buffers live at the same time never share bytes.
+// CHECK-LABEL: kernel.schedule @overlap
+// CHECK-SAME: tc.arena_bytes = 128 : i64, tc.intermediate_bytes = 128 : i64
+// CHECK: kernel.buffer %{{.*}}[0]
+// CHECK: kernel.buffer %{{.*}}[64]
+kernel.schedule @overlap(%x: memref<16xf32>, %out: memref<16xf32>) {
+  %t0 = memref.alloc() : memref<16xf32>
+  kernel.launch @k(%x, %t0) : memref<16xf32>, memref<16xf32>
+  %t1 = memref.alloc() : memref<16xf32>
+  kernel.launch @k(%x, %t1) : memref<16xf32>, memref<16xf32>
+  kernel.launch @k2(%t0, %t1, %out) : memref<16xf32>, memref<16xf32>, memref<16xf32>
+  kernel.return
+}
+
+// -----
+
+// No intermediates: no arena.
+// CHECK-LABEL: kernel.schedule @none
+// CHECK-SAME: tc.arena_bytes = 0 : i64
+// CHECK-NOT: kernel.arena
+kernel.schedule @none(%x: memref<16xf32>) {
+  kernel.return
+}

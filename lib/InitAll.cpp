@@ -19,12 +19,16 @@
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
+#include "tc/Target/CPU/Pipeline.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 void mlir::tc::registerAllDialects(DialectRegistry &registry) {
   registry.insert<fx::FXDialect, prim::PrimDialect, kernel::KernelDialect>();
   registry.insert<arith::ArithDialect, func::FuncDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, cf::ControlFlowDialect,
+                  LLVM::LLVMDialect>();
 }
 
 void mlir::tc::registerAllPasses() {
@@ -36,4 +40,4 @@ void mlir::tc::registerAllPasses() {
   tc::kernel::registerTCKernelPasses();
 }
 
-void mlir::tc::registerAllPipelines() {}
+void mlir::tc::registerAllPipelines() { registerCPUPipelines(); }

@@ -67,7 +67,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DLLVM_ENABLE_ASSERTIONS=ON \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-    -DPython3_EXECUTABLE="$VENV/bin/python" >/dev/null
+    -DPython3_EXECUTABLE="$VENV/bin/python" \
+    -DPython_EXECUTABLE="$VENV/bin/python" >/dev/null
 fi
 log "building (ninja -j$JOBS)"
 ninja -C "$BUILD" -j"$JOBS" all tc-doc | grep -vE '^\[[0-9]+/[0-9]+\]' || true

@@ -61,4 +61,30 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
                            "::mlir::tc::kernel::KernelDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// KernelToCPU
+//===----------------------------------------------------------------------===//
+
+def ConvertKernelToCPUPass : Pass<"tc-lower-kernel-to-cpu", "ModuleOp"> {
+  let summary = "Lower kernels to loop nests the CPU runtime calls";
+  let description = [{
+    Turns every `kernel.kernel` into a `func.func` that computes a range of
+    its domain's points: it takes the kernel's buffers and then `begin` and
+    `end`, linear indices into the (row-major) domain. The CPU runtime
+    splits a launch's points among its threads and calls the function once
+    per chunk. `kernel.loop` and `kernel.reduce` become `scf.for` loops
+    (reductions carry their accumulator; float combiners are marked
+    `reassoc` so LLVM can vectorize them), and transcendental math is
+    replaced by polynomial approximations that vectorize.
+
+    The function records its domain as `tc.domain` and its output's point
+    count as `tc.points`; `kernel.schedule` stays, as the host program.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TC_CONVERSION_PASSES_TD

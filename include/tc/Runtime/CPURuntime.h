@@ -1,0 +1,58 @@
+//===- CPURuntime.h - compile and run a graph on the CPU --------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CPU backend end to end: parse an imported fx graph, run the CPU
+// pipeline, JIT the kernels to native code in-process, and run the
+// kernel.schedule host program on caller-owned buffers (the torch tensors'
+// storage), splitting each launch among worker threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_RUNTIME_CPURUNTIME_H
+#define TC_RUNTIME_CPURUNTIME_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mlir::tc {
+
+class CPUExecutable {
+public:
+  /// Compiles `source` (a module holding one fx.graph). On failure returns
+  /// nullptr and sets `diagnostics` to the compiler's messages, with
+  /// locations.
+  static std::unique_ptr<CPUExecutable> compile(llvm::StringRef source,
+                                                bool keepStageIR,
+                                                std::string &diagnostics);
+  ~CPUExecutable();
+
+  /// Runs the graph. `buffers` holds the inputs' data pointers, then the
+  /// outputs', then the arena's (arenaBytes() long, 64-byte aligned; null
+  /// when arenaBytes() is 0). Returns false and sets `error` on failure.
+  bool run(llvm::ArrayRef<void *> buffers, std::string &error) const;
+
+  int64_t arenaBytes() const;
+  int64_t intermediateBytes() const;
+  int64_t numKernels() const;
+  int64_t numBuffers() const;
+  /// IR after each stage ("prim", "kernel", "loops", "llvm"), if kept.
+  const std::map<std::string, std::string> &stageIR() const;
+
+  struct Impl;
+
+private:
+  explicit CPUExecutable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace mlir::tc
+
+#endif // TC_RUNTIME_CPURUNTIME_H

@@ -1,0 +1,460 @@
+//===- CPURuntime.cpp - compile and run a graph on the CPU ------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Runtime/CPURuntime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/InitAll.h"
+#include "tc/Target/CPU/Pipeline.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cblas.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::tc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Thread pool
+//===----------------------------------------------------------------------===//
+
+/// A fixed set of workers that run the chunks of one launch at a time; the
+/// calling thread works too.
+class ThreadPool {
+public:
+  static ThreadPool &get() {
+    static ThreadPool pool;
+    return pool;
+  }
+
+  unsigned size() const { return workers.size() + 1; }
+
+  void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
+    if (n <= 1 || workers.empty()) {
+      for (int64_t i = 0; i < n; ++i)
+        fn(i);
+      return;
+    }
+    std::lock_guard<std::mutex> oneAtATime(launchMutex);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      task = &fn;
+      total = n;
+      next = 0;
+      finished = 0;
+      ++generation;
+    }
+    wake.notify_all();
+    work();
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return finished == total; });
+    task = nullptr;
+  }
+
+private:
+  ThreadPool() {
+    unsigned threads = std::thread::hardware_concurrency();
+    if (const char *env = std::getenv("TC_NUM_THREADS"))
+      threads = std::max(1, std::atoi(env));
+    for (unsigned i = 1; i < std::max(1u, threads); ++i)
+      workers.emplace_back([this] { loop(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
+
+  void loop() {
+    uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stop || generation != seen; });
+        if (stop)
+          return;
+        seen = generation;
+      }
+      work();
+    }
+  }
+
+  void work() {
+    int64_t done_here = 0;
+    const std::function<void(int64_t)> *fn = task;
+    for (int64_t i = next++; i < total; i = next++) {
+      (*fn)(i);
+      ++done_here;
+    }
+    if (done_here) {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished += done_here;
+      if (finished == total)
+        done.notify_all();
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex mutex, launchMutex;
+  std::condition_variable wake, done;
+  const std::function<void(int64_t)> *task = nullptr;
+  std::atomic<int64_t> next{0};
+  int64_t total = 0, finished = 0;
+  uint64_t generation = 0;
+  bool stop = false;
+};
+
+//===----------------------------------------------------------------------===//
+// The host program
+//===----------------------------------------------------------------------===//
+
+/// A buffer of the schedule: an argument, or a slice of the arena.
+struct BufferRef {
+  int64_t argument = -1; // index into the caller's buffers
+  int64_t offset = 0;    // byte offset into the arena otherwise
+};
+
+struct Launch {
+  std::string kernel;
+  void (*fn)(void **) = nullptr;
+  int64_t rows = 1, points = 1;
+  SmallVector<int64_t> buffers;
+};
+
+struct Gemm {
+  int64_t a, b, out, bias = -1;
+  bool transA, transB, isDouble;
+  int64_t batch, m, n, k;
+};
+
+struct Step {
+  std::optional<Launch> launch;
+  std::optional<Gemm> gemm;
+};
+
+} // namespace
+
+struct CPUExecutable::Impl {
+  MLIRContext context;
+  std::unique_ptr<ExecutionEngine> engine;
+  SmallVector<BufferRef> buffers;
+  SmallVector<Step> steps;
+  int64_t numArguments = 0;
+  int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  std::map<std::string, std::string> stageIR;
+
+  LogicalResult extractSchedule(ModuleOp module);
+  bool run(ArrayRef<void *> args, std::string &error) const;
+};
+
+LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
+  SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
+  if (schedules.size() != 1)
+    return module.emitError() << "expected one graph, found "
+                              << schedules.size();
+  kernel::ScheduleOp schedule = schedules.front();
+  if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
+    arenaBytes = bytes.getInt();
+  if (auto bytes =
+          schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
+    intermediateBytes = bytes.getInt();
+
+  llvm::DenseMap<Value, int64_t> ids;
+  numArguments = schedule.getNumArguments();
+  for (BlockArgument arg : schedule.getArguments()) {
+    ids[arg] = buffers.size();
+    buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
+  }
+  llvm::StringSet<> kernels;
+  for (Operation &op : schedule.getBody().front()) {
+    if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
+      continue;
+    if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
+      ids[buffer.getResult()] = buffers.size();
+      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
+      continue;
+    }
+    if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
+      auto func = module.lookupSymbol<func::FuncOp>(launch.getKernel());
+      if (!func)
+        return launch.emitOpError() << "kernel was not lowered for the CPU";
+      Launch step;
+      step.kernel = launch.getKernel().str();
+      if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>("tc.domain"))
+        for (int64_t size : domain.asArrayRef())
+          step.rows *= size;
+      if (auto points = func->getAttrOfType<IntegerAttr>("tc.points"))
+        step.points = points.getInt();
+      for (Value v : launch.getBuffers())
+        step.buffers.push_back(ids.lookup(v));
+      kernels.insert(step.kernel);
+      steps.push_back({std::move(step), std::nullopt});
+      continue;
+    }
+    if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
+      auto outType = cast<MemRefType>(gemm.getOut().getType());
+      auto aType = cast<MemRefType>(gemm.getA().getType());
+      Type elt = outType.getElementType();
+      if (!elt.isF32() && !elt.isF64())
+        return gemm.emitOpError()
+               << "CPU GEMM supports f32 and f64, not " << elt;
+      int64_t r = outType.getRank() - 2;
+      Gemm g;
+      g.a = ids.lookup(gemm.getA());
+      g.b = ids.lookup(gemm.getB());
+      g.out = ids.lookup(gemm.getOut());
+      g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
+      g.transA = gemm.getTransposeA();
+      g.transB = gemm.getTransposeB();
+      g.isDouble = elt.isF64();
+      g.batch = r ? outType.getDimSize(0) : 1;
+      g.m = outType.getDimSize(r);
+      g.n = outType.getDimSize(r + 1);
+      g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
+      steps.push_back({std::nullopt, g});
+      continue;
+    }
+    return op.emitOpError() << "is not part of a CPU host program";
+  }
+  numKernels = kernels.size();
+  schedule.erase();
+  return success();
+}
+
+static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
+  int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
+  auto ta = g.transA ? CblasTrans : CblasNoTrans;
+  auto tb = g.transB ? CblasTrans : CblasNoTrans;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    if (g.isDouble) {
+      auto *a = static_cast<double *>(ptrs[g.a]) + i * g.m * g.k;
+      auto *b = static_cast<double *>(ptrs[g.b]) + i * g.k * g.n;
+      auto *c = static_cast<double *>(ptrs[g.out]) + i * g.m * g.n;
+      if (g.bias >= 0)
+        for (int64_t row = 0; row < g.m; ++row)
+          std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(double));
+      cblas_dgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, a, lda, b, ldb,
+                  g.bias >= 0 ? 1.0 : 0.0, c, g.n);
+    } else {
+      auto *a = static_cast<float *>(ptrs[g.a]) + i * g.m * g.k;
+      auto *b = static_cast<float *>(ptrs[g.b]) + i * g.k * g.n;
+      auto *c = static_cast<float *>(ptrs[g.out]) + i * g.m * g.n;
+      if (g.bias >= 0)
+        for (int64_t row = 0; row < g.m; ++row)
+          std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(float));
+      cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, a, lda, b, ldb,
+                  g.bias >= 0 ? 1.0f : 0.0f, c, g.n);
+    }
+  }
+}
+
+bool CPUExecutable::Impl::run(ArrayRef<void *> args, std::string &error) const {
+  if (static_cast<int64_t>(args.size()) != numArguments + 1) {
+    error = "expected " + std::to_string(numArguments + 1) +
+            " buffers (inputs, outputs, arena), got " +
+            std::to_string(args.size());
+    return false;
+  }
+  char *arena = static_cast<char *>(args.back());
+  if (arenaBytes && !arena) {
+    error = "the graph needs an arena of " + std::to_string(arenaBytes) +
+            " bytes";
+    return false;
+  }
+  SmallVector<void *> ptrs;
+  for (const BufferRef &ref : buffers)
+    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
+                                     : arena + ref.offset);
+
+  // Below this many points a launch runs on the calling thread: waking
+  // workers costs more than it saves.
+  constexpr int64_t kParallelPoints = 1 << 15;
+  ThreadPool &pool = ThreadPool::get();
+  for (const Step &step : steps) {
+    if (step.gemm) {
+      runGemm(*step.gemm, ptrs);
+      continue;
+    }
+    const Launch &launch = *step.launch;
+    int64_t chunks = launch.points >= kParallelPoints
+                         ? std::min<int64_t>(pool.size() * 4, launch.rows)
+                         : 1;
+    size_t n = launch.buffers.size();
+    pool.parallelFor(chunks, [&](int64_t chunk) {
+      SmallVector<void *, 8> bufs;
+      for (int64_t id : launch.buffers)
+        bufs.push_back(ptrs[id]);
+      int64_t begin = launch.rows * chunk / chunks;
+      int64_t end = launch.rows * (chunk + 1) / chunks;
+      SmallVector<void *, 10> packed;
+      for (size_t i = 0; i < n; ++i)
+        packed.push_back(&bufs[i]);
+      packed.push_back(&begin);
+      packed.push_back(&end);
+      launch.fn(packed.data());
+    });
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+CPUExecutable::CPUExecutable(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+CPUExecutable::~CPUExecutable() = default;
+
+static std::string printIR(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags().enableDebugInfo(false));
+  return text;
+}
+
+std::unique_ptr<CPUExecutable>
+CPUExecutable::compile(StringRef source, bool keepStageIR,
+                       std::string &diagnostics) {
+  static std::once_flag initLLVM;
+  std::call_once(initLLVM, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  auto impl = std::make_unique<Impl>();
+  MLIRContext &context = impl->context;
+  // The compile runs on the caller's thread: keep it lean (the pass
+  // manager would otherwise start a thread pool per context).
+  context.disableMultithreading();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::raw_string_ostream diag(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diag << d.getLocation() << ": ";
+    switch (d.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      diag << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      diag << "warning: ";
+      break;
+    default:
+      diag << "note: ";
+      break;
+    }
+    diag << d.str() << "\n";
+    for (Diagnostic &note : d.getNotes())
+      diag << note.getLocation() << ": note: " << note.str() << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+  if (!module)
+    return nullptr;
+
+  struct Stage {
+    const char *name;
+    void (*build)(OpPassManager &);
+  };
+  const Stage stages[] = {{"prim", buildDecomposePipeline},
+                          {"kernel", buildFusePipeline},
+                          {"loops", buildCPULoopsPipeline}};
+  for (const Stage &stage : stages) {
+    PassManager pm(&context);
+    stage.build(pm);
+    if (failed(pm.run(*module)))
+      return nullptr;
+    if (keepStageIR)
+      impl->stageIR[stage.name] = printIR(*module);
+  }
+  // The host program is interpreted by the runtime, the kernels are JITed.
+  if (failed(impl->extractSchedule(*module)))
+    return nullptr;
+  {
+    PassManager pm(&context);
+    buildCPULLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      return nullptr;
+    if (keepStageIR)
+      impl->stageIR["llvm"] = printIR(*module);
+  }
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder) {
+    diag << "error: " << llvm::toString(tmBuilder.takeError()) << "\n";
+    return nullptr;
+  }
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm) {
+    diag << "error: " << llvm::toString(tm.takeError()) << "\n";
+    return nullptr;
+  }
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, tm->get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    diag << "error: " << llvm::toString(engine.takeError()) << "\n";
+    return nullptr;
+  }
+  impl->engine = std::move(*engine);
+  for (Step &step : impl->steps) {
+    if (!step.launch)
+      continue;
+    auto fn = impl->engine->lookupPacked(step.launch->kernel);
+    if (!fn) {
+      diag << "error: " << llvm::toString(fn.takeError()) << "\n";
+      return nullptr;
+    }
+    step.launch->fn = *fn;
+  }
+  return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
+}
+
+bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error) const {
+  return impl->run(buffers, error);
+}
+int64_t CPUExecutable::arenaBytes() const { return impl->arenaBytes; }
+int64_t CPUExecutable::intermediateBytes() const {
+  return impl->intermediateBytes;
+}
+int64_t CPUExecutable::numKernels() const { return impl->numKernels; }
+int64_t CPUExecutable::numBuffers() const { return impl->numArguments + 1; }
+const std::map<std::string, std::string> &CPUExecutable::stageIR() const {
+  return impl->stageIR;
+}

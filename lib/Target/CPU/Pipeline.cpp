@@ -1,0 +1,84 @@
+//===- Pipeline.cpp - the CPU compilation pipeline --------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Target/CPU/Pipeline.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "tc/Conversion/Passes.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Kernel/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
+  // ATen ops to prims, broadcasting and promotion made explicit.
+  pm.addPass(tc::createConvertFXToPrimPass());
+  // Fold the identities decomposition leaves (x * 1, reshape to the same
+  // type, ...) and share common subexpressions.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tc::buildFusePipeline(OpPassManager &pm) {
+  // Realize what must be realized, inline the rest into kernels.
+  pm.addPass(tc::createConvertPrimToKernelPass());
+  // One arena for the intermediates, reused by liveness.
+  pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
+}
+
+void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm) {
+  // Kernels to chunked loop nests; math to vectorizable polynomials.
+  pm.addPass(tc::createConvertKernelToCPUPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
+}
+
+void mlir::tc::buildCPULLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Static buffers are passed as bare pointers: the runtime hands over
+  // the torch tensors' data pointers as they are.
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::tc::buildCPUPipeline(OpPassManager &pm) {
+  buildDecomposePipeline(pm);
+  buildFusePipeline(pm);
+  buildCPULoopsPipeline(pm);
+  buildCPULLVMPipeline(pm);
+}
+
+void mlir::tc::registerCPUPipelines() {
+  PassPipelineRegistration<>(
+      "tc-cpu-pipeline",
+      "The whole CPU pipeline the Python backend runs: fx graph to LLVM "
+      "dialect kernels and a kernel.schedule host program",
+      buildCPUPipeline);
+  PassPipelineRegistration<>("tc-decompose-pipeline",
+                             "Stage 1 of tc-cpu-pipeline: fx to prim",
+                             buildDecomposePipeline);
+  PassPipelineRegistration<>(
+      "tc-fuse-pipeline",
+      "Stage 2 of tc-cpu-pipeline: prim to kernels and a planned schedule",
+      buildFusePipeline);
+  PassPipelineRegistration<>("tc-cpu-loops-pipeline",
+                             "Stage 3 of tc-cpu-pipeline: kernels to loops",
+                             buildCPULoopsPipeline);
+  PassPipelineRegistration<>("tc-cpu-llvm-pipeline",
+                             "Stage 4 of tc-cpu-pipeline: loops to LLVM",
+                             buildCPULLVMPipeline);
+}

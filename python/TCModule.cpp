@@ -1,0 +1,103 @@
+//===- TCModule.cpp - the tc._tc Python extension ---------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A thin nanobind layer over the C API in tc-c/Compiler.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc-c/Compiler.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// Takes ownership of a malloc'ed C API message.
+std::string takeMessage(char *message) {
+  std::string text = message ? message : "unknown error";
+  tcFreeString(message);
+  return text;
+}
+
+class Executable {
+public:
+  explicit Executable(TcExecutableRef exe) : exe(exe) {}
+  ~Executable() { tcExecutableDestroy(exe); }
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+
+  void run(const std::vector<uintptr_t> &pointers) {
+    std::vector<void *> buffers;
+    buffers.reserve(pointers.size());
+    for (uintptr_t p : pointers)
+      buffers.push_back(reinterpret_cast<void *>(p));
+    char *error = nullptr;
+    int status;
+    {
+      // Kernels do not touch Python objects: let other threads run.
+      nb::gil_scoped_release release;
+      status = tcExecutableRun(exe, buffers.data(), buffers.size(), &error);
+    }
+    if (status)
+      throw std::runtime_error(takeMessage(error));
+  }
+
+  nb::dict stageIR() const {
+    nb::dict stages;
+    for (const char *name : {"prim", "kernel", "loops", "llvm"})
+      if (const char *ir = tcExecutableStageIR(exe, name))
+        stages[name] = std::string(ir);
+    return stages;
+  }
+
+  TcExecutableRef exe;
+};
+
+} // namespace
+
+NB_MODULE(_tc, m) {
+  m.doc() = "tc's native compiler and CPU runtime";
+
+  nb::class_<Executable>(m, "CompiledGraph")
+      .def("run", &Executable::run, nb::arg("pointers"),
+           "Runs the graph on raw buffers: inputs, outputs, then the arena.")
+      .def_prop_ro("arena_bytes",
+                   [](Executable &e) { return tcExecutableArenaBytes(e.exe); })
+      .def_prop_ro("intermediate_bytes",
+                   [](Executable &e) {
+                     return tcExecutableIntermediateBytes(e.exe);
+                   })
+      .def_prop_ro("num_kernels",
+                   [](Executable &e) { return tcExecutableNumKernels(e.exe); })
+      .def_prop_ro("num_buffers",
+                   [](Executable &e) { return tcExecutableNumBuffers(e.exe); })
+      .def_prop_ro("stage_ir", &Executable::stageIR);
+
+  m.def(
+      "compile",
+      [](const std::string &ir, bool dumpStages) {
+        char *error = nullptr;
+        TcExecutableRef exe;
+        {
+          nb::gil_scoped_release release;
+          exe = tcCompileCPU(ir.data(), ir.size(), dumpStages ? 1 : 0, &error);
+        }
+        if (!exe)
+          throw std::runtime_error(takeMessage(error));
+        return new Executable(exe);
+      },
+      nb::arg("ir"), nb::arg("dump_stages") = false,
+      "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
+      "the compiler's diagnostics on failure.");
+}

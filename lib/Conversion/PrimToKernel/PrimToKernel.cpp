@@ -854,14 +854,16 @@ struct ConvertPrimToKernelPass
 
 /// A short kernel name from the ops it computes, like Inductor's
 /// `fused_add_mul_tanh_0`.
-static std::string kernelName(StringRef graph, Value value, unsigned id) {
+static std::string kernelName(const FusionPlan &plan, StringRef graph,
+                              Value value, unsigned id) {
   llvm::SetVector<StringRef> names;
   SmallVector<Value> worklist = {value};
   llvm::SmallDenseSet<Value> seen;
   while (!worklist.empty() && names.size() < 4) {
     Value v = worklist.pop_back_val();
     Operation *op = v.getDefiningOp();
-    if (!op || !seen.insert(v).second || isa<prim::ConstantOp>(op))
+    if (!op || !seen.insert(v).second || isa<prim::ConstantOp>(op) ||
+        (v != value && plan.isRealized(v)))
       continue;
     if (!isa<prim::BroadcastInDimOp, prim::ReshapeOp, prim::PermuteOp>(op))
       names.insert(op->getName().stripDialect());
@@ -925,7 +927,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc());
     FailureOr<kernel::KernelOp> kernel = builder.build(
-        value, kernelName(func.getSymName(), value, kernels++), schedule,
+        value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
         inputs);
     if (failed(kernel))
       return failure();

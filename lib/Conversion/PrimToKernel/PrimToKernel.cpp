@@ -335,6 +335,18 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<int64_t> domain(shape.begin(),
                               shape.empty() ? shape.end() : shape.end() - 1);
+  // Few long rows (a 1-d tensor, say) leave threads idle: split the last
+  // dimension into blocks, which become a domain dimension of their own.
+  int64_t rows = 1, block = 0;
+  for (int64_t size : domain)
+    rows *= size;
+  if (!shape.empty() && rows < 64 && shape.back() >= (1 << 15))
+    for (int64_t candidate : {4096, 2048, 1024, 512, 256})
+      if (shape.back() % candidate == 0) {
+        block = candidate;
+        domain.push_back(shape.back() / block);
+        break;
+      }
 
   b.setInsertionPoint(before);
   auto kernel = kernel::KernelOp::create(
@@ -365,13 +377,20 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     return success();
   };
   if (!shape.empty()) {
-    auto loop = kernel::LoopOp::create(b, loc, index(shape.back()));
+    Value blockIndex = block ? idx.pop_back_val() : Value();
+    auto loop =
+        kernel::LoopOp::create(b, loc, index(block ? block : shape.back()));
     Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
                                 {loc});
     pushScope(body, nullptr);
-    idx.push_back(body->getArgument(0));
     scopes[0]->nested = loop;
     b.setInsertionPointToEnd(body);
+    Value inner = body->getArgument(0);
+    if (block)
+      inner = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, blockIndex, index(block)),
+          inner);
+    idx.push_back(inner);
     if (failed(emitPoint(idx)))
       return failure();
     setInsertionPoint(1);

@@ -7,6 +7,7 @@
 #include "tc-c/Compiler.h"
 
 #include "tc/Runtime/CPURuntime.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -26,8 +27,20 @@ static char *copyString(const std::string &s) {
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              int keepStageIR, char **error) {
   std::string diagnostics;
-  std::unique_ptr<CPUExecutable> exe = CPUExecutable::compile(
-      llvm::StringRef(source, length), keepStageIR != 0, diagnostics);
+  std::unique_ptr<CPUExecutable> exe;
+  // A bug in the compiler must not take the caller's process down: a crash
+  // (or a failed assertion) while compiling becomes an error.
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  bool survived = recovery.RunSafely([&] {
+    exe = CPUExecutable::compile(llvm::StringRef(source, length),
+                                 keepStageIR != 0, diagnostics);
+  });
+  if (!survived) {
+    exe.reset();
+    diagnostics += "error: tc crashed while compiling this graph (the crash "
+                   "was contained); this is a bug in tc\n";
+  }
   if (!exe) {
     if (error)
       *error = copyString(diagnostics);

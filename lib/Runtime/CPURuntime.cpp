@@ -350,6 +350,11 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     llvm::InitializeNativeTargetAsmPrinter();
   });
 
+  // Lets tests check that a crashing compiler does not take the process
+  // down (see the C API's crash recovery).
+  if (std::getenv("TC_INJECT_COMPILER_CRASH"))
+    std::abort();
+
   auto impl = std::make_unique<Impl>();
   MLIRContext &context = impl->context;
   // The compile runs on the caller's thread: keep it lean (the pass

@@ -68,6 +68,8 @@ public:
 
 NB_MODULE(_tc, m) {
   m.doc() = "tc's native compiler and CPU runtime";
+  // Dynamo caches hold compiled graphs until the interpreter is gone.
+  nb::set_leak_warnings(false);
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),

@@ -1,17 +1,48 @@
 """tc: an MLIR-based compiler for PyTorch programs.
 
-The compiler lives in C++ (the build tree's libraries and tools); this
-package locates them and, in later layers, connects torch.compile to them.
+The compiler lives in C++ (the build tree's libraries, tools and the `_tc`
+extension); this package locates them and connects `torch.compile` to them:
+
+    torch.compile(model, backend="tc")
+
+`tc.backend` is the torch.compile backend, `tc.importer` turns ATen FX
+graphs into the `fx` dialect, `tc.compiler` calls the native compiler and
+runs what it returns. `tc.counters` counts what tc compiled; `TC_LOGS` (or
+`tc.set_logs`) shows it.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
 
+from tc.logs import set_logs
+from tc.logs import _init_from_env as _init_logs
+
 __version__ = "0.1.0"
 
+__all__ = ["build_dir", "cache_dir", "counters", "reset_counters",
+           "set_logs", "tc_opt_path"]
+
 _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+#: What tc did since the last `reset_counters()`:
+#: graphs_compiled: ATen graphs of which tc compiled at least one subgraph;
+#: subgraphs_compiled: subgraphs tc compiled; kernels: kernels in them;
+#: ops_compiled / ops_eager: ATen ops compiled by tc / left to eager;
+#: fallback_graphs: graphs that ran entirely in eager.
+counters: collections.Counter[str] = collections.Counter()
+
+_COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
+                 "ops_compiled", "ops_eager", "fallback_graphs")
+
+
+def reset_counters() -> None:
+    """Zeroes `tc.counters` (in place)."""
+    counters.clear()
+    for key in _COUNTER_KEYS:
+        counters[key] = 0
 
 
 def build_dir() -> pathlib.Path:
@@ -22,3 +53,19 @@ def build_dir() -> pathlib.Path:
 def tc_opt_path() -> pathlib.Path:
     """Path of the tc-opt tool of the build."""
     return build_dir() / "bin" / "tc-opt"
+
+
+def cache_dir() -> pathlib.Path:
+    """tc's cache directory: $TC_CACHE_DIR, else $XDG_CACHE_HOME/tc, else
+    ~/.cache/tc. Not created here."""
+    explicit = os.environ.get("TC_CACHE_DIR")
+    if explicit:
+        return pathlib.Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = pathlib.Path(xdg).expanduser() if xdg else (
+        pathlib.Path.home() / ".cache")
+    return base / "tc"
+
+
+reset_counters()
+_init_logs()

@@ -1,0 +1,357 @@
+"""The `torch.compile` backend: `torch.compile(model, backend="tc")`.
+
+Dynamo hands the backend a Python-level FX graph. The backend lowers it to
+ATen with AOTAutograd (core ATen decompositions), and for each ATen graph
+(forward, and backward when training):
+
+1. marks the nodes tc supports (`tc.support.is_supported`);
+2. groups them into subgraphs with torch's `CapabilityBasedPartitioner`;
+3. compiles each subgraph with `tc.compiler.compile_graph`; everything
+   else, and every subgraph tc fails to compile, runs in eager PyTorch.
+
+tc never makes the user's program fail: an unexpected error inside tc is
+logged and the graph runs in eager. What happened is counted in
+`tc.counters` and shown by the log channels (`TC_LOGS=fallbacks,...`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import logging
+import operator
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+import tc
+from tc import compiler, logs
+from tc.compiler import CompileError, CompiledFunction
+from tc.importer import Unsupported, qualified_name, user_location
+from tc.support import VIEW_OPS, is_supported
+
+__all__ = ["tc_backend"]
+
+logger = logging.getLogger("tc")
+_fallbacks = logs.channel_logger("fallbacks")
+
+_warned_native_missing: list[bool] = []
+
+#: torch.compile modes tc implements.
+SUPPORTED_MODES = ("default",)
+#: Modes torch.compile knows that tc does not implement yet.
+_KNOWN_MODES = ("reduce-overhead", "max-autotune",
+                "max-autotune-no-cudagraphs")
+#: Keys of torch.compile's `options` that tc understands.
+SUPPORTED_OPTIONS = {"dump_stages": bool}
+
+
+@dataclasses.dataclass
+class _Settings:
+    dump_stages: bool = False
+
+
+def tc_backend(gm: torch.fx.GraphModule,
+               example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
+    """torch.compile backend compiling ATen subgraphs with tc.
+
+    Takes torch.compile's `mode` ("default"; others are not supported yet
+    and run as "default") and `options` (`{"dump_stages": True}` keeps the
+    IR of every compiler stage, as the `output_code` channel does).
+    """
+    try:
+        settings = _parse_kwargs(kwargs)
+        dynamic = _dynamic_reason(example_inputs)
+        if dynamic:
+            _fallbacks.info("graph runs in eager: %s; tc compiles static "
+                            "shapes for now (torch.compile(..., dynamic="
+                            "False) recompiles per shape instead)", dynamic)
+            tc.counters["fallback_graphs"] += 1
+            return gm.forward
+
+        from torch._decomp import core_aten_decompositions
+        from torch._functorch.aot_autograd import aot_module_simplified
+
+        aten_compiler = functools.partial(_compile_aten_graph,
+                                          settings=settings)
+        return aot_module_simplified(
+            gm, example_inputs, fw_compiler=aten_compiler,
+            bw_compiler=aten_compiler,
+            decompositions=core_aten_decompositions())
+    except Exception as error:  # tc must never break the user's program
+        _internal_error("lowering a graph to ATen", error)
+        return gm.forward
+
+
+# ============================================================================
+# Arguments
+# ============================================================================
+
+
+def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("mode", None) or "default"
+    options = kwargs.pop("options", None) or {}
+    for key in kwargs:
+        logger.warning("tc backend: argument '%s' is not supported; "
+                       "ignored", key)
+    if mode not in SUPPORTED_MODES:
+        kind = ("is not supported yet" if mode in _KNOWN_MODES
+                else "is not a mode tc knows")
+        logger.warning("tc backend: mode '%s' %s; compiling as mode="
+                       "'default'", mode, kind)
+    settings = _Settings()
+    if not isinstance(options, dict):
+        logger.warning("tc backend: options must be a dict, got %s; "
+                       "ignored", type(options).__name__)
+        return settings
+    for key, value in options.items():
+        expected = SUPPORTED_OPTIONS.get(key)
+        if expected is None:
+            logger.warning("tc backend: option '%s' is not supported yet; "
+                           "ignored (supported: %s)", key,
+                           ", ".join(SUPPORTED_OPTIONS))
+        elif not isinstance(value, expected):
+            logger.warning("tc backend: option '%s' expects a %s, got %r; "
+                           "ignored", key, expected.__name__, value)
+        else:
+            setattr(settings, key, value)
+    return settings
+
+
+def _dynamic_reason(example_inputs: Sequence[Any]) -> str | None:
+    """Why the inputs are symbolic (dynamic shapes), or None."""
+    symbolic = (torch.SymInt, torch.SymFloat, torch.SymBool)
+    for i, value in enumerate(example_inputs):
+        if isinstance(value, symbolic):
+            return f"input #{i} is a symbolic scalar ({value})"
+        if isinstance(value, torch.Tensor):
+            sizes = list(value.shape)
+            try:
+                sizes += list(value.stride())
+            except RuntimeError:  # e.g. sparse tensors have no strides
+                pass
+            if any(isinstance(s, torch.SymInt) for s in sizes):
+                return (f"input #{i} has a symbolic shape "
+                        f"{tuple(value.shape)} (dynamic shapes)")
+    return None
+
+
+def _internal_error(what: str, error: BaseException) -> None:
+    tc.counters["fallback_graphs"] += 1
+    logger.warning("tc: internal error while %s; the graph runs in eager: "
+                   "%s: %s", what, type(error).__name__, error)
+    _fallbacks.info("internal error while %s", what, exc_info=error)
+
+
+# ============================================================================
+# Partitioning and compiling one ATen graph
+# ============================================================================
+
+
+def _make_boxed(fn: Callable) -> Callable:
+    """`fn` in AOTAutograd's boxed calling convention (one list argument)."""
+    try:
+        from torch._functorch.aot_autograd import make_boxed_func
+    except ImportError:  # moved in some torch version: do what it does
+        def make_boxed_func(f: Callable) -> Callable:
+            def boxed(args: list[Any]) -> Any:
+                return f(*args)
+            boxed._boxed_call = True  # type: ignore[attr-defined]
+            return boxed
+    return make_boxed_func(fn)
+
+
+def _compile_aten_graph(gm: torch.fx.GraphModule,
+                        example_inputs: Sequence[Any],
+                        settings: _Settings) -> Callable:
+    """AOTAutograd's fw/bw compiler: an ATen graph to a boxed callable."""
+    try:
+        runner = _partition_and_compile(gm, settings)
+    except Exception as error:  # tc must never break the user's program
+        _internal_error("compiling an ATen graph", error)
+        runner = gm
+    return _make_boxed(runner)
+
+
+class _Support(OperatorSupportBase):
+    """Operator support for the partitioner, remembering why not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasons: dict[torch.fx.Node, str] = {}
+
+    def is_node_supported(self, submodules: Any,
+                          node: torch.fx.Node) -> bool:
+        ok, reason = is_supported(node)
+        if not ok:
+            self.reasons[node] = reason
+        return ok
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    return (isinstance(node.target, torch._ops.OpOverload)
+            and qualified_name(node.target) in VIEW_OPS)
+
+
+def _is_compute(node: torch.fx.Node) -> bool:
+    return (node.op == "call_function" and node.target is not operator.getitem
+            and not _is_view(node))
+
+
+def _trim(nodes: Any) -> None:
+    """Leaves views that only feed eager code (e.g. returned views) to eager.
+
+    Eager keeps them views instead of copies; a partition left with no
+    compute op is emptied.
+    """
+    members = set(nodes)
+    changed = True
+    while changed:
+        changed = False
+        for node in list(members):
+            if _is_view(node) and not any(u in members for u in node.users):
+                members.discard(node)
+                changed = True
+    if not any(_is_compute(n) for n in members):
+        members.clear()
+    for node in list(nodes):
+        if node not in members:
+            if isinstance(nodes, dict):
+                del nodes[node]
+            else:
+                nodes.discard(node)
+
+
+def _op_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
+    """The ATen op nodes of a graph (getitem selections excluded)."""
+    return [n for n in graph.nodes
+            if n.op == "call_function" and n.target is not operator.getitem]
+
+
+def _describe(node: torch.fx.Node) -> str:
+    target = (qualified_name(node.target)
+              if isinstance(node.target, torch._ops.OpOverload)
+              else getattr(node.target, "__name__", str(node.target)))
+    where = user_location(node)
+    suffix = f", {where[0]}:{where[1]}" if where else ""
+    return f"{target} (node '{node.name}'{suffix})"
+
+
+class _TcSubgraph(torch.nn.Module):
+    """A subgraph compiled by tc, in place of the partitioner's submodule.
+
+    Should the compiled code raise at run time, the subgraph switches to
+    eager for good (and says so).
+    """
+
+    def __init__(self, compiled: CompiledFunction,
+                 eager: torch.fx.GraphModule, name: str):
+        super().__init__()
+        self.compiled = compiled
+        self.eager = eager
+        self.subgraph_name = name
+        self.failed = False
+
+    def forward(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                return self.compiled(*args)
+            except Exception as error:  # never break the user's program
+                self.failed = True
+                logger.warning("tc: compiled subgraph %s failed at run time "
+                               "and runs in eager from now on: %s",
+                               self.subgraph_name, error)
+        return self.eager(*args)
+
+
+def _partition_and_compile(gm: torch.fx.GraphModule,
+                           settings: _Settings) -> Callable:
+    work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    support = _Support()
+    partitioner = CapabilityBasedPartitioner(
+        work, support, allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    for partition in partitions:
+        _trim(partition.nodes)
+    partitions = [p for p in partitions if len(p.nodes) > 0]
+
+    in_partition = {n for p in partitions for n in p.nodes}
+    eager_ops = 0
+    for node in _op_nodes(work.graph):
+        if node in in_partition:
+            continue
+        eager_ops += 1
+        reason = support.reasons.get(node)
+        if reason is None:
+            reason = ("view op feeding only eager code stays a view"
+                      if _is_view(node) else "not grouped into a subgraph")
+        _fallbacks.info("eager: %s: %s", _describe(node), reason)
+
+    compiled_any = False
+    if partitions:
+        fused = partitioner.fuse_partitions(partitions)
+        for node in list(fused.graph.nodes):
+            if node.op != "call_module":
+                continue
+            sub = fused.get_submodule(node.target)
+            if not isinstance(sub, torch.fx.GraphModule):
+                continue
+            ops = _op_nodes(sub.graph)
+            compiled = _compile_subgraph(sub, node.target, ops, settings)
+            if compiled is None:
+                eager_ops += len(ops)
+                continue
+            setattr(fused, node.target,
+                    _TcSubgraph(compiled, sub, node.target))
+            compiled_any = True
+            tc.counters["subgraphs_compiled"] += 1
+            tc.counters["kernels"] += compiled.num_kernels
+            tc.counters["ops_compiled"] += len(ops)
+    tc.counters["ops_eager"] += eager_ops
+    if not compiled_any:
+        tc.counters["fallback_graphs"] += 1
+        return gm
+    tc.counters["graphs_compiled"] += 1
+    return fused
+
+
+def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
+                      ops: list[torch.fx.Node],
+                      settings: _Settings) -> CompiledFunction | None:
+    """Compiles one subgraph; None (after logging) if tc cannot."""
+    try:
+        return compiler.compile_graph(sub, dump_stages=settings.dump_stages)
+    except CompileError as error:
+        first_line = (error.message.strip().splitlines() or ["?"])[0]
+        command = error.command
+        if not error.native_missing:
+            logger.warning(
+                "tc: subgraph %s (%d ops) runs in eager: %s%s", name,
+                len(ops), first_line,
+                f"; reproduce with: {command}" if command else "")
+        elif not _warned_native_missing:
+            _warned_native_missing.append(True)
+            logger.warning("tc: %s; every graph runs in eager", first_line)
+        _fallbacks.info(
+            "subgraph %s failed to compile:\n%s\nreproduce with: %s\n"
+            "IR:\n%s", name, error.message, command or "(IR not written)",
+            error.ir or "(none)")
+        reason = f"in subgraph {name}, which tc failed to compile"
+    except Unsupported as error:
+        logger.warning("tc: subgraph %s (%d ops) runs in eager: cannot "
+                       "import it: %s", name, len(ops), error)
+        reason = f"in subgraph {name}, which tc cannot import: {error}"
+    except Exception as error:  # tc must never break the user's program
+        logger.warning("tc: internal error compiling subgraph %s; it runs "
+                       "in eager: %s: %s", name, type(error).__name__, error)
+        _fallbacks.info("internal error compiling subgraph %s", name,
+                        exc_info=error)
+        reason = f"in subgraph {name}: internal error in tc"
+    for node in ops:
+        _fallbacks.info("eager: %s: %s", _describe(node), reason)
+    return None

@@ -1,0 +1,287 @@
+"""The bridge to tc's native compiler (the `tc._tc` extension).
+
+`compile_graph(gm)` imports an ATen FX graph into the fx dialect, compiles
+it with the native extension (`_tc.compile`) and returns a Python callable
+that runs the result on CPU tensors.
+
+The extension is a nanobind module built into `tc.build_dir() / "python" /
+"tc"` (or installed next to this file). Its interface:
+
+* `_tc.compile(ir: str, dump_stages: bool) -> CompiledGraph`, raising
+  `RuntimeError` with the diagnostics on failure;
+* `CompiledGraph.run(pointers: list[int]) -> None`, where `pointers` holds
+  the data pointers of the inputs, then the outputs, then the arena (0 when
+  the arena is empty); an output that is a graph input gets that input's
+  own pointer;
+* `CompiledGraph.arena_bytes`, `.intermediate_bytes`, `.num_kernels` (ints)
+  and `.stage_ir` (`dict[str, str]`, filled when compiled with
+  `dump_stages`).
+
+The extension is loaded lazily: this module imports without it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import pathlib
+import sys
+import threading
+from types import ModuleType
+from typing import Any
+
+import torch
+import torch.fx
+
+import tc
+from tc import logs
+from tc.importer import ImportedGraph, import_graph
+
+__all__ = ["CompileError", "CompiledFunction", "compile_graph",
+           "native_available", "native_error"]
+
+_GRAPH_NAME = "main"
+
+
+class CompileError(Exception):
+    """The native compiler rejected a graph (or is not available).
+
+    `ir` is the fx-dialect text that was compiled, `ir_path` the file it
+    was dumped to (None if it could not be written), `command` a shell
+    command that reproduces the failure.
+    """
+
+    def __init__(self, message: str, ir: str | None = None,
+                 ir_path: pathlib.Path | None = None, *,
+                 native_missing: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.ir = ir
+        self.ir_path = ir_path
+        #: True when the native extension is absent (nothing was compiled).
+        self.native_missing = native_missing
+
+    @property
+    def command(self) -> str | None:
+        if self.ir_path is None:
+            return None
+        return f"{tc.tc_opt_path()} --tc-cpu-pipeline {self.ir_path}"
+
+
+# ============================================================================
+# The native extension
+# ============================================================================
+
+_native: ModuleType | None = None
+_native_error: str | None = None
+_native_lock = threading.Lock()
+
+
+def _extension_dirs() -> list[pathlib.Path]:
+    return [pathlib.Path(__file__).resolve().parent,
+            tc.build_dir() / "python" / "tc"]
+
+
+def _load_native() -> ModuleType | None:
+    """Loads `tc._tc` once; returns None (see `native_error`) if absent."""
+    global _native, _native_error
+    with _native_lock:
+        if _native is not None or _native_error is not None:
+            return _native
+        if os.environ.get("TC_DISABLE_NATIVE", "") not in ("", "0"):
+            _native_error = "disabled by TC_DISABLE_NATIVE"
+            return None
+        if "tc._tc" in sys.modules:
+            _native = sys.modules["tc._tc"]
+            return _native
+        for directory in _extension_dirs():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = directory / f"_tc{suffix}"
+                if not path.is_file():
+                    continue
+                try:
+                    loader = importlib.machinery.ExtensionFileLoader(
+                        "tc._tc", str(path))
+                    spec = importlib.util.spec_from_file_location(
+                        "tc._tc", str(path), loader=loader)
+                    module = importlib.util.module_from_spec(spec)
+                    sys.modules["tc._tc"] = module
+                    loader.exec_module(module)
+                except Exception as error:  # a broken build must not kill us
+                    sys.modules.pop("tc._tc", None)
+                    _native_error = f"loading {path} failed: {error}"
+                    return None
+                _native = module
+                return _native
+        _native_error = ("tc native extension not built (no _tc module in "
+                         + ", ".join(str(d) for d in _extension_dirs()) + ")")
+        return None
+
+
+def native_available() -> bool:
+    """Whether the native extension `tc._tc` can be loaded."""
+    return _load_native() is not None
+
+
+def native_error() -> str | None:
+    """Why the native extension is unavailable (None if it is available)."""
+    _load_native()
+    return _native_error
+
+
+# ============================================================================
+# Compiling
+# ============================================================================
+
+# Native compiled graphs by (IR text, dump_stages); failures by IR text.
+_cache: dict[tuple[str, bool], Any] = {}
+_failures: dict[str, str] = {}
+
+
+def clear_cache() -> None:
+    """Drops the in-memory cache of compiled graphs."""
+    _cache.clear()
+    _failures.clear()
+
+
+# Free native objects before the interpreter tears the extension down.
+atexit.register(clear_cache)
+
+
+def dump_ir(text: str) -> pathlib.Path | None:
+    """Writes `text` under the cache dir; returns the path (None on error)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = tc.cache_dir() / "ir" / f"graph-{digest}.mlir"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError:
+        return None
+    return path
+
+
+def compile_graph(gm: torch.fx.GraphModule, *,
+                  dump_stages: bool = False) -> "CompiledFunction":
+    """Compiles an ATen FX graph with tc; returns a callable running it.
+
+    The callable takes the graph's placeholders as CPU tensors and returns
+    what the graph's output node returns (one tensor, a tuple or a list).
+    `get_attr` tensors are read from `gm` at each call. With `dump_stages`
+    (or the `output_code` log channel) the compiler keeps each stage's IR.
+    Raises `CompileError` when the native compiler fails or is absent, and
+    `tc.importer.Unsupported` when the graph cannot be imported.
+    """
+    imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True)
+    text = imported.text
+    if logs.enabled("graph_code"):
+        logs.channel_logger("graph_code").info("fx graph:\n%s", text)
+
+    native = _load_native()
+    if native is None:
+        raise CompileError(_native_error or "tc native extension not built",
+                           text, dump_ir(text), native_missing=True)
+    dump_stages = dump_stages or logs.enabled("output_code")
+    key = (text, dump_stages)
+    compiled = _cache.get(key)
+    if compiled is None:
+        if text in _failures:
+            raise CompileError(_failures[text], text, dump_ir(text))
+        try:
+            compiled = native.compile(text, dump_stages)
+        except RuntimeError as error:
+            _failures[text] = str(error)
+            raise CompileError(str(error), text, dump_ir(text)) from None
+        _cache[key] = compiled
+
+        if logs.enabled("output_code"):
+            out = logs.channel_logger("output_code")
+            for stage, stage_text in dict(compiled.stage_ir).items():
+                out.info("stage %s:\n%s", stage, stage_text)
+        if logs.enabled("memory"):
+            logs.channel_logger("memory").info(
+                "arena peak %d bytes vs %d bytes of intermediates "
+                "(%d kernels)", compiled.arena_bytes,
+                compiled.intermediate_bytes, compiled.num_kernels)
+    return CompiledFunction(compiled, imported, gm)
+
+
+def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
+    return functools.reduce(getattr, target.split("."), root)
+
+
+class CompiledFunction:
+    """A graph compiled by tc, callable with the graph's inputs."""
+
+    def __init__(self, native: Any, imported: ImportedGraph,
+                 gm: torch.fx.GraphModule):
+        self.native = native
+        self.imported = imported
+        self._root = gm
+        self._attrs = list(imported.lifted_attrs)
+        self._num_placeholders = len(imported.input_names) - len(self._attrs)
+        self.arena_bytes = int(native.arena_bytes)
+        self.intermediate_bytes = int(native.intermediate_bytes)
+        self.num_kernels = int(native.num_kernels)
+
+    @property
+    def stage_ir(self) -> dict[str, str]:
+        """IR of each compiler stage (when compiled with dump_stages)."""
+        return dict(self.native.stage_ir)
+
+    @property
+    def ir(self) -> str:
+        """The fx-dialect text that was compiled."""
+        return self.imported.text
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        imported = self.imported
+        if len(args) != self._num_placeholders:
+            raise TypeError(f"tc graph takes {self._num_placeholders} "
+                            f"inputs, got {len(args)}")
+        given = list(args) + [_resolve_attr(self._root, t)
+                              for t in self._attrs]
+        inputs = []
+        for i, (tensor, (shape, dtype)) in enumerate(
+                zip(given, imported.input_specs)):
+            if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
+                    or tuple(tensor.shape) != shape
+                    or tensor.device.type != "cpu"):
+                raise TypeError(
+                    f"tc graph input #{i} ({imported.input_names[i]}) "
+                    f"expects a CPU tensor of shape {shape} and dtype "
+                    f"{dtype}, got {_describe(tensor)}")
+            inputs.append(tensor.contiguous())
+
+        outputs = []
+        output_ptrs = []
+        for (shape, dtype), alias in zip(imported.output_specs,
+                                         imported.outputs_alias_inputs):
+            if alias is not None:
+                outputs.append(given[alias])
+                output_ptrs.append(inputs[alias].data_ptr())
+            else:
+                out = torch.empty(shape, dtype=dtype)
+                outputs.append(out)
+                output_ptrs.append(out.data_ptr())
+        arena = (torch.empty(self.arena_bytes, dtype=torch.uint8)
+                 if self.arena_bytes > 0 else None)
+        pointers = ([t.data_ptr() for t in inputs] + output_ptrs
+                    + [arena.data_ptr() if arena is not None else 0])
+        self.native.run(pointers)
+        if imported.output_structure == "single":
+            return outputs[0]
+        if imported.output_structure == "list":
+            return outputs
+        return tuple(outputs)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return (f"a {value.device.type} tensor of shape {tuple(value.shape)} "
+                f"and dtype {value.dtype}")
+    return type(value).__name__

@@ -1,0 +1,143 @@
+"""Which ATen nodes tc compiles.
+
+`SUPPORTED_OPS` names the ATen overloads tc's decomposition handles, in
+PyTorch's schema spelling (`aten::add.Tensor`; the default overload has no
+suffix: `aten::sin`). `is_supported` checks one FX node of an ATen graph
+against it and against the dtypes and shapes tc compiles; the backend's
+partitioner groups the supported nodes into subgraphs for tc and leaves the
+rest to eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx
+
+from tc.importer import Unsupported, _attribute, _arg_kind, qualified_name
+
+__all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
+
+#: ATen overloads tc compiles.
+SUPPORTED_OPS: set[str] = {
+    # Elementwise, unary.
+    "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::neg",
+    "aten::relu", "aten::gelu", "aten::sigmoid", "aten::sqrt", "aten::rsqrt",
+    "aten::abs", "aten::erf", "aten::log",
+    # Elementwise, binary.
+    "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
+    "aten::add.Tensor", "aten::add.Scalar",
+    "aten::sub.Tensor", "aten::sub.Scalar",
+    "aten::mul.Tensor", "aten::mul.Scalar",
+    "aten::div.Tensor", "aten::div.Scalar",
+    "aten::maximum", "aten::minimum",
+    "aten::where.self",
+    # Comparisons.
+    "aten::gt.Scalar", "aten::lt.Scalar", "aten::ge.Scalar",
+    "aten::le.Scalar", "aten::eq.Scalar", "aten::ne.Scalar",
+    "aten::gt.Tensor", "aten::lt.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
+    "aten::eq.Tensor", "aten::ne.Tensor",
+    # Matrix products.
+    "aten::addmm", "aten::mm", "aten::bmm",
+    # Shape and layout.
+    "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
+    "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
+    "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
+    "aten::flatten.using_ints", "aten::slice.Tensor", "aten::cat",
+    "aten::clone", "aten::_to_copy", "aten::alias", "aten::lift_fresh_copy",
+    # Reductions and normalizations.
+    "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
+    "aten::amax", "aten::amin", "aten::mean.dim", "aten::sum",
+    "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
+    # Factories.
+    "aten::full", "aten::scalar_tensor",
+}
+
+#: Ops that only reshape or re-stride their input. A subgraph does not
+#: start or end with them (eager keeps them views), and one made only of
+#: them is not worth a kernel.
+VIEW_OPS: set[str] = {
+    "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
+    "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
+    "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
+    "aten::alias",
+}
+
+#: Tensor dtypes tc compiles.
+SUPPORTED_DTYPES: set[torch.dtype] = {
+    torch.float32, torch.float16, torch.bfloat16, torch.float64,
+    torch.int64, torch.int32, torch.bool,
+}
+
+
+def _tensor_ok(val: Any, what: str) -> tuple[bool, str]:
+    """Whether `val` (a node's meta['val']) is a tensor tc handles, and
+    if not, why."""
+    if not isinstance(val, torch.Tensor):
+        return False, f"{what} is not a tensor ({type(val).__name__})"
+    if val.dtype not in SUPPORTED_DTYPES:
+        return False, f"{what} has unsupported dtype {val.dtype}"
+    if val.layout != torch.strided:
+        return False, f"{what} has unsupported layout {val.layout}"
+    if val.device.type != "cpu":
+        return False, f"{what} is on {val.device}; tc compiles for the CPU"
+    if not all(type(d) is int for d in val.shape):
+        return False, (f"{what} has symbolic shape {tuple(val.shape)}; tc "
+                       "compiles static shapes")
+    return True, ""
+
+
+def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
+    """Whether tc compiles `node`, and if not, why (one line)."""
+    if node.op != "call_function":
+        return False, f"'{node.op}' nodes run in eager"
+    if node.target is operator.getitem:
+        source = node.args[0]
+        if not isinstance(source, torch.fx.Node):
+            return False, "getitem of a non-node"
+        if not is_supported(source)[0]:
+            return False, "selects a result of an op tc does not compile"
+        return _tensor_ok(node.meta.get("val"), "result")
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return False, "target is not an ATen operator overload"
+    name = qualified_name(node.target)
+    if name not in SUPPORTED_OPS:
+        return False, f"{name} is not supported by tc yet"
+
+    # Results.
+    val = node.meta.get("val")
+    vals = list(val) if isinstance(val, (list, tuple)) else [val]
+    for i, v in enumerate(vals):
+        ok, reason = _tensor_ok(v, "result" if len(vals) == 1
+                                else f"result #{i}")
+        if not ok:
+            return ok, reason
+    # Operands and the other arguments.
+    schema = node.target._schema
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    bound = {a.name: v for a, v in zip(positional, node.args)}
+    bound.update(node.kwargs)
+    for arg in schema.arguments:
+        if arg.name not in bound:
+            continue
+        value = bound[arg.name]
+        kind, _ = _arg_kind(arg)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for v in values:
+            if isinstance(v, torch.fx.Node):
+                ok, reason = _tensor_ok(v.meta.get("val"),
+                                        f"argument '{arg.name}'")
+                if not ok:
+                    return ok, reason
+        if kind.startswith("T"):
+            if any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool))
+                   for v in values):
+                return False, f"argument '{arg.name}' is symbolic"
+            continue
+        try:
+            _attribute(value, kind)
+        except Unsupported as error:
+            return False, f"argument '{arg.name}': {error.reason}"
+    return True, ""

@@ -1,0 +1,71 @@
+"""Shared pytest set-up for tc's Python suites.
+
+Tests that need tc's native extension (`tc._tc`) carry the
+`requires_native` marker and are skipped when it is not built.
+"""
+
+import logging
+
+import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "requires_native: needs the tc._tc native extension")
+
+
+def pytest_collection_modifyitems(config, items):
+    import tc.compiler
+
+    if tc.compiler.native_available():
+        return
+    reason = f"tc native extension unavailable: {tc.compiler.native_error()}"
+    skip = pytest.mark.skip(reason=reason)
+    for item in items:
+        if "requires_native" in item.keywords:
+            item.add_marker(skip)
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    @property
+    def text(self):
+        return "\n".join(r.getMessage() for r in self.records)
+
+
+@pytest.fixture
+def tc_logs():
+    """Captures tc's log records with every channel enabled."""
+    import tc
+
+    handler = _ListHandler()
+    logger = logging.getLogger("tc")
+    tc.set_logs("all")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        tc.set_logs()
+
+
+@pytest.fixture
+def fresh_tc(monkeypatch, tmp_path):
+    """Zeroed counters, an empty Dynamo cache and a private cache dir."""
+    import torch._dynamo
+
+    import tc
+    import tc.compiler
+
+    monkeypatch.setenv("TC_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    tc.compiler.clear_cache()
+    tc.reset_counters()
+    yield tmp_path / "cache"
+    torch._dynamo.reset()

@@ -1,0 +1,227 @@
+"""torch.compile(backend="tc"): partitioning, fallbacks, logs, counters."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+
+import tc
+import tc.backend
+import tc.compiler
+
+
+def foo(x, y):  # seed 000
+    a = torch.sin(x)
+    b = torch.cos(y)
+    return a + b
+
+
+def mlp():  # seed 004
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(100, 200), nn.ReLU(), nn.Linear(200, 10))
+
+
+@pytest.fixture
+def no_native(monkeypatch):
+    """Makes tc behave as if the native extension were not built."""
+    monkeypatch.setattr(tc.compiler, "_native", None)
+    monkeypatch.setattr(tc.compiler, "_native_error",
+                        "tc native extension not built (test)")
+    monkeypatch.setattr(tc.backend, "_warned_native_missing", [])
+
+
+class _FailingNative:
+    """A native module whose compiler always reports an error."""
+
+    @staticmethod
+    def compile(ir, dump_stages):
+        raise RuntimeError("loc(\"sin\"): error: boom from the compiler")
+
+
+class _EagerCompiled:
+    """Stands in for a compiled subgraph by running it eagerly."""
+
+    num_kernels = 1
+
+    def __init__(self, gm):
+        self.gm = gm
+
+    def __call__(self, *args):
+        return self.gm(*args)
+
+
+def _fake_compile(compiled):
+    def compile_graph(gm, dump_stages=False):
+        tc.importer.import_graph(gm, lift_get_attrs=True)  # must import
+        compiled.append(gm)
+        return _EagerCompiled(gm)
+    return compile_graph
+
+
+def test_entry_point_is_discoverable():
+    code = ("import sys, torch._dynamo\n"
+            "from torch._dynamo.backends.registry import lookup_backend\n"
+            "assert 'tc' in torch._dynamo.list_backends()\n"
+            "assert 'tc' not in sys.modules\n"
+            "fn = lookup_backend('tc')\n"
+            "print(fn.__module__, fn.__name__)\n")
+    result = subprocess.run([sys.executable, "-c", code],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["tc.backend", "tc_backend"]
+
+
+def test_falls_back_to_eager_without_native(fresh_tc, no_native, tc_logs):
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.compile(foo, backend="tc")(x, y)
+    torch.testing.assert_close(out, foo(x, y))
+    assert tc.counters["subgraphs_compiled"] == 0
+    assert tc.counters["fallback_graphs"] == 1
+    assert tc.counters["ops_eager"] == 3
+    assert "not built" in tc_logs.text
+    for op in ("aten::sin", "aten::cos", "aten::add.Tensor"):
+        assert f"eager: {op} (node" in tc_logs.text
+
+
+def test_compile_error_is_logged_with_ir_and_repro(fresh_tc, monkeypatch,
+                                                   tc_logs):
+    monkeypatch.setattr(tc.compiler, "_native", _FailingNative())
+    monkeypatch.setattr(tc.compiler, "_native_error", None)
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.compile(foo, backend="tc")(x, y)
+    torch.testing.assert_close(out, foo(x, y))
+    assert tc.counters["fallback_graphs"] == 1
+    text = tc_logs.text
+    assert "boom from the compiler" in text
+    assert "--tc-cpu-pipeline" in text
+    assert 'fx.call_function "aten::sin"' in text  # the IR
+    dumped = list((fresh_tc / "ir").glob("*.mlir"))
+    assert len(dumped) == 1
+    assert str(dumped[0]) in text
+    assert dumped[0].read_text().startswith("module {")
+
+
+def test_internal_error_runs_eager(fresh_tc, monkeypatch, tc_logs):
+    def broken(gm, settings):
+        raise ValueError("bug in tc")
+
+    monkeypatch.setattr(tc.backend, "_partition_and_compile", broken)
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    torch.testing.assert_close(torch.compile(foo, backend="tc")(x, y),
+                               foo(x, y))
+    assert tc.counters["fallback_graphs"] == 1
+    assert "internal error" in tc_logs.text
+    assert "bug in tc" in tc_logs.text
+
+
+def test_partitions_around_unsupported_ops(fresh_tc, monkeypatch, tc_logs):
+    compiled = []
+    monkeypatch.setattr(tc.compiler, "compile_graph", _fake_compile(compiled))
+
+    def fn(x):
+        a = torch.sin(x) * 2
+        b = torch.erf(a)         # not supported: splits the graph
+        return torch.cos(b) + 1, a.t()
+
+    x = torch.randn(4, 4)
+    out = torch.compile(fn, backend="tc")(x)
+    for got, want in zip(out, fn(x)):
+        torch.testing.assert_close(got, want)
+    assert tc.counters["subgraphs_compiled"] == 2 == len(compiled)
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["ops_compiled"] == 4
+    # erf, and the returned view, which stays a view.
+    assert tc.counters["ops_eager"] == 2
+    assert "eager: aten::erf (node 'erf'" in tc_logs.text
+    assert "is not supported by tc yet" in tc_logs.text
+    assert "stays a view" in tc_logs.text
+
+
+def test_mode_max_autotune_is_not_supported_yet(fresh_tc, no_native,
+                                                tc_logs):
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.compile(foo, backend="tc", mode="max-autotune")(x, y)
+    torch.testing.assert_close(out, foo(x, y))
+    assert "mode 'max-autotune' is not supported yet" in tc_logs.text
+
+
+def test_unknown_option_is_logged(fresh_tc, no_native, tc_logs):
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    torch.compile(foo, backend="tc", options={"triton.cudagraphs": True})(
+        x, y)
+    assert "option 'triton.cudagraphs' is not supported yet" in tc_logs.text
+
+
+def test_dynamic_shapes_run_eager(fresh_tc, tc_logs):
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.compile(foo, backend="tc", dynamic=True)(x, y)
+    torch.testing.assert_close(out, foo(x, y))
+    assert tc.counters["fallback_graphs"] == 1
+    assert tc.counters["subgraphs_compiled"] == 0
+    assert "static shapes" in tc_logs.text
+
+
+def test_set_logs_and_env(monkeypatch, capsys):
+    tc.set_logs("fallbacks,memory")
+    try:
+        assert tc.logs.enabled("fallbacks") and tc.logs.enabled("memory")
+        assert not tc.logs.enabled("graph_code")
+        tc.logs.channel_logger("fallbacks").info("hello")
+        assert "[tc:fallbacks] hello" in capsys.readouterr().err
+    finally:
+        tc.set_logs()
+    assert not tc.logs.enabled("fallbacks")
+    code = ("import tc, tc.logs\n"
+            "print(tc.logs.enabled('graph_code'), "
+            "tc.logs.enabled('memory'))\n")
+    result = subprocess.run([sys.executable, "-c", code], text=True,
+                            capture_output=True,
+                            env={"TC_LOGS": "graph_code", "PATH": ""})
+    assert result.stdout.split() == ["True", "False"], result.stderr
+
+
+def test_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("TC_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tc.cache_dir() == tmp_path / "tc"
+    monkeypatch.setenv("TC_CACHE_DIR", str(tmp_path / "x"))
+    assert tc.cache_dir() == tmp_path / "x"
+
+
+# ============================================================================
+# End to end, with the native compiler.
+# ============================================================================
+
+
+@pytest.mark.requires_native
+def test_foo_compiles(fresh_tc, tc_logs):
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.compile(foo, backend="tc")(x, y)
+    torch.testing.assert_close(out, foo(x, y))
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["subgraphs_compiled"] == 1
+    assert tc.counters["ops_compiled"] == 3
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["kernels"] >= 1
+    assert 'fx.graph @main' in tc_logs.text  # graph_code
+    assert "arena peak" in tc_logs.text  # memory
+
+
+@pytest.mark.requires_native
+def test_mlp_inference_and_training(fresh_tc):
+    model = mlp()
+    compiled = torch.compile(model, backend="tc")
+    x = torch.randn(32, 100)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    assert tc.counters["subgraphs_compiled"] >= 1
+
+    out = compiled(x)
+    out.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).sum().backward()
+    for got, want in zip(grads, (p.grad for p in model.parameters())):
+        torch.testing.assert_close(got, want)

@@ -78,6 +78,8 @@ public:
 
 private:
   ThreadPool() {
+    // GEMMs run on these threads too, one BLAS call per row block.
+    openblas_set_num_threads(1);
     unsigned threads = std::thread::hardware_concurrency();
     if (const char *env = std::getenv("TC_NUM_THREADS"))
       threads = std::max(1, std::atoi(env));
@@ -250,31 +252,43 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
   return success();
 }
 
-static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
+/// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
+template <typename T, typename Fn>
+static void gemmRows(const Gemm &g, ArrayRef<void *> ptrs, int64_t i,
+                     int64_t rowBegin, int64_t rowEnd, T one, Fn gemm) {
   int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
   auto ta = g.transA ? CblasTrans : CblasNoTrans;
   auto tb = g.transB ? CblasTrans : CblasNoTrans;
-  for (int64_t i = 0; i < g.batch; ++i) {
-    if (g.isDouble) {
-      auto *a = static_cast<double *>(ptrs[g.a]) + i * g.m * g.k;
-      auto *b = static_cast<double *>(ptrs[g.b]) + i * g.k * g.n;
-      auto *c = static_cast<double *>(ptrs[g.out]) + i * g.m * g.n;
-      if (g.bias >= 0)
-        for (int64_t row = 0; row < g.m; ++row)
-          std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(double));
-      cblas_dgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, a, lda, b, ldb,
-                  g.bias >= 0 ? 1.0 : 0.0, c, g.n);
-    } else {
-      auto *a = static_cast<float *>(ptrs[g.a]) + i * g.m * g.k;
-      auto *b = static_cast<float *>(ptrs[g.b]) + i * g.k * g.n;
-      auto *c = static_cast<float *>(ptrs[g.out]) + i * g.m * g.n;
-      if (g.bias >= 0)
-        for (int64_t row = 0; row < g.m; ++row)
-          std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(float));
-      cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, a, lda, b, ldb,
-                  g.bias >= 0 ? 1.0f : 0.0f, c, g.n);
-    }
-  }
+  const T *a = static_cast<const T *>(ptrs[g.a]) + i * g.m * g.k;
+  const T *b = static_cast<const T *>(ptrs[g.b]) + i * g.k * g.n;
+  T *c = static_cast<T *>(ptrs[g.out]) + i * g.m * g.n;
+  // Rows of A start at row * lda, or at column `row` when A is transposed.
+  const T *aRows = g.transA ? a + rowBegin : a + rowBegin * lda;
+  T *cRows = c + rowBegin * g.n;
+  if (g.bias >= 0)
+    for (int64_t row = rowBegin; row < rowEnd; ++row)
+      std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(T));
+  gemm(CblasRowMajor, ta, tb, rowEnd - rowBegin, g.n, g.k, one, aRows, lda, b,
+       ldb, g.bias >= 0 ? one : T(0), cRows, g.n);
+}
+
+/// A GEMM split into row blocks over tc's threads (BLAS runs each block
+/// single-threaded, so one pool of threads serves kernels and GEMMs alike,
+/// and no BLAS threads spin while tc's kernels run).
+static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
+  ThreadPool &pool = ThreadPool::get();
+  double flops = 2.0 * g.batch * g.m * g.n * g.k;
+  int64_t rowBlocks =
+      flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
+  pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
+    int64_t i = task / rowBlocks, block = task % rowBlocks;
+    int64_t begin = g.m * block / rowBlocks;
+    int64_t end = g.m * (block + 1) / rowBlocks;
+    if (g.isDouble)
+      gemmRows<double>(g, ptrs, i, begin, end, 1.0, cblas_dgemm);
+    else
+      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, cblas_sgemm);
+  });
 }
 
 bool CPUExecutable::Impl::run(ArrayRef<void *> args, std::string &error) const {

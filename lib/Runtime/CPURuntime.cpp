@@ -78,8 +78,6 @@ public:
 
 private:
   ThreadPool() {
-    // GEMMs run on these threads too, one BLAS call per row block.
-    openblas_set_num_threads(1);
     unsigned threads = std::thread::hardware_concurrency();
     if (const char *env = std::getenv("TC_NUM_THREADS"))
       threads = std::max(1, std::atoi(env));
@@ -272,22 +270,37 @@ static void gemmRows(const Gemm &g, ArrayRef<void *> ptrs, int64_t i,
        ldb, g.bias >= 0 ? one : T(0), cRows, g.n);
 }
 
-/// A GEMM split into row blocks over tc's threads (BLAS runs each block
-/// single-threaded, so one pool of threads serves kernels and GEMMs alike,
-/// and no BLAS threads spin while tc's kernels run).
+/// Small GEMMs are split into row blocks over tc's threads, each block a
+/// single-threaded BLAS call, so one pool of threads serves kernels and
+/// GEMMs alike. Large ones go to BLAS whole, with BLAS's own threads: its
+/// partitioning packs each operand once, where row blocks would each pack
+/// all of B.
 static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
   ThreadPool &pool = ThreadPool::get();
   double flops = 2.0 * g.batch * g.m * g.n * g.k;
-  int64_t rowBlocks =
-      flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
-  pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
-    int64_t i = task / rowBlocks, block = task % rowBlocks;
-    int64_t begin = g.m * block / rowBlocks;
-    int64_t end = g.m * (block + 1) / rowBlocks;
+  static thread_local int blasThreads = -1;
+  auto setBlasThreads = [&](int n) {
+    if (blasThreads != n)
+      openblas_set_num_threads(blasThreads = n);
+  };
+  auto rows = [&](int64_t i, int64_t begin, int64_t end) {
     if (g.isDouble)
       gemmRows<double>(g, ptrs, i, begin, end, 1.0, cblas_dgemm);
     else
       gemmRows<float>(g, ptrs, i, begin, end, 1.0f, cblas_sgemm);
+  };
+  if (flops >= 2e9) {
+    setBlasThreads(pool.size());
+    for (int64_t i = 0; i < g.batch; ++i)
+      rows(i, 0, g.m);
+    return;
+  }
+  setBlasThreads(1);
+  int64_t rowBlocks =
+      flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
+  pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
+    int64_t i = task / rowBlocks, block = task % rowBlocks;
+    rows(i, g.m * block / rowBlocks, g.m * (block + 1) / rowBlocks);
   });
 }
 

@@ -259,6 +259,15 @@ private:
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::SetVector<StringRef> opNames;
   llvm::DenseMap<int64_t, Value> indexConstants;
+
+  /// Row caching: a value reduced over the last dimension and also needed
+  /// by the output's inner loop (softmax's exp(x - max)) is stored into the
+  /// output row by the reduction and read back by the loop, instead of
+  /// being computed twice. `rowIndex` are the kernel's row coordinates,
+  /// `loopIndex` the inner loop's induction value.
+  Value out, cached, loopIndex;
+  SmallVector<Value> rowIndex;
+  bool mayCacheRows = false;
 };
 
 unsigned KernelBuilder::scopeFor(ArrayRef<Value> idx) const {
@@ -355,7 +364,10 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   Block *entry = kernel.addEntryBlock();
   for (auto [v, arg] : llvm::zip(reads, entry->getArguments()))
     buffers[v] = arg;
-  Value out = entry->getArguments().back();
+  out = entry->getArguments().back();
+  cached = loopIndex = Value();
+  rowIndex.clear();
+  mayCacheRows = false;
 
   scopes.clear();
   scopes.push_back(std::make_unique<Scope>());
@@ -366,6 +378,10 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   for (int64_t d = 0, e = domain.size(); d < e; ++d) {
     Value i = kernel::IndexOp::create(b, loc, b.getIndexType(), d);
     idx.push_back(i);
+  }
+  if (!block && !shape.empty()) {
+    rowIndex = idx;
+    mayCacheRows = true;
   }
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
@@ -386,6 +402,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     scopes[0]->nested = loop;
     b.setInsertionPointToEnd(body);
     Value inner = body->getArgument(0);
+    if (!block)
+      loopIndex = inner;
     if (block)
       inner = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, blockIndex, index(block)),
@@ -393,6 +411,19 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     idx.push_back(inner);
     if (failed(emitPoint(idx)))
       return failure();
+    // The loop computed the row a reduction cached before the reduction
+    // was emitted: read the cached row instead (the inline copy is dead).
+    if (cached) {
+      std::vector<const void *> key = {cached.getAsOpaquePointer()};
+      for (Value i : idx)
+        key.push_back(i.getAsOpaquePointer());
+      auto it = scopes[1]->memo.find(key);
+      if (it != scopes[1]->memo.end()) {
+        b.setInsertionPointToStart(body);
+        Value row = memref::LoadOp::create(b, loc, out, idx);
+        it->second.replaceAllUsesWith(row);
+      }
+    }
     setInsertionPoint(1);
     kernel::YieldOp::create(b, loc);
     b.setInsertionPointAfter(loop);
@@ -406,6 +437,12 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
 }
 
 FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
+  if (v == cached && loopIndex && idx.back() == loopIndex &&
+      idx.drop_back() == ArrayRef<Value>(rowIndex)) {
+    OpBuilder::InsertionGuard guard(b);
+    setInsertionPoint(scopeFor(idx));
+    return memref::LoadOp::create(b, loc, out, idx).getResult();
+  }
   unsigned scope = scopeFor(idx);
   std::vector<const void *> key = {v.getAsOpaquePointer()};
   for (Value i : idx)
@@ -795,6 +832,16 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
                            op.getKind() == prim::ReductionKind::Prod))
     return op.emitOpError() << "bool sums are converted before reducing";
   ArrayRef<int64_t> dims = op.getDims();
+  // The output row can hold the reduced operand while the row is reduced
+  // if the operand has the output's type and the reduction runs over the
+  // last dimension for the kernel's current row, before its inner loop.
+  bool cacheRow = mayCacheRows && !cached &&
+             !plan.isRealized(op.getOperand()) &&
+             tensorType(op.getOperand()).getShape() ==
+                 cast<MemRefType>(out.getType()).getShape() &&
+             elt == cast<MemRefType>(out.getType()).getElementType() &&
+             dims.size() == 1 && dims[0] == in.getRank() - 1 &&
+             idx == ArrayRef<Value>(rowIndex);
   // Operand index: result index with reduction ivs at the reduced dims;
   // one kernel.reduce per reduced dimension, nested.
   SmallVector<Value> inIdx(in.getRank());
@@ -805,8 +852,14 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
 
   std::function<FailureOr<Value>(unsigned)> build =
       [&](unsigned level) -> FailureOr<Value> {
-    if (level == dims.size())
-      return emit(op.getOperand(), inIdx);
+    if (level == dims.size()) {
+      FailureOr<Value> value = emit(op.getOperand(), inIdx);
+      if (succeeded(value) && cacheRow) {
+        memref::StoreOp::create(b, loc, *value, out, inIdx);
+        cached = op.getOperand();
+      }
+      return value;
+    }
     Value init = arith::ConstantOp::create(
         b, loc, reductionInit(b, op.getKind(), elt));
     Value size = index(in.getDimSize(dims[level]));

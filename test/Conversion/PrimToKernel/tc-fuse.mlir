@@ -25,15 +25,20 @@ func.func @pointwise(%x: tensor<3x5xf32>, %y: tensor<3x5xf32>) -> tensor<3x5xf32
 // -----
 
 // A manual softmax is one kernel: two row reductions and a pointwise pass,
-// the reductions computed once per row, outside the inner loop.
+// the reductions computed once per row, outside the inner loop. The sum's
+// exp(x - max) is stored into the output row as it is reduced, and the
+// final pass reads it back instead of computing exp again.
 // CHECK-LABEL: kernel.kernel @softmax_fused
-// CHECK-SAME: attributes {domain = array<i64: 4>}
+// CHECK-SAME: (%{{.*}}: memref<4x16xf32>, %[[OUT:.*]]: memref<4x16xf32>) attributes {domain = array<i64: 4>}
 // CHECK: %[[MAX:.*]] = kernel.reduce max
 // CHECK: %[[SUM:.*]] = kernel.reduce add
 // CHECK: arith.subf %{{.*}}, %[[MAX]]
-// CHECK: math.exp
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: memref.store %[[E]], %[[OUT]]
+// CHECK: kernel.yield %[[E]]
 // CHECK: kernel.loop
-// CHECK: arith.divf %{{.*}}, %[[SUM]]
+// CHECK: %[[ROW:.*]] = memref.load %[[OUT]]
+// CHECK: arith.divf %[[ROW]], %[[SUM]]
 // CHECK-NOT: kernel.kernel
 // CHECK-LABEL: kernel.schedule @softmax
 // CHECK-NEXT: kernel.launch

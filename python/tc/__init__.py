@@ -22,8 +22,8 @@ from tc.logs import _init_from_env as _init_logs
 
 __version__ = "0.1.0"
 
-__all__ = ["build_dir", "cache_dir", "counters", "reset_counters",
-           "set_logs", "tc_opt_path"]
+__all__ = ["build_dir", "cache_dir", "compile_exported", "counters",
+           "reset_counters", "set_logs", "tc_opt_path"]
 
 _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -69,3 +69,10 @@ def cache_dir() -> pathlib.Path:
 
 reset_counters()
 _init_logs()
+
+
+def compile_exported(ep):
+    """Compiles a `torch.export.ExportedProgram`; see `tc.export`."""
+    from tc.export import compile_exported as _compile_exported
+
+    return _compile_exported(ep)

@@ -236,3 +236,37 @@ def test_unsupported_op_runs_eager_with_a_log_line(fresh_tc, tc_logs):
     assert tc.counters["ops_eager"] >= 1
     assert tc.counters["ops_compiled"] >= 1  # sin+add and mul still compiled
     assert "digamma" in tc_logs.text
+
+
+def test_compiler_error_gives_a_reproducer_not_a_crash(fresh_tc, tc_logs):
+    # max.dim is supported, but tc cannot lower its indices yet: the C++
+    # pipeline fails, the graph runs in eager, the log names the IR file
+    # and the tc-opt command, and that command reproduces the failure.
+    import shlex
+    import subprocess
+
+    def f(x):
+        return torch.max(torch.sin(x), dim=1)
+
+    x = torch.randn(6, 5)
+    values, indices = torch.compile(f, backend="tc")(x)
+    expected = f(x)
+    close(values, expected.values)
+    assert torch.equal(indices, expected.indices)
+    assert tc.counters["subgraphs_compiled"] == 0
+    command = next(line for line in tc_logs.text.splitlines()
+                   if "--tc-cpu-pipeline" in line)
+    argv = shlex.split(command[command.index(str(tc.tc_opt_path())):])[:3]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "arg_reduce" in result.stderr
+
+
+def test_contained_compiler_crash(fresh_tc, monkeypatch, tc_logs):
+    # A crash inside the C++ compiler (here injected) is contained: the
+    # process lives on and the graph runs in eager.
+    monkeypatch.setenv("TC_INJECT_COMPILER_CRASH", "1")
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    close(torch.compile(foo, backend="tc")(x, y), foo(x, y))
+    assert tc.counters["subgraphs_compiled"] == 0
+    assert "crashed" in tc_logs.text

@@ -84,22 +84,29 @@ NB_MODULE(_tc, m) {
                    [](Executable &e) { return tcExecutableNumKernels(e.exe); })
       .def_prop_ro("num_buffers",
                    [](Executable &e) { return tcExecutableNumBuffers(e.exe); })
+      .def_prop_ro("from_cache",
+                   [](Executable &e) {
+                     return tcExecutableFromCache(e.exe) != 0;
+                   })
       .def_prop_ro("stage_ir", &Executable::stageIR);
 
   m.def(
       "compile",
-      [](const std::string &ir, bool dumpStages) {
+      [](const std::string &ir, bool dumpStages, const std::string &cacheDir) {
         char *error = nullptr;
         TcExecutableRef exe;
         {
           nb::gil_scoped_release release;
-          exe = tcCompileCPU(ir.data(), ir.size(), dumpStages ? 1 : 0, &error);
+          exe = tcCompileCPU(ir.data(), ir.size(), dumpStages ? 1 : 0,
+                             cacheDir.empty() ? nullptr : cacheDir.c_str(),
+                             &error);
         }
         if (!exe)
           throw std::runtime_error(takeMessage(error));
         return new Executable(exe);
       },
       nb::arg("ir"), nb::arg("dump_stages") = false,
+      nb::arg("cache_dir") = std::string(),
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
       "the compiler's diagnostics on failure.");
 }

@@ -25,7 +25,8 @@ static char *copyString(const std::string &s) {
 }
 
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
-                             int keepStageIR, char **error) {
+                             int keepStageIR, const char *cacheDir,
+                             char **error) {
   std::string diagnostics;
   std::unique_ptr<CPUExecutable> exe;
   // A bug in the compiler must not take the caller's process down: a crash
@@ -34,7 +35,8 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
   llvm::CrashRecoveryContext recovery;
   bool survived = recovery.RunSafely([&] {
     exe = CPUExecutable::compile(llvm::StringRef(source, length),
-                                 keepStageIR != 0, diagnostics);
+                                 keepStageIR != 0, diagnostics,
+                                 cacheDir ? cacheDir : "");
   });
   if (!survived) {
     exe.reset();
@@ -70,6 +72,9 @@ int64_t tcExecutableNumKernels(TcExecutableRef exe) {
 }
 int64_t tcExecutableNumBuffers(TcExecutableRef exe) {
   return exe->exe->numBuffers();
+}
+int tcExecutableFromCache(TcExecutableRef exe) {
+  return exe->exe->fromCache() ? 1 : 0;
 }
 
 const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage) {

@@ -19,7 +19,14 @@
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/InitAll.h"
 #include "tc/Target/CPU/Pipeline.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -166,6 +173,9 @@ struct Step {
 struct CPUExecutable::Impl {
   MLIRContext context;
   std::unique_ptr<ExecutionEngine> engine;
+  /// Holds the native code when it came from the disk cache.
+  std::unique_ptr<llvm::orc::LLJIT> cachedJit;
+  bool fromCache = false;
   SmallVector<BufferRef> buffers;
   SmallVector<Step> steps;
   int64_t numArguments = 0;
@@ -174,7 +184,145 @@ struct CPUExecutable::Impl {
 
   LogicalResult extractSchedule(ModuleOp module);
   bool run(ArrayRef<void *> args, std::string &error) const;
+
+  /// The host program as text, and back (the disk cache's format).
+  std::string serializePlan() const;
+  bool parsePlan(StringRef text);
 };
+
+// Bump when the plan format or the generated code's conventions change.
+static constexpr const char *kCacheVersion = "tc-cpu-cache-1";
+
+std::string CPUExecutable::Impl::serializePlan() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << kCacheVersion << "\n"
+     << "args " << numArguments << "\n"
+     << "sizes " << arenaBytes << " " << intermediateBytes << " "
+     << numKernels << "\n";
+  for (const BufferRef &ref : buffers)
+    os << "buffer " << ref.argument << " " << ref.offset << "\n";
+  for (const Step &step : steps) {
+    if (step.launch) {
+      os << "launch " << step.launch->kernel << " " << step.launch->rows
+         << " " << step.launch->points;
+      for (int64_t id : step.launch->buffers)
+        os << " " << id;
+      os << "\n";
+      continue;
+    }
+    const Gemm &g = *step.gemm;
+    os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
+       << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
+       << g.batch << " " << g.m << " " << g.n << " " << g.k << "\n";
+  }
+  return text;
+}
+
+bool CPUExecutable::Impl::parsePlan(StringRef text) {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  if (lines.empty() || lines.front() != kCacheVersion)
+    return false;
+  for (StringRef line : llvm::drop_begin(lines)) {
+    SmallVector<StringRef> words;
+    line.split(words, ' ', -1, /*KeepEmpty=*/false);
+    SmallVector<int64_t> n;
+    for (StringRef w : llvm::drop_begin(words, words[0] == "launch" ? 2 : 1)) {
+      int64_t v;
+      if (w.getAsInteger(10, v))
+        return false;
+      n.push_back(v);
+    }
+    if (words[0] == "args" && n.size() == 1) {
+      numArguments = n[0];
+    } else if (words[0] == "sizes" && n.size() == 3) {
+      arenaBytes = n[0];
+      intermediateBytes = n[1];
+      numKernels = n[2];
+    } else if (words[0] == "buffer" && n.size() == 2) {
+      buffers.push_back({n[0], n[1]});
+    } else if (words[0] == "launch" && words.size() >= 2 && n.size() >= 2) {
+      Launch launch;
+      launch.kernel = words[1].str();
+      launch.rows = n[0];
+      launch.points = n[1];
+      launch.buffers.assign(n.begin() + 2, n.end());
+      steps.push_back({std::move(launch), std::nullopt});
+    } else if (words[0] == "gemm" && n.size() == 11) {
+      Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
+             n[7], n[8], n[9], n[10]};
+      steps.push_back({std::nullopt, g});
+    } else {
+      return false;
+    }
+  }
+  auto valid = [&](int64_t id) {
+    return id >= 0 && id < static_cast<int64_t>(buffers.size());
+  };
+  for (const Step &step : steps) {
+    if (step.launch && !llvm::all_of(step.launch->buffers, valid))
+      return false;
+    if (step.gemm && !(valid(step.gemm->a) && valid(step.gemm->b) &&
+                       valid(step.gemm->out)))
+      return false;
+  }
+  return true;
+}
+
+/// The cache key: what the native code depends on.
+static std::string cacheKey(StringRef source) {
+  llvm::SHA256 hash;
+  hash.update(kCacheVersion);
+  hash.update(source);
+  hash.update(llvm::sys::getProcessTriple());
+  hash.update(llvm::sys::getHostCPUName());
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    if (feature.second)
+      hash.update(feature.first());
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+/// Loads a cached graph; nullptr when it is not there or unusable.
+static std::unique_ptr<CPUExecutable::Impl>
+loadFromCache(StringRef planPath, StringRef objectPath) {
+  auto plan = llvm::MemoryBuffer::getFile(planPath);
+  auto object = llvm::MemoryBuffer::getFile(objectPath);
+  if (!plan || !object)
+    return nullptr;
+  auto impl = std::make_unique<CPUExecutable::Impl>();
+  if (!impl->parsePlan((*plan)->getBuffer()))
+    return nullptr;
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    llvm::consumeError(jit.takeError());
+    return nullptr;
+  }
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!generator) {
+    llvm::consumeError(generator.takeError());
+    return nullptr;
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+  if (llvm::Error err = (*jit)->addObjectFile(std::move(*object))) {
+    llvm::consumeError(std::move(err));
+    return nullptr;
+  }
+  for (Step &step : impl->steps) {
+    if (!step.launch)
+      continue;
+    auto symbol = (*jit)->lookup("_mlir_" + step.launch->kernel);
+    if (!symbol) {
+      llvm::consumeError(symbol.takeError());
+      return nullptr;
+    }
+    step.launch->fn = symbol->toPtr<void (*)(void **)>();
+  }
+  impl->cachedJit = std::move(*jit);
+  impl->fromCache = true;
+  return impl;
+}
 
 LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
   SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
@@ -370,12 +518,26 @@ static std::string printIR(ModuleOp module) {
 
 std::unique_ptr<CPUExecutable>
 CPUExecutable::compile(StringRef source, bool keepStageIR,
-                       std::string &diagnostics) {
+                       std::string &diagnostics, StringRef cacheDir) {
   static std::once_flag initLLVM;
   std::call_once(initLLVM, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+
+  SmallString<256> planPath, objectPath;
+  if (!cacheDir.empty()) {
+    std::string key = cacheKey(source);
+    planPath = cacheDir;
+    llvm::sys::path::append(planPath, key + ".plan");
+    objectPath = cacheDir;
+    llvm::sys::path::append(objectPath, key + ".o");
+    // Stage IR is only produced by a real compile.
+    if (!keepStageIR)
+      if (auto impl = loadFromCache(planPath, objectPath))
+        return std::unique_ptr<CPUExecutable>(
+            new CPUExecutable(std::move(impl)));
+  }
 
   // Lets tests check that a crashing compiler does not take the process
   // down (see the C API's crash recovery).
@@ -459,6 +621,7 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(3, 0, tm->get());
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.enableObjectDump = !cacheDir.empty();
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
     diag << "error: " << llvm::toString(engine.takeError()) << "\n";
@@ -475,6 +638,23 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     }
     step.launch->fn = *fn;
   }
+  if (!cacheDir.empty()) {
+    // Best effort: a cache that cannot be written is no error. The plan is
+    // written last, through a rename, so a reader never sees half of it.
+    if (!llvm::sys::fs::create_directories(cacheDir)) {
+      impl->engine->dumpToObjectFile(objectPath);
+      SmallString<256> tmp(planPath);
+      tmp += ".tmp";
+      std::error_code ec;
+      {
+        llvm::raw_fd_ostream os(tmp, ec);
+        if (!ec)
+          os << impl->serializePlan();
+      }
+      if (!ec)
+        (void)llvm::sys::fs::rename(tmp, planPath);
+    }
+  }
   return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
 }
 
@@ -487,6 +667,7 @@ int64_t CPUExecutable::intermediateBytes() const {
 }
 int64_t CPUExecutable::numKernels() const { return impl->numKernels; }
 int64_t CPUExecutable::numBuffers() const { return impl->numArguments + 1; }
+bool CPUExecutable::fromCache() const { return impl->fromCache; }
 const std::map<std::string, std::string> &CPUExecutable::stageIR() const {
   return impl->stageIR;
 }

@@ -35,7 +35,8 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
-                 "ops_compiled", "ops_eager", "fallback_graphs")
+                 "ops_compiled", "ops_eager", "fallback_graphs",
+                 "disk_cache_hits")
 
 
 def reset_counters() -> None:

@@ -13,6 +13,9 @@ The extension is a nanobind module built into `tc.build_dir() / "python" /
   the data pointers of the inputs, then the outputs, then the arena (0 when
   the arena is empty); an output that is a graph input gets that input's
   own pointer;
+* `_tc.compile(..., cache_dir)` caches the native code and host program in
+  `cache_dir` and loads them from there in later processes
+  (`CompiledGraph.from_cache`);
 * `CompiledGraph.arena_bytes`, `.intermediate_bytes`, `.num_kernels` (ints)
   and `.stage_ir` (`dict[str, str]`, filled when compiled with
   `dump_stages`).
@@ -192,11 +195,15 @@ def compile_graph(gm: torch.fx.GraphModule, *,
         if text in _failures:
             raise CompileError(_failures[text], text, dump_ir(text))
         try:
-            compiled = native.compile(text, dump_stages)
+            # Compiled graphs persist in the cache folder across processes.
+            compiled = native.compile(text, dump_stages,
+                                      str(tc.cache_dir() / "cpu"))
         except RuntimeError as error:
             _failures[text] = str(error)
             raise CompileError(str(error), text, dump_ir(text)) from None
         _cache[key] = compiled
+        if compiled.from_cache:
+            tc.counters["disk_cache_hits"] += 1
 
         if logs.enabled("output_code"):
             out = logs.channel_logger("output_code")

@@ -28,10 +28,14 @@ class CPUExecutable {
 public:
   /// Compiles `source` (a module holding one fx.graph). On failure returns
   /// nullptr and sets `diagnostics` to the compiler's messages, with
-  /// locations.
+  /// locations. With a `cacheDir`, the native code and the host program are
+  /// cached there, keyed on the source, tc's version and the host CPU; a
+  /// later compile of the same source (in any process) loads them instead
+  /// of running the pipeline.
   static std::unique_ptr<CPUExecutable> compile(llvm::StringRef source,
                                                 bool keepStageIR,
-                                                std::string &diagnostics);
+                                                std::string &diagnostics,
+                                                llvm::StringRef cacheDir = "");
   ~CPUExecutable();
 
   /// Runs the graph. `buffers` holds the inputs' data pointers, then the
@@ -43,6 +47,8 @@ public:
   int64_t intermediateBytes() const;
   int64_t numKernels() const;
   int64_t numBuffers() const;
+  /// Whether compile() found this graph in the on-disk cache.
+  bool fromCache() const;
   /// IR after each stage ("prim", "kernel", "loops", "llvm"), if kept.
   const std::map<std::string, std::string> &stageIR() const;
 

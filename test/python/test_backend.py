@@ -36,7 +36,7 @@ class _FailingNative:
     """A native module whose compiler always reports an error."""
 
     @staticmethod
-    def compile(ir, dump_stages):
+    def compile(ir, dump_stages, cache_dir=""):
         raise RuntimeError("loc(\"sin\"): error: boom from the compiler")
 
 

@@ -437,7 +437,7 @@ static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
     else
       gemmRows<float>(g, ptrs, i, begin, end, 1.0f, cblas_sgemm);
   };
-  if (flops >= 2e9) {
+  if (flops >= 2e8) {
     setBlasThreads(pool.size());
     for (int64_t i = 0; i < g.batch; ++i)
       rows(i, 0, g.m);

@@ -161,6 +161,8 @@ struct Gemm {
   int64_t a, b, out, bias = -1;
   bool transA, transB, isDouble;
   int64_t batch, m, n, k;
+  /// A kernel to run on each block of output rows once it is computed.
+  std::optional<Launch> epilogue;
 };
 
 struct Step {
@@ -177,7 +179,7 @@ struct CPUExecutable::Impl {
   std::unique_ptr<llvm::orc::LLJIT> cachedJit;
   bool fromCache = false;
   SmallVector<BufferRef> buffers;
-  SmallVector<Step> steps;
+  std::vector<Step> steps;
   int64_t numArguments = 0;
   int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
   std::map<std::string, std::string> stageIR;
@@ -185,13 +187,25 @@ struct CPUExecutable::Impl {
   LogicalResult extractSchedule(ModuleOp module);
   bool run(ArrayRef<void *> args, std::string &error) const;
 
+  /// Every kernel launch, including GEMM epilogues.
+  SmallVector<Launch *> launches() {
+    SmallVector<Launch *> all;
+    for (Step &step : steps) {
+      if (step.launch)
+        all.push_back(&*step.launch);
+      if (step.gemm && step.gemm->epilogue)
+        all.push_back(&*step.gemm->epilogue);
+    }
+    return all;
+  }
+
   /// The host program as text, and back (the disk cache's format).
   std::string serializePlan() const;
   bool parsePlan(StringRef text);
 };
 
 // Bump when the plan format or the generated code's conventions change.
-static constexpr const char *kCacheVersion = "tc-cpu-cache-1";
+static constexpr const char *kCacheVersion = "tc-cpu-cache-2";
 
 std::string CPUExecutable::Impl::serializePlan() const {
   std::string text;
@@ -202,19 +216,24 @@ std::string CPUExecutable::Impl::serializePlan() const {
      << numKernels << "\n";
   for (const BufferRef &ref : buffers)
     os << "buffer " << ref.argument << " " << ref.offset << "\n";
+  auto writeLaunch = [&](StringRef tag, const Launch &launch) {
+    os << tag << " " << launch.kernel << " " << launch.rows << " "
+       << launch.points;
+    for (int64_t id : launch.buffers)
+      os << " " << id;
+    os << "\n";
+  };
   for (const Step &step : steps) {
     if (step.launch) {
-      os << "launch " << step.launch->kernel << " " << step.launch->rows
-         << " " << step.launch->points;
-      for (int64_t id : step.launch->buffers)
-        os << " " << id;
-      os << "\n";
+      writeLaunch("launch", *step.launch);
       continue;
     }
     const Gemm &g = *step.gemm;
     os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
        << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
        << g.batch << " " << g.m << " " << g.n << " " << g.k << "\n";
+    if (g.epilogue)
+      writeLaunch("epilogue", *g.epilogue);
   }
   return text;
 }
@@ -228,7 +247,8 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
     SmallVector<StringRef> words;
     line.split(words, ' ', -1, /*KeepEmpty=*/false);
     SmallVector<int64_t> n;
-    for (StringRef w : llvm::drop_begin(words, words[0] == "launch" ? 2 : 1)) {
+    bool isLaunch = words[0] == "launch" || words[0] == "epilogue";
+    for (StringRef w : llvm::drop_begin(words, isLaunch ? 2 : 1)) {
       int64_t v;
       if (w.getAsInteger(10, v))
         return false;
@@ -242,16 +262,22 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
       numKernels = n[2];
     } else if (words[0] == "buffer" && n.size() == 2) {
       buffers.push_back({n[0], n[1]});
-    } else if (words[0] == "launch" && words.size() >= 2 && n.size() >= 2) {
+    } else if (isLaunch && words.size() >= 2 && n.size() >= 2) {
       Launch launch;
       launch.kernel = words[1].str();
       launch.rows = n[0];
       launch.points = n[1];
       launch.buffers.assign(n.begin() + 2, n.end());
-      steps.push_back({std::move(launch), std::nullopt});
+      if (words[0] == "launch") {
+        steps.push_back({std::move(launch), std::nullopt});
+      } else {
+        if (steps.empty() || !steps.back().gemm)
+          return false;
+        steps.back().gemm->epilogue = std::move(launch);
+      }
     } else if (words[0] == "gemm" && n.size() == 11) {
       Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
-             n[7], n[8], n[9], n[10]};
+             n[7], n[8], n[9], n[10], std::nullopt};
       steps.push_back({std::nullopt, g});
     } else {
       return false;
@@ -262,6 +288,9 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
   };
   for (const Step &step : steps) {
     if (step.launch && !llvm::all_of(step.launch->buffers, valid))
+      return false;
+    if (step.gemm && step.gemm->epilogue &&
+        !llvm::all_of(step.gemm->epilogue->buffers, valid))
       return false;
     if (step.gemm && !(valid(step.gemm->a) && valid(step.gemm->b) &&
                        valid(step.gemm->out)))
@@ -309,15 +338,13 @@ loadFromCache(StringRef planPath, StringRef objectPath) {
     llvm::consumeError(std::move(err));
     return nullptr;
   }
-  for (Step &step : impl->steps) {
-    if (!step.launch)
-      continue;
-    auto symbol = (*jit)->lookup("_mlir_" + step.launch->kernel);
+  for (Launch *launch : impl->launches()) {
+    auto symbol = (*jit)->lookup("_mlir_" + launch->kernel);
     if (!symbol) {
       llvm::consumeError(symbol.takeError());
       return nullptr;
     }
-    step.launch->fn = symbol->toPtr<void (*)(void **)>();
+    launch->fn = symbol->toPtr<void (*)(void **)>();
   }
   impl->cachedJit = std::move(*jit);
   impl->fromCache = true;
@@ -365,6 +392,13 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       for (Value v : launch.getBuffers())
         step.buffers.push_back(ids.lookup(v));
       kernels.insert(step.kernel);
+      // The verifier guarantees a row epilogue follows its GEMM.
+      if (launch.getRowEpilogue() && !steps.empty() && steps.back().gemm &&
+          steps.back().gemm->batch == 1 &&
+          steps.back().gemm->m == step.rows) {
+        steps.back().gemm->epilogue = std::move(step);
+        continue;
+      }
       steps.push_back({std::move(step), std::nullopt});
       continue;
     }
@@ -398,6 +432,20 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
   return success();
 }
 
+/// Runs rows [begin, end) of a kernel's domain.
+static void callKernel(const Launch &launch, ArrayRef<void *> ptrs,
+                       int64_t begin, int64_t end) {
+  SmallVector<void *, 8> bufs;
+  for (int64_t id : launch.buffers)
+    bufs.push_back(ptrs[id]);
+  SmallVector<void *, 10> packed;
+  for (void *&buf : bufs)
+    packed.push_back(&buf);
+  packed.push_back(&begin);
+  packed.push_back(&end);
+  launch.fn(packed.data());
+}
+
 /// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
 template <typename T, typename Fn>
 static void gemmRows(const Gemm &g, ArrayRef<void *> ptrs, int64_t i,
@@ -419,10 +467,9 @@ static void gemmRows(const Gemm &g, ArrayRef<void *> ptrs, int64_t i,
 }
 
 /// Small GEMMs are split into row blocks over tc's threads, each block a
-/// single-threaded BLAS call, so one pool of threads serves kernels and
-/// GEMMs alike. Large ones go to BLAS whole, with BLAS's own threads: its
-/// partitioning packs each operand once, where row blocks would each pack
-/// all of B.
+/// single-threaded BLAS call followed by the block's epilogue kernel, if
+/// any, while the rows are in cache. Large GEMMs go to BLAS whole, with
+/// BLAS's own threads, and their epilogue runs right after.
 static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
   ThreadPool &pool = ThreadPool::get();
   double flops = 2.0 * g.batch * g.m * g.n * g.k;
@@ -441,6 +488,10 @@ static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
     setBlasThreads(pool.size());
     for (int64_t i = 0; i < g.batch; ++i)
       rows(i, 0, g.m);
+    // BLAS's threads are still spinning: waking tc's would fight them for
+    // the cores, so a small epilogue runs here, on the calling thread.
+    if (g.epilogue)
+      callKernel(*g.epilogue, ptrs, 0, g.m);
     return;
   }
   setBlasThreads(1);
@@ -448,7 +499,11 @@ static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
       flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
   pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
     int64_t i = task / rowBlocks, block = task % rowBlocks;
-    rows(i, g.m * block / rowBlocks, g.m * (block + 1) / rowBlocks);
+    int64_t begin = g.m * block / rowBlocks;
+    int64_t end = g.m * (block + 1) / rowBlocks;
+    rows(i, begin, end);
+    if (g.epilogue)
+      callKernel(*g.epilogue, ptrs, begin, end);
   });
 }
 
@@ -483,19 +538,9 @@ bool CPUExecutable::Impl::run(ArrayRef<void *> args, std::string &error) const {
     int64_t chunks = launch.points >= kParallelPoints
                          ? std::min<int64_t>(pool.size() * 4, launch.rows)
                          : 1;
-    size_t n = launch.buffers.size();
     pool.parallelFor(chunks, [&](int64_t chunk) {
-      SmallVector<void *, 8> bufs;
-      for (int64_t id : launch.buffers)
-        bufs.push_back(ptrs[id]);
-      int64_t begin = launch.rows * chunk / chunks;
-      int64_t end = launch.rows * (chunk + 1) / chunks;
-      SmallVector<void *, 10> packed;
-      for (size_t i = 0; i < n; ++i)
-        packed.push_back(&bufs[i]);
-      packed.push_back(&begin);
-      packed.push_back(&end);
-      launch.fn(packed.data());
+      callKernel(launch, ptrs, launch.rows * chunk / chunks,
+                 launch.rows * (chunk + 1) / chunks);
     });
   }
   return true;
@@ -628,15 +673,13 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     return nullptr;
   }
   impl->engine = std::move(*engine);
-  for (Step &step : impl->steps) {
-    if (!step.launch)
-      continue;
-    auto fn = impl->engine->lookupPacked(step.launch->kernel);
+  for (Launch *launch : impl->launches()) {
+    auto fn = impl->engine->lookupPacked(launch->kernel);
     if (!fn) {
       diag << "error: " << llvm::toString(fn.takeError()) << "\n";
       return nullptr;
     }
-    step.launch->fn = *fn;
+    launch->fn = *fn;
   }
   if (!cacheDir.empty()) {
     // Best effort: a cache that cannot be written is no error. The plan is

@@ -79,6 +79,12 @@ public:
 
   bool isRealized(Value v) const { return realized.contains(v); }
   const llvm::SetVector<Value> &getRealized() const { return realized; }
+  /// The realized values whose kernels compute `v` inline or read it.
+  llvm::SmallDenseSet<Value> rootsOf(Value v) {
+    llvm::SmallDenseSet<Value> roots, visited;
+    collectRoots(v, roots, visited);
+    return roots;
+  }
   const Gemm *gemmFor(Value v) const {
     auto it = gemms.find(v);
     return it == gemms.end() ? nullptr : &it->second;
@@ -260,6 +266,17 @@ private:
   llvm::SetVector<StringRef> opNames;
   llvm::DenseMap<int64_t, Value> indexConstants;
 
+public:
+  /// Whether the kernel reads realized value `v` only at the row it is
+  /// computing (so it can run as the row epilogue of v's producer).
+  bool readsOnlyOwnRow(Value v) const {
+    auto it = rowLocal.find(v);
+    return it != rowLocal.end() && it->second;
+  }
+
+private:
+  llvm::DenseMap<Value, bool> rowLocal;
+
   /// Row caching: a value reduced over the last dimension and also needed
   /// by the output's inner loop (softmax's exp(x - max)) is stored into the
   /// output row by the reduction and read back by the loop, instead of
@@ -365,6 +382,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   for (auto [v, arg] : llvm::zip(reads, entry->getArguments()))
     buffers[v] = arg;
   out = entry->getArguments().back();
+  rowLocal.clear();
   cached = loopIndex = Value();
   rowIndex.clear();
   mayCacheRows = false;
@@ -455,6 +473,10 @@ FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
   setInsertionPoint(scope);
   FailureOr<Value> result;
   if (auto it = buffers.find(v); it != buffers.end()) {
+    bool ownRow = rowIndex.size() == 1 && !idx.empty() && idx[0] == rowIndex[0];
+    auto [entry, inserted] = rowLocal.try_emplace(v, ownRow);
+    if (!inserted)
+      entry->second = entry->second && ownRow;
     result = memref::LoadOp::create(b, loc, it->second, idx).getResult();
   } else if (Operation *op = v.getDefiningOp()) {
     result = emitOp(op, v, idx);
@@ -1007,7 +1029,23 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     for (Value in : inputs)
       args.push_back(buffers.lookup(in));
     args.push_back(out);
-    kernel::LaunchOp::create(sb, value.getLoc(), kernel->getSymName(), args);
+    auto launchOp = kernel::LaunchOp::create(sb, value.getLoc(),
+                                             kernel->getSymName(), args);
+    // A kernel that reads a GEMM's fresh output only at its own rows, and
+    // is that output's only reader, can run as the GEMM's row epilogue.
+    auto gemm = dyn_cast_if_present<kernel::GemmOp>(launchOp->getPrevNode());
+    if (gemm && kernel->getDomain().size() == 1) {
+      Value product;
+      for (Value in : inputs)
+        if (buffers.lookup(in) == gemm.getOut())
+          product = in;
+      if (product && !isa<BlockArgument>(gemm.getOut()) &&
+          tensorType(product).getRank() == 2 &&
+          kernel->getDomain()[0] == tensorType(product).getDimSize(0) &&
+          builder.readsOnlyOwnRow(product) &&
+          plan.rootsOf(product).size() == 1)
+        launchOp.setRowEpilogue(true);
+    }
     return success();
   };
 

@@ -65,7 +65,8 @@ func.func @softmax(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK-SAME: (%[[X:.*]]: memref<8x4xf32>, %[[W:.*]]: memref<3x4xf32>, %[[B:.*]]: memref<3xf32>, %[[OUT:.*]]: memref<8x3xf32>)
 // CHECK: %[[T:.*]] = memref.alloc() : memref<8x3xf32>
 // CHECK: kernel.gemm %[[X]], %[[W]], %[[T]] bias %[[B]] {transpose_b}
-// CHECK: kernel.launch @linear_relu_fused{{.*}}(%[[T]], %[[OUT]])
+// The ReLU reads only its own row of the product: a row epilogue.
+// CHECK: kernel.launch @linear_relu_fused{{.*}}(%[[T]], %[[OUT]]) {row_epilogue}
 func.func @linear_relu(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %b: tensor<3xf32>) -> tensor<8x3xf32> {
   %wt = prim.permute %w, [1, 0] : tensor<3x4xf32>
   %mm = prim.dot %x, %wt, batch [] x [], contract [1] x [0] : tensor<8x4xf32>, tensor<4x3xf32>
@@ -119,4 +120,20 @@ func.func @indexing(%x: tensor<4x6xf32>, %y: tensor<6x4xf32>) -> (tensor<4x6xf32
   %n = prim.neg %s : tensor<4x3xf32>
   %f = prim.reduce sum %x, dims [0, 1] : tensor<4x6xf32>
   return %p, %n, %f, %x : tensor<4x6xf32>, tensor<4x3xf32>, tensor<f32>, tensor<4x6xf32>
+}
+
+// -----
+
+// A consumer that reads the product across rows (here transposed) is no
+// row epilogue.
+// CHECK-LABEL: kernel.schedule @transposed_consumer
+// CHECK: kernel.gemm
+// CHECK-NEXT: kernel.launch
+// CHECK-NOT: row_epilogue
+// CHECK-SAME: : memref<8x8xf32>, memref<8x8xf32>
+func.func @transposed_consumer(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %mm = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<8x8xf32>, tensor<8x8xf32>
+  %t = prim.permute %mm, [1, 0] : tensor<8x8xf32>
+  %n = prim.neg %t : tensor<8x8xf32>
+  return %n : tensor<8x8xf32>
 }

@@ -179,3 +179,15 @@ kernel.schedule @gemm_bias(%a: memref<3x4xf32>, %b: memref<4x6xf32>, %c: memref<
   kernel.gemm %a, %b, %c bias %bias : memref<3x4xf32>, memref<4x6xf32>, memref<3x6xf32>, memref<3xf32>
   kernel.return
 }
+
+// -----
+
+kernel.kernel @k(%x: memref<4x4xf32>, %y: memref<4x4xf32>) attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+kernel.schedule @epilogue_without_gemm(%x: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  // expected-error @+1 {{with 'row_epilogue' must directly follow a rank-2 'kernel.gemm' whose output it reads}}
+  kernel.launch @k(%x, %y) {row_epilogue} : memref<4x4xf32>, memref<4x4xf32>
+  kernel.return
+}

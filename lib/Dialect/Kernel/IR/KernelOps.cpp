@@ -201,6 +201,17 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult LaunchOp::verify() {
+  if (!getRowEpilogue())
+    return success();
+  auto gemm = dyn_cast_if_present<GemmOp>((*this)->getPrevNode());
+  if (!gemm || cast<MemRefType>(gemm.getOut().getType()).getRank() != 2 ||
+      !llvm::is_contained(getBuffers(), gemm.getOut()))
+    return emitOpError() << "with 'row_epilogue' must directly follow a "
+                            "rank-2 'kernel.gemm' whose output it reads";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // GemmOp
 //===----------------------------------------------------------------------===//

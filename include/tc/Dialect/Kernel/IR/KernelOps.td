@@ -228,15 +228,26 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [
   ]> {
   let summary = "Runs a kernel over its domain";
   let description = [{
+    With `row_epilogue`, the launch directly follows a rank-2
+    `kernel.gemm` whose output it reads, and row `i` of the kernel's
+    (one-dimensional) domain reads only row `i` of that output: a runtime
+    may run the kernel on each block of rows as soon as the GEMM has
+    produced it (the pointwise epilogue of a library GEMM, while the rows
+    are in cache). Running the two one after the other is equally correct.
+
     ```mlir
     kernel.launch @add(%a, %b, %c) : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
+    kernel.gemm %x, %w, %t : memref<8x4xf32>, memref<4x3xf32>, memref<8x3xf32>
+    kernel.launch @relu(%t, %out) {row_epilogue} : memref<8x3xf32>, memref<8x3xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
-                       Variadic<AnyMemRef>:$buffers);
+                       Variadic<AnyMemRef>:$buffers,
+                       UnitAttr:$row_epilogue);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` attr-dict `:` type($buffers)
   }];
+  let hasVerifier = 1;
 }
 
 def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {

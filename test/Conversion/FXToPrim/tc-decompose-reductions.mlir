@@ -1,0 +1,55 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file | FileCheck %s
+
+// mean.dim with keepdim: a sum over the (normalized) dims, reshaped back
+// to keep them, divided by the count.
+// CHECK-LABEL: func.func @mean_keepdim
+// CHECK: %[[S:.*]] = prim.reduce sum %{{.*}}, dims [1, 2] : tensor<2x3x4xf32>
+// CHECK: %[[K:.*]] = prim.reshape %[[S]], shape [2, 1, 1] : tensor<2xf32>
+// CHECK: %[[N:.*]] = prim.constant dense<1.200000e+01> : tensor<2x1x1xf32>
+// CHECK: prim.div %[[K]], %[[N]]
+fx.graph @mean_keepdim(%x: tensor<2x3x4xf32>) -> tensor<2x1x1xf32> {
+  %0 = fx.call_function "aten::mean.dim"(%x) {args = {dim = array<i64: -1, 1>, keepdim = true}} : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
+  fx.output %0 : tensor<2x1x1xf32>
+}
+
+// -----
+
+// amax / amin, and sum over everything.
+// CHECK-LABEL: func.func @extremes
+// CHECK: prim.reduce max %{{.*}}, dims [0] : tensor<5x6xf32>
+// CHECK: prim.reduce min %{{.*}}, dims [1] : tensor<5x6xf32>
+// CHECK: prim.reduce sum %{{.*}}, dims [0, 1] : tensor<5x6xf32>
+fx.graph @extremes(%x: tensor<5x6xf32>) -> (tensor<6xf32>, tensor<5xf32>, tensor<f32>) {
+  %0 = fx.call_function "aten::amax"(%x) {args = {dim = array<i64: 0>}} : (tensor<5x6xf32>) -> tensor<6xf32>
+  %1 = fx.call_function "aten::amin"(%x) {args = {dim = array<i64: -1>}} : (tensor<5x6xf32>) -> tensor<5xf32>
+  %2 = fx.call_function "aten::sum"(%x) : (tensor<5x6xf32>) -> tensor<f32>
+  fx.output %0, %1, %2 : tensor<6xf32>, tensor<5xf32>, tensor<f32>
+}
+
+// -----
+
+// max.dim returns the values and the (first) indices of the maximum.
+// CHECK-LABEL: func.func @max_dim
+// CHECK: %[[V:.*]] = prim.reduce max %{{.*}}, dims [1] : tensor<5x6xf32>
+// CHECK: %[[I:.*]] = prim.arg_reduce argmax %{{.*}}, dim 1 : tensor<5x6xf32>
+// CHECK: return %[[V]], %[[I]] : tensor<5xf32>, tensor<5xi64>
+fx.graph @max_dim(%x: tensor<5x6xf32>) -> (tensor<5xf32>, tensor<5xi64>) {
+  %0:2 = fx.call_function "aten::max.dim"(%x) {args = {dim = 1 : i64}} : (tensor<5x6xf32>) -> (tensor<5xf32>, tensor<5xi64>)
+  fx.output %0#0, %0#1 : tensor<5xf32>, tensor<5xi64>
+}
+
+// -----
+
+// log_softmax: the shifted input minus the log of the sum of exps.
+// CHECK-LABEL: func.func @log_softmax
+// CHECK: prim.reduce max
+// CHECK: %[[SHIFTED:.*]] = prim.sub
+// CHECK: prim.exp %[[SHIFTED]]
+// CHECK: %[[SUM:.*]] = prim.reduce sum
+// CHECK: %[[LOG:.*]] = prim.log
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[LOG]]
+// CHECK: prim.sub %[[SHIFTED]], %[[B]]
+fx.graph @log_softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %0 = fx.call_function "aten::_log_softmax"(%x) {args = {dim = 1 : i64, half_to_float = false}} : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  fx.output %0 : tensor<4x10xf32>
+}

@@ -1,0 +1,37 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file | FileCheck %s
+
+// cat converts every input to the result dtype and concatenates.
+// CHECK-LABEL: func.func @cat
+// CHECK: %[[C:.*]] = prim.convert %{{.*}} to f32 : tensor<2x3xi64>
+// CHECK: prim.concatenate %{{.*}}, %[[C]] dim 0 : tensor<1x3xf32>, tensor<2x3xf32>
+fx.graph @cat(%a: tensor<1x3xf32>, %b: tensor<2x3xi64>) -> tensor<3x3xf32> {
+  %0 = fx.call_function "aten::cat"(%a, %b) {args = {dim = -2 : i64}, tensor_arg_sizes = array<i32: 2>} : (tensor<1x3xf32>, tensor<2x3xi64>) -> tensor<3x3xf32>
+  fx.output %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// transpose swaps two dims; t is the 2-d transpose; squeeze and flatten
+// are reshapes to the result type.
+// CHECK-LABEL: func.func @layout
+// CHECK: prim.permute %{{.*}}, [0, 2, 1] : tensor<2x3x4xf32>
+// CHECK: prim.permute %{{.*}}, [1, 0] : tensor<5x6xf32>
+// CHECK: prim.reshape %{{.*}}, shape [5] : tensor<5x1xf32>
+// CHECK: prim.reshape %{{.*}}, shape [2, 12] : tensor<2x3x4xf32>
+fx.graph @layout(%x: tensor<2x3x4xf32>, %y: tensor<5x6xf32>, %z: tensor<5x1xf32>) -> (tensor<2x4x3xf32>, tensor<6x5xf32>, tensor<5xf32>, tensor<2x12xf32>) {
+  %0 = fx.call_function "aten::transpose.int"(%x) {args = {dim0 = -1 : i64, dim1 = 1 : i64}} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = fx.call_function "aten::t"(%y) : (tensor<5x6xf32>) -> tensor<6x5xf32>
+  %2 = fx.call_function "aten::squeeze.dim"(%z) {args = {dim = 1 : i64}} : (tensor<5x1xf32>) -> tensor<5xf32>
+  %3 = fx.call_function "aten::flatten.using_ints"(%x) {args = {start_dim = 1 : i64}} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  fx.output %0, %1, %2, %3 : tensor<2x4x3xf32>, tensor<6x5xf32>, tensor<5xf32>, tensor<2x12xf32>
+}
+
+// -----
+
+// A negative slice start counts from the end.
+// CHECK-LABEL: func.func @slice_negative
+// CHECK: prim.slice %{{.*}}, start [6], limit [10], strides [1] : tensor<10xf32>
+fx.graph @slice_negative(%x: tensor<10xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::slice.Tensor"(%x) {args = {dim = 0 : i64, start = -4 : i64}} : (tensor<10xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}

@@ -1,0 +1,23 @@
+// RUN: tc-opt %s -tc-fuse | FileCheck %s
+
+// Conversions follow PyTorch: float to int truncates, anything to bool is
+// "!= 0", bool to float is unsigned; comparisons of floats are ordered
+// except "ne", which is true for NaN.
+// CHECK-LABEL: kernel.kernel @dtypes_fused
+// CHECK-DAG: arith.fptosi %{{.*}} : f32 to i32
+// CHECK-DAG: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK-DAG: arith.uitofp %{{.*}} : i1 to f16
+// CHECK-DAG: arith.truncf %{{.*}} : f32 to f16
+// CHECK-DAG: arith.cmpf olt
+// CHECK-DAG: arith.select
+func.func @dtypes(%x: tensor<4x8xf32>) -> (tensor<4x8xi32>, tensor<4x8xf16>, tensor<4x8xf16>) {
+  %i = prim.convert %x to i32 : tensor<4x8xf32>
+  %b = prim.convert %x to i1 : tensor<4x8xf32>
+  %bf = prim.convert %b to f16 : tensor<4x8xi1>
+  %zero = prim.constant dense<0.0> : tensor<4x8xf32>
+  %m = prim.compare lt, %x, %zero : tensor<4x8xf32>
+  %h = prim.convert %x to f16 : tensor<4x8xf32>
+  %hz = prim.constant dense<0.0> : tensor<4x8xf16>
+  %w = prim.where %m, %hz, %h : tensor<4x8xi1>, tensor<4x8xf16>
+  return %i, %bf, %w : tensor<4x8xi32>, tensor<4x8xf16>, tensor<4x8xf16>
+}

@@ -13,48 +13,16 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import re
 import sys
 
 import torch
 
+# The kind of each argument is decided in one place, shared with the importer.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "python"))
+from tc.aten_schema import arg_kind  # noqa: E402
+
 OUTPUT = (pathlib.Path(__file__).resolve().parent.parent / "lib" / "Dialect" /
           "FX" / "IR" / "ATenSchemas.inc")
-
-_SCALAR_KINDS = {
-    "Tensor": "T",
-    "int": "i",
-    "SymInt": "i",
-    "float": "f",
-    "bool": "b",
-    "number": "s",
-    "Scalar": "s",
-    "str": "str",
-    "ScalarType": "dtype",
-}
-
-
-def _strip_optional(type_str: str) -> tuple[str, bool]:
-    match = re.fullmatch(r"Optional\[(.*)\]", type_str)
-    return (match.group(1), True) if match else (type_str, False)
-
-
-def arg_kind(type_str: str) -> tuple[str, bool]:
-    """Maps a schema type to the table's kind code and an `optional` flag."""
-    inner, optional = _strip_optional(type_str)
-    if inner == "Tensor":
-        return ("T?" if optional else "T"), optional
-    list_match = re.fullmatch(r"List\[(.*)\]", inner)
-    if list_match:
-        elem, elem_optional = _strip_optional(list_match.group(1))
-        if elem == "Tensor":
-            return ("T?[]" if elem_optional else "T[]"), optional
-        code = _SCALAR_KINDS.get(elem)
-        if code in ("i", "f", "b", "s") and not elem_optional:
-            return code + "[]", optional
-        return "other", optional
-    return _SCALAR_KINDS.get(inner, "other"), optional
-
 
 def schema_entries() -> list[str]:
     seen = set()

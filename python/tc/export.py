@@ -14,7 +14,6 @@ from typing import Any, Callable
 
 import torch
 
-import tc
 from tc import backend
 
 __all__ = ["compile_exported"]

@@ -33,6 +33,8 @@ from typing import Any, Sequence
 import torch
 import torch.fx
 
+from tc.aten_schema import arg_kind
+
 __all__ = [
     "ImportedGraph",
     "Unsupported",
@@ -58,10 +60,6 @@ DTYPE_TO_MLIR: dict[torch.dtype, str] = {
 
 # Schema types, classified as utils/gen_aten_schemas.py does for the
 # verifier's table.
-_SCALAR_KINDS = {
-    "Tensor": "T", "int": "i", "SymInt": "i", "float": "f", "bool": "b",
-    "number": "s", "Scalar": "s", "str": "str", "ScalarType": "dtype",
-}
 _TENSOR_KINDS = ("T", "T?", "T[]", "T?[]")
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -183,26 +181,9 @@ def _describe_target(node: torch.fx.Node) -> str:
     return f"{node.op} {node.target}"
 
 
-def _strip_optional(type_str: str) -> tuple[str, bool]:
-    match = re.fullmatch(r"Optional\[(.*)\]", type_str)
-    return (match.group(1), True) if match else (type_str, False)
-
-
 def _arg_kind(arg: Any) -> tuple[str, bool]:
     """The verifier's kind of a schema argument, and whether it is optional."""
-    inner, optional = _strip_optional(str(arg.real_type))
-    if inner == "Tensor":
-        return ("T?" if optional else "T"), optional
-    list_match = re.fullmatch(r"List\[(.*)\]", inner)
-    if list_match:
-        elem, elem_optional = _strip_optional(list_match.group(1))
-        if elem == "Tensor":
-            return ("T?[]" if elem_optional else "T[]"), optional
-        code = _SCALAR_KINDS.get(elem)
-        if code in ("i", "f", "b", "s") and not elem_optional:
-            return code + "[]", optional
-        return "other", optional
-    return _SCALAR_KINDS.get(inner, "other"), optional
+    return arg_kind(str(arg.real_type))
 
 
 def _string(value: str) -> str:

@@ -191,3 +191,49 @@ kernel.schedule @epilogue_without_gemm(%x: memref<4x4xf32>, %y: memref<4x4xf32>)
   kernel.launch @k(%x, %y) {row_epilogue} : memref<4x4xf32>, memref<4x4xf32>
   kernel.return
 }
+
+// -----
+
+kernel.kernel @reduce_bool(%x: memref<4x8xi1>) attributes {domain = array<i64: 4>} {
+  %n = arith.constant 8 : index
+  %f = arith.constant false
+  // expected-error @+1 {{cannot take max/min of i1 values}}
+  %m = kernel.reduce max %n init %f : i1 {
+  ^bb0(%j: index):
+    kernel.yield %f : i1
+  }
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @arena_rank() {
+  // expected-error @+1 {{arena must be a rank-1 byte buffer}}
+  %a = kernel.arena : memref<8x8xi8>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @buffer_layout() {
+  %a = kernel.arena : memref<64xi8>
+  // expected-error @+1 {{buffers are dense row-major: no layout allowed}}
+  %b = kernel.buffer %a[0] : memref<64xi8> to memref<2x2xf32, strided<[1, 2]>>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_dtypes(%a: memref<3x4xf32>, %b: memref<4x6xf16>, %c: memref<3x6xf32>) {
+  // expected-error @+1 {{operands must have one element type}}
+  kernel.gemm %a, %b, %c : memref<3x4xf32>, memref<4x6xf16>, memref<3x6xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_batch(%a: memref<2x3x4xf32>, %b: memref<3x4x6xf32>, %c: memref<2x3x6xf32>) {
+  // expected-error @+1 {{batch sizes differ}}
+  kernel.gemm %a, %b, %c : memref<2x3x4xf32>, memref<3x4x6xf32>, memref<2x3x6xf32>
+  kernel.return
+}

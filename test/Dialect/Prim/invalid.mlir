@@ -230,3 +230,59 @@ func.func @random_dtype(%s: tensor<i64>) {
   %0 = prim.random uniform %s, %s, shape [4] : i32
   return
 }
+
+// -----
+
+func.func @slice_entries(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{start, limit and strides need 2 entries each}}
+  %0 = prim.slice %x, start [0], limit [3, 4], strides [1, 1] : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_entries(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{low, high and interior need 2 entries each}}
+  %0 = prim.pad %x, low [0], high [0, 0], interior [0, 0], value 0.0 : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_interior(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{interior padding is negative}}
+  %0 = prim.pad %x, low [0, 0], high [0, 0], interior [0, -1], value 0.0 : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{groups must be positive}}
+  %0 = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 0 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_out_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{output channels are not divisible by groups}}
+  %0 = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 2 : tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{stride and dilation must be positive and padding non-negative}}
+  %0 = prim.convolution %x, %w, stride [0, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @random_shape(%s: tensor<i64>) {
+  // expected-error @+1 {{shape has a negative size -4}}
+  %0 = prim.random uniform %s, %s, shape [-4] : f32
+  return
+}

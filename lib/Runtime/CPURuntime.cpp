@@ -7,6 +7,7 @@
 #include "tc/Runtime/CPURuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -204,8 +205,9 @@ struct CPUExecutable::Impl {
   bool parsePlan(StringRef text);
 };
 
-// Bump when the plan format or the generated code's conventions change.
-static constexpr const char *kCacheVersion = "tc-cpu-cache-2";
+// Bump whenever the plan format or the generated code changes: cached
+// objects of an older tc must not be loaded.
+static constexpr const char *kCacheVersion = "tc-cpu-cache-3";
 
 std::string CPUExecutable::Impl::serializePlan() const {
   std::string text;
@@ -299,6 +301,13 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
   return true;
 }
 
+/// The vector width kernels are compiled for ("" for LLVM's default).
+static std::string preferredVectorWidth() {
+  if (const char *env = std::getenv("TC_VECTOR_WIDTH"))
+    return env;
+  return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? "512" : "";
+}
+
 /// The cache key: what the native code depends on.
 static std::string cacheKey(StringRef source) {
   llvm::SHA256 hash;
@@ -306,6 +315,7 @@ static std::string cacheKey(StringRef source) {
   hash.update(source);
   hash.update(llvm::sys::getProcessTriple());
   hash.update(llvm::sys::getHostCPUName());
+  hash.update(preferredVectorWidth());
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     if (feature.second)
       hash.update(feature.first());
@@ -652,6 +662,17 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     if (keepStageIR)
       impl->stageIR["llvm"] = printIR(*module);
   }
+
+  // Kernels are throughput code: use the widest vectors the host has
+  // (LLVM prefers 256 bits on AVX-512 hosts by default, for clock-speed
+  // reasons that matter less than width in a fused loop).
+  // TC_VECTOR_WIDTH (bits) overrides the choice.
+  std::string width = preferredVectorWidth();
+  if (!width.empty())
+    module->walk([&](LLVM::LLVMFuncOp func) {
+      if (!func.isExternal())
+        func.setPreferVectorWidth(width);
+    });
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder) {

@@ -241,7 +241,6 @@ private:
   FailureOr<Value> emit(Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitOp(Operation *op, Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitReduce(prim::ReduceOp op, ArrayRef<Value> idx);
-  FailureOr<Value> emitArgReduce(prim::ArgReduceOp op, ArrayRef<Value> idx);
   /// An index constant, created once at the top of the kernel.
   Value index(int64_t i) {
     Value &cst = indexConstants[i];
@@ -263,7 +262,6 @@ private:
   Location loc;
   llvm::DenseMap<Value, Value> buffers;
   SmallVector<std::unique_ptr<Scope>> scopes;
-  llvm::SetVector<StringRef> opNames;
   llvm::DenseMap<int64_t, Value> indexConstants;
 
 public:
@@ -684,7 +682,6 @@ static arith::CmpIPredicate intPredicate(prim::ComparisonPredicate p,
 
 FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
                                        ArrayRef<Value> idx) {
-  opNames.insert(op->getName().stripDialect());
   Type elt = tensorType(v).getElementType();
 
   // Index maps: compute the operand's index from the result's.
@@ -768,7 +765,7 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
   if (auto reduce = dyn_cast<prim::ReduceOp>(op))
     return emitReduce(reduce, idx);
   if (auto argReduce = dyn_cast<prim::ArgReduceOp>(op))
-    return emitArgReduce(argReduce, idx);
+    return argReduce.emitOpError() << "has no kernel lowering yet";
 
   // Elementwise: operands at the same index.
   SmallVector<Value> args;
@@ -925,10 +922,6 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
   return result;
 }
 
-FailureOr<Value> KernelBuilder::emitArgReduce(prim::ArgReduceOp op,
-                                              ArrayRef<Value> idx) {
-  return op.emitOpError() << "has no kernel lowering yet";
-}
 
 //===----------------------------------------------------------------------===//
 // The pass

@@ -12,11 +12,21 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import logging
+
 import torch
 
 from tc import backend
 
 __all__ = ["compile_exported"]
+
+logger = logging.getLogger("tc")
+
+
+def _eager(ep: "torch.export.ExportedProgram", why: str) -> Callable:
+    logger.warning("tc.compile_exported: %s; the program runs in eager",
+                   why)
+    return ep.module()
 
 
 def compile_exported(ep: "torch.export.ExportedProgram") -> Callable:
@@ -40,15 +50,13 @@ def compile_exported(ep: "torch.export.ExportedProgram") -> Callable:
         elif spec.kind == InputKind.CONSTANT_TENSOR:
             bound.append(constants[spec.target])
         else:
-            raise NotImplementedError(
-                f"tc.compile_exported: input kind {spec.kind} is not "
-                "supported")
+            return _eager(ep, f"input kind {spec.kind.name} is not "
+                              "supported yet")
     user_outputs = [i for i, spec in enumerate(signature.output_specs)
                     if spec.kind == OutputKind.USER_OUTPUT]
     if len(user_outputs) != len(signature.output_specs):
-        raise NotImplementedError(
-            "tc.compile_exported: programs that mutate buffers or inputs "
-            "are not supported yet")
+        return _eager(ep, "programs that mutate buffers or inputs are not "
+                          "supported yet")
 
     gm = ep.graph_module
     runner = backend._partition_and_compile(gm, backend._Settings())

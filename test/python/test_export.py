@@ -42,3 +42,21 @@ def test_parameters_are_not_copied(fresh_tc):
         model.lin.bias.add_(1.0)  # seen by the compiled program: no copy
         torch.testing.assert_close(run(x, r), model(x, r), rtol=1e-5,
                                    atol=1e-5)
+
+
+def test_buffer_mutation_runs_eager_with_a_warning(fresh_tc, caplog):
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(1))
+
+        def forward(self, x):
+            self.calls.add_(1)
+            return torch.sin(x) + self.calls
+
+    model = Counter()
+    x = torch.randn(4)
+    ep = torch.export.export(Counter(), (x,))
+    run = tc.compile_exported(ep)
+    torch.testing.assert_close(run(x), model(x))
+    assert "mutate buffers" in caplog.text

@@ -31,10 +31,9 @@ def _eager(ep: "torch.export.ExportedProgram", why: str) -> Callable:
 
 def compile_exported(ep: "torch.export.ExportedProgram") -> Callable:
     """Returns a callable taking the exported program's user inputs."""
-    from torch._decomp import core_aten_decompositions
     from torch.export.graph_signature import InputKind, OutputKind
 
-    ep = ep.run_decompositions(core_aten_decompositions())
+    ep = ep.run_decompositions(backend._core_aten_decompositions())
     signature = ep.graph_signature
     state = ep.state_dict
     constants = getattr(ep, "constants", {})

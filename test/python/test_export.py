@@ -44,7 +44,7 @@ def test_parameters_are_not_copied(fresh_tc):
                                    atol=1e-5)
 
 
-def test_buffer_mutation_runs_eager_with_a_warning(fresh_tc, caplog):
+def test_buffer_mutation_runs_eager_with_a_warning(fresh_tc, tc_logs):
     class Counter(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -59,4 +59,4 @@ def test_buffer_mutation_runs_eager_with_a_warning(fresh_tc, caplog):
     ep = torch.export.export(Counter(), (x,))
     run = tc.compile_exported(ep)
     torch.testing.assert_close(run(x), model(x))
-    assert "mutate buffers" in caplog.text
+    assert "mutate buffers" in tc_logs.text

@@ -365,12 +365,17 @@ class _Importer:
 
     # Nodes ----------------------------------------------------------------
 
-    def add_argument(self, node: torch.fx.Node, fx_name: str,
-                     val: Any = None) -> None:
+    def define(self, node: torch.fx.Node, val: Any) -> tuple[str, Any]:
+        """A fresh SSA name for `node`'s single tensor value, and its spec."""
         spec = _spec(node, val)
         ref = "%" + self.fresh(node.name)
         self.values[node] = ref
         self.types[ref] = _type(spec)
+        return ref, spec
+
+    def add_argument(self, node: torch.fx.Node, fx_name: str,
+                     val: Any = None) -> None:
+        ref, spec = self.define(node, val)
         self.args.append(f"{ref}: {_type(spec)} {{fx.name = "
                          f"{_string(fx_name)}}} {self.location(node)}")
         self.input_names.append(fx_name)
@@ -389,7 +394,10 @@ class _Importer:
 
     def get_attr(self, node: torch.fx.Node) -> None:
         target = str(node.target)
-        if not all(part.isidentifier() for part in target.split(".")):
+        # The fx verifier's rule: dotted segments of letters, digits and _
+        # (Sequential children are named "0", "1", ...).
+        if not all(part and all(c.isalnum() or c == "_" for c in part)
+                   for part in target.split(".")):
             raise Unsupported(f"get_attr target '{target}' is not a dotted "
                               "attribute path", node)
         kind = self.attr_kind(target)
@@ -405,10 +413,7 @@ class _Importer:
             self.lifted.append(target)
             self.add_argument(node, node.name, val)
             return
-        spec = _spec(node, val)
-        ref = "%" + self.fresh(node.name)
-        self.values[node] = ref
-        self.types[ref] = _type(spec)
+        ref, spec = self.define(node, val)
         self.body.append(f"{ref} = fx.get_attr {kind} {_string(target)} : "
                          f"{_type(spec)} {self.location(node)}")
 

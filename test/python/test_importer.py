@@ -241,3 +241,25 @@ def test_attribute_encoding():
     assert _attribute('a"b', "str") == '"a\\22b"'
     with pytest.raises(Unsupported):
         _attribute(2**64, "i")
+
+
+def test_get_attr_of_a_sequential_child():
+    # FX names Sequential children "0", "1", ...: such paths are valid
+    # get_attr targets for the importer as for the fx verifier.
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.Sequential(nn.Linear(3, 3))
+
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    w = graph.get_attr("layers.0.weight")
+    y = graph.call_function(torch.ops.aten.mm.default, (x, w))
+    graph.output(y)
+    gm = torch.fx.GraphModule(M(), graph)
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "call_function"):
+            node.meta["val"] = torch.empty(2, 3)
+    text = import_graph(gm, "g").text
+    assert 'fx.get_attr parameter "layers.0.weight"' in text
+    verify(text)

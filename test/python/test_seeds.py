@@ -270,3 +270,34 @@ def test_contained_compiler_crash(fresh_tc, monkeypatch, tc_logs):
     close(torch.compile(foo, backend="tc")(x, y), foo(x, y))
     assert tc.counters["subgraphs_compiled"] == 0
     assert "crashed" in tc_logs.text
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16,
+                                   torch.float64, torch.int32, torch.int64])
+def test_dtypes_match_eager(fresh_tc, dtype):
+    def f(x, y):
+        z = x * 3 + y - 1
+        return torch.where(z > 0, z, -z), torch.maximum(x, y), (x == y)
+
+    if dtype.is_floating_point:
+        x, y = torch.randn(9, 17).to(dtype), torch.randn(9, 17).to(dtype)
+    else:
+        x, y = (torch.randint(-50, 50, (9, 17), dtype=dtype),
+                torch.randint(-50, 50, (9, 17), dtype=dtype))
+    got = torch.compile(f, backend="tc")(x, y)
+    for a, b in zip(got, f(x, y)):
+        assert a.dtype == b.dtype
+        torch.testing.assert_close(a, b)
+    assert_all_compiled()
+
+
+def test_bool_and_reductions_match_eager(fresh_tc):
+    def f(x):
+        m = x > 0.25
+        return (m & (x < 1.0)), x.sum(dim=0), x.amax(dim=1), x.mean(dim=1)
+
+    x = torch.randn(33, 65)
+    got = torch.compile(f, backend="tc")(x)
+    for a, b in zip(got, f(x)):
+        close(a, b) if a.is_floating_point() else torch.testing.assert_close(a, b)
+    assert tc.counters["ops_compiled"] > 0

@@ -33,6 +33,13 @@
 
 #include <cblas.h>
 
+// PyPI's OpenBLAS build prefixes its symbols (see lib/Runtime/CMakeLists.txt).
+#ifdef TC_SCIPY_OPENBLAS
+#define TC_BLAS(name) scipy_##name
+#else
+#define TC_BLAS(name) name
+#endif
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -486,13 +493,13 @@ static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
   static thread_local int blasThreads = -1;
   auto setBlasThreads = [&](int n) {
     if (blasThreads != n)
-      openblas_set_num_threads(blasThreads = n);
+      TC_BLAS(openblas_set_num_threads)(blasThreads = n);
   };
   auto rows = [&](int64_t i, int64_t begin, int64_t end) {
     if (g.isDouble)
-      gemmRows<double>(g, ptrs, i, begin, end, 1.0, cblas_dgemm);
+      gemmRows<double>(g, ptrs, i, begin, end, 1.0, TC_BLAS(cblas_dgemm));
     else
-      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, cblas_sgemm);
+      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, TC_BLAS(cblas_sgemm));
   };
   if (flops >= 2e8) {
     setBlasThreads(pool.size());

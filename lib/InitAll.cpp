@@ -20,8 +20,30 @@
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
 #include "tc/Target/CPU/Pipeline.h"
+#include "tc/Target/GPU/Pipeline.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVM/ROCDL/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 
 void mlir::tc::registerAllDialects(DialectRegistry &registry) {
   registry.insert<fx::FXDialect, prim::PrimDialect, kernel::KernelDialect>();
@@ -29,15 +51,44 @@ void mlir::tc::registerAllDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect, cf::ControlFlowDialect,
                   LLVM::LLVMDialect>();
+
+  // The GPU targets: gpu kernels, their NVVM/ROCDL lowering (through the
+  // dialects' ConvertToLLVM interfaces) and serialization to binaries.
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, ROCDL::ROCDLDialect,
+                  ub::UBDialect>();
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerROCDLDialectTranslation(registry);
 }
 
 void mlir::tc::registerAllPasses() {
   // Upstream: canonicalize, cse, inline, symbol-dce, ...
   registerTransformsPasses();
+  // Upstream passes the GPU pipelines are made of, to run them one by one.
+  registerGPUPasses();
+  registerConvertGpuOpsToNVVMOps();
+  registerConvertGpuOpsToROCDLOps();
+  registerReconcileUnrealizedCastsPass();
+  registerSCFToControlFlowPass();
 
   // tc's own passes.
   tc::registerTCConversionPasses();
   tc::kernel::registerTCKernelPasses();
 }
 
-void mlir::tc::registerAllPipelines() { registerCPUPipelines(); }
+void mlir::tc::registerAllPipelines() {
+  registerCPUPipelines();
+  registerGPUPipelines();
+}

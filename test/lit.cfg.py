@@ -23,3 +23,15 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tc_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("tc-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU binaries: PTX needs libdevice, cubin also ptxas (CUDA toolkit); hsaco
+# needs the AMDGPU device libraries (Debian's rocm-device-libs).
+def _found(path):
+    return path and not path.endswith("NOTFOUND") and os.path.exists(path)
+
+if _found(config.tc_libdevice):
+    config.available_features.add("libdevice")
+    if _found(config.tc_ptxas):
+        config.available_features.add("ptxas")
+if _found(config.tc_amdgcn_bitcode):
+    config.available_features.add("rocm-device-libs")

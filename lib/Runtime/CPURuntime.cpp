@@ -396,11 +396,11 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       continue;
     }
     if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
-      auto func = module.lookupSymbol<func::FuncOp>(launch.getKernel());
+      auto func = module.lookupSymbol<func::FuncOp>(launch.getKernelAttr().getLeafReference());
       if (!func)
         return launch.emitOpError() << "kernel was not lowered for the CPU";
       Launch step;
-      step.kernel = launch.getKernel().str();
+      step.kernel = launch.getKernelAttr().getLeafReference().str();
       if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>("tc.domain"))
         for (int64_t size : domain.asArrayRef())
           step.rows *= size;

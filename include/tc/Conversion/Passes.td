@@ -87,4 +87,43 @@ def ConvertKernelToCPUPass : Pass<"tc-lower-kernel-to-cpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// KernelToGPU
+//===----------------------------------------------------------------------===//
+
+def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
+  let summary = "Lower kernels to gpu.func kernels with a launch schedule";
+  let description = [{
+    Moves every `kernel.kernel` into one `gpu.module @tc_kernels` as a
+    `gpu.func` kernel, so all of a graph's kernels are compiled (and
+    loaded) as one binary. Each kernel gets one of two schedules:
+
+    - *row per block*, when a top-level `kernel.loop` or `kernel.reduce`
+      walks the innermost (contiguous) dimension of a buffer: one thread
+      block per domain point, its threads striding over the loops
+      (coalesced accesses). A top-level reduction is a per-thread partial
+      followed by `gpu.all_reduce` (warp shuffles, then shared memory); the
+      row's scalar work is replicated and its scalar stores are done by
+      thread 0. Consecutive top-level loops are separated by a barrier.
+    - *row per thread* otherwise (pure per-point work, or reductions over
+      an outer dimension such as column sums): one thread per domain point,
+      neighbouring threads on neighbouring points, the point's loops
+      sequential.
+
+    Reductions whose type the block reduction does not support (anything
+    but f32 and i32) use the row-per-thread schedule. The `kernel.launch`
+    ops of the schedule are rewritten to name the `gpu.func` and carry the
+    `grid` and `block` sizes.
+  }];
+  let options = [
+    Option<"maxBlockSize", "max-block-size", "int64_t", "256",
+           "Largest thread block the row-per-block schedule uses">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TC_CONVERSION_PASSES_TD

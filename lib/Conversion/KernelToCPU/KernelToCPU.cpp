@@ -6,6 +6,8 @@
 
 #include "tc/Conversion/Passes.h"
 
+#include "tc/Conversion/KernelLoops.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -26,92 +28,14 @@ using namespace mlir::tc;
 
 namespace {
 
-/// The accumulation step of a reduction.
-static Value combine(OpBuilder &b, Location loc, kernel::CombinerKind kind,
-                     Value acc, Value value) {
-  bool isFloat = isa<FloatType>(acc.getType());
+class KernelLowering : public KernelLoopLowering {
+public:
   // Reassociation lets LLVM vectorize float reductions (partial sums per
   // lane); PyTorch's own CPU reductions reassociate too.
-  auto fm = arith::FastMathFlagsAttr::get(b.getContext(),
-                                          arith::FastMathFlags::reassoc);
-  switch (kind) {
-  case kernel::CombinerKind::Add:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, value, fm).getResult()
-                   : arith::AddIOp::create(b, loc, acc, value).getResult();
-  case kernel::CombinerKind::Mul:
-    return isFloat ? arith::MulFOp::create(b, loc, acc, value, fm).getResult()
-                   : arith::MulIOp::create(b, loc, acc, value).getResult();
-  case kernel::CombinerKind::Max:
-    return isFloat
-               ? arith::MaximumFOp::create(b, loc, acc, value, fm).getResult()
-               : arith::MaxSIOp::create(b, loc, acc, value).getResult();
-  case kernel::CombinerKind::Min:
-    return isFloat
-               ? arith::MinimumFOp::create(b, loc, acc, value, fm).getResult()
-               : arith::MinSIOp::create(b, loc, acc, value).getResult();
-  }
-  llvm_unreachable("unknown combiner");
-}
-
-class KernelLowering {
-public:
-  KernelLowering(kernel::KernelOp kernel) : kernel(kernel) {}
+  KernelLowering(kernel::KernelOp kernel)
+      : KernelLoopLowering(kernel, /*reassociate=*/true) {}
   LogicalResult run();
-
-private:
-  /// Clones `block`'s ops (but its terminator) at `b`'s insertion point,
-  /// lowering kernel ops on the way.
-  LogicalResult lowerBlock(Block &block, OpBuilder &b);
-
-  kernel::KernelOp kernel;
-  IRMapping mapping;
-  SmallVector<Value> point;
 };
-
-LogicalResult KernelLowering::lowerBlock(Block &block, OpBuilder &b) {
-  for (Operation &op : block.without_terminator()) {
-    Location loc = op.getLoc();
-    if (auto index = dyn_cast<kernel::IndexOp>(op)) {
-      mapping.map(index.getResult(), point[index.getDim()]);
-      continue;
-    }
-    if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto forOp = scf::ForOp::create(b, loc, zero,
-                                      mapping.lookup(loop.getSize()), one);
-      OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
-      inner.setInsertionPoint(forOp.getBody()->getTerminator());
-      mapping.map(loop.getBody().getArgument(0), forOp.getInductionVar());
-      if (failed(lowerBlock(loop.getBody().front(), inner)))
-        return failure();
-      continue;
-    }
-    if (auto reduce = dyn_cast<kernel::ReduceOp>(op)) {
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto forOp = scf::ForOp::create(
-          b, loc, zero, mapping.lookup(reduce.getSize()), one,
-          ValueRange{mapping.lookup(reduce.getInit())});
-      OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
-      mapping.map(reduce.getBody().getArgument(0), forOp.getInductionVar());
-      Block &body = reduce.getBody().front();
-      if (failed(lowerBlock(body, inner)))
-        return failure();
-      auto yield = cast<kernel::YieldOp>(body.getTerminator());
-      Value next = combine(inner, loc, reduce.getKind(),
-                           forOp.getRegionIterArgs()[0],
-                           mapping.lookup(yield.getValues()[0]));
-      scf::YieldOp::create(inner, loc, next);
-      mapping.map(reduce.getResult(), forOp.getResult(0));
-      continue;
-    }
-    if (op.getDialect() == kernel.getOperation()->getDialect())
-      return op.emitOpError() << "has no CPU lowering";
-    b.clone(op, mapping);
-  }
-  return success();
-}
 
 LogicalResult KernelLowering::run() {
   OpBuilder b(kernel);

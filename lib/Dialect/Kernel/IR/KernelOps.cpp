@@ -181,21 +181,30 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
   if (callee && !isa<KernelOp>(callee))
     return success(); // A kernel already lowered for a target.
+  if (!callee && !getKernelAttr().getNestedReferences().empty()) {
+    // A kernel lowered into a module of GPU kernels, which may since have
+    // been serialized to an opaque binary of the same name.
+    auto root = FlatSymbolRefAttr::get(getKernelAttr().getRootReference());
+    if (symbolTable.lookupNearestSymbolFrom(*this, root))
+      return success();
+    return emitOpError() << "names no kernel module '" << root << "'";
+  }
+  StringRef name = getKernelAttr().getLeafReference().getValue();
   auto kernel = dyn_cast_if_present<KernelOp>(callee);
   if (!kernel)
-    return emitOpError() << "'" << getKernel()
+    return emitOpError() << "'" << name
                          << "' does not name a 'kernel.kernel'";
   ArrayRef<Type> expected = kernel.getArgumentTypes();
   if (expected.size() != getBuffers().size())
     return emitOpError() << "passes " << getBuffers().size()
-                         << " buffers, but kernel '" << getKernel()
+                         << " buffers, but kernel '" << name
                          << "' takes " << expected.size();
   for (auto [idx, types] :
        llvm::enumerate(llvm::zip(getBuffers().getTypes(), expected))) {
     auto [actual, want] = types;
     if (actual != want)
       return emitOpError() << "buffer #" << idx << " has type " << actual
-                           << ", but kernel '" << getKernel() << "' expects "
+                           << ", but kernel '" << name << "' expects "
                            << want;
   }
   return success();

@@ -240,13 +240,31 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [
     kernel.gemm %x, %w, %t : memref<8x4xf32>, memref<4x3xf32>, memref<8x3xf32>
     kernel.launch @relu(%t, %out) {row_epilogue} : memref<8x3xf32>, memref<8x3xf32>
     ```
+
+    Once a GPU lowering (`tc-lower-kernel-to-gpu`) has run, the symbol
+    names a `gpu.func` in the `gpu.module` of kernels, and `grid` and
+    `block` give the (one-dimensional) launch configuration:
+
+    ```mlir
+    kernel.launch @tc_kernels::@add(%a, %b, %c) {block = 32 : i64, grid = 4 : i64} : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
+    ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$kernel,
+  let arguments = (ins SymbolRefAttr:$kernel,
                        Variadic<AnyMemRef>:$buffers,
-                       UnitAttr:$row_epilogue);
+                       UnitAttr:$row_epilogue,
+                       OptionalAttr<I64Attr>:$grid,
+                       OptionalAttr<I64Attr>:$block);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` attr-dict `:` type($buffers)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::StringRef":$kernel, "::mlir::ValueRange":$buffers), [{
+      build($_builder, $_state,
+            ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), kernel),
+            buffers, /*row_epilogue=*/nullptr, /*grid=*/nullptr,
+            /*block=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,62 @@
+//===- KernelLoops.h - kernel bodies as sequential loops --------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the CPU and GPU lowerings of `kernel.kernel` share: turning a body's
+// `kernel.loop` and `kernel.reduce` ops into sequential `scf.for` loops and
+// the combiners of reductions into arith ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_CONVERSION_KERNELLOOPS_H
+#define TC_CONVERSION_KERNELLOOPS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+
+namespace mlir::tc {
+
+/// Emits `acc <kind> value`. With `reassociate`, float combiners carry the
+/// `reassoc` fast-math flag (it lets LLVM vectorize CPU reductions).
+Value buildCombine(OpBuilder &b, Location loc, kernel::CombinerKind kind,
+                   Value acc, Value value, bool reassociate);
+
+/// The identity of `kind` for `type` (0, 1, -inf/min, +inf/max).
+Value buildCombinerIdentity(OpBuilder &b, Location loc,
+                            kernel::CombinerKind kind, Type type);
+
+/// Clones a kernel body into loops. `mapping` maps the kernel's block
+/// arguments to the lowered buffers; `point` holds the domain coordinates
+/// that `kernel.index` ops resolve to.
+class KernelLoopLowering {
+public:
+  KernelLoopLowering(kernel::KernelOp kernel, bool reassociate)
+      : kernel(kernel), reassociate(reassociate) {}
+
+  /// Clones `block`'s ops but its terminator at `b`'s insertion point,
+  /// with `kernel.loop`/`kernel.reduce` as sequential `scf.for` loops.
+  LogicalResult lowerBlock(Block &block, OpBuilder &b);
+
+  /// Lowers one `kernel.reduce` as a sequential loop over `[lb, ub)` with
+  /// step `step`, starting from `init`; returns the accumulated value.
+  FailureOr<Value> lowerReduce(kernel::ReduceOp reduce, OpBuilder &b,
+                               Value lb, Value ub, Value step, Value init);
+
+  /// Lowers one `kernel.loop` as a sequential loop over `[lb, ub)`.
+  LogicalResult lowerLoop(kernel::LoopOp loop, OpBuilder &b, Value lb,
+                          Value ub, Value step);
+
+  IRMapping mapping;
+  SmallVector<Value> point;
+
+protected:
+  kernel::KernelOp kernel;
+  bool reassociate;
+};
+
+} // namespace mlir::tc
+
+#endif // TC_CONVERSION_KERNELLOOPS_H

@@ -1,0 +1,69 @@
+//===- CUDARuntime.h - compile and run graphs on NVIDIA GPUs ----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A graph compiled by the CUDA pipeline (include/tc/Target/GPU/Pipeline.h):
+// one module of kernels (cubin, or PTX the driver finishes) and the host
+// program, interpreted here: kernel launches on the caller's stream and
+// GEMMs through cuBLAS. The CUDA driver and cuBLAS are opened at run time
+// (dlopen) in the process that already has them loaded (PyTorch's), so tc
+// links no CUDA library and builds on machines without one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_RUNTIME_CUDARUNTIME_H
+#define TC_RUNTIME_CUDARUNTIME_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mlir::tc {
+
+class CUDAExecutable {
+public:
+  /// Compiles `source` (a module holding one fx.graph) with the CUDA
+  /// pipeline; `pipelineOptions` are tc-cuda-pipeline's options as text
+  /// ("chip=sm_90 format=bin toolkit=... link=..."). On failure returns
+  /// nullptr and sets `diagnostics`. Needs no GPU: the binary is loaded on
+  /// the first run().
+  static std::unique_ptr<CUDAExecutable>
+  compile(llvm::StringRef source, llvm::StringRef pipelineOptions,
+          bool keepStageIR, std::string &diagnostics);
+  ~CUDAExecutable();
+
+  /// Runs the graph on `stream` (a CUstream; null for the default stream)
+  /// in the calling thread's current CUDA context. `buffers` holds device
+  /// pointers: inputs, outputs, then the arena (arenaBytes() long, 256-byte
+  /// aligned). Returns false and sets `error` (naming the failing kernel
+  /// or library call) on failure.
+  bool run(llvm::ArrayRef<void *> buffers, void *stream,
+           std::string &error) const;
+
+  int64_t arenaBytes() const;
+  int64_t intermediateBytes() const;
+  int64_t numKernels() const;
+  int64_t numBuffers() const;
+  /// "bin" (cubin) or "isa" (PTX).
+  llvm::StringRef binaryFormat() const;
+  /// The kernels' binary (cubin bytes or PTX text).
+  llvm::StringRef binary() const;
+  /// IR after each stage ("prim", "kernel", "gpu", "schedule"), if kept.
+  const std::map<std::string, std::string> &stageIR() const;
+
+  struct Impl;
+
+private:
+  explicit CUDAExecutable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace mlir::tc
+
+#endif // TC_RUNTIME_CUDARUNTIME_H

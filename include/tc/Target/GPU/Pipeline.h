@@ -1,0 +1,72 @@
+//===- Pipeline.h - the CUDA and ROCm compilation pipelines -----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The passes that take an imported fx graph to one GPU binary holding all of
+// its kernels (a `gpu.binary`) and a `kernel.schedule` host program whose
+// launches carry grid and block sizes. The decomposition and fusion stages
+// are the CPU pipeline's; then:
+//
+//   kernel --tc-lower-kernel-to-gpu--> gpu.func kernels (tc-gpu-kernels-pipeline)
+//          --convert-gpu-to-nvvm/rocdl, gpu-module-to-binary--> cubin/PTX or hsaco
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_TARGET_GPU_PIPELINE_H
+#define TC_TARGET_GPU_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::tc {
+
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU (sm_90, sm_80, gfx942, gfx90a); empty for "
+                     "the target's default")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary emits: bin (cubin/hsaco), "
+                     "isa (PTX/AMDGPU assembly), llvm, fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (for ptxas) or ROCm root (amdgcn/bitcode, "
+                     "llvm/bin/ld.lld); empty for the configured default")};
+  PassOptions::ListOption<std::string> link{
+      *this, "link",
+      llvm::cl::desc("Bitcode libraries to link (libdevice.10.bc for CUDA); "
+                     "empty for the configured default")};
+  PassOptions::Option<int64_t> maxBlockSize{
+      *this, "max-block-size",
+      llvm::cl::desc("Largest thread block of a row-per-block kernel"),
+      llvm::cl::init(256)};
+};
+
+/// kernel -> gpu.func kernels in one gpu.module, launches configured.
+void buildGPUKernelsPipeline(OpPassManager &pm,
+                             const GPUPipelineOptions &options);
+
+/// gpu.module -> NVVM -> PTX/cubin, as a gpu.binary.
+void buildCUDABinaryPipeline(OpPassManager &pm,
+                             const GPUPipelineOptions &options);
+
+/// gpu.module -> ROCDL -> hsaco, as a gpu.binary.
+void buildROCmBinaryPipeline(OpPassManager &pm,
+                             const GPUPipelineOptions &options);
+
+/// fx graph -> CUDA binary + schedule (`tc-cuda-pipeline`).
+void buildCUDAPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+
+/// fx graph -> ROCm binary + schedule (`tc-rocm-pipeline`).
+void buildROCmPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+
+/// Registers the pipelines above with the pass registry.
+void registerGPUPipelines();
+
+} // namespace mlir::tc
+
+#endif // TC_TARGET_GPU_PIPELINE_H

@@ -1,0 +1,123 @@
+//===- KernelLoops.cpp - kernel bodies as sequential loops ------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Conversion/KernelLoops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tc;
+
+Value mlir::tc::buildCombine(OpBuilder &b, Location loc,
+                             kernel::CombinerKind kind, Value acc, Value value,
+                             bool reassociate) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  auto fm = arith::FastMathFlagsAttr::get(
+      b.getContext(), reassociate ? arith::FastMathFlags::reassoc
+                                  : arith::FastMathFlags::none);
+  switch (kind) {
+  case kernel::CombinerKind::Add:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, value, fm).getResult()
+                   : arith::AddIOp::create(b, loc, acc, value).getResult();
+  case kernel::CombinerKind::Mul:
+    return isFloat ? arith::MulFOp::create(b, loc, acc, value, fm).getResult()
+                   : arith::MulIOp::create(b, loc, acc, value).getResult();
+  case kernel::CombinerKind::Max:
+    return isFloat
+               ? arith::MaximumFOp::create(b, loc, acc, value, fm).getResult()
+               : arith::MaxSIOp::create(b, loc, acc, value).getResult();
+  case kernel::CombinerKind::Min:
+    return isFloat
+               ? arith::MinimumFOp::create(b, loc, acc, value, fm).getResult()
+               : arith::MinSIOp::create(b, loc, acc, value).getResult();
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
+                                      kernel::CombinerKind kind, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    APFloat value = APFloat::getZero(sem);
+    if (kind == kernel::CombinerKind::Mul)
+      value = APFloat::getOne(sem);
+    else if (kind == kernel::CombinerKind::Max)
+      value = APFloat::getInf(sem, /*Negative=*/true);
+    else if (kind == kernel::CombinerKind::Min)
+      value = APFloat::getInf(sem, /*Negative=*/false);
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value = APInt::getZero(width);
+  if (kind == kernel::CombinerKind::Mul)
+    value = APInt(width, 1);
+  else if (kind == kernel::CombinerKind::Max)
+    value = width == 1 ? APInt::getZero(1) : APInt::getSignedMinValue(width);
+  else if (kind == kernel::CombinerKind::Min)
+    value = width == 1 ? APInt::getAllOnes(1) : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+FailureOr<Value> KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce,
+                                                 OpBuilder &b, Value lb,
+                                                 Value ub, Value step,
+                                                 Value init) {
+  Location loc = reduce.getLoc();
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
+  OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
+  mapping.map(reduce.getBody().getArgument(0), forOp.getInductionVar());
+  Block &body = reduce.getBody().front();
+  if (failed(lowerBlock(body, inner)))
+    return failure();
+  auto yield = cast<kernel::YieldOp>(body.getTerminator());
+  Value next =
+      buildCombine(inner, loc, reduce.getKind(), forOp.getRegionIterArgs()[0],
+                   mapping.lookup(yield.getValues()[0]), reassociate);
+  scf::YieldOp::create(inner, loc, next);
+  return forOp.getResult(0);
+}
+
+LogicalResult KernelLoopLowering::lowerLoop(kernel::LoopOp loop, OpBuilder &b,
+                                            Value lb, Value ub, Value step) {
+  auto forOp = scf::ForOp::create(b, loop.getLoc(), lb, ub, step);
+  OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
+  inner.setInsertionPoint(forOp.getBody()->getTerminator());
+  mapping.map(loop.getBody().getArgument(0), forOp.getInductionVar());
+  return lowerBlock(loop.getBody().front(), inner);
+}
+
+LogicalResult KernelLoopLowering::lowerBlock(Block &block, OpBuilder &b) {
+  for (Operation &op : block.without_terminator()) {
+    Location loc = op.getLoc();
+    if (auto index = dyn_cast<kernel::IndexOp>(op)) {
+      mapping.map(index.getResult(), point[index.getDim()]);
+      continue;
+    }
+    if (isa<kernel::LoopOp, kernel::ReduceOp>(op)) {
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
+        if (failed(lowerLoop(loop, b, zero, mapping.lookup(loop.getSize()),
+                             one)))
+          return failure();
+        continue;
+      }
+      auto reduce = cast<kernel::ReduceOp>(op);
+      FailureOr<Value> result =
+          lowerReduce(reduce, b, zero, mapping.lookup(reduce.getSize()), one,
+                      mapping.lookup(reduce.getInit()));
+      if (failed(result))
+        return failure();
+      mapping.map(reduce.getResult(), *result);
+      continue;
+    }
+    if (op.getDialect() == kernel->getDialect())
+      return op.emitOpError() << "has no loop lowering";
+    b.clone(op, mapping);
+  }
+  return success();
+}

@@ -1,0 +1,308 @@
+//===- KernelToGPU.cpp - lower kernels to gpu.func kernels ------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "tc/Conversion/KernelLoops.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tc {
+#define GEN_PASS_DEF_CONVERTKERNELTOGPUPASS
+#include "tc/Conversion/Passes.h.inc"
+} // namespace mlir::tc
+
+using namespace mlir;
+using namespace mlir::tc;
+
+namespace {
+
+constexpr StringLiteral kKernelModuleName = "tc_kernels";
+constexpr int64_t kRowsPerThreadBlock = 256;
+
+/// The launch configuration chosen for one kernel.
+struct GPUSchedule {
+  bool rowPerBlock = false;
+  int64_t block = kRowsPerThreadBlock;
+  int64_t grid = 1;
+};
+
+/// Whether `iv` (a loop's induction variable) flows, through index
+/// arithmetic, into the innermost index of a load or store: then threads
+/// striding over the loop touch neighbouring addresses.
+static bool walksInnermostDim(Value iv) {
+  SetVector<Value> derived;
+  derived.insert(iv);
+  for (size_t i = 0; i < derived.size(); ++i) {
+    for (OpOperand &use : derived[i].getUses()) {
+      Operation *user = use.getOwner();
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        if (!load.getIndices().empty() && load.getIndices().back() == derived[i])
+          return true;
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        if (!store.getIndices().empty() &&
+            store.getIndices().back() == derived[i])
+          return true;
+        continue;
+      }
+      if (user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
+        derived.insert(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+/// Block reductions are shuffles of 32-bit values.
+static bool hasBlockReduction(Type type) {
+  return type.isF32() || type.isInteger(32);
+}
+
+static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
+                                  int64_t maxBlockSize) {
+  GPUSchedule schedule;
+  int64_t rows = 1;
+  for (int64_t size : kernel.getDomain())
+    rows *= size;
+  int64_t longest = 0;
+  bool coalesced = false, reducible = true;
+  for (Operation &op : kernel.getBody().front()) {
+    Value size, iv;
+    if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
+      size = loop.getSize();
+      iv = loop.getBody().getArgument(0);
+    } else if (auto reduce = dyn_cast<kernel::ReduceOp>(op)) {
+      size = reduce.getSize();
+      iv = reduce.getBody().getArgument(0);
+      reducible &= hasBlockReduction(reduce.getResult().getType());
+    } else {
+      continue;
+    }
+    APInt value;
+    int64_t trips = matchPattern(size, m_ConstantInt(&value))
+                        ? value.getSExtValue()
+                        : maxBlockSize;
+    longest = std::max(longest, trips);
+    coalesced |= walksInnermostDim(iv);
+  }
+  schedule.rowPerBlock = coalesced && reducible && longest > 1;
+  if (schedule.rowPerBlock) {
+    // A few elements per thread: enough work to hide latency, enough
+    // threads to cover the row in one sweep at the common sizes.
+    int64_t threads = llvm::divideCeil(longest, 4);
+    threads = llvm::alignTo(std::max<int64_t>(threads, 32), 32);
+    schedule.block = std::min(threads, maxBlockSize);
+    schedule.grid = rows;
+  } else {
+    schedule.block =
+        std::min(kRowsPerThreadBlock,
+                 std::max<int64_t>(32, llvm::alignTo(rows, 32)));
+    schedule.grid = llvm::divideCeil(rows, schedule.block);
+  }
+  return schedule;
+}
+
+class GPUKernelLowering : public KernelLoopLowering {
+public:
+  GPUKernelLowering(kernel::KernelOp kernel, GPUSchedule schedule)
+      : KernelLoopLowering(kernel, /*reassociate=*/false), schedule(schedule) {
+  }
+  FailureOr<gpu::GPUFuncOp> run(gpu::GPUModuleOp module);
+
+private:
+  /// Row-per-block body: threads stride over the top-level loops.
+  LogicalResult lowerRowPerBlock(Block &block, OpBuilder &b);
+  /// Sets `point` from a linear domain index.
+  void delinearize(OpBuilder &b, Location loc, Value linear);
+
+  GPUSchedule schedule;
+  Value tid, blockSize;
+};
+
+void GPUKernelLowering::delinearize(OpBuilder &b, Location loc, Value linear) {
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  point.assign(domain.size(), Value());
+  for (int64_t d = domain.size() - 1; d >= 0; --d) {
+    Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
+    point[d] = d == 0 ? linear
+                      : arith::RemUIOp::create(b, loc, linear, size).getResult();
+    if (d > 0)
+      linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+}
+
+static gpu::AllReduceOperation allReduceKind(kernel::CombinerKind kind,
+                                             Type type) {
+  bool isFloat = isa<FloatType>(type);
+  switch (kind) {
+  case kernel::CombinerKind::Add:
+    return gpu::AllReduceOperation::ADD;
+  case kernel::CombinerKind::Mul:
+    return gpu::AllReduceOperation::MUL;
+  case kernel::CombinerKind::Max:
+    return isFloat ? gpu::AllReduceOperation::MAXIMUMF
+                   : gpu::AllReduceOperation::MAXSI;
+  case kernel::CombinerKind::Min:
+    return isFloat ? gpu::AllReduceOperation::MINIMUMF
+                   : gpu::AllReduceOperation::MINSI;
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
+  Value zero = arith::ConstantIndexOp::create(b, kernel.getLoc(), 0);
+  Value isLeader = arith::CmpIOp::create(b, kernel.getLoc(),
+                                         arith::CmpIPredicate::eq, tid, zero);
+  for (Operation &op : block.without_terminator()) {
+    Location loc = op.getLoc();
+    if (auto index = dyn_cast<kernel::IndexOp>(op)) {
+      mapping.map(index.getResult(), point[index.getDim()]);
+      continue;
+    }
+    bool writes = false;
+    op.walk([&](memref::StoreOp) { writes = true; });
+    if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
+      if (failed(lowerLoop(loop, b, tid, mapping.lookup(loop.getSize()),
+                           blockSize)))
+        return failure();
+    } else if (auto reduce = dyn_cast<kernel::ReduceOp>(op)) {
+      // Each thread folds its strided share from the identity; the block
+      // combines the partials, and the init joins once at the end.
+      Type type = reduce.getResult().getType();
+      Value identity =
+          buildCombinerIdentity(b, loc, reduce.getKind(), type);
+      FailureOr<Value> partial =
+          lowerReduce(reduce, b, tid, mapping.lookup(reduce.getSize()),
+                      blockSize, identity);
+      if (failed(partial))
+        return failure();
+      Value total = gpu::AllReduceOp::create(
+          b, loc, *partial,
+          gpu::AllReduceOperationAttr::get(
+              b.getContext(), allReduceKind(reduce.getKind(), type)),
+          /*uniform=*/true);
+      mapping.map(reduce.getResult(),
+                  buildCombine(b, loc, reduce.getKind(),
+                               mapping.lookup(reduce.getInit()), total,
+                               /*reassociate=*/false));
+    } else if (isa<memref::StoreOp>(op)) {
+      // A row's scalar result: every thread has it, one writes it.
+      auto ifOp = scf::IfOp::create(b, loc, isLeader, /*withElse=*/false);
+      OpBuilder inner = ifOp.getThenBodyBuilder();
+      inner.clone(op, mapping);
+      continue;
+    } else {
+      if (op.getDialect() == kernel->getDialect())
+        return op.emitOpError() << "has no GPU lowering";
+      b.clone(op, mapping);
+      continue;
+    }
+    // A later loop may read what other threads of this one wrote.
+    if (writes && &op != block.getTerminator()->getPrevNode())
+      gpu::BarrierOp::create(b, loc);
+  }
+  return success();
+}
+
+FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
+  Location loc = kernel.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto func = gpu::GPUFuncOp::create(
+      b, loc, kernel.getSymName(),
+      b.getFunctionType(kernel.getArgumentTypes(), {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(schedule.block), 1, 1}));
+  Block &entry = func.getBody().front();
+  for (auto [from, to] :
+       llvm::zip(kernel.getBody().getArguments(), entry.getArguments()))
+    mapping.map(from, to);
+
+  b.setInsertionPointToStart(&entry);
+  auto ret = gpu::ReturnOp::create(b, loc);
+  b.setInsertionPoint(ret);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value blockId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  blockSize = arith::ConstantIndexOp::create(b, loc, schedule.block);
+  if (schedule.rowPerBlock) {
+    delinearize(b, loc, blockId);
+    if (failed(lowerRowPerBlock(kernel.getBody().front(), b)))
+      return failure();
+    return func;
+  }
+  // One thread per point; the last block's extra threads do nothing.
+  int64_t rows = 1;
+  for (int64_t size : kernel.getDomain())
+    rows *= size;
+  Value base = arith::MulIOp::create(b, loc, blockId, blockSize);
+  Value linear = arith::AddIOp::create(b, loc, base, tid);
+  Value inRange = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, linear,
+      arith::ConstantIndexOp::create(b, loc, rows));
+  auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  delinearize(inner, loc, linear);
+  if (failed(lowerBlock(kernel.getBody().front(), inner)))
+    return failure();
+  return func;
+}
+
+struct ConvertKernelToGPUPass
+    : public tc::impl::ConvertKernelToGPUPassBase<ConvertKernelToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<kernel::KernelOp> kernels(module.getOps<kernel::KernelOp>());
+    if (kernels.empty())
+      return;
+    if (maxBlockSize < 32 || maxBlockSize > 1024 || maxBlockSize % 32) {
+      module.emitError() << "max-block-size must be a multiple of 32 in "
+                            "[32, 1024], not "
+                         << static_cast<int64_t>(maxBlockSize);
+      return signalPassFailure();
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(&getContext()));
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+    SymbolTable::setSymbolVisibility(gpuModule,
+                                     SymbolTable::Visibility::Private);
+
+    llvm::DenseMap<StringAttr, GPUSchedule> schedules;
+    for (kernel::KernelOp k : kernels) {
+      GPUSchedule schedule = chooseSchedule(k, maxBlockSize);
+      if (failed(GPUKernelLowering(k, schedule).run(gpuModule)))
+        return signalPassFailure();
+      schedules[k.getSymNameAttr()] = schedule;
+    }
+    // Launches name the gpu.func now and say how to launch it.
+    auto moduleRef = FlatSymbolRefAttr::get(gpuModule.getSymNameAttr());
+    module.walk([&](kernel::LaunchOp launch) {
+      StringAttr name = launch.getKernelAttr().getRootReference();
+      auto it = schedules.find(name);
+      if (it == schedules.end())
+        return;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          moduleRef.getAttr(), {FlatSymbolRefAttr::get(name)}));
+      launch.setGridAttr(b.getI64IntegerAttr(it->second.grid));
+      launch.setBlockAttr(b.getI64IntegerAttr(it->second.block));
+    });
+    for (kernel::KernelOp k : kernels)
+      k.erase();
+  }
+};
+
+} // namespace

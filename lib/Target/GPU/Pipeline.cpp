@@ -1,0 +1,136 @@
+//===- Pipeline.cpp - the CUDA and ROCm compilation pipelines ---*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Target/GPU/Pipeline.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "tc/Conversion/Passes.h"
+#include "tc/Target/CPU/Pipeline.h"
+
+using namespace mlir;
+
+// Configured by CMake: where this machine's CUDA libdevice and ROCm device
+// libraries are (empty when absent).
+#ifndef TC_DEFAULT_LIBDEVICE
+#define TC_DEFAULT_LIBDEVICE ""
+#endif
+#ifndef TC_DEFAULT_CUDA_TOOLKIT
+#define TC_DEFAULT_CUDA_TOOLKIT ""
+#endif
+#ifndef TC_DEFAULT_ROCM_TOOLKIT
+#define TC_DEFAULT_ROCM_TOOLKIT ""
+#endif
+
+void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
+                                       const GPUPipelineOptions &options) {
+  tc::ConvertKernelToGPUPassOptions lowering;
+  lowering.maxBlockSize = options.maxBlockSize;
+  pm.addPass(tc::createConvertKernelToGPUPass(lowering));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createLoopInvariantCodeMotionPass());
+}
+
+/// The lowering inside the gpu.module and its serialization, shared by both
+/// targets; `toLLVM` adds the target's gpu-to-llvm conversion.
+static void buildBinaryPipeline(OpPassManager &pm,
+                                const tc::GPUPipelineOptions &options,
+                                StringRef defaultToolkit,
+                                function_ref<void(OpPassManager &)> toLLVM) {
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  toLLVM(kernels);
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath =
+      options.toolkit.empty() ? defaultToolkit.str() : options.toolkit.getValue();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::tc::buildCUDABinaryPipeline(OpPassManager &pm,
+                                       const GPUPipelineOptions &options) {
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip.empty() ? "sm_90" : options.chip.getValue();
+  target.optLevel = 3;
+  // libdevice provides expf, tanhf, erff, ... as PyTorch's CUDA kernels
+  // compute them.
+  target.linkLibs.assign(options.link.begin(), options.link.end());
+  if (target.linkLibs.empty() && StringRef(TC_DEFAULT_LIBDEVICE).size())
+    target.linkLibs.push_back(TC_DEFAULT_LIBDEVICE);
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  buildBinaryPipeline(pm, options, TC_DEFAULT_CUDA_TOOLKIT,
+                      [](OpPassManager &kernels) {
+                        ConvertGpuOpsToNVVMOpsOptions nvvm;
+                        nvvm.useBarePtrCallConv = true;
+                        kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+                      });
+}
+
+void mlir::tc::buildROCmBinaryPipeline(OpPassManager &pm,
+                                       const GPUPipelineOptions &options) {
+  GpuROCDLAttachTargetOptions target;
+  target.chip = options.chip.empty() ? "gfx942" : options.chip.getValue();
+  target.optLevel = 3;
+  target.linkLibs.assign(options.link.begin(), options.link.end());
+  std::string chip = target.chip;
+  pm.addPass(createGpuROCDLAttachTarget(target));
+  buildBinaryPipeline(pm, options, TC_DEFAULT_ROCM_TOOLKIT,
+                      [chip](OpPassManager &kernels) {
+                        ConvertGpuOpsToROCDLOpsOptions rocdl;
+                        rocdl.chipset = chip;
+                        rocdl.useBarePtrCallConv = true;
+                        rocdl.runtime = gpu::amd::Runtime::HIP;
+                        kernels.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+                      });
+}
+
+void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
+                                 const GPUPipelineOptions &options) {
+  buildDecomposePipeline(pm);
+  buildFusePipeline(pm);
+  buildGPUKernelsPipeline(pm, options);
+  buildCUDABinaryPipeline(pm, options);
+}
+
+void mlir::tc::buildROCmPipeline(OpPassManager &pm,
+                                 const GPUPipelineOptions &options) {
+  buildDecomposePipeline(pm);
+  buildFusePipeline(pm);
+  buildGPUKernelsPipeline(pm, options);
+  buildROCmBinaryPipeline(pm, options);
+}
+
+void mlir::tc::registerGPUPipelines() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tc-cuda-pipeline",
+      "The whole CUDA pipeline the Python backend runs: fx graph to one "
+      "gpu.binary of kernels and a kernel.schedule host program",
+      buildCUDAPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tc-rocm-pipeline",
+      "The whole ROCm pipeline: fx graph to one gpu.binary (hsaco) of "
+      "kernels and a kernel.schedule host program",
+      buildROCmPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tc-gpu-kernels-pipeline",
+      "Stage 3 of tc-cuda-pipeline/tc-rocm-pipeline: kernels to gpu.func",
+      buildGPUKernelsPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tc-cuda-binary-pipeline",
+      "Stage 4 of tc-cuda-pipeline: gpu.module to NVVM to PTX/cubin",
+      buildCUDABinaryPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tc-rocm-binary-pipeline",
+      "Stage 4 of tc-rocm-pipeline: gpu.module to ROCDL to hsaco",
+      buildROCmBinaryPipeline);
+}

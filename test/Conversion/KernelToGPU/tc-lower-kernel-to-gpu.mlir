@@ -1,0 +1,122 @@
+// RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu -verify-diagnostics | FileCheck %s
+
+// Pointwise rows: one block per row, threads strided over the contiguous
+// loop; the launch names the gpu.func and carries its configuration.
+// CHECK: module attributes {gpu.container_module}
+// CHECK: kernel.launch @tc_kernels::@tanh(%{{.*}}, %{{.*}}) {block = 128 : i64, grid = 6 : i64}
+// CHECK: gpu.module @tc_kernels
+// CHECK: gpu.func @tanh(%[[X:.*]]: memref<2x3x512xf32>, %[[OUT:.*]]: memref<2x3x512xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
+// CHECK-DAG: %[[BID:.*]] = gpu.block_id x
+// CHECK-DAG: %[[J:.*]] = arith.remui %[[BID]], %c3
+// CHECK-DAG: %[[I:.*]] = arith.divui %[[BID]], %c3
+// CHECK: scf.for %[[K:.*]] = %[[TID]] to %c512 step %c128
+// CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K]]]
+// CHECK: math.tanh
+// CHECK: memref.store
+// CHECK-NOT: kernel.kernel
+kernel.kernel @tanh(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) attributes {domain = array<i64: 2, 3>} {
+  %i = kernel.index 0
+  %j = kernel.index 1
+  %c512 = arith.constant 512 : index
+  kernel.loop %c512 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %j, %k] : memref<2x3x512xf32>
+    %t = math.tanh %v : f32
+    memref.store %t, %out[%i, %j, %k] : memref<2x3x512xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) {
+  kernel.launch @tanh(%x, %out) : memref<2x3x512xf32>, memref<2x3x512xf32>
+  kernel.return
+}
+
+// -----
+
+// A row reduction: per-thread partials from the identity, a block
+// all-reduce, the init joined once; the row's scalar is stored by thread 0.
+// The stores of the first loop are ordered before the second by a barrier.
+// CHECK-LABEL: gpu.func @softmax_like
+// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %c1024 step %c256 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
+// CHECK: arith.maximumf %[[ACC]]
+// CHECK: %[[ALL:.*]] = gpu.all_reduce maximumf %[[PART]] uniform
+// CHECK: %[[MAX:.*]] = arith.maximumf %{{.*}}, %[[ALL]] : f32
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %[[MAX]], %{{.*}}[%{{.*}}] : memref<64xf32>
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: gpu.return
+kernel.kernel @softmax_like(%x: memref<64x1024xf32>, %m: memref<64xf32>, %out: memref<64x1024xf32>) attributes {domain = array<i64: 64>} {
+  %i = kernel.index 0
+  %c1024 = arith.constant 1024 : index
+  %init = arith.constant 0xFF800000 : f32
+  %max = kernel.reduce max %c1024 init %init : f32 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<64x1024xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %max, %m[%i] : memref<64xf32>
+  kernel.loop %c1024 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<64x1024xf32>
+    %d = arith.subf %v, %max : f32
+    memref.store %d, %out[%i, %k] : memref<64x1024xf32>
+  }
+  kernel.loop %c1024 {
+  ^bb0(%k: index):
+    %v = memref.load %out[%i, %k] : memref<64x1024xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %out[%i, %k] : memref<64x1024xf32>
+  }
+  kernel.return
+}
+
+// -----
+
+// A column sum reduces over the outer dimension: one thread per output
+// column (neighbouring threads read neighbouring addresses), the reduction
+// sequential in each thread.
+// CHECK-LABEL: gpu.func @colsum
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[BASE:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: %[[COL:.*]] = arith.addi %[[BASE]], %{{.*}}
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c1000
+// CHECK: scf.if %[[IN]]
+// CHECK: scf.for %[[R:.*]] = %c0 to %c4096 step %c1 iter_args
+// CHECK: memref.load %{{.*}}[%[[R]], %[[COL]]]
+// CHECK-NOT: gpu.all_reduce
+kernel.kernel @colsum(%x: memref<4096x1000xf32>, %out: memref<1000xf32>) attributes {domain = array<i64: 1000>} {
+  %j = kernel.index 0
+  %c4096 = arith.constant 4096 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %c4096 init %zero : f32 {
+  ^bb0(%r: index):
+    %v = memref.load %x[%r, %j] : memref<4096x1000xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %s, %out[%j] : memref<1000xf32>
+  kernel.return
+}
+
+// -----
+
+// 64-bit sums have no shuffle-based block reduction: row per thread.
+// CHECK-LABEL: gpu.func @rowsum_i64
+// CHECK-NOT: gpu.all_reduce
+// CHECK: scf.if
+kernel.kernel @rowsum_i64(%x: memref<8x64xi64>, %out: memref<8xi64>) attributes {domain = array<i64: 8>} {
+  %i = kernel.index 0
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0 : i64
+  %s = kernel.reduce add %c64 init %zero : i64 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<8x64xi64>
+    kernel.yield %v : i64
+  }
+  memref.store %s, %out[%i] : memref<8xi64>
+  kernel.return
+}

@@ -1,0 +1,36 @@
+// REQUIRES: libdevice
+// RUN: tc-opt %s --tc-cuda-pipeline="format=isa" | FileCheck %s --check-prefix=PTX
+// RUN: tc-opt %s --tc-cuda-pipeline="format=isa chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: tc-opt %s --tc-decompose-pipeline --tc-fuse-pipeline --tc-gpu-kernels-pipeline | FileCheck %s --check-prefix=GPU
+
+// A manual softmax (seed 003) through the whole CUDA pipeline: one fused
+// kernel, one block per row, the row's max and sum as block reductions
+// (warp shuffles, then shared memory), exp from libdevice.
+
+// GPU: kernel.schedule @softmax
+// GPU: kernel.launch @tc_kernels::@[[K:[a-z_0-9]+]](%{{.*}}, %{{.*}}) {block = 256 : i64, grid = 64 : i64}
+// GPU: gpu.module @tc_kernels
+// GPU: gpu.func @[[K]]
+// GPU: gpu.all_reduce maximumf
+// GPU: gpu.all_reduce add
+
+// PTX: gpu.binary @tc_kernels
+// PTX-SAME: #nvvm.target<O = 3, chip = "sm_90"
+// PTX-SAME: .target sm_90
+// PTX-SAME: .entry softmax_fused_
+// PTX-SAME: .maxntid 256, 1, 1
+// PTX-SAME: shfl.sync.bfly.b32
+// PTX-SAME: bar.sync
+// PTX-SAME: ex2.approx
+// PTX-NOT: .extern .func __nv_
+
+// SM80: .target sm_80
+
+fx.graph @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %max = fx.call_function "aten::amax"(%x) {args = {dim = array<i64: -1>, keepdim = true}} : (tensor<64x1024xf32>) -> tensor<64x1xf32>
+  %sub = fx.call_function "aten::sub.Tensor"(%x, %max) : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
+  %exp = fx.call_function "aten::exp"(%sub) : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %sum = fx.call_function "aten::sum.dim_IntList"(%exp) {args = {dim = array<i64: -1>, keepdim = true}} : (tensor<64x1024xf32>) -> tensor<64x1xf32>
+  %div = fx.call_function "aten::div.Tensor"(%exp, %sum) : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
+  fx.output %div : tensor<64x1024xf32>
+}

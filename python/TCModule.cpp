@@ -37,7 +37,7 @@ public:
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
 
-  void run(const std::vector<uintptr_t> &pointers) {
+  void run(const std::vector<uintptr_t> &pointers, uintptr_t stream) {
     std::vector<void *> buffers;
     buffers.reserve(pointers.size());
     for (uintptr_t p : pointers)
@@ -47,7 +47,9 @@ public:
     {
       // Kernels do not touch Python objects: let other threads run.
       nb::gil_scoped_release release;
-      status = tcExecutableRun(exe, buffers.data(), buffers.size(), &error);
+      status = tcExecutableRunOnStream(exe, buffers.data(), buffers.size(),
+                                       reinterpret_cast<void *>(stream),
+                                       &error);
     }
     if (status)
       throw std::runtime_error(takeMessage(error));
@@ -55,7 +57,8 @@ public:
 
   nb::dict stageIR() const {
     nb::dict stages;
-    for (const char *name : {"prim", "kernel", "loops", "llvm"})
+    for (const char *name :
+         {"prim", "kernel", "loops", "llvm", "gpu", "schedule"})
       if (const char *ir = tcExecutableStageIR(exe, name))
         stages[name] = std::string(ir);
     return stages;
@@ -67,13 +70,19 @@ public:
 } // namespace
 
 NB_MODULE(_tc, m) {
-  m.doc() = "tc's native compiler and CPU runtime";
+  m.doc() = "tc's native compiler and its CPU and CUDA runtimes";
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),
-           "Runs the graph on raw buffers: inputs, outputs, then the arena.")
+           nb::arg("stream") = 0,
+           "Runs the graph on raw buffers: inputs, outputs, then the arena "
+           "(device pointers and a CUstream for a CUDA graph).")
+      .def_prop_ro("target",
+                   [](Executable &e) {
+                     return std::string(tcExecutableTarget(e.exe));
+                   })
       .def_prop_ro("arena_bytes",
                    [](Executable &e) { return tcExecutableArenaBytes(e.exe); })
       .def_prop_ro("intermediate_bytes",
@@ -109,4 +118,23 @@ NB_MODULE(_tc, m) {
       nb::arg("cache_dir") = std::string(),
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
       "the compiler's diagnostics on failure.");
+
+  m.def(
+      "compile_cuda",
+      [](const std::string &ir, const std::string &options, bool dumpStages) {
+        char *error = nullptr;
+        TcExecutableRef exe;
+        {
+          nb::gil_scoped_release release;
+          exe = tcCompileCUDA(ir.data(), ir.size(), options.c_str(),
+                              dumpStages ? 1 : 0, &error);
+        }
+        if (!exe)
+          throw std::runtime_error(takeMessage(error));
+        return new Executable(exe);
+      },
+      nb::arg("ir"), nb::arg("options") = std::string(),
+      nb::arg("dump_stages") = false,
+      "Compiles an fx-dialect module for NVIDIA GPUs with tc-cuda-pipeline's "
+      "options (\"chip=sm_90 format=bin toolkit=... link=...\").");
 }

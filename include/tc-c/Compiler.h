@@ -27,10 +27,26 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              int keepStageIR, const char *cacheDir,
                              char **error);
 
+/// Compiles the fx-dialect module `source` for NVIDIA GPUs. `options` are
+/// tc-cuda-pipeline's options as text ("chip=sm_90 format=bin toolkit=...
+/// link=..."; NULL for the defaults). Needs no GPU. Errors as tcCompileCPU.
+TcExecutableRef tcCompileCUDA(const char *source, size_t length,
+                              const char *options, int keepStageIR,
+                              char **error);
+
 /// Runs `exe` on `count` buffers: inputs, outputs, then the arena. Returns
 /// 0 on success, else nonzero with a malloc'ed message in `*error`.
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
                     char **error);
+
+/// As tcExecutableRun; a CUDA graph's buffers are device pointers and it
+/// runs on `stream` (a CUstream, NULL for the default stream) in the
+/// calling thread's current context. CPU graphs ignore `stream`.
+int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
+                            size_t count, void *stream, char **error);
+
+/// "cpu" or "cuda".
+const char *tcExecutableTarget(TcExecutableRef exe);
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 int64_t tcExecutableIntermediateBytes(TcExecutableRef exe);
@@ -39,8 +55,9 @@ int64_t tcExecutableNumBuffers(TcExecutableRef exe);
 /// 1 if the graph was loaded from the cache folder rather than compiled.
 int tcExecutableFromCache(TcExecutableRef exe);
 
-/// The IR after stage `stage` ("prim", "kernel", "loops", "llvm") when
-/// compiled with keepStageIR, else NULL. Owned by `exe`.
+/// The IR after stage `stage` when compiled with keepStageIR, else NULL:
+/// "prim", "kernel", then "loops", "llvm" (CPU) or "gpu", "schedule"
+/// (CUDA). Owned by `exe`.
 const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage);
 
 void tcExecutableDestroy(TcExecutableRef exe);

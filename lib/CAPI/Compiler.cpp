@@ -7,15 +7,24 @@
 #include "tc-c/Compiler.h"
 
 #include "tc/Runtime/CPURuntime.h"
+#include "tc/Runtime/CUDARuntime.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <cstdlib>
 #include <cstring>
 
 using mlir::tc::CPUExecutable;
+using mlir::tc::CUDAExecutable;
 
+/// One compiled graph, for one of the targets.
 struct TcExecutable {
-  std::unique_ptr<CPUExecutable> exe;
+  std::unique_ptr<CPUExecutable> cpu;
+  std::unique_ptr<CUDAExecutable> cuda;
+
+  template <typename Fn>
+  decltype(auto) visit(Fn fn) {
+    return cpu ? fn(*cpu) : fn(*cuda);
+  }
 };
 
 static char *copyString(const std::string &s) {
@@ -24,61 +33,106 @@ static char *copyString(const std::string &s) {
   return out;
 }
 
+/// Runs `compile` so that a bug in the compiler cannot take the caller's
+/// process down: a crash (or a failed assertion) becomes an error.
+template <typename Fn>
+static bool compileSafely(Fn compile, std::string &diagnostics) {
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  if (recovery.RunSafely(compile))
+    return true;
+  diagnostics += "error: tc crashed while compiling this graph (the crash "
+                 "was contained); this is a bug in tc\n";
+  return false;
+}
+
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              int keepStageIR, const char *cacheDir,
                              char **error) {
   std::string diagnostics;
   std::unique_ptr<CPUExecutable> exe;
-  // A bug in the compiler must not take the caller's process down: a crash
-  // (or a failed assertion) while compiling becomes an error.
-  llvm::CrashRecoveryContext::Enable();
-  llvm::CrashRecoveryContext recovery;
-  bool survived = recovery.RunSafely([&] {
-    exe = CPUExecutable::compile(llvm::StringRef(source, length),
-                                 keepStageIR != 0, diagnostics,
-                                 cacheDir ? cacheDir : "");
-  });
-  if (!survived) {
+  if (!compileSafely(
+          [&] {
+            exe = CPUExecutable::compile(llvm::StringRef(source, length),
+                                         keepStageIR != 0, diagnostics,
+                                         cacheDir ? cacheDir : "");
+          },
+          diagnostics))
     exe.reset();
-    diagnostics += "error: tc crashed while compiling this graph (the crash "
-                   "was contained); this is a bug in tc\n";
-  }
   if (!exe) {
     if (error)
       *error = copyString(diagnostics);
     return nullptr;
   }
-  return new TcExecutable{std::move(exe)};
+  auto *result = new TcExecutable();
+  result->cpu = std::move(exe);
+  return result;
+}
+
+TcExecutableRef tcCompileCUDA(const char *source, size_t length,
+                              const char *options, int keepStageIR,
+                              char **error) {
+  std::string diagnostics;
+  std::unique_ptr<CUDAExecutable> exe;
+  if (!compileSafely(
+          [&] {
+            exe = CUDAExecutable::compile(llvm::StringRef(source, length),
+                                          options ? options : "",
+                                          keepStageIR != 0, diagnostics);
+          },
+          diagnostics))
+    exe.reset();
+  if (!exe) {
+    if (error)
+      *error = copyString(diagnostics);
+    return nullptr;
+  }
+  auto *result = new TcExecutable();
+  result->cuda = std::move(exe);
+  return result;
 }
 
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
                     char **error) {
+  return tcExecutableRunOnStream(exe, buffers, count, nullptr, error);
+}
+
+int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
+                            size_t count, void *stream, char **error) {
   std::string message;
-  if (exe->exe->run(llvm::ArrayRef<void *>(buffers, count), message))
+  llvm::ArrayRef<void *> args(buffers, count);
+  bool ok = exe->cpu ? exe->cpu->run(args, message)
+                     : exe->cuda->run(args, stream, message);
+  if (ok)
     return 0;
   if (error)
     *error = copyString(message);
   return 1;
 }
 
+const char *tcExecutableTarget(TcExecutableRef exe) {
+  return exe->cpu ? "cpu" : "cuda";
+}
+
 int64_t tcExecutableArenaBytes(TcExecutableRef exe) {
-  return exe->exe->arenaBytes();
+  return exe->visit([](auto &e) { return e.arenaBytes(); });
 }
 int64_t tcExecutableIntermediateBytes(TcExecutableRef exe) {
-  return exe->exe->intermediateBytes();
+  return exe->visit([](auto &e) { return e.intermediateBytes(); });
 }
 int64_t tcExecutableNumKernels(TcExecutableRef exe) {
-  return exe->exe->numKernels();
+  return exe->visit([](auto &e) { return e.numKernels(); });
 }
 int64_t tcExecutableNumBuffers(TcExecutableRef exe) {
-  return exe->exe->numBuffers();
+  return exe->visit([](auto &e) { return e.numBuffers(); });
 }
 int tcExecutableFromCache(TcExecutableRef exe) {
-  return exe->exe->fromCache() ? 1 : 0;
+  return exe->cpu && exe->cpu->fromCache() ? 1 : 0;
 }
 
 const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage) {
-  const auto &stages = exe->exe->stageIR();
+  const auto &stages =
+      exe->visit([](auto &e) -> const auto & { return e.stageIR(); });
   auto it = stages.find(stage);
   return it == stages.end() ? nullptr : it->second.c_str();
 }

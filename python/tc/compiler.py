@@ -43,7 +43,7 @@ import torch.fx
 
 import tc
 from tc import logs
-from tc.importer import ImportedGraph, import_graph
+from tc.importer import ImportedGraph, Unsupported, import_graph
 
 __all__ = ["CompileError", "CompiledFunction", "compile_graph",
            "native_available", "native_error"]
@@ -61,11 +61,14 @@ class CompileError(Exception):
 
     def __init__(self, message: str, ir: str | None = None,
                  ir_path: pathlib.Path | None = None, *,
-                 native_missing: bool = False):
+                 native_missing: bool = False,
+                 pipeline: str = "--tc-cpu-pipeline"):
         super().__init__(message)
         self.message = message
         self.ir = ir
         self.ir_path = ir_path
+        #: The tc-opt pipeline flag that compiles the graph.
+        self.pipeline = pipeline
         #: True when the native extension is absent (nothing was compiled).
         self.native_missing = native_missing
 
@@ -73,7 +76,7 @@ class CompileError(Exception):
     def command(self) -> str | None:
         if self.ir_path is None:
             return None
-        return f"{tc.tc_opt_path()} --tc-cpu-pipeline {self.ir_path}"
+        return f"{tc.tc_opt_path()} {self.pipeline} {self.ir_path}"
 
 
 # ============================================================================
@@ -168,39 +171,75 @@ def dump_ir(text: str) -> pathlib.Path | None:
     return path
 
 
+def graph_device(gm: torch.fx.GraphModule) -> torch.device:
+    """The one device the graph's tensors live on (CPU if it has none).
+
+    Raises `Unsupported` for graphs mixing devices.
+    """
+    devices = {node.meta["val"].device for node in gm.graph.nodes
+               if isinstance(node.meta.get("val"), torch.Tensor)}
+    if len(devices) > 1:
+        raise Unsupported("the graph mixes devices: " +
+                          ", ".join(sorted(str(d) for d in devices)))
+    return devices.pop() if devices else torch.device("cpu")
+
+
 def compile_graph(gm: torch.fx.GraphModule, *,
                   dump_stages: bool = False) -> "CompiledFunction":
     """Compiles an ATen FX graph with tc; returns a callable running it.
 
-    The callable takes the graph's placeholders as CPU tensors and returns
-    what the graph's output node returns (one tensor, a tuple or a list).
-    `get_attr` tensors are read from `gm` at each call. With `dump_stages`
-    (or the `output_code` log channel) the compiler keeps each stage's IR.
-    Raises `CompileError` when the native compiler fails or is absent, and
-    `tc.importer.Unsupported` when the graph cannot be imported.
+    The graph runs where its tensors are: on the CPU, or on a CUDA device
+    (through the CUDA pipeline and runtime). The callable takes the graph's
+    placeholders and returns what the graph's output node returns (one
+    tensor, a tuple or a list). `get_attr` tensors are read from `gm` at
+    each call. With `dump_stages` (or the `output_code` log channel) the
+    compiler keeps each stage's IR. Raises `CompileError` when the native
+    compiler fails or is absent, and `tc.importer.Unsupported` when the
+    graph cannot be imported.
     """
+    device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True)
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
 
+    pipeline = "--tc-cpu-pipeline"
+    options = ""
+    if device.type == "cuda":
+        from tc import cuda
+        try:
+            options = cuda.pipeline_options(device)
+        except RuntimeError as error:
+            raise CompileError(str(error), text, dump_ir(text)) from None
+        pipeline = f'--tc-cuda-pipeline="{options}"'
+    elif device.type != "cpu":
+        raise Unsupported(f"tc does not compile for {device.type} devices")
+
     native = _load_native()
     if native is None:
         raise CompileError(_native_error or "tc native extension not built",
-                           text, dump_ir(text), native_missing=True)
+                           text, dump_ir(text), native_missing=True,
+                           pipeline=pipeline)
     dump_stages = dump_stages or logs.enabled("output_code")
-    key = (text, dump_stages)
+    key = (text, dump_stages, options)
     compiled = _cache.get(key)
     if compiled is None:
-        if text in _failures:
-            raise CompileError(_failures[text], text, dump_ir(text))
+        failure_key = (text, options)
+        if failure_key in _failures:
+            raise CompileError(_failures[failure_key], text, dump_ir(text),
+                               pipeline=pipeline)
         try:
-            # Compiled graphs persist in the cache folder across processes.
-            compiled = native.compile(text, dump_stages,
-                                      str(tc.cache_dir() / "cpu"))
+            if device.type == "cuda":
+                compiled = native.compile_cuda(text, options, dump_stages)
+            else:
+                # Compiled graphs persist in the cache folder across
+                # processes.
+                compiled = native.compile(text, dump_stages,
+                                          str(tc.cache_dir() / "cpu"))
         except RuntimeError as error:
-            _failures[text] = str(error)
-            raise CompileError(str(error), text, dump_ir(text)) from None
+            _failures[failure_key] = str(error)
+            raise CompileError(str(error), text, dump_ir(text),
+                               pipeline=pipeline) from None
         _cache[key] = compiled
         if compiled.from_cache:
             tc.counters["disk_cache_hits"] += 1
@@ -214,7 +253,7 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                 "arena peak %d bytes vs %d bytes of intermediates "
                 "(%d kernels)", compiled.arena_bytes,
                 compiled.intermediate_bytes, compiled.num_kernels)
-    return CompiledFunction(compiled, imported, gm)
+    return CompiledFunction(compiled, imported, gm, device)
 
 
 def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
@@ -225,8 +264,10 @@ class CompiledFunction:
     """A graph compiled by tc, callable with the graph's inputs."""
 
     def __init__(self, native: Any, imported: ImportedGraph,
-                 gm: torch.fx.GraphModule):
+                 gm: torch.fx.GraphModule,
+                 device: torch.device = torch.device("cpu")):
         self.native = native
+        self.device = device
         self.imported = imported
         self._root = gm
         self._attrs = list(imported.lifted_attrs)
@@ -257,11 +298,11 @@ class CompiledFunction:
                 zip(given, imported.input_specs)):
             if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
                     or tuple(tensor.shape) != shape
-                    or tensor.device.type != "cpu"):
+                    or tensor.device != self.device):
                 raise TypeError(
                     f"tc graph input #{i} ({imported.input_names[i]}) "
-                    f"expects a CPU tensor of shape {shape} and dtype "
-                    f"{dtype}, got {_describe(tensor)}")
+                    f"expects a {self.device} tensor of shape {shape} and "
+                    f"dtype {dtype}, got {_describe(tensor)}")
             inputs.append(tensor.contiguous())
 
         outputs = []
@@ -272,14 +313,22 @@ class CompiledFunction:
                 outputs.append(given[alias])
                 output_ptrs.append(inputs[alias].data_ptr())
             else:
-                out = torch.empty(shape, dtype=dtype)
+                out = torch.empty(shape, dtype=dtype, device=self.device)
                 outputs.append(out)
                 output_ptrs.append(out.data_ptr())
-        arena = (torch.empty(self.arena_bytes, dtype=torch.uint8)
+        # The arena comes from PyTorch's allocator (its caching allocator on
+        # a GPU), like any intermediate of an eager program.
+        arena = (torch.empty(self.arena_bytes, dtype=torch.uint8,
+                             device=self.device)
                  if self.arena_bytes > 0 else None)
         pointers = ([t.data_ptr() for t in inputs] + output_ptrs
                     + [arena.data_ptr() if arena is not None else 0])
-        self.native.run(pointers)
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                stream = torch.cuda.current_stream(self.device)
+                self.native.run(pointers, stream.cuda_stream)
+        else:
+            self.native.run(pointers)
         if imported.output_structure == "single":
             return outputs[0]
         if imported.output_structure == "list":

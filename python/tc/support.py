@@ -81,8 +81,9 @@ def _tensor_ok(val: Any, what: str) -> tuple[bool, str]:
         return False, f"{what} has unsupported dtype {val.dtype}"
     if val.layout != torch.strided:
         return False, f"{what} has unsupported layout {val.layout}"
-    if val.device.type != "cpu":
-        return False, f"{what} is on {val.device}; tc compiles for the CPU"
+    if val.device.type not in ("cpu", "cuda"):
+        return False, (f"{what} is on {val.device}; tc compiles for the CPU "
+                       "and CUDA devices")
     if not all(type(d) is int for d in val.shape):
         return False, (f"{what} has symbolic shape {tuple(val.shape)}; tc "
                        "compiles static shapes")

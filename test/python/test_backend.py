@@ -1,5 +1,6 @@
 """torch.compile(backend="tc"): partitioning, fallbacks, logs, counters."""
 
+import os
 import subprocess
 import sys
 
@@ -178,7 +179,8 @@ def test_set_logs_and_env(monkeypatch, capsys):
             "tc.logs.enabled('memory'))\n")
     result = subprocess.run([sys.executable, "-c", code], text=True,
                             capture_output=True,
-                            env={"TC_LOGS": "graph_code", "PATH": ""})
+                            env={"TC_LOGS": "graph_code", "PATH": "",
+                                 "PYTHONPATH": os.pathsep.join(sys.path)})
     assert result.stdout.split() == ["True", "False"], result.stderr
 
 

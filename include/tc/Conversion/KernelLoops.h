@@ -40,14 +40,19 @@ public:
   /// with `kernel.loop`/`kernel.reduce` as sequential `scf.for` loops.
   LogicalResult lowerBlock(Block &block, OpBuilder &b);
 
+  /// Maps a loop's induction variable to the index the body sees.
+  using IndexMap = function_ref<Value(OpBuilder &, Location, Value)>;
+
   /// Lowers one `kernel.reduce` as a sequential loop over `[lb, ub)` with
-  /// step `step`, starting from `init`; returns the accumulated value.
+  /// step `step`, starting from `init`; returns the accumulated value. With
+  /// `indexOf`, the body sees `indexOf(iv)` rather than the loop's `iv`.
   FailureOr<Value> lowerReduce(kernel::ReduceOp reduce, OpBuilder &b,
-                               Value lb, Value ub, Value step, Value init);
+                               Value lb, Value ub, Value step, Value init,
+                               IndexMap indexOf = nullptr);
 
   /// Lowers one `kernel.loop` as a sequential loop over `[lb, ub)`.
   LogicalResult lowerLoop(kernel::LoopOp loop, OpBuilder &b, Value lb,
-                          Value ub, Value step);
+                          Value ub, Value step, IndexMap indexOf = nullptr);
 
   IRMapping mapping;
   SmallVector<Value> point;

@@ -62,14 +62,16 @@ Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
-FailureOr<Value> KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce,
-                                                 OpBuilder &b, Value lb,
-                                                 Value ub, Value step,
-                                                 Value init) {
+FailureOr<Value>
+KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce, OpBuilder &b, Value lb,
+                                Value ub, Value step, Value init,
+                                IndexMap indexOf) {
   Location loc = reduce.getLoc();
   auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
   OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
-  mapping.map(reduce.getBody().getArgument(0), forOp.getInductionVar());
+  Value iv = forOp.getInductionVar();
+  mapping.map(reduce.getBody().getArgument(0),
+              indexOf ? indexOf(inner, loc, iv) : iv);
   Block &body = reduce.getBody().front();
   if (failed(lowerBlock(body, inner)))
     return failure();
@@ -82,11 +84,14 @@ FailureOr<Value> KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce,
 }
 
 LogicalResult KernelLoopLowering::lowerLoop(kernel::LoopOp loop, OpBuilder &b,
-                                            Value lb, Value ub, Value step) {
+                                            Value lb, Value ub, Value step,
+                                            IndexMap indexOf) {
   auto forOp = scf::ForOp::create(b, loop.getLoc(), lb, ub, step);
   OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
   inner.setInsertionPoint(forOp.getBody()->getTerminator());
-  mapping.map(loop.getBody().getArgument(0), forOp.getInductionVar());
+  Value iv = forOp.getInductionVar();
+  mapping.map(loop.getBody().getArgument(0),
+              indexOf ? indexOf(inner, loop.getLoc(), iv) : iv);
   return lowerBlock(loop.getBody().front(), inner);
 }
 

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "tc/Conversion/KernelLoops.h"
@@ -29,6 +30,9 @@ namespace {
 
 constexpr StringLiteral kKernelModuleName = "tc_kernels";
 constexpr int64_t kRowsPerThreadBlock = 256;
+/// How many strided iterations a thread keeps in flight: its loads of
+/// several iterations are issued before their first use.
+constexpr uint64_t kUnroll = 4;
 
 /// The launch configuration chosen for one kernel.
 struct GPUSchedule {
@@ -160,8 +164,32 @@ static gpu::AllReduceOperation allReduceKind(kernel::CombinerKind kind,
   llvm_unreachable("unknown combiner");
 }
 
+/// The bounds of a block-strided loop over `size` elements. When the block
+/// divides `size`, the loop runs a constant `size / block` times with index
+/// `i * block + tid`, which LLVM unrolls into independent loads (memory-level
+/// parallelism); otherwise it runs from `tid` to `size` by `block`.
+struct StridedBounds {
+  Value lb, ub, step;
+  bool scaled;
+};
+
 LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
   Value zero = arith::ConstantIndexOp::create(b, kernel.getLoc(), 0);
+  Value one = arith::ConstantIndexOp::create(b, kernel.getLoc(), 1);
+  auto bounds = [&](Value size) {
+    APInt value;
+    if (matchPattern(size, m_ConstantInt(&value)) &&
+        value.getSExtValue() % schedule.block == 0) {
+      Value trips = arith::ConstantIndexOp::create(
+          b, kernel.getLoc(), value.getSExtValue() / schedule.block);
+      return StridedBounds{zero, trips, one, true};
+    }
+    return StridedBounds{tid, size, blockSize, false};
+  };
+  auto strided = [&](OpBuilder &ib, Location loc, Value iv) -> Value {
+    Value base = arith::MulIOp::create(ib, loc, iv, blockSize);
+    return arith::AddIOp::create(ib, loc, base, tid);
+  };
   Value isLeader = arith::CmpIOp::create(b, kernel.getLoc(),
                                          arith::CmpIPredicate::eq, tid, zero);
   for (Operation &op : block.without_terminator()) {
@@ -173,8 +201,14 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
     bool writes = false;
     op.walk([&](memref::StoreOp) { writes = true; });
     if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
-      if (failed(lowerLoop(loop, b, tid, mapping.lookup(loop.getSize()),
-                           blockSize)))
+      StridedBounds range = bounds(mapping.lookup(loop.getSize()));
+      if (failed(lowerLoop(loop, b, range.lb, range.ub, range.step,
+                           range.scaled ? IndexMap(strided) : nullptr)))
+        return failure();
+      // The loop just built; its trip count is constant.
+      if (range.scaled &&
+          failed(loopUnrollByFactor(
+              cast<scf::ForOp>(*std::prev(b.getInsertionPoint())), kUnroll)))
         return failure();
     } else if (auto reduce = dyn_cast<kernel::ReduceOp>(op)) {
       // Each thread folds its strided share from the identity; the block
@@ -182,11 +216,13 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
       Type type = reduce.getResult().getType();
       Value identity =
           buildCombinerIdentity(b, loc, reduce.getKind(), type);
+      StridedBounds range = bounds(mapping.lookup(reduce.getSize()));
       FailureOr<Value> partial =
-          lowerReduce(reduce, b, tid, mapping.lookup(reduce.getSize()),
-                      blockSize, identity);
+          lowerReduce(reduce, b, range.lb, range.ub, range.step, identity,
+                      range.scaled ? IndexMap(strided) : nullptr);
       if (failed(partial))
         return failure();
+      auto forOp = partial->getDefiningOp<scf::ForOp>();
       Value total = gpu::AllReduceOp::create(
           b, loc, *partial,
           gpu::AllReduceOperationAttr::get(
@@ -196,6 +232,9 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
                   buildCombine(b, loc, reduce.getKind(),
                                mapping.lookup(reduce.getInit()), total,
                                /*reassociate=*/false));
+      // Unrolled once its result has a user, which unrolling updates.
+      if (range.scaled && failed(loopUnrollByFactor(forOp, kUnroll)))
+        return failure();
     } else if (isa<memref::StoreOp>(op)) {
       // A row's scalar result: every thread has it, one writes it.
       auto ifOp = scf::IfOp::create(b, loc, isLeader, /*withElse=*/false);
@@ -224,6 +263,11 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(schedule.block), 1, 1}));
+  // A launch's buffers never overlap (distinct tensors, and arena slots
+  // live at the same launch are disjoint): loads may move past stores and
+  // read-only buffers go through the non-coherent cache.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
   Block &entry = func.getBody().front();
   for (auto [from, to] :
        llvm::zip(kernel.getBody().getArguments(), entry.getArguments()))

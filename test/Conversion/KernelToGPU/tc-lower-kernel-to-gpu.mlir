@@ -1,19 +1,21 @@
 // RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu -verify-diagnostics | FileCheck %s
 
 // Pointwise rows: one block per row, threads strided over the contiguous
-// loop; the launch names the gpu.func and carries its configuration.
+// loop (the block divides the row: a constant trip count, index
+// i * block + tid, unrolled by 4 so that a thread's loads are in flight
+// together); buffers never alias. The launch names the gpu.func and
+// carries its configuration.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: kernel.launch @tc_kernels::@tanh(%{{.*}}, %{{.*}}) {block = 128 : i64, grid = 6 : i64}
 // CHECK: gpu.module @tc_kernels
-// CHECK: gpu.func @tanh(%[[X:.*]]: memref<2x3x512xf32>, %[[OUT:.*]]: memref<2x3x512xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @tanh(%[[X:.*]]: memref<2x3x512xf32> {llvm.noalias}, %[[OUT:.*]]: memref<2x3x512xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
 // CHECK-DAG: %[[BID:.*]] = gpu.block_id x
 // CHECK-DAG: %[[J:.*]] = arith.remui %[[BID]], %c3
 // CHECK-DAG: %[[I:.*]] = arith.divui %[[BID]], %c3
-// CHECK: scf.for %[[K:.*]] = %[[TID]] to %c512 step %c128
-// CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K]]]
-// CHECK: math.tanh
-// CHECK: memref.store
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: memref.load %[[X]][%[[I]], %[[J]], %{{.*}}]
+// CHECK-NOT: memref.load
 // CHECK-NOT: kernel.kernel
 kernel.kernel @tanh(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) attributes {domain = array<i64: 2, 3>} {
   %i = kernel.index 0
@@ -39,16 +41,17 @@ kernel.schedule @main(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) {
 // The stores of the first loop are ordered before the second by a barrier.
 // CHECK-LABEL: gpu.func @softmax_like
 // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %c1024 step %c256 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
-// CHECK: arith.maximumf %[[ACC]]
-// CHECK: %[[ALL:.*]] = gpu.all_reduce maximumf %[[PART]] uniform
+// CHECK: %[[NEG2:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[V0:.*]] = memref.load
+// CHECK: arith.maximumf %[[NEG2]], %[[V0]]
+// CHECK-COUNT-3: arith.maximumf
+// CHECK: %[[ALL:.*]] = gpu.all_reduce maximumf %{{.*}} uniform
 // CHECK: %[[MAX:.*]] = arith.maximumf %{{.*}}, %[[ALL]] : f32
 // CHECK: scf.if
 // CHECK-NEXT: memref.store %[[MAX]], %{{.*}}[%{{.*}}] : memref<64xf32>
-// CHECK: scf.for
-// CHECK: memref.store
+// CHECK-COUNT-4: memref.store
 // CHECK: gpu.barrier
-// CHECK: scf.for
+// CHECK: math.exp
 // CHECK: gpu.return
 kernel.kernel @softmax_like(%x: memref<64x1024xf32>, %m: memref<64xf32>, %out: memref<64x1024xf32>) attributes {domain = array<i64: 64>} {
   %i = kernel.index 0
@@ -118,5 +121,40 @@ kernel.kernel @rowsum_i64(%x: memref<8x64xi64>, %out: memref<8xi64>) attributes 
     kernel.yield %v : i64
   }
   memref.store %s, %out[%i] : memref<8xi64>
+  kernel.return
+}
+
+// -----
+
+// A longer row: a loop of 16 block-strided steps, 4 per iteration.
+// CHECK-LABEL: gpu.func @long_row
+// CHECK: scf.for %[[IT:.*]] = %c0 to %c16 step %c4
+// CHECK-COUNT-4: memref.load
+// CHECK-NOT: memref.load
+kernel.kernel @long_row(%x: memref<8x4096xf32>, %out: memref<8x4096xf32>) attributes {domain = array<i64: 8>} {
+  %i = kernel.index 0
+  %c4096 = arith.constant 4096 : index
+  kernel.loop %c4096 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<8x4096xf32>
+    memref.store %v, %out[%i, %k] : memref<8x4096xf32>
+  }
+  kernel.return
+}
+
+// -----
+
+// A row the block does not divide: threads stride from their id.
+// CHECK-LABEL: gpu.func @ragged
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.for %{{.*}} = %[[TID]] to %c1000 step %c256
+kernel.kernel @ragged(%x: memref<8x1000xf32>, %out: memref<8x1000xf32>) attributes {domain = array<i64: 8>} {
+  %i = kernel.index 0
+  %c1000 = arith.constant 1000 : index
+  kernel.loop %c1000 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<8x1000xf32>
+    memref.store %v, %out[%i, %k] : memref<8x1000xf32>
+  }
   kernel.return
 }

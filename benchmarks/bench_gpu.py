@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""GPU benchmark: eager PyTorch vs torch.compile (Inductor) vs tc, one process.
+
+The CPU benchmark's workloads (benchmarks/bench_cpu.py) at GPU sizes:
+sin+cos and manual GeLU on 2^26 fp32 elements, manual softmax and residual
++ layer norm on 16384x4096 fp32, seed 004's MLP at batch 128 and 8192. For
+each: median time per call by CUDA events (after warm-up), speed ratios,
+achieved bandwidth against a measured device copy for the memory-bound
+rows, and cold compile seconds (fresh caches for both compilers; the first
+call's time less a steady call). TF32 is off on every side.
+
+    python benchmarks/bench_gpu.py [--quick] [--out benchmarks/results]
+
+Writes gpu.json and gpu.png to the output folder and prints a table.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+# Fresh on-disk caches, so that first calls measure cold compiles.
+_CACHE = tempfile.mkdtemp(prefix="tc-bench-gpu-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
+os.environ["TRITON_CACHE_DIR"] = os.path.join(_CACHE, "triton")
+os.environ["TC_CACHE_DIR"] = os.path.join(_CACHE, "tc")
+
+import torch  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_cpu import (ResidualLayerNorm, SimpleModel,  # noqa: E402
+                       manual_gelu, manual_softmax, sin_cos)
+
+
+def workloads(quick: bool):
+    n = 1 << (22 if quick else 26)
+    rows, cols = (2048, 4096) if quick else (16384, 4096)
+    f32 = 4
+    g = torch.Generator(device="cuda").manual_seed(0)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=g, device="cuda")
+
+    yield ("sin+cos", sin_cos, (randn(n), randn(n)), 3 * n * f32)
+    yield ("manual GeLU", manual_gelu, (randn(n),), 2 * n * f32)
+    yield ("manual softmax", manual_softmax, (randn(rows, cols),),
+           2 * rows * cols * f32)
+    ln = ResidualLayerNorm(cols).cuda().eval()
+    yield ("residual+layernorm", ln, (randn(rows, cols), randn(rows, cols)),
+           3 * rows * cols * f32)
+    mlp = SimpleModel().cuda().eval()
+    for batch in (128, 8192):
+        yield (f"MLP batch {batch}", mlp, (randn(batch, 1024),), None)
+
+
+def median_time(fn, args, min_time=0.5, max_iters=500):
+    """Median seconds per call, by CUDA events around each call."""
+    for _ in range(5):
+        fn(*args)
+    torch.cuda.synchronize()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 10 or (time.perf_counter() - start < min_time and
+                              len(times) < max_iters):
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        fn(*args)
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def copy_bandwidth():
+    x = torch.empty(1 << 28, dtype=torch.float32, device="cuda").fill_(1.0)
+    y = torch.empty_like(x)
+    t = median_time(lambda: y.copy_(x), ())
+    return 2 * x.numel() * 4 / t
+
+
+def first_call(fn, args):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = fn(*args)
+    torch.cuda.synchronize()
+    return out, time.perf_counter() - t0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller sizes (a smoke test, not a measurement)")
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path(__file__).parent / "results")
+    parser.add_argument("--only", default="",
+                        help="run only the workloads whose name contains this")
+    opts = parser.parse_args()
+
+    import tc
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_grad_enabled(False)
+    bandwidth = copy_bandwidth()
+    rows = []
+    for name, fn, args, floor_bytes in workloads(opts.quick):
+        if opts.only not in name:
+            continue
+        eager_t = median_time(fn, args)
+        expected = fn(*args)
+        result = {"workload": name, "eager_s": eager_t}
+        for backend in ("inductor", "tc"):
+            tc.reset_counters()
+            torch._dynamo.reset()
+            cfn = torch.compile(fn, backend=backend)
+            out, first = first_call(cfn, args)
+            torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+            if backend == "tc":
+                result["tc_ops_compiled"] = tc.counters["ops_compiled"]
+                result["tc_ops_eager"] = tc.counters["ops_eager"]
+                result["tc_kernels"] = tc.counters["kernels"]
+            steady = median_time(cfn, args)
+            result[f"{backend}_s"] = steady
+            result[f"{backend}_first_call_s"] = first
+            result[f"{backend}_compile_s"] = first - steady
+        result["tc_vs_inductor"] = result["inductor_s"] / result["tc_s"]
+        result["tc_vs_eager"] = result["eager_s"] / result["tc_s"]
+        result["compile_ratio"] = (result["tc_compile_s"] /
+                                   result["inductor_compile_s"])
+        if floor_bytes:
+            result["floor_s"] = floor_bytes / bandwidth
+            for who in ("eager", "inductor", "tc"):
+                result[f"{who}_TBps"] = floor_bytes / result[f"{who}_s"] / 1e12
+        rows.append(result)
+        print(f"{name}: done", file=sys.stderr, flush=True)
+
+    print("| workload | eager ms | inductor ms | tc ms | tc/inductor speed | "
+          "tc/eager speed | TB/s eager / inductor / tc | compile s inductor "
+          "/ tc | tc ops (compiled/eager) |")
+    print("|" + "---|" * 9)
+    for r in rows:
+        tbps = (f"{r['eager_TBps']:.2f} / {r['inductor_TBps']:.2f} / "
+                f"{r['tc_TBps']:.2f}" if "floor_s" in r else "-")
+        print(f"| {r['workload']} | {r['eager_s'] * 1e3:.3f} | "
+              f"{r['inductor_s'] * 1e3:.3f} | {r['tc_s'] * 1e3:.3f} | "
+              f"{r['tc_vs_inductor']:.2f}x | {r['tc_vs_eager']:.2f}x | "
+              f"{tbps} | {r['inductor_compile_s']:.2f} / "
+              f"{r['tc_compile_s']:.3f} | "
+              f"{r['tc_ops_compiled']}/{r['tc_ops_eager']} |")
+    device = torch.cuda.get_device_name()
+    print(f"\ncopy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write); "
+          f"{device}; torch {torch.__version__}")
+
+    opts.out.mkdir(parents=True, exist_ok=True)
+    meta = {"torch": torch.__version__, "device": device,
+            "copy_bandwidth_Bps": bandwidth, "quick": opts.quick}
+    (opts.out / "gpu.json").write_text(
+        json.dumps({"meta": meta, "rows": rows}, indent=2))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(9, 4))
+        names = [r["workload"] for r in rows]
+        xs = range(len(rows))
+        for i, (key, label) in enumerate((("eager_s", "eager"),
+                                          ("inductor_s", "inductor"),
+                                          ("tc_s", "tc"))):
+            ax.bar([x + (i - 1) * 0.27 for x in xs],
+                   [rows[j]["eager_s"] / rows[j][key] for j in xs], 0.27,
+                   label=label)
+        ax.set_xticks(list(xs), names, rotation=20, ha="right")
+        ax.set_ylabel("speed vs eager (higher is better)")
+        ax.set_title(f"tc vs Inductor on {device}")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(opts.out / "gpu.png", dpi=100)
+    except ImportError:
+        print("matplotlib missing: no plot", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Where tc's CUDA pipeline finds its tools, and the options it runs with.
+
+The pipeline needs CUDA's libdevice (the math library kernels link) and,
+to emit a cubin, `ptxas`. Without ptxas tc emits PTX, which the CUDA
+driver compiles when it loads the kernels (and caches on disk). Both are
+looked for in, in order:
+
+* `TC_CUDA_HOME`, `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda` (a toolkit:
+  `bin/ptxas`, `nvvm/libdevice/libdevice.10.bc`);
+* the Triton that ships with PyTorch (`triton/backends/nvidia/`), which
+  bundles both;
+* `TC_LIBDEVICE` (a libdevice.10.bc file) for PTX only.
+
+MLIR's NVVM target wants them laid out as a toolkit; when they come from
+elsewhere tc links them into one under its cache folder.
+`TC_CUDA_FORMAT=isa` forces PTX even when ptxas is there.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import pathlib
+
+import torch
+
+import tc
+
+_LIBDEVICE = pathlib.Path("nvvm") / "libdevice" / "libdevice.10.bc"
+
+
+def _toolkit_candidates() -> list[pathlib.Path]:
+    roots = [os.environ.get(v) for v in ("TC_CUDA_HOME", "CUDA_HOME",
+                                         "CUDA_PATH")]
+    roots.append("/usr/local/cuda")
+    return [pathlib.Path(r) for r in roots if r]
+
+
+def _triton_nvidia() -> pathlib.Path | None:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        path = pathlib.Path(location) / "backends" / "nvidia"
+        if path.is_dir():
+            return path
+    return None
+
+
+def _link_toolkit(ptxas: pathlib.Path | None,
+                  libdevice: pathlib.Path) -> pathlib.Path:
+    """A toolkit-shaped folder of links to `ptxas` and `libdevice`."""
+    root = tc.cache_dir() / "cuda-toolkit"
+    for target, link in ((ptxas, root / "bin" / "ptxas"),
+                         (libdevice, root / _LIBDEVICE)):
+        if target is None:
+            continue
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            if link.resolve() == target.resolve():
+                continue
+            link.unlink()
+        link.symlink_to(target)
+    return root
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain() -> tuple[str, str, str]:
+    """(toolkit folder, libdevice path, format "bin" or "isa").
+
+    Raises RuntimeError when no libdevice can be found.
+    """
+    forced = os.environ.get("TC_CUDA_FORMAT", "")
+    for root in _toolkit_candidates():
+        libdevice = root / _LIBDEVICE
+        if libdevice.is_file():
+            has_ptxas = (root / "bin" / "ptxas").is_file()
+            fmt = forced or ("bin" if has_ptxas else "isa")
+            return str(root), str(libdevice), fmt
+    triton = _triton_nvidia()
+    if triton is not None:
+        libdevice = triton / "lib" / "libdevice.10.bc"
+        ptxas = triton / "bin" / "ptxas"
+        if libdevice.is_file():
+            has_ptxas = ptxas.is_file()
+            root = _link_toolkit(ptxas if has_ptxas else None, libdevice)
+            fmt = forced or ("bin" if has_ptxas else "isa")
+            return str(root), str(libdevice), fmt
+    explicit = os.environ.get("TC_LIBDEVICE")
+    if explicit and pathlib.Path(explicit).is_file():
+        root = _link_toolkit(None, pathlib.Path(explicit))
+        return str(root), explicit, "isa"
+    raise RuntimeError(
+        "CUDA's libdevice.10.bc was not found (set TC_CUDA_HOME to a CUDA "
+        "toolkit or TC_LIBDEVICE to the file)")
+
+
+def chip(device: torch.device) -> str:
+    """The sm_XY name of `device`'s architecture."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}"
+
+
+def pipeline_options(device: torch.device) -> str:
+    """tc-cuda-pipeline's options for `device`."""
+    toolkit, libdevice, fmt = toolchain()
+    return (f"chip={chip(device)} format={fmt} toolkit={toolkit} "
+            f"link={libdevice}")

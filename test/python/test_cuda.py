@@ -1,0 +1,176 @@
+"""tc on NVIDIA GPUs: the CUDA pipeline and runtime against eager PyTorch.
+
+Tests marked `cuda` need a CUDA device and are skipped elsewhere (CI runs on
+CPUs; run them on the GPU machine with `utils/gpu/run.sh`). The others check
+what needs no GPU: that the CUDA pipeline compiles graphs to PTX.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tc
+
+pytestmark = pytest.mark.requires_native
+
+RTOL, ATOL = 1e-5, 1e-5
+has_cuda = torch.cuda.is_available()
+cuda = pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")
+
+
+@pytest.fixture(autouse=True)
+def exact_fp32():
+    """fp32 GEMMs in full precision on both sides (no TF32)."""
+    if not has_cuda:
+        yield
+        return
+    old = (torch.backends.cuda.matmul.allow_tf32,
+           torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    yield
+    (torch.backends.cuda.matmul.allow_tf32,
+     torch.backends.cudnn.allow_tf32) = old
+
+
+def close(actual, expected, rtol=RTOL, atol=ATOL):
+    assert actual.device == expected.device
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol)
+
+
+def assert_all_compiled():
+    assert tc.counters["ops_compiled"] > 0, dict(tc.counters)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
+
+
+def softmax(x):
+    m = x.max(dim=-1, keepdim=True).values
+    e = torch.exp(x - m)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+
+def sin_cos(x, y):
+    return torch.sin(x) + torch.cos(y)
+
+
+SOFTMAX_FX = """
+fx.graph @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %max = fx.call_function "aten::amax"(%x) {args = {dim = array<i64: -1>, keepdim = true}} : (tensor<64x1024xf32>) -> tensor<64x1xf32>
+  %sub = fx.call_function "aten::sub.Tensor"(%x, %max) : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
+  %exp = fx.call_function "aten::exp"(%sub) : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %sum = fx.call_function "aten::sum.dim_IntList"(%exp) {args = {dim = array<i64: -1>, keepdim = true}} : (tensor<64x1024xf32>) -> tensor<64x1xf32>
+  %div = fx.call_function "aten::div.Tensor"(%exp, %sum) : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
+  fx.output %div : tensor<64x1024xf32>
+}
+"""
+
+
+def test_cuda_pipeline_compiles_without_a_gpu():
+    """The CUDA pipeline needs no GPU: the softmax becomes one PTX kernel
+    with block reductions, and the host program launches it."""
+    import tc.compiler
+    native = tc.compiler._load_native()
+    try:
+        from tc import cuda as tc_cuda
+        toolkit, libdevice, _ = tc_cuda.toolchain()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    compiled = native.compile_cuda(
+        SOFTMAX_FX, f"chip=sm_90 format=isa toolkit={toolkit} "
+        f"link={libdevice}", True)
+    assert compiled.target == "cuda"
+    assert compiled.num_kernels == 1
+    schedule = compiled.stage_ir["schedule"]
+    assert "kernel.launch @tc_kernels::@softmax_fused" in schedule
+    assert "grid = 64" in schedule and "block = 256" in schedule
+    assert "gpu.all_reduce" in compiled.stage_ir["gpu"]
+
+
+def test_cuda_pipeline_errors_are_diagnostics():
+    import tc.compiler
+    native = tc.compiler._load_native()
+    with pytest.raises(RuntimeError, match="invalid CUDA pipeline options"):
+        native.compile_cuda(SOFTMAX_FX, "chip=sm_90 no-such-option=1")
+
+
+@cuda
+@pytest.mark.parametrize("fn,shape", [
+    (softmax, (64, 1000)),
+    (softmax, (3, 7)),
+    (gelu, (1000, 257)),
+    (lambda x: torch.relu(x) * 2 - x.sum(dim=0), (129, 65)),
+    (lambda x: x.sum(dim=0), (4096, 300)),
+    (lambda x: x.amax(dim=-1), (33, 4097)),
+    (lambda x: x.sum(), (1000, 100)),
+    (lambda x: x.mean(dim=-1), (512, 768)),
+])
+def test_cuda_kernels_match_eager(fresh_tc, fn, shape):
+    x = torch.randn(*shape, device="cuda")
+    compiled = torch.compile(fn, backend="tc")
+    close(compiled(x), fn(x), rtol=1e-5, atol=1e-4)
+    assert_all_compiled()
+    assert tc.counters["kernels"] >= 1
+
+
+@cuda
+def test_cuda_sin_cos(fresh_tc):
+    x, y = (torch.randn(1 << 20, device="cuda") for _ in range(2))
+    close(torch.compile(sin_cos, backend="tc")(x, y), sin_cos(x, y))
+    assert_all_compiled()
+    assert tc.counters["kernels"] == 1
+
+
+@cuda
+def test_cuda_residual_layernorm(fresh_tc):
+    ln = torch.nn.LayerNorm(1024).cuda()
+    torch.nn.init.normal_(ln.weight)
+    torch.nn.init.normal_(ln.bias)
+    fn = lambda x, r: ln(x + r)  # noqa: E731
+    x, r = (torch.randn(256, 1024, device="cuda") for _ in range(2))
+    with torch.no_grad():
+        close(torch.compile(fn, backend="tc")(x, r), fn(x, r), atol=1e-4)
+    assert_all_compiled()
+
+
+@cuda
+@pytest.mark.parametrize("batch", [1, 128, 1000])
+def test_cuda_mlp(fresh_tc, batch):
+    """Seed 004's MLP: GEMMs through cuBLAS (bias included), ReLU kernels."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(784, 256), torch.nn.ReLU(),
+        torch.nn.Linear(256, 256), torch.nn.ReLU(),
+        torch.nn.Linear(256, 10)).cuda()
+    x = torch.randn(batch, 784, device="cuda")
+    with torch.no_grad():
+        close(torch.compile(model, backend="tc")(x), model(x), atol=1e-4)
+    assert_all_compiled()
+
+
+@cuda
+def test_cuda_half_precision(fresh_tc):
+    """fp16 kernels compute in fp16, as eager's ops round each result: they
+    agree to one fp16 ulp (4e-3 between 2 and 4)."""
+    x = torch.randn(1024, 512, device="cuda", dtype=torch.float16)
+    fn = lambda x: torch.sigmoid(x) * x + 1  # noqa: E731
+    close(torch.compile(fn, backend="tc")(x), fn(x), rtol=2e-3, atol=4e-3)
+    assert_all_compiled()
+
+
+@cuda
+def test_cuda_runs_on_current_stream(fresh_tc):
+    """Launches go to PyTorch's current stream, ordered with its work."""
+    x = torch.randn(2048, 2048, device="cuda")
+    compiled = torch.compile(softmax, backend="tc")
+    compiled(x)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = x * 3  # queued on `stream`, read by tc's kernel on `stream`
+        out = compiled(y)
+    stream.synchronize()
+    close(out, softmax(x * 3))

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in a copy of the repository that carries
+# build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
+#
+#   bash utils/gpu/run.sh [tests|bench|all]
+#
+# unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
+# runs the GPU tests (and the CPU suites under that torch) with pytest and
+# then benchmarks/bench_gpu.py. Results go to $OUT when set (the device
+# tool's output folder), else benchmarks/results.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+what="${1:-all}"
+out="${OUT:-$root/benchmarks/results}"
+mkdir -p "$out"
+
+rm -rf /tmp/tc-gpu && mkdir -p /tmp/tc-gpu
+python3 -c "import tarfile; tarfile.open('build-gpu/tc-gpu.tar.xz').extractall('/tmp/tc-gpu')" || exit 1
+export PYTHONPATH="/tmp/tc-gpu/site${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+python3 - <<'PY' || exit 1
+import platform, torch, tc, tc.compiler
+print("python", platform.python_version(), "torch", torch.__version__,
+      "cuda", torch.version.cuda, torch.cuda.get_device_name())
+print("tc native:", tc.compiler.native_available(), tc.compiler.native_error())
+from tc import cuda
+print("cuda toolchain:", cuda.toolchain())
+PY
+
+status=0
+if [[ "$what" == tests || "$what" == all ]]; then
+  python3 -m pytest -q -p no:cacheprovider test/python/test_cuda.py \
+    test/python/test_seeds.py test/python/test_backend.py \
+    test/python/test_importer.py test/python/test_export.py \
+    --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
+  status=${PIPESTATUS[0]}
+fi
+if [[ "$what" == bench || "$what" == all ]]; then
+  python3 benchmarks/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+exit $status

@@ -44,6 +44,24 @@ using CUdeviceptr = unsigned long long;
 using CublasHandle = void *;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 constexpr int kCublasOpN = 0, kCublasOpT = 1, kCublasDefaultMath = 0;
+// cublasLt: descriptor attributes, epilogue, compute and data types.
+using LtHandle = void *;
+using LtDesc = void *;
+using LtLayout = void *;
+using LtPreference = void *;
+constexpr int kLtTransA = 3, kLtTransB = 4, kLtEpilogue = 7, kLtBiasPointer = 8;
+constexpr int kLtPrefMaxWorkspace = 1;
+constexpr uint32_t kLtEpilogueBias = 4;
+constexpr int kComputeF32 = 68, kComputeF64 = 70, kDataF32 = 0, kDataF64 = 1;
+constexpr size_t kLtWorkspaceBytes = 32 << 20;
+
+struct LtHeuristic {
+  uint64_t algo[8];
+  size_t workspaceSize;
+  int state;
+  float wavesCount;
+  int reserved[4];
+};
 
 template <typename Fn>
 static bool bind(void *library, const char *name, Fn &fn, std::string &error) {
@@ -175,6 +193,54 @@ struct Cublas {
   }
 };
 
+/// cublasLt, for GEMMs with a bias: the bias is added in the GEMM's own
+/// epilogue, as PyTorch's addmm does.
+struct CublasLt {
+  int (*create)(LtHandle *);
+  int (*descCreate)(LtDesc *, int, int);
+  int (*descSet)(LtDesc, int, const void *, size_t);
+  int (*layoutCreate)(LtLayout *, int, uint64_t, uint64_t, int64_t);
+  int (*prefCreate)(LtPreference *);
+  int (*prefSet)(LtPreference, int, const void *, size_t);
+  int (*heuristic)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout,
+                   LtPreference, int, LtHeuristic *, int *);
+  int (*matmul)(LtHandle, LtDesc, const void *, const void *, LtLayout,
+                const void *, LtLayout, const void *, const void *, LtLayout,
+                void *, LtLayout, const void *, void *, size_t, CUstream);
+
+  /// The process's cublasLt, or null when it is not there.
+  static const CublasLt *get() {
+    static std::once_flag once;
+    static CublasLt lt;
+    static bool ok = false;
+    std::call_once(once, [] {
+      void *lib = openLibrary({"libcublasLt.so.13", "libcublasLt.so.12",
+                               "libcublasLt.so.11", "libcublasLt.so"});
+      std::string ignored;
+      ok = lib && bind(lib, "cublasLtCreate", lt.create, ignored) &&
+           bind(lib, "cublasLtMatmulDescCreate", lt.descCreate, ignored) &&
+           bind(lib, "cublasLtMatmulDescSetAttribute", lt.descSet, ignored) &&
+           bind(lib, "cublasLtMatrixLayoutCreate", lt.layoutCreate,
+                ignored) &&
+           bind(lib, "cublasLtMatmulPreferenceCreate", lt.prefCreate,
+                ignored) &&
+           bind(lib, "cublasLtMatmulPreferenceSetAttribute", lt.prefSet,
+                ignored) &&
+           bind(lib, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic,
+                ignored) &&
+           bind(lib, "cublasLtMatmul", lt.matmul, ignored);
+    });
+    return ok ? &lt : nullptr;
+  }
+};
+
+/// A bias GEMM's cublasLt descriptors and algorithm, made on first use.
+struct LtPlan {
+  LtDesc desc = nullptr;
+  LtLayout a = nullptr, b = nullptr, d = nullptr;
+  LtHeuristic heuristic;
+};
+
 //===----------------------------------------------------------------------===//
 // The host program
 //===----------------------------------------------------------------------===//
@@ -194,6 +260,9 @@ struct Gemm {
   int64_t a, b, out, bias = -1;
   bool transA, transB, isDouble;
   int64_t batch, m, n, k;
+  /// Set on the first run of a bias GEMM that cublasLt can do.
+  mutable std::shared_ptr<LtPlan> lt;
+  mutable bool ltUnavailable = false;
 };
 
 struct Step {
@@ -216,9 +285,14 @@ struct CUDAExecutable::Impl {
   mutable CUcontext context = nullptr;
   mutable llvm::StringMap<CUfunction> functions;
   mutable CUdeviceptr ones = 0; // maxBiasRows ones, for bias broadcasts
+  mutable LtHandle ltHandle = nullptr;
+  mutable CUdeviceptr ltWorkspace = 0;
 
   LogicalResult extractSchedule(ModuleOp module);
   bool load(const Driver &driver, std::string &error) const;
+  /// Runs a bias GEMM through cublasLt; false (nothing done) when cublasLt
+  /// cannot, and the caller takes the cuBLAS path.
+  bool runLt(const Gemm &g, ArrayRef<void *> ptrs, CUstream stream) const;
   bool run(ArrayRef<void *> args, void *stream, std::string &error) const;
 };
 
@@ -361,6 +435,11 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     driver.memcpyHtoD(ones + maxBiasRows * sizeof(double), hostOnesF.data(),
                       maxBiasRows * sizeof(float));
   }
+  if (maxBiasRows)
+    if (const CublasLt *lt = CublasLt::get())
+      if (lt->create(&ltHandle) == 0 &&
+          driver.memAlloc(&ltWorkspace, kLtWorkspaceBytes) != 0)
+        ltWorkspace = 0;
   context = current;
   return true;
 }
@@ -392,6 +471,60 @@ static int runGemm(const Gemm &g, ArrayRef<void *> ptrs, CublasHandle handle,
                 g.n);
   return batched(handle, opB, opA, g.n, g.m, g.k, &one, b, ldb, g.k * g.n, a,
                  lda, g.m * g.k, beta, c, g.n, g.m * g.n, g.batch);
+}
+
+bool CUDAExecutable::Impl::runLt(const Gemm &g, ArrayRef<void *> ptrs,
+                                 CUstream stream) const {
+  const CublasLt *lt = CublasLt::get();
+  if (!lt || g.batch != 1 || !ltWorkspace || g.ltUnavailable)
+    return false;
+  if (!g.lt) {
+    g.ltUnavailable = true; // until the plan is complete
+    // Column-major D (n x m) = op(B)^T (n x k) op(A)^T (k x m), the bias
+    // along D's rows.
+    auto plan = std::make_shared<LtPlan>();
+    int dataType = g.isDouble ? kDataF64 : kDataF32;
+    int opA = g.transB ? kCublasOpT : kCublasOpN;
+    int opB = g.transA ? kCublasOpT : kCublasOpN;
+    uint32_t epilogue = kLtEpilogueBias;
+    void *bias = ptrs[g.bias];
+    if (lt->descCreate(&plan->desc, g.isDouble ? kComputeF64 : kComputeF32,
+                       dataType) ||
+        lt->descSet(plan->desc, kLtTransA, &opA, sizeof(opA)) ||
+        lt->descSet(plan->desc, kLtTransB, &opB, sizeof(opB)) ||
+        lt->descSet(plan->desc, kLtEpilogue, &epilogue, sizeof(epilogue)) ||
+        lt->descSet(plan->desc, kLtBiasPointer, &bias, sizeof(bias)) ||
+        lt->layoutCreate(&plan->a, dataType, g.transB ? g.k : g.n,
+                         g.transB ? g.n : g.k, g.transB ? g.k : g.n) ||
+        lt->layoutCreate(&plan->b, dataType, g.transA ? g.m : g.k,
+                         g.transA ? g.k : g.m, g.transA ? g.m : g.k) ||
+        lt->layoutCreate(&plan->d, dataType, g.n, g.m, g.n))
+      return false;
+    LtPreference pref = nullptr;
+    size_t workspace = kLtWorkspaceBytes;
+    int found = 0;
+    if (lt->prefCreate(&pref) ||
+        lt->prefSet(pref, kLtPrefMaxWorkspace, &workspace,
+                    sizeof(workspace)) ||
+        lt->heuristic(ltHandle, plan->desc, plan->a, plan->b, plan->d,
+                      plan->d, pref, 1, &plan->heuristic, &found) ||
+        found == 0)
+      return false;
+    g.lt = std::move(plan);
+    g.ltUnavailable = false;
+  }
+  // The bias pointer is part of the descriptor: refresh it per run.
+  void *bias = ptrs[g.bias];
+  lt->descSet(g.lt->desc, kLtBiasPointer, &bias, sizeof(bias));
+  const double oneD = 1, zeroD = 0;
+  const float oneF = 1, zeroF = 0;
+  const void *alpha = g.isDouble ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = g.isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
+  return lt->matmul(ltHandle, g.lt->desc, alpha, ptrs[g.b], g.lt->a,
+                    ptrs[g.a], g.lt->b, beta, ptrs[g.out], g.lt->d,
+                    ptrs[g.out], g.lt->d, g.lt->heuristic.algo,
+                    reinterpret_cast<void *>(ltWorkspace),
+                    kLtWorkspaceBytes, stream) == 0;
 }
 
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
@@ -435,6 +568,8 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
       continue;
     }
     const Gemm &g = *step.gemm;
+    if (g.bias >= 0 && runLt(g, ptrs, cuStream))
+      continue;
     const Cublas *cublas = Cublas::get(error);
     if (!cublas)
       return false;

@@ -303,7 +303,12 @@ class CompiledFunction:
                     f"tc graph input #{i} ({imported.input_names[i]}) "
                     f"expects a {self.device} tensor of shape {shape} and "
                     f"dtype {dtype}, got {_describe(tensor)}")
-            inputs.append(tensor.contiguous())
+            tensor = tensor.contiguous()
+            if self.device.type == "cuda" and tensor.data_ptr() % 16:
+                # GPU kernels assume 16-byte aligned buffers (vector
+                # accesses); a view at an odd offset is copied.
+                tensor = tensor.clone()
+            inputs.append(tensor)
 
         outputs = []
         output_ptrs = []

@@ -112,7 +112,9 @@ def test_cuda_pipeline_errors_are_diagnostics():
 def test_cuda_kernels_match_eager(fresh_tc, fn, shape):
     x = torch.randn(*shape, device="cuda")
     compiled = torch.compile(fn, backend="tc")
-    close(compiled(x), fn(x), rtol=1e-5, atol=1e-4)
+    # Sums of 1e5 terms differ by summation order (fp32): ~1e-7 * sqrt(n).
+    atol = 1e-3 if x.numel() >= 100_000 and fn(x).dim() == 0 else 1e-4
+    close(compiled(x), fn(x), rtol=1e-5, atol=atol)
     assert_all_compiled()
     assert tc.counters["kernels"] >= 1
 
@@ -174,3 +176,13 @@ def test_cuda_runs_on_current_stream(fresh_tc):
         out = compiled(y)
     stream.synchronize()
     close(out, softmax(x * 3))
+
+
+@cuda
+def test_cuda_misaligned_view(fresh_tc):
+    """A view at an offset that breaks 16-byte alignment still runs (the
+    kernels use vector accesses; tc copies such an input)."""
+    base = torch.randn(64 * 1024 + 1, device="cuda")
+    x = base[1:].view(64, 1024)
+    close(torch.compile(softmax, backend="tc")(x), softmax(x))
+    assert_all_compiled()

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -33,6 +34,41 @@ constexpr int64_t kRowsPerThreadBlock = 256;
 /// How many strided iterations a thread keeps in flight: its loads of
 /// several iterations are issued before their first use.
 constexpr uint64_t kUnroll = 4;
+/// Consecutive elements a thread handles together in a contiguous row: four
+/// 32-bit loads the backend merges into one 16-byte load.
+constexpr int64_t kVector = 4;
+/// Rows of reductions of up to this many groups of kVector per thread are
+/// unrolled in full: a thread's share of the row stays in registers from
+/// one pass over it to the next (a softmax reads its input once). Pointwise
+/// rows are not: their unrolled bodies would only raise register pressure.
+constexpr int64_t kMaxUnrolledGroups = 4;
+
+/// Whether `body` may be replicated for unrolling or vectorization: not
+/// when it holds trigonometry, whose slow path (Payne-Hanek argument
+/// reduction, a local-memory table) multiplies register pressure.
+static bool isCheapToReplicate(Block &body) {
+  bool cheap = true;
+  body.walk([&](Operation *op) {
+    if (isa<math::SinOp, math::CosOp, math::TanOp>(op))
+      cheap = false;
+  });
+  return cheap;
+}
+
+/// Whether every access in `body` is to elements of at most 32 bits.
+static bool hasNarrowAccesses(Block &body) {
+  bool narrow = true;
+  body.walk([&](Operation *op) {
+    Type type;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      type = load.getType();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      type = store.getValueToStore().getType();
+    if (type && type.getIntOrFloatBitWidth() > 32)
+      narrow = false;
+  });
+  return narrow;
+}
 
 /// The launch configuration chosen for one kernel.
 struct GPUSchedule {
@@ -127,6 +163,15 @@ public:
 private:
   /// Row-per-block body: threads stride over the top-level loops.
   LogicalResult lowerRowPerBlock(Block &block, OpBuilder &b);
+  /// A top-level loop or reduction over a contiguous row the block divides
+  /// into groups of `kVector`: thread `tid` handles elements
+  /// `(g * block + tid) * kVector + u` for `u` < `kVector`, the copies side
+  /// by side. With `kind`, folds the yielded values from `init` and returns
+  /// the thread's partial.
+  FailureOr<Value> lowerVectorized(Block &body, int64_t groups, OpBuilder &b,
+                                   Location loc,
+                                   std::optional<kernel::CombinerKind> kind,
+                                   Value init);
   /// Sets `point` from a linear domain index.
   void delinearize(OpBuilder &b, Location loc, Value linear);
 
@@ -173,6 +218,46 @@ struct StridedBounds {
   bool scaled;
 };
 
+FailureOr<Value> GPUKernelLowering::lowerVectorized(
+    Block &body, int64_t groups, OpBuilder &b, Location loc,
+    std::optional<kernel::CombinerKind> kind, Value init) {
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, groups);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> inits;
+  if (kind)
+    inits.push_back(init);
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, step, inits);
+  OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
+  if (!kind)
+    inner.setInsertionPoint(forOp.getBody()->getTerminator());
+  Value vector = arith::ConstantIndexOp::create(inner, loc, kVector);
+  Value first = arith::AddIOp::create(
+      inner, loc,
+      arith::MulIOp::create(inner, loc, forOp.getInductionVar(), blockSize),
+      tid);
+  first = arith::MulIOp::create(inner, loc, first, vector);
+  Value acc = kind ? forOp.getRegionIterArgs()[0] : Value();
+  for (int64_t u = 0; u < kVector; ++u) {
+    Value offset = arith::ConstantIndexOp::create(inner, loc, u);
+    mapping.map(body.getArgument(0),
+                arith::AddIOp::create(inner, loc, first, offset));
+    if (failed(lowerBlock(body, inner)))
+      return failure();
+    if (kind) {
+      auto yield = cast<kernel::YieldOp>(body.getTerminator());
+      acc = buildCombine(inner, loc, *kind, acc,
+                         mapping.lookup(yield.getValues()[0]),
+                         /*reassociate=*/false);
+    }
+  }
+  if (kind) {
+    scf::YieldOp::create(inner, loc, acc);
+    return forOp.getResult(0);
+  }
+  return Value();
+}
+
 LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
   Value zero = arith::ConstantIndexOp::create(b, kernel.getLoc(), 0);
   Value one = arith::ConstantIndexOp::create(b, kernel.getLoc(), 1);
@@ -186,12 +271,29 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
     }
     return StridedBounds{tid, size, blockSize, false};
   };
+  // Groups of kVector elements per thread, or 0 when the row does not
+  // split that way.
+  auto vectorGroups = [&](Value size, Block &body) -> int64_t {
+    APInt value;
+    int64_t chunk = schedule.block * kVector;
+    if (!matchPattern(size, m_ConstantInt(&value)) ||
+        value.getSExtValue() % chunk ||
+        !isCheapToReplicate(body) ||
+        !hasNarrowAccesses(body))
+      return 0;
+    return value.getSExtValue() / chunk;
+  };
   auto strided = [&](OpBuilder &ib, Location loc, Value iv) -> Value {
     Value base = arith::MulIOp::create(ib, loc, iv, blockSize);
     return arith::AddIOp::create(ib, loc, base, tid);
   };
   Value isLeader = arith::CmpIOp::create(b, kernel.getLoc(),
                                          arith::CmpIPredicate::eq, tid, zero);
+  bool multiPass = llvm::any_of(
+      block, [](Operation &op) { return isa<kernel::ReduceOp>(op); });
+  auto unrollInFull = [&](int64_t groups) {
+    return multiPass && groups <= kMaxUnrolledGroups;
+  };
   for (Operation &op : block.without_terminator()) {
     Location loc = op.getLoc();
     if (auto index = dyn_cast<kernel::IndexOp>(op)) {
@@ -201,12 +303,24 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
     bool writes = false;
     op.walk([&](memref::StoreOp) { writes = true; });
     if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
+      Block &body = loop.getBody().front();
+      if (int64_t groups = vectorGroups(mapping.lookup(loop.getSize()), body)) {
+        if (failed(lowerVectorized(body, groups, b, loc, std::nullopt, {})))
+          return failure();
+        if (unrollInFull(groups) &&
+            failed(loopUnrollFull(
+                cast<scf::ForOp>(*std::prev(b.getInsertionPoint())))))
+          return failure();
+        if (writes && &op != block.getTerminator()->getPrevNode())
+          gpu::BarrierOp::create(b, loc);
+        continue;
+      }
       StridedBounds range = bounds(mapping.lookup(loop.getSize()));
       if (failed(lowerLoop(loop, b, range.lb, range.ub, range.step,
                            range.scaled ? IndexMap(strided) : nullptr)))
         return failure();
       // The loop just built; its trip count is constant.
-      if (range.scaled &&
+      if (range.scaled && isCheapToReplicate(body) &&
           failed(loopUnrollByFactor(
               cast<scf::ForOp>(*std::prev(b.getInsertionPoint())), kUnroll)))
         return failure();
@@ -216,10 +330,16 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
       Type type = reduce.getResult().getType();
       Value identity =
           buildCombinerIdentity(b, loc, reduce.getKind(), type);
-      StridedBounds range = bounds(mapping.lookup(reduce.getSize()));
+      Block &body = reduce.getBody().front();
+      Value size = mapping.lookup(reduce.getSize());
+      StridedBounds range = bounds(size);
+      int64_t groups = vectorGroups(size, body);
       FailureOr<Value> partial =
-          lowerReduce(reduce, b, range.lb, range.ub, range.step, identity,
-                      range.scaled ? IndexMap(strided) : nullptr);
+          groups ? lowerVectorized(body, groups, b, loc, reduce.getKind(),
+                                   identity)
+                 : lowerReduce(reduce, b, range.lb, range.ub, range.step,
+                               identity,
+                               range.scaled ? IndexMap(strided) : nullptr);
       if (failed(partial))
         return failure();
       auto forOp = partial->getDefiningOp<scf::ForOp>();
@@ -233,7 +353,10 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
                                mapping.lookup(reduce.getInit()), total,
                                /*reassociate=*/false));
       // Unrolled once its result has a user, which unrolling updates.
-      if (range.scaled && failed(loopUnrollByFactor(forOp, kUnroll)))
+      if (groups && unrollInFull(groups) && failed(loopUnrollFull(forOp)))
+        return failure();
+      if (!groups && range.scaled && isCheapToReplicate(body) &&
+          failed(loopUnrollByFactor(forOp, kUnroll)))
         return failure();
     } else if (isa<memref::StoreOp>(op)) {
       // A row's scalar result: every thread has it, one writes it.
@@ -266,8 +389,12 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   // A launch's buffers never overlap (distinct tensors, and arena slots
   // live at the same launch are disjoint): loads may move past stores and
   // read-only buffers go through the non-coherent cache.
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+  // Buffers are 16-byte aligned (the runtime guarantees it), so
+  // neighbouring 32-bit accesses become vector accesses.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
+    func.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(16));
+  }
   Block &entry = func.getBody().front();
   for (auto [from, to] :
        llvm::zip(kernel.getBody().getArguments(), entry.getArguments()))

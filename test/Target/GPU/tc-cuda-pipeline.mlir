@@ -19,6 +19,7 @@
 // PTX-SAME: .target sm_90
 // PTX-SAME: .entry softmax_fused_
 // PTX-SAME: .maxntid 256, 1, 1
+// PTX-SAME: ld.global.nc.v4.b32
 // PTX-SAME: shfl.sync.bfly.b32
 // PTX-SAME: bar.sync
 // PTX-SAME: ex2.approx

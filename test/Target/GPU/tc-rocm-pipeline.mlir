@@ -7,7 +7,7 @@
 // The same fused softmax for AMD GPUs.
 
 // ROCDL: gpu.module @tc_kernels
-// ROCDL: llvm.func @softmax_fused_{{.*}}(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias})
+// ROCDL: llvm.func @softmax_fused_{{.*}}(%{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias})
 // ROCDL-SAME: rocdl.kernel
 // ROCDL: rocdl.workgroup.id.x
 // ROCDL: rocdl.workitem.id.x

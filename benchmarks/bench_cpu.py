@@ -32,7 +32,6 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
 os.environ["TC_CACHE_DIR"] = os.path.join(_CACHE, "tc")
 
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 
 def sin_cos(x, y):
@@ -121,6 +120,32 @@ def compiled(fn, backend):
     return torch.compile(fn, backend=backend)
 
 
+def plot(rows, path, title):
+    """A bar chart of each backend's speed relative to eager."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no chart", file=sys.stderr)
+        return
+    fig, ax = plt.subplots(figsize=(9, 4))
+    names = [r["workload"] for r in rows]
+    xs = range(len(rows))
+    for i, (key, label) in enumerate((("eager_s", "eager"),
+                                      ("inductor_s", "inductor"),
+                                      ("tc_s", "tc"))):
+        ax.bar([x + (i - 1) * 0.27 for x in xs],
+               [rows[j]["eager_s"] / rows[j][key] for j in xs], 0.27,
+               label=label)
+    ax.set_xticks(list(xs), names, rotation=20, ha="right")
+    ax.set_ylabel("speed vs eager (higher is better)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -192,27 +217,7 @@ def main() -> int:
             "copy_bandwidth_Bps": bandwidth, "quick": opts.quick}
     (opts.out / "cpu.json").write_text(
         json.dumps({"meta": meta, "rows": rows}, indent=2))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(9, 4))
-        names = [r["workload"] for r in rows]
-        xs = range(len(rows))
-        for i, (key, label) in enumerate((("eager_s", "eager"),
-                                          ("inductor_s", "inductor"),
-                                          ("tc_s", "tc"))):
-            ax.bar([x + (i - 1) * 0.27 for x in xs],
-                   [rows[j]["eager_s"] / rows[j][key] for j in xs], 0.27,
-                   label=label)
-        ax.set_xticks(list(xs), names, rotation=20, ha="right")
-        ax.set_ylabel("speed vs eager (higher is better)")
-        ax.set_title("tc vs Inductor on CPU")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(opts.out / "cpu.png", dpi=100)
-    except ImportError:
-        print("matplotlib missing: no chart", file=sys.stderr)
+    plot(rows, opts.out / "cpu.png", "tc vs Inductor on CPU")
     return 0
 
 

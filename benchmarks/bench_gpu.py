@@ -33,7 +33,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_cpu import (ResidualLayerNorm, SimpleModel,  # noqa: E402
-                       manual_gelu, manual_softmax, sin_cos)
+                       manual_gelu, manual_softmax, plot, sin_cos)
 
 
 def workloads(quick: bool):
@@ -167,27 +167,7 @@ def main() -> int:
             "copy_bandwidth_Bps": bandwidth, "quick": opts.quick}
     (opts.out / "gpu.json").write_text(
         json.dumps({"meta": meta, "rows": rows}, indent=2))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(9, 4))
-        names = [r["workload"] for r in rows]
-        xs = range(len(rows))
-        for i, (key, label) in enumerate((("eager_s", "eager"),
-                                          ("inductor_s", "inductor"),
-                                          ("tc_s", "tc"))):
-            ax.bar([x + (i - 1) * 0.27 for x in xs],
-                   [rows[j]["eager_s"] / rows[j][key] for j in xs], 0.27,
-                   label=label)
-        ax.set_xticks(list(xs), names, rotation=20, ha="right")
-        ax.set_ylabel("speed vs eager (higher is better)")
-        ax.set_title(f"tc vs Inductor on {device}")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(opts.out / "gpu.png", dpi=100)
-    except ImportError:
-        print("matplotlib missing: no plot", file=sys.stderr)
+    plot(rows, opts.out / "gpu.png", f"tc vs Inductor on {device}")
     return 0
 
 

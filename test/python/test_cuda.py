@@ -7,7 +7,6 @@ what needs no GPU: that the CUDA pipeline compiles graphs to PTX.
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import tc
 

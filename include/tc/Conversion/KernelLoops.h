@@ -54,6 +54,10 @@ public:
   LogicalResult lowerLoop(kernel::LoopOp loop, OpBuilder &b, Value lb,
                           Value ub, Value step, IndexMap indexOf = nullptr);
 
+  /// Sets `point` to the kernel domain's coordinates of the row-major
+  /// linear index `linear`.
+  void delinearize(OpBuilder &b, Location loc, Value linear);
+
   IRMapping mapping;
   SmallVector<Value> point;
 

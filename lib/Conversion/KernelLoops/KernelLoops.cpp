@@ -62,6 +62,19 @@ Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
+void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,
+                                     Value linear) {
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  point.assign(domain.size(), Value());
+  for (int64_t d = domain.size() - 1; d >= 0; --d) {
+    Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
+    point[d] = d == 0 ? linear
+                      : arith::RemUIOp::create(b, loc, linear, size).getResult();
+    if (d > 0)
+      linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+}
+
 FailureOr<Value>
 KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce, OpBuilder &b, Value lb,
                                 Value ub, Value step, Value init,

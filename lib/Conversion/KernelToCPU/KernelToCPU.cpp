@@ -62,15 +62,7 @@ LogicalResult KernelLowering::run() {
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(rows.getBody()->getTerminator());
   // Delinearize the row's linear index into the domain's coordinates.
-  Value linear = rows.getInductionVar();
-  point.assign(domain.size(), Value());
-  for (int64_t d = domain.size() - 1; d >= 0; --d) {
-    Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
-    point[d] = d == 0 ? linear
-                      : arith::RemUIOp::create(b, loc, linear, size).getResult();
-    if (d > 0)
-      linear = arith::DivUIOp::create(b, loc, linear, size);
-  }
+  delinearize(b, loc, rows.getInductionVar());
   if (failed(lowerBlock(kernel.getBody().front(), b))) {
     func.erase();
     return failure();

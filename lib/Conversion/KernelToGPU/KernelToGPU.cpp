@@ -172,24 +172,10 @@ private:
                                    Location loc,
                                    std::optional<kernel::CombinerKind> kind,
                                    Value init);
-  /// Sets `point` from a linear domain index.
-  void delinearize(OpBuilder &b, Location loc, Value linear);
 
   GPUSchedule schedule;
   Value tid, blockSize;
 };
-
-void GPUKernelLowering::delinearize(OpBuilder &b, Location loc, Value linear) {
-  ArrayRef<int64_t> domain = kernel.getDomain();
-  point.assign(domain.size(), Value());
-  for (int64_t d = domain.size() - 1; d >= 0; --d) {
-    Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
-    point[d] = d == 0 ? linear
-                      : arith::RemUIOp::create(b, loc, linear, size).getResult();
-    if (d > 0)
-      linear = arith::DivUIOp::create(b, loc, linear, size);
-  }
-}
 
 static gpu::AllReduceOperation allReduceKind(kernel::CombinerKind kind,
                                              Type type) {

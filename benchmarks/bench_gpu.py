@@ -6,10 +6,14 @@ sin+cos and manual GeLU on 2^26 fp32 elements, manual softmax and residual
 + layer norm on 16384x4096 fp32, seed 004's MLP at batch 128 and 8192. For
 each: median time per call by CUDA events (after warm-up), speed ratios,
 achieved bandwidth against a measured device copy for the memory-bound
-rows, and cold compile seconds (fresh caches for both compilers; the first
-call's time less a steady call). TF32 is off on every side.
+rows, and cold compile seconds (fresh caches for both compilers): the
+first call's time less a steady call, and the backend's own part of it, less
+what Dynamo's capture costs (measured as the same with backend="eager").
+TF32 is off on every side.
 
     python benchmarks/bench_gpu.py [--quick] [--out benchmarks/results]
+    python benchmarks/bench_gpu.py --backends tc --only softmax  # a probe
+    python benchmarks/bench_gpu.py --variants "max-block-size=512;vector-width=2"
 
 Writes gpu.json and gpu.png to the output folder and prints a table.
 """
@@ -97,6 +101,34 @@ def first_call(fn, args):
     return out, time.perf_counter() - t0
 
 
+def scan_variants(opts) -> int:
+    """tc's time and compile time under each TC_CUDA_OPTIONS variant."""
+    import tc
+
+    torch.set_grad_enabled(False)
+    variants = [v.strip() for v in opts.variants.split(";")]
+    print("| workload | variant | tc ms | TB/s | compile s |")
+    print("|---|---|---|---|---|")
+    for name, fn, args, floor_bytes in workloads(opts.quick):
+        if opts.only not in name:
+            continue
+        expected = fn(*args)
+        for variant in variants:
+            os.environ["TC_CUDA_OPTIONS"] = variant
+            tc.reset_counters()
+            torch._dynamo.reset()
+            cfn = torch.compile(fn, backend="tc")
+            out, first = first_call(cfn, args)
+            torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+            assert tc.counters["ops_eager"] == 0, tc.counters
+            steady = median_time(cfn, args)
+            tbps = f"{floor_bytes / steady / 1e12:.2f}" if floor_bytes else "-"
+            print(f"| {name} | {variant or 'default'} | {steady * 1e3:.3f} | "
+                  f"{tbps} | {first - steady:.3f} |", flush=True)
+    os.environ.pop("TC_CUDA_OPTIONS", None)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -105,7 +137,17 @@ def main() -> int:
                         default=pathlib.Path(__file__).parent / "results")
     parser.add_argument("--only", default="",
                         help="run only the workloads whose name contains this")
+    parser.add_argument("--backends", default="inductor,tc",
+                        help="comma-separated; with fewer than both nothing "
+                        "is written")
+    parser.add_argument("--variants", default="",
+                        help="';'-separated TC_CUDA_OPTIONS values: times tc "
+                        "under each (schedule knobs), writes nothing")
     opts = parser.parse_args()
+    if opts.variants:
+        return scan_variants(opts)
+    backends = [b for b in opts.backends.split(",") if b]
+    full = backends == ["inductor", "tc"] and not opts.only
 
     import tc
 
@@ -120,7 +162,7 @@ def main() -> int:
         eager_t = median_time(fn, args)
         expected = fn(*args)
         result = {"workload": name, "eager_s": eager_t}
-        for backend in ("inductor", "tc"):
+        for backend in ["eager"] + backends:
             tc.reset_counters()
             torch._dynamo.reset()
             cfn = torch.compile(fn, backend=backend)
@@ -131,24 +173,44 @@ def main() -> int:
                 result["tc_ops_eager"] = tc.counters["ops_eager"]
                 result["tc_kernels"] = tc.counters["kernels"]
             steady = median_time(cfn, args)
+            if backend == "eager":  # Dynamo's capture alone
+                result["dynamo_compile_s"] = first - steady
+                continue
             result[f"{backend}_s"] = steady
             result[f"{backend}_first_call_s"] = first
             result[f"{backend}_compile_s"] = first - steady
+            result[f"{backend}_backend_compile_s"] = (
+                first - steady - result["dynamo_compile_s"])
+        if floor_bytes:
+            result["floor_s"] = floor_bytes / bandwidth
+        if not full:
+            for backend in backends:
+                tbps = (f", {floor_bytes / result[backend + '_s'] / 1e12:.2f}"
+                        " TB/s" if floor_bytes else "")
+                print(f"{name}: {backend} {result[backend + '_s'] * 1e3:.3f} "
+                      f"ms{tbps}, compile {result[backend + '_compile_s']:.3f}"
+                      f" s (backend {result[backend + '_backend_compile_s']:.3f}"
+                      f" s), eager {eager_t * 1e3:.3f} ms", flush=True)
+            continue
         result["tc_vs_inductor"] = result["inductor_s"] / result["tc_s"]
         result["tc_vs_eager"] = result["eager_s"] / result["tc_s"]
         result["compile_ratio"] = (result["tc_compile_s"] /
                                    result["inductor_compile_s"])
+        result["backend_compile_ratio"] = (
+            result["tc_backend_compile_s"] /
+            result["inductor_backend_compile_s"])
         if floor_bytes:
-            result["floor_s"] = floor_bytes / bandwidth
             for who in ("eager", "inductor", "tc"):
                 result[f"{who}_TBps"] = floor_bytes / result[f"{who}_s"] / 1e12
         rows.append(result)
         print(f"{name}: done", file=sys.stderr, flush=True)
+    if not full:
+        return 0
 
     print("| workload | eager ms | inductor ms | tc ms | tc/inductor speed | "
           "tc/eager speed | TB/s eager / inductor / tc | compile s inductor "
-          "/ tc | tc ops (compiled/eager) |")
-    print("|" + "---|" * 9)
+          "/ tc | backend compile s inductor / tc | tc ops (compiled/eager) |")
+    print("|" + "---|" * 10)
     for r in rows:
         tbps = (f"{r['eager_TBps']:.2f} / {r['inductor_TBps']:.2f} / "
                 f"{r['tc_TBps']:.2f}" if "floor_s" in r else "-")
@@ -157,6 +219,8 @@ def main() -> int:
               f"{r['tc_vs_inductor']:.2f}x | {r['tc_vs_eager']:.2f}x | "
               f"{tbps} | {r['inductor_compile_s']:.2f} / "
               f"{r['tc_compile_s']:.3f} | "
+              f"{r['inductor_backend_compile_s']:.2f} / "
+              f"{r['tc_backend_compile_s']:.3f} | "
               f"{r['tc_ops_compiled']}/{r['tc_ops_eager']} |")
     device = torch.cuda.get_device_name()
     print(f"\ncopy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write); "

@@ -648,7 +648,8 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     void (*build)(OpPassManager &);
   };
   const Stage stages[] = {{"prim", buildDecomposePipeline},
-                          {"kernel", buildFusePipeline},
+                          {"kernel",
+                           [](OpPassManager &pm) { buildFusePipeline(pm); }},
                           {"loops", buildCPULoopsPipeline}};
   for (const Stage &stage : stages) {
     PassManager pm(&context);

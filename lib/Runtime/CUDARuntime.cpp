@@ -647,7 +647,8 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
   using Build = std::function<void(OpPassManager &)>;
   const std::pair<const char *, Build> stages[] = {
       {"prim", buildDecomposePipeline},
-      {"kernel", buildFusePipeline},
+      {"kernel",
+       [](OpPassManager &pm) { buildFusePipeline(pm, /*cacheRows=*/false); }},
       {"gpu", [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); }},
       {"schedule",
        [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); }}};

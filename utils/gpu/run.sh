@@ -2,12 +2,14 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|all]
+#   bash utils/gpu/run.sh [tests|bench|variants|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
 # then benchmarks/bench_gpu.py. Results go to $OUT when set (the device
-# tool's output folder), else benchmarks/results.
+# tool's output folder), else benchmarks/results. `variants` times tc under
+# each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
+# values; the default list below), the driver's PTX cache off.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -35,6 +37,12 @@ if [[ "$what" == tests || "$what" == all ]]; then
     test/python/test_importer.py test/python/test_export.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
+fi
+if [[ "$what" == variants ]]; then
+  variants="${TC_VARIANTS:-;replicate-trig=false;vector-width=2;max-block-size=512;max-block-size=1024;format=isa}"
+  CUDA_CACHE_DISABLE=1 python3 benchmarks/bench_gpu.py --variants "$variants" \
+    2>&1 | tee "$out/variants.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
   python3 benchmarks/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log"

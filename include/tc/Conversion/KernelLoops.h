@@ -55,8 +55,11 @@ public:
                           Value ub, Value step, IndexMap indexOf = nullptr);
 
   /// Sets `point` to the kernel domain's coordinates of the row-major
-  /// linear index `linear`.
-  void delinearize(OpBuilder &b, Location loc, Value linear);
+  /// linear index `linear`. With `innerGroup` > 1, `linear` counts groups
+  /// of that many consecutive points of the innermost dimension (which it
+  /// must divide) and `point` is the group's first point.
+  void delinearize(OpBuilder &b, Location loc, Value linear,
+                   int64_t innerGroup = 1);
 
   IRMapping mapping;
   SmallVector<Value> point;

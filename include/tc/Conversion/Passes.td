@@ -54,7 +54,17 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Each kernel iterates over all dimensions of its output but the last,
     with an inner `kernel.loop` over the last (contiguous) one. Intermediate
     buffers are `memref.alloc`s for `tc-plan-memory` to place in an arena.
+
+    With `cache-rows` (the CPU's choice), a value reduced over the last
+    dimension and needed again by the output's inner loop (softmax's
+    `exp(x - max)`) is stored into the output row by the reduction and read
+    back, instead of being computed twice: the row is in the CPU's cache.
+    On GPUs the row stays in registers and is recomputed instead.
   }];
+  let options = [
+    Option<"cacheRows", "cache-rows", "bool", "true",
+           "Keep a reduced row in the output buffer for the inner loop">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
@@ -108,7 +118,10 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
     - *row per thread* otherwise (pure per-point work, or reductions over
       an outer dimension such as column sums): one thread per domain point,
       neighbouring threads on neighbouring points, the point's loops
-      sequential.
+      sequential. Large pointwise kernels whose innermost dimension splits
+      into groups of `vector-width` give each thread one such group (the
+      copies of the body side by side, so 32-bit accesses merge into
+      16-byte ones).
 
     Reductions whose type the block reduction does not support (anything
     but f32 and i32) use the row-per-thread schedule. The `kernel.launch`
@@ -116,8 +129,18 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
     `grid` and `block` sizes.
   }];
   let options = [
-    Option<"maxBlockSize", "max-block-size", "int64_t", "256",
+    Option<"maxBlockSize", "max-block-size", "int64_t", "1024",
            "Largest thread block the row-per-block schedule uses">,
+    Option<"maxReductionBlockSize", "max-reduction-block-size", "int64_t",
+           "256",
+           "Largest thread block of a row-per-block kernel that reduces (its "
+           "threads meet at every block reduction; smaller blocks let more "
+           "rows share a multiprocessor)">,
+    Option<"vectorWidth", "vector-width", "int64_t", "4",
+           "Consecutive elements a thread handles together (1, 2 or 4)">,
+    Option<"replicateTrig", "replicate-trig", "bool", "true",
+           "Let vectorization and unrolling copy bodies that hold sin, cos "
+           "or tan">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -63,9 +63,13 @@ Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
 }
 
 void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,
-                                     Value linear) {
-  ArrayRef<int64_t> domain = kernel.getDomain();
+                                     Value linear, int64_t innerGroup) {
+  SmallVector<int64_t> domain(kernel.getDomain());
   point.assign(domain.size(), Value());
+  if (domain.empty())
+    return;
+  assert(domain.back() % innerGroup == 0 && "group must divide the row");
+  domain.back() /= innerGroup;
   for (int64_t d = domain.size() - 1; d >= 0; --d) {
     Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
     point[d] = d == 0 ? linear
@@ -73,6 +77,10 @@ void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,
     if (d > 0)
       linear = arith::DivUIOp::create(b, loc, linear, size);
   }
+  if (innerGroup > 1)
+    point.back() = arith::MulIOp::create(
+        b, loc, point.back(),
+        arith::ConstantIndexOp::create(b, loc, innerGroup));
 }
 
 FailureOr<Value>

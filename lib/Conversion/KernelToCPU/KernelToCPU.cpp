@@ -9,12 +9,14 @@
 #include "tc/Conversion/KernelLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 
@@ -85,6 +87,32 @@ struct ConvertKernelToCPUPass
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+
+    // bf16 arithmetic in f32, each result rounded back (as eager does it),
+    // and the conversions as integer arithmetic: LLVM would call
+    // compiler-rt's __truncsfbf2, which the JIT's process may not have
+    // (libgcc has it only from GCC 13).
+    TypeConverter converter;
+    Type bf16 = BFloat16Type::get(&getContext());
+    arith::populateEmulateUnsupportedFloatsConversions(
+        converter, {bf16}, Float32Type::get(&getContext()));
+    RewritePatternSet emulation(&getContext());
+    arith::populateEmulateUnsupportedFloatsPatterns(emulation, converter);
+    ConversionTarget target(getContext());
+    arith::populateEmulateUnsupportedFloatsLegality(target, converter);
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(module, target, std::move(emulation))))
+      return signalPassFailure();
+    // The emulation marks its conversions `contract`, which lets folding
+    // drop the rounding between two ops; eager rounds after each one.
+    module.walk([](Operation *op) {
+      if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+        op->removeAttr("fastmath");
+    });
+    RewritePatternSet expansion(&getContext());
+    arith::populateExpandBFloat16Patterns(expansion);
+    if (failed(applyPatternsGreedily(module, std::move(expansion))))
       return signalPassFailure();
   }
 };

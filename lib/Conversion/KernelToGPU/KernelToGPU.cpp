@@ -34,19 +34,32 @@ constexpr int64_t kRowsPerThreadBlock = 256;
 /// How many strided iterations a thread keeps in flight: its loads of
 /// several iterations are issued before their first use.
 constexpr uint64_t kUnroll = 4;
-/// Consecutive elements a thread handles together in a contiguous row: four
-/// 32-bit loads the backend merges into one 16-byte load.
-constexpr int64_t kVector = 4;
-/// Rows of reductions of up to this many groups of kVector per thread are
-/// unrolled in full: a thread's share of the row stays in registers from
+/// Pointwise kernels with fewer groups of `vector-width` points than this
+/// keep one thread per point: they need every thread they can get.
+constexpr int64_t kMinVectorThreads = 1 << 15;
+/// Rows of reductions of up to this many groups of `vector-width` per thread
+/// are unrolled in full: a thread's share of the row stays in registers from
 /// one pass over it to the next (a softmax reads its input once). Pointwise
 /// rows are not: their unrolled bodies would only raise register pressure.
 constexpr int64_t kMaxUnrolledGroups = 4;
 
-/// Whether `body` may be replicated for unrolling or vectorization: not
-/// when it holds trigonometry, whose slow path (Payne-Hanek argument
-/// reduction, a local-memory table) multiplies register pressure.
-static bool isCheapToReplicate(Block &body) {
+/// The pass options that shape schedules.
+struct ScheduleOptions {
+  int64_t maxBlockSize;
+  int64_t maxReductionBlockSize;
+  /// Consecutive elements a thread handles together in a contiguous row:
+  /// with 4, four 32-bit loads the backend merges into one 16-byte load.
+  int64_t vectorWidth;
+  /// Whether bodies holding trigonometry may be copied (unrolled or
+  /// vectorized): their slow path (Payne-Hanek argument reduction, a
+  /// local-memory table) multiplies code size and register pressure.
+  bool replicateTrig;
+};
+
+/// Whether `body` may be replicated for unrolling or vectorization.
+static bool isCheapToReplicate(Block &body, const ScheduleOptions &options) {
+  if (options.replicateTrig)
+    return true;
   bool cheap = true;
   body.walk([&](Operation *op) {
     if (isa<math::SinOp, math::CosOp, math::TanOp>(op))
@@ -75,6 +88,8 @@ struct GPUSchedule {
   bool rowPerBlock = false;
   int64_t block = kRowsPerThreadBlock;
   int64_t grid = 1;
+  /// Row per thread: consecutive innermost points each thread handles.
+  int64_t pointsPerThread = 1;
 };
 
 /// Whether `iv` (a loop's induction variable) flows, through index
@@ -110,14 +125,18 @@ static bool hasBlockReduction(Type type) {
 }
 
 static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
-                                  int64_t maxBlockSize) {
+                                  const ScheduleOptions &options) {
   GPUSchedule schedule;
   int64_t rows = 1;
   for (int64_t size : kernel.getDomain())
     rows *= size;
   int64_t longest = 0;
-  bool coalesced = false, reducible = true;
-  for (Operation &op : kernel.getBody().front()) {
+  bool coalesced = false, reducible = true, pointwise = true;
+  int64_t maxBlockSize = options.maxBlockSize;
+  Block &body = kernel.getBody().front();
+  for (Operation &op : body) {
+    if (isa<kernel::LoopOp, kernel::ReduceOp>(op))
+      pointwise = false;
     Value size, iv;
     if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
       size = loop.getSize();
@@ -126,6 +145,7 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
       size = reduce.getSize();
       iv = reduce.getBody().getArgument(0);
       reducible &= hasBlockReduction(reduce.getResult().getType());
+      maxBlockSize = std::min(maxBlockSize, options.maxReductionBlockSize);
     } else {
       continue;
     }
@@ -144,36 +164,54 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
     threads = llvm::alignTo(std::max<int64_t>(threads, 32), 32);
     schedule.block = std::min(threads, maxBlockSize);
     schedule.grid = rows;
-  } else {
-    schedule.block =
-        std::min(kRowsPerThreadBlock,
-                 std::max<int64_t>(32, llvm::alignTo(rows, 32)));
-    schedule.grid = llvm::divideCeil(rows, schedule.block);
+    return schedule;
   }
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  int64_t width = options.vectorWidth;
+  if (pointwise && width > 1 && !domain.empty() && domain.back() % width == 0 &&
+      rows / width >= kMinVectorThreads && hasNarrowAccesses(body) &&
+      isCheapToReplicate(body, options)) {
+    schedule.pointsPerThread = width;
+    rows /= width;
+  }
+  schedule.block = std::min(kRowsPerThreadBlock,
+                            std::max<int64_t>(32, llvm::alignTo(rows, 32)));
+  schedule.grid = llvm::divideCeil(rows, schedule.block);
   return schedule;
 }
 
 class GPUKernelLowering : public KernelLoopLowering {
 public:
-  GPUKernelLowering(kernel::KernelOp kernel, GPUSchedule schedule)
-      : KernelLoopLowering(kernel, /*reassociate=*/false), schedule(schedule) {
-  }
+  GPUKernelLowering(kernel::KernelOp kernel, GPUSchedule schedule,
+                    const ScheduleOptions &options)
+      : KernelLoopLowering(kernel, /*reassociate=*/false), schedule(schedule),
+        options(options) {}
   FailureOr<gpu::GPUFuncOp> run(gpu::GPUModuleOp module);
 
 private:
   /// Row-per-block body: threads stride over the top-level loops.
   LogicalResult lowerRowPerBlock(Block &block, OpBuilder &b);
   /// A top-level loop or reduction over a contiguous row the block divides
-  /// into groups of `kVector`: thread `tid` handles elements
-  /// `(g * block + tid) * kVector + u` for `u` < `kVector`, the copies side
+  /// into groups of `vector-width`: thread `tid` handles elements
+  /// `(g * block + tid) * width + u` for `u` < `width`, the copies side
   /// by side. With `kind`, folds the yielded values from `init` and returns
   /// the thread's partial.
   FailureOr<Value> lowerVectorized(Block &body, int64_t groups, OpBuilder &b,
                                    Location loc,
                                    std::optional<kernel::CombinerKind> kind,
                                    Value init);
+  /// Clones `copies.size()` copies of `body` (but its terminator) at `b`,
+  /// op by op: the copies' loads sit side by side, where the backend merges
+  /// them into vector loads even when the body branches (libdevice's sin
+  /// and cos). `copies[u]` holds what copy `u` sees beyond `mapping`
+  /// (its induction variable), `points[u]` its domain point. Falls back to
+  /// one copy after the other for bodies with nested loops.
+  LogicalResult lowerCopies(Block &body, OpBuilder &b,
+                            MutableArrayRef<IRMapping> copies,
+                            ArrayRef<SmallVector<Value>> points);
 
   GPUSchedule schedule;
+  const ScheduleOptions &options;
   Value tid, blockSize;
 };
 
@@ -204,6 +242,42 @@ struct StridedBounds {
   bool scaled;
 };
 
+LogicalResult
+GPUKernelLowering::lowerCopies(Block &body, OpBuilder &b,
+                               MutableArrayRef<IRMapping> copies,
+                               ArrayRef<SmallVector<Value>> points) {
+  bool flat = llvm::all_of(body.without_terminator(), [](Operation &op) {
+    return op.getNumRegions() == 0;
+  });
+  if (!flat) {
+    for (auto [copy, at] : llvm::zip(copies, points)) {
+      for (auto [from, to] : copy.getValueMap())
+        mapping.map(from, to);
+      point.assign(at.begin(), at.end());
+      if (failed(lowerBlock(body, b)))
+        return failure();
+      for (Operation &op : body)
+        for (Value result : op.getResults())
+          copy.map(result, mapping.lookup(result));
+    }
+    return success();
+  }
+  for (Operation &op : body.without_terminator()) {
+    for (auto [copy, at] : llvm::zip(copies, points)) {
+      if (auto index = dyn_cast<kernel::IndexOp>(op)) {
+        copy.map(index.getResult(), at[index.getDim()]);
+        continue;
+      }
+      Operation *clone = b.clone(op, copy);
+      // Operands defined before the body come from the shared mapping.
+      for (OpOperand &operand : clone->getOpOperands())
+        if (Value mapped = mapping.lookupOrNull(operand.get()))
+          operand.set(mapped);
+    }
+  }
+  return success();
+}
+
 FailureOr<Value> GPUKernelLowering::lowerVectorized(
     Block &body, int64_t groups, OpBuilder &b, Location loc,
     std::optional<kernel::CombinerKind> kind, Value init) {
@@ -217,23 +291,30 @@ FailureOr<Value> GPUKernelLowering::lowerVectorized(
   OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
   if (!kind)
     inner.setInsertionPoint(forOp.getBody()->getTerminator());
-  Value vector = arith::ConstantIndexOp::create(inner, loc, kVector);
+  int64_t width = options.vectorWidth;
+  Value vector = arith::ConstantIndexOp::create(inner, loc, width);
   Value first = arith::AddIOp::create(
       inner, loc,
       arith::MulIOp::create(inner, loc, forOp.getInductionVar(), blockSize),
       tid);
   first = arith::MulIOp::create(inner, loc, first, vector);
   Value acc = kind ? forOp.getRegionIterArgs()[0] : Value();
-  for (int64_t u = 0; u < kVector; ++u) {
+  SmallVector<IRMapping> copies(width);
+  for (int64_t u = 0; u < width; ++u) {
     Value offset = arith::ConstantIndexOp::create(inner, loc, u);
-    mapping.map(body.getArgument(0),
-                arith::AddIOp::create(inner, loc, first, offset));
-    if (failed(lowerBlock(body, inner)))
-      return failure();
-    if (kind) {
-      auto yield = cast<kernel::YieldOp>(body.getTerminator());
+    copies[u].map(body.getArgument(0),
+                  arith::AddIOp::create(inner, loc, first, offset));
+  }
+  SmallVector<SmallVector<Value>> points(width, point);
+  if (failed(lowerCopies(body, inner, copies, points)))
+    return failure();
+  if (kind) {
+    auto yield = cast<kernel::YieldOp>(body.getTerminator());
+    Value yielded = yield.getValues()[0];
+    for (IRMapping &copy : copies) {
+      Value value = copy.lookupOrNull(yielded);
       acc = buildCombine(inner, loc, *kind, acc,
-                         mapping.lookup(yield.getValues()[0]),
+                         value ? value : mapping.lookup(yielded),
                          /*reassociate=*/false);
     }
   }
@@ -257,14 +338,15 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
     }
     return StridedBounds{tid, size, blockSize, false};
   };
-  // Groups of kVector elements per thread, or 0 when the row does not
-  // split that way.
+  // Groups of `vector-width` elements per thread, or 0 when the row does
+  // not split that way.
   auto vectorGroups = [&](Value size, Block &body) -> int64_t {
     APInt value;
-    int64_t chunk = schedule.block * kVector;
-    if (!matchPattern(size, m_ConstantInt(&value)) ||
+    int64_t chunk = schedule.block * options.vectorWidth;
+    if (options.vectorWidth < 2 ||
+        !matchPattern(size, m_ConstantInt(&value)) ||
         value.getSExtValue() % chunk ||
-        !isCheapToReplicate(body) ||
+        !isCheapToReplicate(body, options) ||
         !hasNarrowAccesses(body))
       return 0;
     return value.getSExtValue() / chunk;
@@ -306,7 +388,7 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
                            range.scaled ? IndexMap(strided) : nullptr)))
         return failure();
       // The loop just built; its trip count is constant.
-      if (range.scaled && isCheapToReplicate(body) &&
+      if (range.scaled && isCheapToReplicate(body, options) &&
           failed(loopUnrollByFactor(
               cast<scf::ForOp>(*std::prev(b.getInsertionPoint())), kUnroll)))
         return failure();
@@ -341,7 +423,7 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
       // Unrolled once its result has a user, which unrolling updates.
       if (groups && unrollInFull(groups) && failed(loopUnrollFull(forOp)))
         return failure();
-      if (!groups && range.scaled && isCheapToReplicate(body) &&
+      if (!groups && range.scaled && isCheapToReplicate(body, options) &&
           failed(loopUnrollByFactor(forOp, kUnroll)))
         return failure();
     } else if (isa<memref::StoreOp>(op)) {
@@ -398,10 +480,13 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
       return failure();
     return func;
   }
-  // One thread per point; the last block's extra threads do nothing.
+  // One thread per point (or group of points); the last block's extra
+  // threads do nothing.
   int64_t rows = 1;
   for (int64_t size : kernel.getDomain())
     rows *= size;
+  int64_t width = schedule.pointsPerThread;
+  rows /= width;
   Value base = arith::MulIOp::create(b, loc, blockId, blockSize);
   Value linear = arith::AddIOp::create(b, loc, base, tid);
   Value inRange = arith::CmpIOp::create(
@@ -409,8 +494,18 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
       arith::ConstantIndexOp::create(b, loc, rows));
   auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   OpBuilder inner = ifOp.getThenBodyBuilder();
-  delinearize(inner, loc, linear);
-  if (failed(lowerBlock(kernel.getBody().front(), inner)))
+  delinearize(inner, loc, linear, width);
+  if (width == 1) {
+    if (failed(lowerBlock(kernel.getBody().front(), inner)))
+      return failure();
+    return func;
+  }
+  SmallVector<IRMapping> copies(width);
+  SmallVector<SmallVector<Value>> points(width, point);
+  for (int64_t u = 1; u < width; ++u)
+    points[u].back() = arith::AddIOp::create(
+        inner, loc, point.back(), arith::ConstantIndexOp::create(inner, loc, u));
+  if (failed(lowerCopies(kernel.getBody().front(), inner, copies, points)))
     return failure();
   return func;
 }
@@ -424,12 +519,23 @@ struct ConvertKernelToGPUPass
     SmallVector<kernel::KernelOp> kernels(module.getOps<kernel::KernelOp>());
     if (kernels.empty())
       return;
-    if (maxBlockSize < 32 || maxBlockSize > 1024 || maxBlockSize % 32) {
-      module.emitError() << "max-block-size must be a multiple of 32 in "
-                            "[32, 1024], not "
-                         << static_cast<int64_t>(maxBlockSize);
+    for (auto [name, size] :
+         {std::pair<StringRef, int64_t>{"max-block-size", maxBlockSize},
+          {"max-reduction-block-size", maxReductionBlockSize}}) {
+      if (size < 32 || size > 1024 || size % 32) {
+        module.emitError() << name
+                           << " must be a multiple of 32 in [32, 1024], not "
+                           << size;
+        return signalPassFailure();
+      }
+    }
+    if (vectorWidth != 1 && vectorWidth != 2 && vectorWidth != 4) {
+      module.emitError() << "vector-width must be 1, 2 or 4, not "
+                         << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
+    ScheduleOptions options{maxBlockSize, maxReductionBlockSize, vectorWidth,
+                            replicateTrig};
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
@@ -440,8 +546,8 @@ struct ConvertKernelToGPUPass
 
     llvm::DenseMap<StringAttr, GPUSchedule> schedules;
     for (kernel::KernelOp k : kernels) {
-      GPUSchedule schedule = chooseSchedule(k, maxBlockSize);
-      if (failed(GPUKernelLowering(k, schedule).run(gpuModule)))
+      GPUSchedule schedule = chooseSchedule(k, options);
+      if (failed(GPUKernelLowering(k, schedule, options).run(gpuModule)))
         return signalPassFailure();
       schedules[k.getSymNameAttr()] = schedule;
     }

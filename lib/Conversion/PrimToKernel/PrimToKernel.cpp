@@ -225,8 +225,8 @@ struct Scope {
 
 class KernelBuilder {
 public:
-  KernelBuilder(const FusionPlan &plan, Location loc)
-      : plan(plan), b(loc.getContext()), loc(loc) {}
+  KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows)
+      : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows) {}
 
   /// Creates a kernel that computes `value` into a buffer, inserted before
   /// `before`; returns the kernel and the realized values it reads, in
@@ -260,6 +260,7 @@ private:
   const FusionPlan &plan;
   OpBuilder b;
   Location loc;
+  bool cacheRows;
   llvm::DenseMap<Value, Value> buffers;
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::DenseMap<int64_t, Value> indexConstants;
@@ -397,7 +398,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   }
   if (!block && !shape.empty()) {
     rowIndex = idx;
-    mayCacheRows = true;
+    mayCacheRows = cacheRows;
   }
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
@@ -929,6 +930,8 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
 
 struct ConvertPrimToKernelPass
     : public tc::impl::ConvertPrimToKernelPassBase<ConvertPrimToKernelPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs)
@@ -1012,7 +1015,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   };
   auto launch = [&](Value value, Value out) -> LogicalResult {
     SmallVector<Value> inputs;
-    KernelBuilder builder(plan, value.getLoc());
+    KernelBuilder builder(plan, value.getLoc(), cacheRows);
     FailureOr<kernel::KernelOp> kernel = builder.build(
         value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
         inputs);

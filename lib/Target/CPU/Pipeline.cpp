@@ -25,9 +25,11 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::tc::buildFusePipeline(OpPassManager &pm) {
+void mlir::tc::buildFusePipeline(OpPassManager &pm, bool cacheRows) {
   // Realize what must be realized, inline the rest into kernels.
-  pm.addPass(tc::createConvertPrimToKernelPass());
+  tc::ConvertPrimToKernelPassOptions fuse;
+  fuse.cacheRows = cacheRows;
+  pm.addPass(tc::createConvertPrimToKernelPass(fuse));
   // One arena for the intermediates, reused by liveness.
   pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
 }
@@ -74,7 +76,7 @@ void mlir::tc::registerCPUPipelines() {
   PassPipelineRegistration<>(
       "tc-fuse-pipeline",
       "Stage 2 of tc-cpu-pipeline: prim to kernels and a planned schedule",
-      buildFusePipeline);
+      [](OpPassManager &pm) { buildFusePipeline(pm); });
   PassPipelineRegistration<>("tc-cpu-loops-pipeline",
                              "Stage 3 of tc-cpu-pipeline: kernels to loops",
                              buildCPULoopsPipeline);

@@ -32,6 +32,9 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
                                        const GPUPipelineOptions &options) {
   tc::ConvertKernelToGPUPassOptions lowering;
   lowering.maxBlockSize = options.maxBlockSize;
+  lowering.maxReductionBlockSize = options.maxReductionBlockSize;
+  lowering.vectorWidth = options.vectorWidth;
+  lowering.replicateTrig = options.replicateTrig;
   pm.addPass(tc::createConvertKernelToGPUPass(lowering));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
@@ -97,7 +100,7 @@ void mlir::tc::buildROCmBinaryPipeline(OpPassManager &pm,
 void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildDecomposePipeline(pm);
-  buildFusePipeline(pm);
+  buildFusePipeline(pm, /*cacheRows=*/false);
   buildGPUKernelsPipeline(pm, options);
   buildCUDABinaryPipeline(pm, options);
 }
@@ -105,7 +108,7 @@ void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
 void mlir::tc::buildROCmPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildDecomposePipeline(pm);
-  buildFusePipeline(pm);
+  buildFusePipeline(pm, /*cacheRows=*/false);
   buildGPUKernelsPipeline(pm, options);
   buildROCmBinaryPipeline(pm, options);
 }

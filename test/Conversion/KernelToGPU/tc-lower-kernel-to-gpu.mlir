@@ -1,9 +1,10 @@
 // RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu -canonicalize | FileCheck %s
 
 // Pointwise rows: one block per row; each thread takes 4 neighbouring
-// elements (one 16-byte access once lowered) at (tid + i * block) * 4.
-// Buffers never alias and are 16-byte aligned. The launch names the
-// gpu.func and carries its configuration.
+// elements (one 16-byte access once lowered) at (tid + i * block) * 4, the
+// four copies of the body interleaved op by op (loads side by side, then
+// the tanh's, then the stores). Buffers never alias and are 16-byte
+// aligned. The launch names the gpu.func and carries its configuration.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: kernel.launch @tc_kernels::@tanh(%{{.*}}, %{{.*}}) {block = 128 : i64, grid = 6 : i64}
 // CHECK: gpu.module @tc_kernels
@@ -13,10 +14,13 @@
 // CHECK-DAG: %[[J:.*]] = arith.remui %[[BID]], %c3
 // CHECK-DAG: %[[I:.*]] = arith.divui %[[BID]], %c3
 // CHECK: %[[K0:.*]] = arith.muli %[[TID]], %c4
-// CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K0]]]
 // CHECK: %[[K1:.*]] = arith.addi %[[K0]], %c1
-// CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K1]]]
-// CHECK-COUNT-2: memref.load %[[X]]
+// CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K0]]]
+// CHECK-NEXT: memref.load %[[X]][%[[I]], %[[J]], %[[K1]]]
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK-COUNT-4: math.tanh
+// CHECK-COUNT-4: memref.store
 // CHECK-NOT: memref.load
 // CHECK-NOT: kernel.kernel
 kernel.kernel @tanh(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) attributes {domain = array<i64: 2, 3>} {
@@ -124,10 +128,13 @@ kernel.kernel @rowsum_i64(%x: memref<8x64xi64>, %out: memref<8xi64>) attributes 
 
 // -----
 
-// A long row: a loop over 8 groups of (block x 4) elements. (Up to 4 groups
-// are unrolled in full, to keep a thread's share of a row in registers.)
+// A long row: pointwise rows take blocks of up to 1024 threads, here a
+// loop over 2 groups of (1024 x 4) elements. (Up to 4 groups are unrolled
+// in full in rows that reduce, to keep a thread's share of the row in
+// registers.)
 // CHECK-LABEL: gpu.func @long_row
-// CHECK: scf.for %[[G:.*]] = %c0 to %c8 step %c1
+// CHECK-SAME: known_block_size = array<i32: 1024, 1, 1>
+// CHECK: scf.for %[[G:.*]] = %c0 to %c2 step %c1
 // CHECK-COUNT-4: memref.load
 // CHECK-NOT: memref.load
 kernel.kernel @long_row(%x: memref<8x8192xf32>, %out: memref<8x8192xf32>) attributes {domain = array<i64: 8>} {
@@ -155,5 +162,37 @@ kernel.kernel @ragged(%x: memref<8x1000xf32>, %out: memref<8x1000xf32>) attribut
     %v = memref.load %x[%i, %k] : memref<8x1000xf32>
     memref.store %v, %out[%i, %k] : memref<8x1000xf32>
   }
+  kernel.return
+}
+
+// -----
+
+// A large pointwise kernel without an inner loop (row per thread): each
+// thread takes 4 consecutive points of the innermost dimension, so
+// 65536 groups / 256 threads = 256 blocks; the copies are interleaved.
+// CHECK-LABEL: kernel.schedule @points_main
+// CHECK: kernel.launch @tc_kernels::@points({{.*}}) {block = 256 : i64, grid = 256 : i64}
+// CHECK-LABEL: gpu.func @points
+// CHECK: %[[LIN:.*]] = arith.addi
+// CHECK: arith.cmpi ult, %[[LIN]], %c65536
+// CHECK: %[[COL:.*]] = arith.remui %[[LIN]], %c128
+// CHECK: %[[ROW:.*]] = arith.divui %[[LIN]], %c128
+// CHECK: %[[C0:.*]] = arith.muli %[[COL]], %c4
+// CHECK: memref.load %{{.*}}[%[[ROW]], %[[C0]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.load
+// CHECK-COUNT-4: math.sin
+// CHECK-COUNT-4: memref.store
+kernel.kernel @points(%x: memref<512x512xf32>, %out: memref<512x512xf32>) attributes {domain = array<i64: 512, 512>} {
+  %i = kernel.index 0
+  %j = kernel.index 1
+  %v = memref.load %x[%i, %j] : memref<512x512xf32>
+  %s = math.sin %v : f32
+  memref.store %s, %out[%i, %j] : memref<512x512xf32>
+  kernel.return
+}
+kernel.schedule @points_main(%x: memref<512x512xf32>, %out: memref<512x512xf32>) {
+  kernel.launch @points(%x, %out) : memref<512x512xf32>, memref<512x512xf32>
   kernel.return
 }

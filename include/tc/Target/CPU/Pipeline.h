@@ -20,8 +20,9 @@ namespace mlir::tc {
 /// fx -> prim: decomposition and simplification.
 void buildDecomposePipeline(OpPassManager &pm);
 
-/// prim -> kernel: fusion and memory planning.
-void buildFusePipeline(OpPassManager &pm);
+/// prim -> kernel: fusion and memory planning. `cacheRows` as the tc-fuse
+/// option of that name (the CPU's choice; GPUs recompute).
+void buildFusePipeline(OpPassManager &pm, bool cacheRows = true);
 
 /// kernel -> scf loop nests the CPU runtime calls.
 void buildCPULoopsPipeline(OpPassManager &pm);

@@ -43,7 +43,21 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<int64_t> maxBlockSize{
       *this, "max-block-size",
       llvm::cl::desc("Largest thread block of a row-per-block kernel"),
+      llvm::cl::init(1024)};
+  PassOptions::Option<int64_t> maxReductionBlockSize{
+      *this, "max-reduction-block-size",
+      llvm::cl::desc("Largest thread block of a row-per-block kernel that "
+                     "reduces"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Consecutive elements a GPU thread handles together"),
+      llvm::cl::init(4)};
+  PassOptions::Option<bool> replicateTrig{
+      *this, "replicate-trig",
+      llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "
+                     "trigonometry"),
+      llvm::cl::init(true)};
 };
 
 /// kernel -> gpu.func kernels in one gpu.module, launches configured.

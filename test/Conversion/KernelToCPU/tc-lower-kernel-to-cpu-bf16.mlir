@@ -1,0 +1,30 @@
+// RUN: tc-opt %s -tc-lower-kernel-to-cpu | FileCheck %s
+
+// bf16 arithmetic runs in f32 and each result is rounded back to bf16 (as
+// eager does), the conversions as integer arithmetic (no compiler-rt
+// calls): x * 3 is rounded (round to nearest even: add 0x7FFF plus the
+// kept lowest bit, keep the high half) before y is added.
+// CHECK-LABEL: func.func @bf16_chain
+// CHECK-NOT: arith.extf
+// CHECK: %[[M:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.bitcast %[[M]] : f32 to i32
+// CHECK: arith.shrui %{{.*}}, %c16_i32 : i32
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK: %[[A:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.bitcast %[[A]] : f32 to i32
+// CHECK-NOT: arith.truncf
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<4x8xbf16>
+kernel.kernel @bf16_chain(%x: memref<4x8xbf16>, %y: memref<4x8xbf16>, %out: memref<4x8xbf16>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+  %c8 = arith.constant 8 : index
+  %three = arith.constant 3.0 : bf16
+  kernel.loop %c8 {
+  ^bb0(%j: index):
+    %a = memref.load %x[%i, %j] : memref<4x8xbf16>
+    %b = memref.load %y[%i, %j] : memref<4x8xbf16>
+    %m = arith.mulf %a, %three : bf16
+    %s = arith.addf %m, %b : bf16
+    memref.store %s, %out[%i, %j] : memref<4x8xbf16>
+  }
+  kernel.return
+}

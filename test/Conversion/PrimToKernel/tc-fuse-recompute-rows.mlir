@@ -1,0 +1,29 @@
+// RUN: tc-opt %s -tc-fuse="cache-rows=false" | FileCheck %s
+
+// Without row caching (the GPU pipelines' choice: a thread block keeps its
+// row in registers), the softmax kernel's output loop recomputes
+// exp(x - max) instead of reading it back from the output row: the output
+// is written once and never read.
+// CHECK-LABEL: kernel.kernel @softmax_fused
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[OUT:.*]]: memref<4x8xf32>)
+// CHECK: %[[MAX:.*]] = kernel.reduce max
+// CHECK: %[[SUM:.*]] = kernel.reduce add
+// CHECK-NOT: memref.store
+// CHECK: math.exp
+// CHECK: kernel.loop
+// CHECK-NOT: memref.load %[[OUT]]
+// CHECK: math.exp
+// CHECK: arith.divf %{{.*}}, %[[SUM]]
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: memref.load %[[OUT]]
+// CHECK-LABEL: kernel.schedule @softmax
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = prim.reduce max %x, dims [1] : tensor<4x8xf32>
+  %mb = prim.broadcast_in_dim %m, shape [4, 8], dims [0] : tensor<4xf32>
+  %c = prim.sub %x, %mb : tensor<4x8xf32>
+  %e = prim.exp %c : tensor<4x8xf32>
+  %s = prim.reduce sum %e, dims [1] : tensor<4x8xf32>
+  %sb = prim.broadcast_in_dim %s, shape [4, 8], dims [0] : tensor<4xf32>
+  %y = prim.div %e, %sb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

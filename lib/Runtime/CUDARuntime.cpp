@@ -648,7 +648,7 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
   const std::pair<const char *, Build> stages[] = {
       {"prim", buildDecomposePipeline},
       {"kernel",
-       [](OpPassManager &pm) { buildFusePipeline(pm, /*cacheRows=*/false); }},
+       [](OpPassManager &pm) { buildFusePipeline(pm, FuseOptions::gpu()); }},
       {"gpu", [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); }},
       {"schedule",
        [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); }}};

@@ -329,9 +329,12 @@ class CompiledFunction:
         pointers = ([t.data_ptr() for t in inputs] + output_ptrs
                     + [arena.data_ptr() if arena is not None else 0])
         if self.device.type == "cuda":
-            with torch.cuda.device(self.device):
-                stream = torch.cuda.current_stream(self.device)
-                self.native.run(pointers, stream.cuda_stream)
+            index = self.device.index
+            if index is None or torch.cuda.current_device() == index:
+                self.native.run(pointers, _raw_stream(index))
+            else:
+                with torch.cuda.device(self.device):
+                    self.native.run(pointers, _raw_stream(index))
         else:
             self.native.run(pointers)
         if imported.output_structure == "single":
@@ -339,6 +342,15 @@ class CompiledFunction:
         if imported.output_structure == "list":
             return outputs
         return tuple(outputs)
+
+
+def _raw_stream(index: int | None) -> int:
+    """The current CUDA stream of device `index`, as a pointer (what
+    Inductor's generated code asks torch for on every call)."""
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get(torch.cuda.current_device() if index is None else index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def _describe(value: Any) -> str:

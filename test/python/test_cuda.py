@@ -107,6 +107,13 @@ def test_cuda_pipeline_errors_are_diagnostics():
     (lambda x: x.amax(dim=-1), (33, 4097)),
     (lambda x: x.sum(), (1000, 100)),
     (lambda x: x.mean(dim=-1), (512, 768)),
+    # Split reductions (tc-split-reductions): nested full reductions,
+    # column reductions, reductions with an epilogue, integer sums.
+    (lambda x: x.sum(), (8, 256, 512)),
+    (lambda x: x.amax(), (2048, 2048)),
+    (lambda x: x.mean(dim=0), (8192, 64)),
+    (lambda x: x.amin(dim=0) * 2, (100000, 3)),
+    (lambda x: (x > 0).sum(), (4096, 1024)),
 ])
 def test_cuda_kernels_match_eager(fresh_tc, fn, shape):
     x = torch.randn(*shape, device="cuda")
@@ -116,6 +123,17 @@ def test_cuda_kernels_match_eager(fresh_tc, fn, shape):
     close(compiled(x), fn(x), rtol=1e-5, atol=atol)
     assert_all_compiled()
     assert tc.counters["kernels"] >= 1
+
+
+@cuda
+def test_cuda_full_sum_is_split(fresh_tc):
+    """A full sum of 4M elements runs as a partial kernel over 256 chunks
+    and a final one, not as one thread block."""
+    x = torch.randn(4096, 1024, device="cuda")
+    compiled = torch.compile(lambda t: t.sum(), backend="tc")
+    close(compiled(x), x.sum(), rtol=1e-5, atol=2e-2)
+    assert_all_compiled()
+    assert tc.counters["kernels"] == 2
 
 
 @cuda

@@ -40,26 +40,8 @@ Value mlir::tc::buildCombine(OpBuilder &b, Location loc,
 
 Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
                                       kernel::CombinerKind kind, Type type) {
-  if (auto floatType = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
-    APFloat value = APFloat::getZero(sem);
-    if (kind == kernel::CombinerKind::Mul)
-      value = APFloat::getOne(sem);
-    else if (kind == kernel::CombinerKind::Max)
-      value = APFloat::getInf(sem, /*Negative=*/true);
-    else if (kind == kernel::CombinerKind::Min)
-      value = APFloat::getInf(sem, /*Negative=*/false);
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
-  }
-  unsigned width = type.getIntOrFloatBitWidth();
-  APInt value = APInt::getZero(width);
-  if (kind == kernel::CombinerKind::Mul)
-    value = APInt(width, 1);
-  else if (kind == kernel::CombinerKind::Max)
-    value = width == 1 ? APInt::getZero(1) : APInt::getSignedMinValue(width);
-  else if (kind == kernel::CombinerKind::Min)
-    value = width == 1 ? APInt::getAllOnes(1) : APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  return arith::ConstantOp::create(b, loc,
+                                   kernel::getCombinerIdentity(b, kind, type));
 }
 
 void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,

@@ -92,33 +92,6 @@ struct GPUSchedule {
   int64_t pointsPerThread = 1;
 };
 
-/// Whether `iv` (a loop's induction variable) flows, through index
-/// arithmetic, into the innermost index of a load or store: then threads
-/// striding over the loop touch neighbouring addresses.
-static bool walksInnermostDim(Value iv) {
-  SetVector<Value> derived;
-  derived.insert(iv);
-  for (size_t i = 0; i < derived.size(); ++i) {
-    for (OpOperand &use : derived[i].getUses()) {
-      Operation *user = use.getOwner();
-      if (auto load = dyn_cast<memref::LoadOp>(user)) {
-        if (!load.getIndices().empty() && load.getIndices().back() == derived[i])
-          return true;
-        continue;
-      }
-      if (auto store = dyn_cast<memref::StoreOp>(user)) {
-        if (!store.getIndices().empty() &&
-            store.getIndices().back() == derived[i])
-          return true;
-        continue;
-      }
-      if (user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
-        derived.insert(user->getResult(0));
-    }
-  }
-  return false;
-}
-
 /// Block reductions are shuffles of 32-bit values.
 static bool hasBlockReduction(Type type) {
   return type.isF32() || type.isInteger(32);
@@ -154,7 +127,7 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
                         ? value.getSExtValue()
                         : maxBlockSize;
     longest = std::max(longest, trips);
-    coalesced |= walksInnermostDim(iv);
+    coalesced |= kernel::indexesInnermostDim(iv);
   }
   schedule.rowPerBlock = coalesced && reducible && longest > 1;
   if (schedule.rowPerBlock) {

@@ -25,11 +25,17 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::tc::buildFusePipeline(OpPassManager &pm, bool cacheRows) {
+void mlir::tc::buildFusePipeline(OpPassManager &pm,
+                                 const FuseOptions &options) {
   // Realize what must be realized, inline the rest into kernels.
   tc::ConvertPrimToKernelPassOptions fuse;
-  fuse.cacheRows = cacheRows;
+  fuse.cacheRows = options.cacheRows;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
+  // Full and column reductions in two stages, to fill a GPU.
+  if (options.splitReductions) {
+    pm.addPass(kernel::createSplitReductionsPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   // One arena for the intermediates, reused by liveness.
   pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
 }

@@ -100,7 +100,7 @@ void mlir::tc::buildROCmBinaryPipeline(OpPassManager &pm,
 void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildDecomposePipeline(pm);
-  buildFusePipeline(pm, /*cacheRows=*/false);
+  buildFusePipeline(pm, FuseOptions::gpu());
   buildGPUKernelsPipeline(pm, options);
   buildCUDABinaryPipeline(pm, options);
 }
@@ -108,7 +108,7 @@ void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
 void mlir::tc::buildROCmPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildDecomposePipeline(pm);
-  buildFusePipeline(pm, /*cacheRows=*/false);
+  buildFusePipeline(pm, FuseOptions::gpu());
   buildGPUKernelsPipeline(pm, options);
   buildROCmBinaryPipeline(pm, options);
 }

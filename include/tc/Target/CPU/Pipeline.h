@@ -20,9 +20,18 @@ namespace mlir::tc {
 /// fx -> prim: decomposition and simplification.
 void buildDecomposePipeline(OpPassManager &pm);
 
-/// prim -> kernel: fusion and memory planning. `cacheRows` as the tc-fuse
-/// option of that name (the CPU's choice; GPUs recompute).
-void buildFusePipeline(OpPassManager &pm, bool cacheRows = true);
+/// How the fusion stage differs between targets.
+struct FuseOptions {
+  /// tc-fuse's cache-rows (the CPU's choice; GPUs recompute).
+  bool cacheRows = true;
+  /// Run tc-split-reductions before memory planning (GPUs).
+  bool splitReductions = false;
+
+  static FuseOptions gpu() { return {/*cacheRows=*/false, true}; }
+};
+
+/// prim -> kernel: fusion and memory planning.
+void buildFusePipeline(OpPassManager &pm, const FuseOptions &options = {});
 
 /// kernel -> scf loop nests the CPU runtime calls.
 void buildCPULoopsPipeline(OpPassManager &pm);

@@ -9,12 +9,62 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tc::kernel;
 
 #include "tc/Dialect/Kernel/IR/KernelEnums.cpp.inc"
+
+bool mlir::tc::kernel::indexesInnermostDim(Value iv) {
+  SetVector<Value> derived;
+  derived.insert(iv);
+  for (size_t i = 0; i < derived.size(); ++i) {
+    for (OpOperand &use : derived[i].getUses()) {
+      Operation *user = use.getOwner();
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        if (!load.getIndices().empty() && load.getIndices().back() == derived[i])
+          return true;
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        if (!store.getIndices().empty() &&
+            store.getIndices().back() == derived[i])
+          return true;
+        continue;
+      }
+      if (user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
+        derived.insert(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+
+TypedAttr mlir::tc::kernel::getCombinerIdentity(Builder &b, CombinerKind kind,
+                                                Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    APFloat value = APFloat::getZero(sem);
+    if (kind == CombinerKind::Mul)
+      value = APFloat::getOne(sem);
+    else if (kind == CombinerKind::Max)
+      value = APFloat::getInf(sem, /*Negative=*/true);
+    else if (kind == CombinerKind::Min)
+      value = APFloat::getInf(sem, /*Negative=*/false);
+    return b.getFloatAttr(floatType, value);
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value = APInt::getZero(width);
+  if (kind == CombinerKind::Mul)
+    value = APInt(width, 1);
+  else if (kind == CombinerKind::Max)
+    value = width == 1 ? APInt::getZero(1) : APInt::getSignedMinValue(width);
+  else if (kind == CombinerKind::Min)
+    value = width == 1 ? APInt::getAllOnes(1) : APInt::getSignedMaxValue(width);
+  return b.getIntegerAttr(type, value);
+}
 
 //===----------------------------------------------------------------------===//
 // Function-like ops (kernel.kernel, kernel.schedule)

@@ -24,4 +24,17 @@
 #define GET_OP_CLASSES
 #include "tc/Dialect/Kernel/IR/KernelOps.h.inc"
 
+namespace mlir::tc::kernel {
+
+/// The identity of combiner `kind` on `type` (0, 1, -inf or the smallest
+/// integer for max, +inf or the largest for min).
+TypedAttr getCombinerIdentity(Builder &b, CombinerKind kind, Type type);
+
+/// Whether `iv` (a loop's or reduction's induction variable) flows, through
+/// index arithmetic, into the innermost index of a load or store: then
+/// neighbouring iterations touch neighbouring addresses.
+bool indexesInnermostDim(Value iv);
+
+} // namespace mlir::tc::kernel
+
 #endif // TC_DIALECT_KERNEL_IR_KERNELOPS_H

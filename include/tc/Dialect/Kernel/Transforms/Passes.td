@@ -28,4 +28,39 @@ def PlanMemoryPass : Pass<"tc-plan-memory", "::mlir::tc::kernel::ScheduleOp"> {
   ];
 }
 
+def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Give reductions over few outputs more parallelism (GPUs)";
+  let description = [{
+    A kernel with few domain points and a long reduction keeps most of a
+    GPU idle: a full sum is one point, a column sum's columns are its only
+    parallelism. For each kernel with fewer than `min-parallelism` points:
+
+    1. nested reductions of one kind, the inner one starting from the
+       combiner's identity, become one reduction over the flattened range
+       (a full sum of a contiguous tensor reads it as one long row);
+    2. a single top-level `kernel.loop` whose body reduces becomes a
+       domain dimension (a column sum gets one point per column);
+    3. a kernel that is then a single top-level reduction (plus scalar
+       work and stores after it) is split in two, as Inductor's split
+       reductions: a new `<name>_partial` kernel over `[S] ++ domain`
+       reduces each of S chunks of the range from the identity into a
+       temporary buffer, and the kernel itself reduces the S partials
+       (from the original init) and does the rest. The temporary is a
+       `memref.alloc` of the schedule, for `tc-plan-memory` to place.
+
+    Sums then add in a different order than one sequential pass (as on
+    every GPU library); the results differ by rounding only.
+  }];
+  let options = [
+    Option<"minParallelism", "min-parallelism", "int64_t", "32768",
+           "Kernels with fewer domain points than this are rewritten; a "
+           "reduction along the contiguous dimension (a thread block per "
+           "point) is split until it has 1/32 of this many">,
+    Option<"maxSplits", "max-splits", "int64_t", "256",
+           "Most chunks a reduction is split into">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TC_DIALECT_KERNEL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,353 @@
+//===- SplitReductions.cpp - parallelize reductions over few outputs -----===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites kernels whose domain is too small to fill a GPU: nested
+// reductions are flattened, a reducing column loop becomes a domain
+// dimension, and a single long reduction is split into a partial kernel and
+// a final one. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Dialect/Kernel/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tc::kernel {
+#define GEN_PASS_DEF_SPLITREDUCTIONSPASS
+#include "tc/Dialect/Kernel/Transforms/Passes.h.inc"
+} // namespace mlir::tc::kernel
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::kernel;
+
+namespace {
+
+/// Reductions shorter than this are left alone: splitting them would add a
+/// launch for little work.
+constexpr int64_t kMinSplitLength = 1024;
+/// Every chunk of a split reduction covers at least this many iterations.
+constexpr int64_t kMinChunk = 32;
+/// Fewer chunks than this do not pay for the extra launch.
+constexpr int64_t kMinSplits = 4;
+/// A reduction along the contiguous dimension gets a thread block per
+/// point (tc-lower-kernel-to-gpu's row per block): it needs this many times
+/// fewer points than `min-parallelism`, which counts threads.
+constexpr int64_t kThreadsPerRow = 32;
+
+static std::optional<int64_t> constantSize(Value size) {
+  APInt value;
+  if (matchPattern(size, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+static int64_t numPoints(KernelOp kernel) {
+  int64_t points = 1;
+  for (int64_t size : kernel.getDomain())
+    points *= size;
+  return points;
+}
+
+/// Whether `op` is scalar work that may be cloned or moved freely.
+static bool isPureScalar(Operation &op) {
+  return op.getNumRegions() == 0 && isMemoryEffectFree(&op);
+}
+
+//===----------------------------------------------------------------------===//
+// 1. Flattening nested reductions
+//===----------------------------------------------------------------------===//
+
+/// `outer` reduces, with the same kind, only the result of an inner
+/// reduction that starts from the identity; returns that inner reduction.
+static ReduceOp getFlattenableInner(ReduceOp outer) {
+  Block &body = outer.getBody().front();
+  ReduceOp inner;
+  for (Operation &op : body.without_terminator()) {
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (inner)
+        return {};
+      inner = reduce;
+      continue;
+    }
+    if (!isa<arith::ConstantOp>(op))
+      return {};
+  }
+  if (!inner || inner.getKind() != outer.getKind())
+    return {};
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 ||
+      yield.getValues()[0] != inner.getResult())
+    return {};
+  Attribute init;
+  Builder b(outer.getContext());
+  if (!matchPattern(inner.getInit(), m_Constant(&init)) ||
+      init != getCombinerIdentity(b, inner.getKind(), inner.getType()))
+    return {};
+  if (!constantSize(outer.getSize()) || !constantSize(inner.getSize()))
+    return {};
+  return inner;
+}
+
+/// reduce(i < R) { reduce(j < C) { f(i, j) } } -> reduce(k < R*C) {
+/// f(k / C, k % C) }.
+static bool flattenOnce(ReduceOp outer) {
+  ReduceOp inner = getFlattenableInner(outer);
+  if (!inner)
+    return false;
+  int64_t rows = *constantSize(outer.getSize());
+  int64_t cols = *constantSize(inner.getSize());
+  Location loc = outer.getLoc();
+  OpBuilder b(outer);
+  Value size = arith::ConstantIndexOp::create(b, loc, rows * cols);
+  auto flat = ReduceOp::create(b, loc, outer.getType(), outer.getKindAttr(),
+                               size, outer.getInit());
+  Block *body =
+      b.createBlock(&flat.getBody(), {}, {b.getIndexType()}, {loc});
+  Value k = body->getArgument(0);
+  Value c = arith::ConstantIndexOp::create(b, loc, cols);
+  IRMapping mapping;
+  mapping.map(outer.getBody().getArgument(0),
+              arith::DivUIOp::create(b, loc, k, c));
+  mapping.map(inner.getBody().getArgument(0),
+              arith::RemUIOp::create(b, loc, k, c));
+  for (Operation &op : outer.getBody().front().without_terminator())
+    if (isa<arith::ConstantOp>(op))
+      b.clone(op, mapping);
+  Block &innerBody = inner.getBody().front();
+  for (Operation &op : innerBody.without_terminator())
+    b.clone(op, mapping);
+  auto yield = cast<YieldOp>(innerBody.getTerminator());
+  YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));
+  outer.getResult().replaceAllUsesWith(flat.getResult());
+  outer.erase();
+  return true;
+}
+
+static void flattenNestedReductions(KernelOp kernel) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (auto reduce :
+         llvm::make_early_inc_range(kernel.getBody().getOps<ReduceOp>()))
+      changed |= flattenOnce(reduce);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// 2. A reducing column loop as a domain dimension
+//===----------------------------------------------------------------------===//
+
+static bool loopToDomain(KernelOp kernel) {
+  Block &entry = kernel.getBody().front();
+  LoopOp loop;
+  for (Operation &op : entry.without_terminator()) {
+    if (auto l = dyn_cast<LoopOp>(op)) {
+      if (loop)
+        return false;
+      loop = l;
+      continue;
+    }
+    if (!isPureScalar(op))
+      return false;
+  }
+  if (!loop || loop->getNextNode() != entry.getTerminator())
+    return false;
+  std::optional<int64_t> size = constantSize(loop.getSize());
+  if (!size || loop.getBody().getOps<ReduceOp>().empty())
+    return false;
+  SmallVector<int64_t> domain(kernel.getDomain());
+  OpBuilder b(loop);
+  Value index = IndexOp::create(b, loop.getLoc(), b.getIndexType(),
+                                static_cast<int64_t>(domain.size()));
+  domain.push_back(*size);
+  kernel.setDomain(domain);
+  Block &body = loop.getBody().front();
+  body.getArgument(0).replaceAllUsesWith(index);
+  body.getTerminator()->erase();
+  entry.getOperations().splice(loop->getIterator(), body.getOperations());
+  loop.erase();
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// 3. Splitting a long reduction
+//===----------------------------------------------------------------------===//
+
+/// The kernel's only top-level reduction, if everything else at the top
+/// level is scalar work, or stores after it.
+static ReduceOp getSplittable(KernelOp kernel) {
+  ReduceOp reduce;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      if (reduce)
+        return {};
+      reduce = r;
+      continue;
+    }
+    if (isPureScalar(op) || (reduce && isa<memref::StoreOp>(op)))
+      continue;
+    return {};
+  }
+  return reduce;
+}
+
+/// How many chunks to split `length` iterations into so that `points`
+/// domain points become `parallelism` units of work; 0 when not worth an
+/// extra launch.
+static int64_t chooseSplits(int64_t points, int64_t length,
+                            int64_t parallelism, int64_t maxSplits) {
+  if (length < kMinSplitLength)
+    return 0;
+  int64_t splits = llvm::PowerOf2Ceil(llvm::divideCeil(parallelism, points));
+  splits = std::min<int64_t>(
+      splits, llvm::bit_floor(static_cast<uint64_t>(maxSplits)));
+  while (splits > 1 && (length % splits || length / splits < kMinChunk))
+    splits /= 2;
+  return splits >= kMinSplits ? splits : 0;
+}
+
+/// Splits `reduce` of `kernel` into `splits` chunks: creates the partial
+/// kernel before `kernel` and rewrites `kernel` to combine the partials.
+/// Returns the partial kernel and the temporary's type.
+static std::pair<KernelOp, MemRefType>
+splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
+               SymbolTable &symbols) {
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = reduce.getLoc();
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  int64_t chunk = *constantSize(reduce.getSize()) / splits;
+  SmallVector<int64_t> partialShape{splits};
+  llvm::append_range(partialShape, domain);
+  auto partialType = MemRefType::get(partialShape, reduce.getType());
+
+  // The partial kernel: domain [S] ++ domain, the kernel's buffers and the
+  // temporary.
+  SmallVector<Type> argTypes(kernel.getArgumentTypes());
+  argTypes.push_back(partialType);
+  SmallVector<int64_t> partialDomain{splits};
+  llvm::append_range(partialDomain, domain);
+  OpBuilder b(kernel);
+  auto partial = KernelOp::create(
+      b, kernel.getLoc(), (kernel.getSymName() + "_partial").str(),
+      FunctionType::get(ctx, argTypes, {}), partialDomain,
+      /*arg_attrs=*/nullptr, /*res_attrs=*/nullptr);
+  symbols.insert(partial);
+  Block *entry = partial.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  for (auto [from, to] :
+       llvm::zip(kernel.getBody().getArguments(), entry->getArguments()))
+    mapping.map(from, to);
+  Value split = IndexOp::create(b, loc, b.getIndexType(), 0);
+  SmallVector<Value> point{split};
+  for (size_t d = 0; d < domain.size(); ++d)
+    point.push_back(IndexOp::create(b, loc, b.getIndexType(), d + 1));
+  for (Operation &op : kernel.getBody().front()) {
+    if (&op == reduce.getOperation())
+      break;
+    if (auto index = dyn_cast<IndexOp>(op)) {
+      mapping.map(index.getResult(), point[index.getDim() + 1]);
+      continue;
+    }
+    b.clone(op, mapping);
+  }
+  Value identity = arith::ConstantOp::create(
+      b, loc, getCombinerIdentity(b, reduce.getKind(), reduce.getType()));
+  Value chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
+  auto part = ReduceOp::create(b, loc, reduce.getType(), reduce.getKindAttr(),
+                               chunkSize, identity);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = b.createBlock(&part.getBody(), {}, {b.getIndexType()}, {loc});
+    Value base = arith::MulIOp::create(b, loc, split, chunkSize);
+    mapping.map(reduce.getBody().getArgument(0),
+                arith::AddIOp::create(b, loc, base, body->getArgument(0)));
+    for (Operation &op : reduce.getBody().front())
+      b.clone(op, mapping);
+  }
+  memref::StoreOp::create(b, loc, part.getResult(), entry->getArguments().back(),
+                          point);
+  ReturnOp::create(b, loc);
+
+  // The kernel itself: reduce the partials, from the original init.
+  Block &kernelEntry = kernel.getBody().front();
+  Value partials = kernelEntry.addArgument(partialType, kernel.getLoc());
+  kernel.setFunctionType(FunctionType::get(
+      ctx, kernelEntry.getArgumentTypes(), {}));
+  b.setInsertionPoint(reduce);
+  reduce.getSizeMutable().assign(
+      arith::ConstantIndexOp::create(b, loc, splits));
+  Block &body = reduce.getBody().front();
+  body.clear();
+  b.setInsertionPointToStart(&body);
+  SmallVector<Value> at{body.getArgument(0)};
+  for (size_t d = 0; d < domain.size(); ++d)
+    at.push_back(IndexOp::create(b, loc, b.getIndexType(), d));
+  Value value = memref::LoadOp::create(b, loc, partials, at);
+  YieldOp::create(b, loc, value);
+  return {partial, partialType};
+}
+
+struct SplitReductionsPass
+    : public kernel::impl::SplitReductionsPassBase<SplitReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
+    for (KernelOp kernel : kernels) {
+      if (numPoints(kernel) >= minParallelism)
+        continue;
+      // Launches that run as a GEMM's row epilogue keep their shape.
+      bool epilogue = false;
+      SmallVector<LaunchOp> launches;
+      module.walk([&](LaunchOp launch) {
+        if (launch.getKernelAttr().getRootReference() !=
+            kernel.getSymNameAttr())
+          return;
+        launches.push_back(launch);
+        epilogue |= launch.getRowEpilogue();
+      });
+      if (epilogue)
+        continue;
+      flattenNestedReductions(kernel);
+      loopToDomain(kernel);
+      ReduceOp reduce = getSplittable(kernel);
+      if (!reduce || !constantSize(reduce.getSize()))
+        continue;
+      int64_t parallelism = minParallelism;
+      if (indexesInnermostDim(reduce.getBody().getArgument(0)))
+        parallelism = std::max<int64_t>(1, minParallelism / kThreadsPerRow);
+      int64_t splits =
+          chooseSplits(numPoints(kernel), *constantSize(reduce.getSize()),
+                       parallelism, maxSplits);
+      if (!splits)
+        continue;
+      auto [partial, partialType] =
+          splitReduction(kernel, reduce, splits, symbols);
+      for (LaunchOp launch : launches) {
+        OpBuilder b(launch);
+        Value temp = memref::AllocOp::create(b, launch.getLoc(), partialType);
+        SmallVector<Value> buffers(launch.getBuffers());
+        buffers.push_back(temp);
+        LaunchOp::create(b, launch.getLoc(), partial.getSymName(), buffers);
+        launch.getBuffersMutable().append(temp);
+      }
+    }
+  }
+};
+
+} // namespace

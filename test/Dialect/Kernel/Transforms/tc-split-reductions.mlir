@@ -1,0 +1,118 @@
+// RUN: tc-opt %s -split-input-file -tc-split-reductions -canonicalize | FileCheck %s
+// RUN: tc-opt %s -split-input-file -tc-split-reductions="min-parallelism=1" | FileCheck %s --check-prefix=OFF
+
+// A full sum (one point): the nested reductions become one over the
+// flattened range, split into 256 chunks of 4096 by a partial kernel over
+// [256]; the kernel sums the partials from the original init.
+// CHECK-LABEL: kernel.kernel @full_partial
+// CHECK-SAME: %[[P:[a-z0-9]+]]: memref<256xf32>) attributes {domain = array<i64: 256>}
+// CHECK: %[[S:.*]] = kernel.index 0
+// CHECK: %[[PART:.*]] = kernel.reduce add %c4096 init %cst
+// CHECK: %[[BASE:.*]] = arith.muli %[[S]], %c4096
+// CHECK: %[[K:.*]] = arith.addi %[[BASE]], %{{.*}}
+// CHECK: %[[I:.*]] = arith.divui %[[K]], %c64
+// CHECK: %[[J:.*]] = arith.remui %[[K]], %c64
+// CHECK: memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK: memref.store %[[PART]], %[[P]][%[[S]]]
+// CHECK-LABEL: kernel.kernel @full(
+// CHECK-SAME: %[[P2:[a-z0-9]+]]: memref<256xf32>) attributes {domain = array<i64>}
+// CHECK: %[[ALL:.*]] = kernel.reduce add %c256 init %[[INIT:.*]] : f32
+// CHECK: memref.load %[[P2]][%{{.*}}]
+// CHECK: arith.mulf %[[ALL]]
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: %[[T:.*]] = memref.alloc() : memref<256xf32>
+// CHECK-NEXT: kernel.launch @full_partial(%{{.*}}, %{{.*}}, %[[T]])
+// CHECK-NEXT: kernel.launch @full(%{{.*}}, %{{.*}}, %[[T]])
+// OFF-NOT: _partial
+kernel.kernel @full(%x: memref<16384x64xf32>, %out: memref<f32>) attributes {domain = array<i64>} {
+  %c16384 = arith.constant 16384 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %s = kernel.reduce add %c16384 init %zero : f32 {
+  ^bb0(%i: index):
+    %zero1 = arith.constant 0.0 : f32
+    %row = kernel.reduce add %c64 init %zero1 : f32 {
+    ^bb0(%j: index):
+      %v = memref.load %x[%i, %j] : memref<16384x64xf32>
+      kernel.yield %v : f32
+    }
+    kernel.yield %row : f32
+  }
+  %m = arith.mulf %s, %half : f32
+  memref.store %m, %out[] : memref<f32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<16384x64xf32>, %out: memref<f32>) {
+  kernel.launch @full(%x, %out) : memref<16384x64xf32>, memref<f32>
+  kernel.return
+}
+
+// -----
+
+// A column max: the column loop becomes a domain dimension (512 points),
+// then 64 chunks of 64 rows make 32768 points of partial work.
+// CHECK-LABEL: kernel.kernel @columns_partial
+// CHECK-SAME: attributes {domain = array<i64: 64, 512>}
+// CHECK: %[[S:.*]] = kernel.index 0
+// CHECK: %[[C:.*]] = kernel.index 1
+// CHECK: kernel.reduce max %c64 init %cst
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[C]]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[S]], %[[C]]] : memref<64x512xf32>
+// CHECK-LABEL: kernel.kernel @columns(
+// CHECK-SAME: attributes {domain = array<i64: 512>}
+// CHECK: kernel.reduce max %c64
+// CHECK-NOT: kernel.loop
+kernel.kernel @columns(%x: memref<4096x512xf32>, %out: memref<512xf32>) attributes {domain = array<i64>} {
+  %c4096 = arith.constant 4096 : index
+  %c512 = arith.constant 512 : index
+  kernel.loop %c512 {
+  ^bb0(%j: index):
+    %ninf = arith.constant 0xFF800000 : f32
+    %m = kernel.reduce max %c4096 init %ninf : f32 {
+    ^bb0(%i: index):
+      %v = memref.load %x[%i, %j] : memref<4096x512xf32>
+      kernel.yield %v : f32
+    }
+    memref.store %m, %out[%j] : memref<512xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<4096x512xf32>, %out: memref<512xf32>) {
+  kernel.launch @columns(%x, %out) : memref<4096x512xf32>, memref<512xf32>
+  kernel.return
+}
+
+// -----
+
+// Enough rows already (softmax-like kernels), or a short reduction: left
+// alone.
+// CHECK-LABEL: kernel.kernel @rows
+// CHECK-SAME: attributes {domain = array<i64: 65536>}
+// CHECK-LABEL: kernel.kernel @short
+// CHECK-SAME: attributes {domain = array<i64>}
+// CHECK: kernel.reduce add %c512
+// CHECK-NOT: _partial
+kernel.kernel @rows(%x: memref<65536x64xf32>, %out: memref<65536xf32>) attributes {domain = array<i64: 65536>} {
+  %i = kernel.index 0
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %c64 init %zero : f32 {
+  ^bb0(%j: index):
+    %v = memref.load %x[%i, %j] : memref<65536x64xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %s, %out[%i] : memref<65536xf32>
+  kernel.return
+}
+kernel.kernel @short(%x: memref<512xf32>, %out: memref<f32>) attributes {domain = array<i64>} {
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %c512 init %zero : f32 {
+  ^bb0(%j: index):
+    %v = memref.load %x[%j] : memref<512xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %s, %out[] : memref<f32>
+  kernel.return
+}

@@ -3,7 +3,8 @@
 
 The CPU benchmark's workloads (benchmarks/bench_cpu.py) at GPU sizes:
 sin+cos and manual GeLU on 2^26 fp32 elements, manual softmax and residual
-+ layer norm on 16384x4096 fp32, seed 004's MLP at batch 128 and 8192. For
++ layer norm on 16384x4096 fp32, seed 004's MLP at batch 128 and 8192; and
+a full sum and a column sum of 16384x4096 fp32. For
 each: median time per call by CUDA events (after warm-up), speed ratios,
 achieved bandwidth against a measured device copy for the memory-bound
 rows, and cold compile seconds (fresh caches for both compilers): the
@@ -59,6 +60,30 @@ def workloads(quick: bool):
     mlp = SimpleModel().cuda().eval()
     for batch in (128, 8192):
         yield (f"MLP batch {batch}", mlp, (randn(batch, 1024),), None)
+    # Reductions to one value and along columns (split in two stages).
+    x = randn(rows, cols)
+    yield ("full sum", full_sum, (x,), rows * cols * f32)
+    yield ("column sum", column_sum, (x,), rows * cols * f32)
+
+
+def full_sum(x):
+    return x.sum()
+
+
+def column_sum(x):
+    return x.sum(dim=0)
+
+
+def check(out, expected, args):
+    """Compiled vs eager. A reduction's result is compared with a tolerance
+    that grows with the square root of its terms (fp32 summation order)."""
+    atol = 1e-4
+    x = args[0]
+    if expected.numel() * 100 <= x.numel():
+        terms = x.numel() // max(expected.numel(), 1)
+        rms = float(x.float().pow(2).mean().sqrt())
+        atol = max(atol, 1e-5 * terms ** 0.5 * rms)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=atol)
 
 
 def median_time(fn, args, min_time=0.5, max_iters=500):
@@ -119,7 +144,7 @@ def scan_variants(opts) -> int:
             torch._dynamo.reset()
             cfn = torch.compile(fn, backend="tc")
             out, first = first_call(cfn, args)
-            torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+            check(out, expected, args)
             assert tc.counters["ops_eager"] == 0, tc.counters
             steady = median_time(cfn, args)
             tbps = f"{floor_bytes / steady / 1e12:.2f}" if floor_bytes else "-"
@@ -162,12 +187,15 @@ def main() -> int:
         eager_t = median_time(fn, args)
         expected = fn(*args)
         result = {"workload": name, "eager_s": eager_t}
-        for backend in ["eager"] + backends:
+        # Dynamo's capture alone, twice: the first compile of a function
+        # in a process fills caches (source, bytecode analysis) that every
+        # later compile of it, Inductor's and tc's, finds warm.
+        for backend in ["eager", "eager"] + backends:
             tc.reset_counters()
             torch._dynamo.reset()
             cfn = torch.compile(fn, backend=backend)
             out, first = first_call(cfn, args)
-            torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+            check(out, expected, args)
             if backend == "tc":
                 result["tc_ops_compiled"] = tc.counters["ops_compiled"]
                 result["tc_ops_eager"] = tc.counters["ops_eager"]

@@ -70,7 +70,7 @@ public:
 } // namespace
 
 NB_MODULE(_tc, m) {
-  m.doc() = "tc's native compiler and its CPU and CUDA runtimes";
+  m.doc() = "tc's native compiler and its CPU, CUDA and ROCm runtimes";
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
 
@@ -78,7 +78,8 @@ NB_MODULE(_tc, m) {
       .def("run", &Executable::run, nb::arg("pointers"),
            nb::arg("stream") = 0,
            "Runs the graph on raw buffers: inputs, outputs, then the arena "
-           "(device pointers and a CUstream for a CUDA graph).")
+           "(device pointers and a CUstream or hipStream_t for a GPU "
+           "graph).")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));
@@ -137,4 +138,23 @@ NB_MODULE(_tc, m) {
       nb::arg("dump_stages") = false,
       "Compiles an fx-dialect module for NVIDIA GPUs with tc-cuda-pipeline's "
       "options (\"chip=sm_90 format=bin toolkit=... link=...\").");
+
+  m.def(
+      "compile_rocm",
+      [](const std::string &ir, const std::string &options, bool dumpStages) {
+        char *error = nullptr;
+        TcExecutableRef exe;
+        {
+          nb::gil_scoped_release release;
+          exe = tcCompileROCm(ir.data(), ir.size(), options.c_str(),
+                              dumpStages ? 1 : 0, &error);
+        }
+        if (!exe)
+          throw std::runtime_error(takeMessage(error));
+        return new Executable(exe);
+      },
+      nb::arg("ir"), nb::arg("options") = std::string(),
+      nb::arg("dump_stages") = false,
+      "Compiles an fx-dialect module for AMD GPUs with tc-rocm-pipeline's "
+      "options (\"chip=gfx942 toolkit=/opt/rocm\").");
 }

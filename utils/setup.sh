@@ -3,7 +3,8 @@
 #
 # One command from a fresh clone to a built tc:
 #   1. Debian packages: LLVM/MLIR 22, clang, lld, Ninja, ccache, the ROCm
-#      device libraries and OpenBLAS (skipped when already installed);
+#      device libraries, HIP's headers and OpenBLAS (skipped when already
+#      installed);
 #   2. a Python venv in .venv with torch==2.13.0, lit, pytest, nanobind, numpy;
 #   3. configure (build/, Ninja, clang, ccache) and build with -j2;
 #   4. the tc Python package, installed editable into the venv.
@@ -22,7 +23,8 @@ log() { printf '[setup] %s\n' "$*"; }
 
 #--- 1. System packages ------------------------------------------------------
 PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
-          lld-22 ninja-build ccache rocm-device-libs libopenblas-dev)
+          lld-22 ninja-build ccache rocm-device-libs libamdhip64-dev
+          libopenblas-dev)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||

@@ -34,18 +34,26 @@ TcExecutableRef tcCompileCUDA(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               char **error);
 
+/// Compiles the fx-dialect module `source` for AMD GPUs. `options` are
+/// tc-rocm-pipeline's options as text ("chip=gfx942 toolkit=/opt/rocm").
+/// Needs no GPU. Errors as tcCompileCPU.
+TcExecutableRef tcCompileROCm(const char *source, size_t length,
+                              const char *options, int keepStageIR,
+                              char **error);
+
 /// Runs `exe` on `count` buffers: inputs, outputs, then the arena. Returns
 /// 0 on success, else nonzero with a malloc'ed message in `*error`.
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
                     char **error);
 
-/// As tcExecutableRun; a CUDA graph's buffers are device pointers and it
-/// runs on `stream` (a CUstream, NULL for the default stream) in the
-/// calling thread's current context. CPU graphs ignore `stream`.
+/// As tcExecutableRun; a GPU graph's buffers are device pointers and it
+/// runs on `stream` (a CUstream or hipStream_t, NULL for the default
+/// stream) in the calling thread's current context or device. CPU graphs
+/// ignore `stream`.
 int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
                             size_t count, void *stream, char **error);
 
-/// "cpu" or "cuda".
+/// "cpu", "cuda" or "rocm".
 const char *tcExecutableTarget(TcExecutableRef exe);
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe);

@@ -8,6 +8,7 @@
 
 #include "tc/Runtime/CPURuntime.h"
 #include "tc/Runtime/CUDARuntime.h"
+#include "tc/Runtime/ROCmRuntime.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <cstdlib>
@@ -15,15 +16,19 @@
 
 using mlir::tc::CPUExecutable;
 using mlir::tc::CUDAExecutable;
+using mlir::tc::ROCmExecutable;
 
 /// One compiled graph, for one of the targets.
 struct TcExecutable {
   std::unique_ptr<CPUExecutable> cpu;
   std::unique_ptr<CUDAExecutable> cuda;
+  std::unique_ptr<ROCmExecutable> rocm;
 
   template <typename Fn>
   decltype(auto) visit(Fn fn) {
-    return cpu ? fn(*cpu) : fn(*cuda);
+    if (cpu)
+      return fn(*cpu);
+    return cuda ? fn(*cuda) : fn(*rocm);
   }
 };
 
@@ -92,6 +97,29 @@ TcExecutableRef tcCompileCUDA(const char *source, size_t length,
   return result;
 }
 
+TcExecutableRef tcCompileROCm(const char *source, size_t length,
+                              const char *options, int keepStageIR,
+                              char **error) {
+  std::string diagnostics;
+  std::unique_ptr<ROCmExecutable> exe;
+  if (!compileSafely(
+          [&] {
+            exe = ROCmExecutable::compile(llvm::StringRef(source, length),
+                                          options ? options : "",
+                                          keepStageIR != 0, diagnostics);
+          },
+          diagnostics))
+    exe.reset();
+  if (!exe) {
+    if (error)
+      *error = copyString(diagnostics);
+    return nullptr;
+  }
+  auto *result = new TcExecutable();
+  result->rocm = std::move(exe);
+  return result;
+}
+
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
                     char **error) {
   return tcExecutableRunOnStream(exe, buffers, count, nullptr, error);
@@ -101,8 +129,9 @@ int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
                             size_t count, void *stream, char **error) {
   std::string message;
   llvm::ArrayRef<void *> args(buffers, count);
-  bool ok = exe->cpu ? exe->cpu->run(args, message)
-                     : exe->cuda->run(args, stream, message);
+  bool ok = exe->cpu    ? exe->cpu->run(args, message)
+            : exe->cuda ? exe->cuda->run(args, stream, message)
+                        : exe->rocm->run(args, stream, message);
   if (ok)
     return 0;
   if (error)
@@ -111,7 +140,7 @@ int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
 }
 
 const char *tcExecutableTarget(TcExecutableRef exe) {
-  return exe->cpu ? "cpu" : "cuda";
+  return exe->cpu ? "cpu" : exe->cuda ? "cuda" : "rocm";
 }
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe) {

@@ -6,27 +6,16 @@
 
 #include "tc/Runtime/CUDARuntime.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "tc/Dialect/Kernel/IR/KernelOps.h"
-#include "tc/InitAll.h"
-#include "tc/Target/CPU/Pipeline.h"
+#include "GPUProgram.h"
 #include "tc/Target/GPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <dlfcn.h>
+#include "llvm/ADT/StringMap.h"
 
 #include <mutex>
-#include <optional>
 
 using namespace mlir;
 using namespace mlir::tc;
+using namespace mlir::tc::gpu_runtime;
 
 //===----------------------------------------------------------------------===//
 // The CUDA driver and cuBLAS, opened at run time
@@ -63,26 +52,6 @@ struct LtHeuristic {
   int reserved[4];
 };
 
-template <typename Fn>
-static bool bind(void *library, const char *name, Fn &fn, std::string &error) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (!fn)
-    error = std::string("symbol ") + name + " not found";
-  return fn != nullptr;
-}
-
-/// Opens the first library of `names` that loads, preferring one the
-/// process already has (PyTorch's).
-static void *openLibrary(std::initializer_list<const char *> names) {
-  for (const char *name : names)
-    if (void *lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD))
-      return lib;
-  for (const char *name : names)
-    if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))
-      return lib;
-  return nullptr;
-}
-
 struct Driver {
   CUresult (*ctxGetCurrent)(CUcontext *);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
@@ -107,15 +76,15 @@ struct Driver {
         loadError = "the CUDA driver (libcuda.so.1) could not be opened";
         return;
       }
-      ok = bind(lib, "cuCtxGetCurrent", driver.ctxGetCurrent, loadError) &&
-           bind(lib, "cuModuleLoadDataEx", driver.moduleLoadDataEx,
+      ok = bindSymbol(lib, "cuCtxGetCurrent", driver.ctxGetCurrent, loadError) &&
+           bindSymbol(lib, "cuModuleLoadDataEx", driver.moduleLoadDataEx,
                 loadError) &&
-           bind(lib, "cuModuleGetFunction", driver.moduleGetFunction,
+           bindSymbol(lib, "cuModuleGetFunction", driver.moduleGetFunction,
                 loadError) &&
-           bind(lib, "cuLaunchKernel", driver.launchKernel, loadError) &&
-           bind(lib, "cuGetErrorString", driver.getErrorString, loadError) &&
-           bind(lib, "cuMemAlloc_v2", driver.memAlloc, loadError) &&
-           bind(lib, "cuMemcpyHtoD_v2", driver.memcpyHtoD, loadError);
+           bindSymbol(lib, "cuLaunchKernel", driver.launchKernel, loadError) &&
+           bindSymbol(lib, "cuGetErrorString", driver.getErrorString, loadError) &&
+           bindSymbol(lib, "cuMemAlloc_v2", driver.memAlloc, loadError) &&
+           bindSymbol(lib, "cuMemcpyHtoD_v2", driver.memcpyHtoD, loadError);
     });
     if (!ok)
       error = loadError;
@@ -160,14 +129,14 @@ struct Cublas {
         loadError = "cuBLAS (libcublas.so) could not be opened";
         return;
       }
-      ok = bind(lib, "cublasCreate_v2", cublas.create, loadError) &&
-           bind(lib, "cublasSetStream_v2", cublas.setStream, loadError) &&
-           bind(lib, "cublasSetMathMode", cublas.setMathMode, loadError) &&
-           bind(lib, "cublasSgemm_v2", cublas.sgemm, loadError) &&
-           bind(lib, "cublasDgemm_v2", cublas.dgemm, loadError) &&
-           bind(lib, "cublasSgemmStridedBatched", cublas.sgemmBatched,
+      ok = bindSymbol(lib, "cublasCreate_v2", cublas.create, loadError) &&
+           bindSymbol(lib, "cublasSetStream_v2", cublas.setStream, loadError) &&
+           bindSymbol(lib, "cublasSetMathMode", cublas.setMathMode, loadError) &&
+           bindSymbol(lib, "cublasSgemm_v2", cublas.sgemm, loadError) &&
+           bindSymbol(lib, "cublasDgemm_v2", cublas.dgemm, loadError) &&
+           bindSymbol(lib, "cublasSgemmStridedBatched", cublas.sgemmBatched,
                 loadError) &&
-           bind(lib, "cublasDgemmStridedBatched", cublas.dgemmBatched,
+           bindSymbol(lib, "cublasDgemmStridedBatched", cublas.dgemmBatched,
                 loadError);
     });
     if (!ok)
@@ -217,18 +186,18 @@ struct CublasLt {
       void *lib = openLibrary({"libcublasLt.so.13", "libcublasLt.so.12",
                                "libcublasLt.so.11", "libcublasLt.so"});
       std::string ignored;
-      ok = lib && bind(lib, "cublasLtCreate", lt.create, ignored) &&
-           bind(lib, "cublasLtMatmulDescCreate", lt.descCreate, ignored) &&
-           bind(lib, "cublasLtMatmulDescSetAttribute", lt.descSet, ignored) &&
-           bind(lib, "cublasLtMatrixLayoutCreate", lt.layoutCreate,
+      ok = lib && bindSymbol(lib, "cublasLtCreate", lt.create, ignored) &&
+           bindSymbol(lib, "cublasLtMatmulDescCreate", lt.descCreate, ignored) &&
+           bindSymbol(lib, "cublasLtMatmulDescSetAttribute", lt.descSet, ignored) &&
+           bindSymbol(lib, "cublasLtMatrixLayoutCreate", lt.layoutCreate,
                 ignored) &&
-           bind(lib, "cublasLtMatmulPreferenceCreate", lt.prefCreate,
+           bindSymbol(lib, "cublasLtMatmulPreferenceCreate", lt.prefCreate,
                 ignored) &&
-           bind(lib, "cublasLtMatmulPreferenceSetAttribute", lt.prefSet,
+           bindSymbol(lib, "cublasLtMatmulPreferenceSetAttribute", lt.prefSet,
                 ignored) &&
-           bind(lib, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic,
+           bindSymbol(lib, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic,
                 ignored) &&
-           bind(lib, "cublasLtMatmul", lt.matmul, ignored);
+           bindSymbol(lib, "cublasLtMatmul", lt.matmul, ignored);
     });
     return ok ? &lt : nullptr;
   }
@@ -241,44 +210,10 @@ struct LtPlan {
   LtHeuristic heuristic;
 };
 
-//===----------------------------------------------------------------------===//
-// The host program
-//===----------------------------------------------------------------------===//
-
-struct BufferRef {
-  int64_t argument; // index into the run's buffers, or -1: in the arena
-  int64_t offset;   // byte offset into the arena
-};
-
-struct Launch {
-  std::string kernel;
-  int64_t grid = 1, block = 1;
-  SmallVector<int64_t> buffers;
-};
-
-struct Gemm {
-  int64_t a, b, out, bias = -1;
-  bool transA, transB, isDouble;
-  int64_t batch, m, n, k;
-  /// Set on the first run of a bias GEMM that cublasLt can do.
-  mutable std::shared_ptr<LtPlan> lt;
-  mutable bool ltUnavailable = false;
-};
-
-struct Step {
-  std::optional<Launch> launch;
-  std::optional<Gemm> gemm;
-};
-
 } // namespace
 
 struct CUDAExecutable::Impl {
-  SmallVector<BufferRef> buffers;
-  std::vector<Step> steps;
-  int64_t numArguments = 0;
-  int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0, maxBiasRows = 0;
-  std::string format, binary;
-  std::map<std::string, std::string> stageIR;
+  std::unique_ptr<GPUProgram> program;
 
   // Loaded on the first run, in that run's context.
   mutable std::mutex loadMutex;
@@ -287,96 +222,18 @@ struct CUDAExecutable::Impl {
   mutable CUdeviceptr ones = 0; // maxBiasRows ones, for bias broadcasts
   mutable LtHandle ltHandle = nullptr;
   mutable CUdeviceptr ltWorkspace = 0;
+  /// Per step: a bias GEMM's cublasLt plan, made on its first run, and
+  /// whether cublasLt cannot do it.
+  mutable std::vector<std::shared_ptr<LtPlan>> ltPlans;
+  mutable std::vector<char> ltUnavailable;
 
-  LogicalResult extractSchedule(ModuleOp module);
   bool load(const Driver &driver, std::string &error) const;
-  /// Runs a bias GEMM through cublasLt; false (nothing done) when cublasLt
-  /// cannot, and the caller takes the cuBLAS path.
-  bool runLt(const Gemm &g, ArrayRef<void *> ptrs, CUstream stream) const;
+  /// Runs the bias GEMM of step `index` through cublasLt; false (nothing
+  /// done) when cublasLt cannot, and the caller takes the cuBLAS path.
+  bool runLt(const Gemm &g, size_t index, ArrayRef<void *> ptrs,
+             CUstream stream) const;
   bool run(ArrayRef<void *> args, void *stream, std::string &error) const;
 };
-
-LogicalResult CUDAExecutable::Impl::extractSchedule(ModuleOp module) {
-  SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
-  if (schedules.size() != 1)
-    return module.emitError() << "expected one graph, found "
-                              << schedules.size();
-  kernel::ScheduleOp schedule = schedules.front();
-  if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
-    arenaBytes = bytes.getInt();
-  if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
-    intermediateBytes = bytes.getInt();
-
-  llvm::DenseMap<Value, int64_t> ids;
-  numArguments = schedule.getNumArguments();
-  for (BlockArgument arg : schedule.getArguments()) {
-    ids[arg] = buffers.size();
-    buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
-  }
-  llvm::StringSet<> kernels;
-  for (Operation &op : schedule.getBody().front()) {
-    if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
-      continue;
-    if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
-      ids[buffer.getResult()] = buffers.size();
-      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
-      continue;
-    }
-    if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
-      if (!launch.getGrid() || !launch.getBlock())
-        return launch.emitOpError() << "was not configured for a GPU";
-      Launch step;
-      step.kernel = launch.getKernelAttr().getLeafReference().str();
-      step.grid = *launch.getGrid();
-      step.block = *launch.getBlock();
-      for (Value v : launch.getBuffers())
-        step.buffers.push_back(ids.lookup(v));
-      kernels.insert(step.kernel);
-      steps.push_back({std::move(step), std::nullopt});
-      continue;
-    }
-    if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
-      auto outType = cast<MemRefType>(gemm.getOut().getType());
-      auto aType = cast<MemRefType>(gemm.getA().getType());
-      Type elt = outType.getElementType();
-      if (!elt.isF32() && !elt.isF64())
-        return gemm.emitOpError()
-               << "CUDA GEMM supports f32 and f64, not " << elt;
-      int64_t r = outType.getRank() - 2;
-      Gemm g;
-      g.a = ids.lookup(gemm.getA());
-      g.b = ids.lookup(gemm.getB());
-      g.out = ids.lookup(gemm.getOut());
-      g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
-      g.transA = gemm.getTransposeA();
-      g.transB = gemm.getTransposeB();
-      g.isDouble = elt.isF64();
-      g.batch = r ? outType.getDimSize(0) : 1;
-      g.m = outType.getDimSize(r);
-      g.n = outType.getDimSize(r + 1);
-      g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
-      if (g.bias >= 0)
-        maxBiasRows = std::max(maxBiasRows, g.m);
-      steps.push_back({std::nullopt, g});
-      continue;
-    }
-    return op.emitOpError() << "is not part of a CUDA host program";
-  }
-  numKernels = kernels.size();
-
-  auto binaryOp = module.lookupSymbol<gpu::BinaryOp>("tc_kernels");
-  if (!binaryOp) {
-    if (numKernels)
-      return module.emitError() << "the kernels were not serialized";
-    return success();
-  }
-  auto object = cast<gpu::ObjectAttr>(binaryOp.getObjects()[0]);
-  binary = object.getObject().getValue().str();
-  format = object.getFormat() == gpu::CompilationTarget::Assembly ? "isa"
-                                                                   : "bin";
-  return success();
-}
 
 bool CUDAExecutable::Impl::load(const Driver &driver,
                                 std::string &error) const {
@@ -395,10 +252,11 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     error = "this graph was loaded in another CUDA context";
     return false;
   }
-  if (!binary.empty()) {
+  const GPUProgram &p = *program;
+  if (!p.binary.empty()) {
     // PTX is text the driver compiles (and caches); it wants a terminator.
-    std::string image = binary;
-    if (format == "isa")
+    std::string image = p.binary;
+    if (p.format == "isa")
       image.push_back('\0');
     char log[4096] = {0};
     int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
@@ -406,11 +264,11 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     CUmodule module = nullptr;
     if (CUresult r = driver.moduleLoadDataEx(&module, image.data(), 2,
                                              options, values)) {
-      error = "loading tc's kernels (" + format + ") failed: " +
+      error = "loading tc's kernels (" + p.format + ") failed: " +
               driver.describe(r) + (log[0] ? std::string(": ") + log : "");
       return false;
     }
-    for (const Step &step : steps) {
+    for (const Step &step : p.steps) {
       if (!step.launch || functions.count(step.launch->kernel))
         continue;
       CUfunction fn = nullptr;
@@ -422,6 +280,7 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
       functions[step.launch->kernel] = fn;
     }
   }
+  int64_t maxBiasRows = p.maxBiasRows;
   if (maxBiasRows) {
     std::vector<double> hostOnes(maxBiasRows, 1.0);
     std::vector<float> hostOnesF(maxBiasRows, 1.0f);
@@ -444,42 +303,15 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
   return true;
 }
 
-/// Row-major C = op(A) op(B) (+ bias rows) through column-major cuBLAS:
-/// C^T = op(B)^T op(A)^T.
-template <typename T, typename Gemm1, typename GemmN>
-static int runGemm(const Gemm &g, ArrayRef<void *> ptrs, CublasHandle handle,
-                   const T *ones, Gemm1 gemm, GemmN batched) {
-  const T one = 1, zero = 0;
-  int lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
-  auto *a = static_cast<const T *>(ptrs[g.a]);
-  auto *b = static_cast<const T *>(ptrs[g.b]);
-  auto *c = static_cast<T *>(ptrs[g.out]);
-  const T *beta = &zero;
-  if (g.bias >= 0) {
-    // C = bias (n x 1) times ones (1 x m): the bias in every row.
-    auto *bias = static_cast<const T *>(ptrs[g.bias]);
-    for (int64_t i = 0; i < g.batch; ++i)
-      if (int status = gemm(handle, kCublasOpN, kCublasOpN, g.n, g.m, 1, &one,
-                            bias, g.n, ones, 1, &zero, c + i * g.m * g.n, g.n))
-        return status;
-    beta = &one;
-  }
-  int opA = g.transA ? kCublasOpT : kCublasOpN;
-  int opB = g.transB ? kCublasOpT : kCublasOpN;
-  if (g.batch == 1)
-    return gemm(handle, opB, opA, g.n, g.m, g.k, &one, b, ldb, a, lda, beta, c,
-                g.n);
-  return batched(handle, opB, opA, g.n, g.m, g.k, &one, b, ldb, g.k * g.n, a,
-                 lda, g.m * g.k, beta, c, g.n, g.m * g.n, g.batch);
-}
-
-bool CUDAExecutable::Impl::runLt(const Gemm &g, ArrayRef<void *> ptrs,
+bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index,
+                                 ArrayRef<void *> ptrs,
                                  CUstream stream) const {
   const CublasLt *lt = CublasLt::get();
-  if (!lt || g.batch != 1 || !ltWorkspace || g.ltUnavailable)
+  if (!lt || g.batch != 1 || !ltWorkspace || ltUnavailable[index])
     return false;
-  if (!g.lt) {
-    g.ltUnavailable = true; // until the plan is complete
+  std::shared_ptr<LtPlan> &planRef = ltPlans[index];
+  if (!planRef) {
+    ltUnavailable[index] = true; // until the plan is complete
     // Column-major D (n x m) = op(B)^T (n x k) op(A)^T (k x m), the bias
     // along D's rows.
     auto plan = std::make_shared<LtPlan>();
@@ -510,28 +342,30 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, ArrayRef<void *> ptrs,
                       plan->d, pref, 1, &plan->heuristic, &found) ||
         found == 0)
       return false;
-    g.lt = std::move(plan);
-    g.ltUnavailable = false;
+    planRef = std::move(plan);
+    ltUnavailable[index] = false;
   }
+  const LtPlan &plan = *planRef;
   // The bias pointer is part of the descriptor: refresh it per run.
   void *bias = ptrs[g.bias];
-  lt->descSet(g.lt->desc, kLtBiasPointer, &bias, sizeof(bias));
+  lt->descSet(plan.desc, kLtBiasPointer, &bias, sizeof(bias));
   const double oneD = 1, zeroD = 0;
   const float oneF = 1, zeroF = 0;
   const void *alpha = g.isDouble ? static_cast<const void *>(&oneD) : &oneF;
   const void *beta = g.isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
-  return lt->matmul(ltHandle, g.lt->desc, alpha, ptrs[g.b], g.lt->a,
-                    ptrs[g.a], g.lt->b, beta, ptrs[g.out], g.lt->d,
-                    ptrs[g.out], g.lt->d, g.lt->heuristic.algo,
+  return lt->matmul(ltHandle, plan.desc, alpha, ptrs[g.b], plan.a,
+                    ptrs[g.a], plan.b, beta, ptrs[g.out], plan.d,
+                    ptrs[g.out], plan.d, plan.heuristic.algo,
                     reinterpret_cast<void *>(ltWorkspace),
                     kLtWorkspaceBytes, stream) == 0;
 }
 
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                                std::string &error) const {
-  if (args.size() != static_cast<size_t>(numArguments) + 1) {
-    error = "expected " + std::to_string(numArguments + 1) + " buffers, got " +
-            std::to_string(args.size());
+  const GPUProgram &p = *program;
+  if (args.size() != static_cast<size_t>(p.numArguments) + 1) {
+    error = "expected " + std::to_string(p.numArguments + 1) +
+            " buffers, got " + std::to_string(args.size());
     return false;
   }
   const Driver *driver = Driver::get(error);
@@ -542,13 +376,10 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (!load(*driver, error))
       return false;
   }
-  auto *arena = static_cast<char *>(args.back());
-  SmallVector<void *, 16> ptrs;
-  for (const BufferRef &ref : buffers)
-    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
-                                     : arena + ref.offset);
+  SmallVector<void *, 16> ptrs = p.bind(args);
   auto cuStream = static_cast<CUstream>(stream);
-  for (const Step &step : steps) {
+  for (size_t index = 0, e = p.steps.size(); index < e; ++index) {
+    const Step &step = p.steps[index];
     if (step.launch) {
       const Launch &launch = *step.launch;
       SmallVector<void *, 8> values;
@@ -568,7 +399,7 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
       continue;
     }
     const Gemm &g = *step.gemm;
-    if (g.bias >= 0 && runLt(g, ptrs, cuStream))
+    if (g.bias >= 0 && runLt(g, index, ptrs, cuStream))
       continue;
     const Cublas *cublas = Cublas::get(error);
     if (!cublas)
@@ -579,14 +410,14 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     cublas->setStream(handle, cuStream);
     int status =
         g.isDouble
-            ? runGemm<double>(g, ptrs, handle,
-                              reinterpret_cast<const double *>(ones),
-                              cublas->dgemm, cublas->dgemmBatched)
-            : runGemm<float>(
+            ? runColumnMajorGemm<double>(
+                  g, ptrs, handle, reinterpret_cast<const double *>(ones),
+                  kCublasOpN, kCublasOpT, cublas->dgemm, cublas->dgemmBatched)
+            : runColumnMajorGemm<float>(
                   g, ptrs, handle,
-                  reinterpret_cast<const float *>(ones +
-                                                  maxBiasRows * sizeof(double)),
-                  cublas->sgemm, cublas->sgemmBatched);
+                  reinterpret_cast<const float *>(
+                      ones + p.maxBiasRows * sizeof(double)),
+                  kCublasOpN, kCublasOpT, cublas->sgemm, cublas->sgemmBatched);
     if (status) {
       error = "cuBLAS GEMM (" + std::to_string(g.m) + "x" +
               std::to_string(g.n) + "x" + std::to_string(g.k) +
@@ -605,72 +436,25 @@ CUDAExecutable::CUDAExecutable(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 CUDAExecutable::~CUDAExecutable() = default;
 
-static std::string printIR(ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module.print(os, OpPrintingFlags().enableDebugInfo(false));
-  return text;
-}
-
 std::unique_ptr<CUDAExecutable>
 CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
                         bool keepStageIR, std::string &diagnostics) {
-  auto impl = std::make_unique<Impl>();
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-
-  llvm::raw_string_ostream diag(diagnostics);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diag << d.getLocation() << ": "
-         << (d.getSeverity() == DiagnosticSeverity::Error ? "error: "
-                                                          : "note: ")
-         << d.str() << "\n";
-    for (Diagnostic &note : d.getNotes())
-      diag << note.getLocation() << ": note: " << note.str() << "\n";
-    return success();
-  });
-
   auto options = GPUPipelineOptions::createFromString(pipelineOptions);
   if (!options) {
-    diag << "error: invalid CUDA pipeline options '" << pipelineOptions
-         << "'\n";
+    diagnostics += "error: invalid CUDA pipeline options '" +
+                   pipelineOptions.str() + "'\n";
     return nullptr;
   }
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&context));
-  if (!module)
+  auto impl = std::make_unique<Impl>();
+  impl->program = GPUProgram::compile(
+      source, "CUDA",
+      [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
+      [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); },
+      keepStageIR, diagnostics);
+  if (!impl->program)
     return nullptr;
-
-  using Build = std::function<void(OpPassManager &)>;
-  const std::pair<const char *, Build> stages[] = {
-      {"prim", buildDecomposePipeline},
-      {"kernel",
-       [](OpPassManager &pm) { buildFusePipeline(pm, FuseOptions::gpu()); }},
-      {"gpu", [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); }},
-      {"schedule",
-       [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); }}};
-  for (const auto &[name, build] : stages) {
-    PassManager pm(&context);
-    build(pm);
-    if (failed(pm.run(*module)))
-      return nullptr;
-    if (keepStageIR && StringRef(name) != "schedule")
-      impl->stageIR[name] = printIR(*module);
-  }
-  if (failed(impl->extractSchedule(*module)))
-    return nullptr;
-  if (keepStageIR) {
-    // The host program, without the (binary) kernels.
-    if (auto binary = module->lookupSymbol<gpu::BinaryOp>("tc_kernels"))
-      binary.erase();
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os, OpPrintingFlags().enableDebugInfo(false).assumeVerified());
-    impl->stageIR["schedule"] = text;
-  }
+  impl->ltPlans.resize(impl->program->steps.size());
+  impl->ltUnavailable.resize(impl->program->steps.size());
   return std::unique_ptr<CUDAExecutable>(new CUDAExecutable(std::move(impl)));
 }
 
@@ -678,14 +462,22 @@ bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
                          std::string &error) const {
   return impl->run(buffers, stream, error);
 }
-int64_t CUDAExecutable::arenaBytes() const { return impl->arenaBytes; }
-int64_t CUDAExecutable::intermediateBytes() const {
-  return impl->intermediateBytes;
+int64_t CUDAExecutable::arenaBytes() const {
+  return impl->program->arenaBytes;
 }
-int64_t CUDAExecutable::numKernels() const { return impl->numKernels; }
-int64_t CUDAExecutable::numBuffers() const { return impl->numArguments + 1; }
-StringRef CUDAExecutable::binaryFormat() const { return impl->format; }
-StringRef CUDAExecutable::binary() const { return impl->binary; }
+int64_t CUDAExecutable::intermediateBytes() const {
+  return impl->program->intermediateBytes;
+}
+int64_t CUDAExecutable::numKernels() const {
+  return impl->program->numKernels;
+}
+int64_t CUDAExecutable::numBuffers() const {
+  return impl->program->numArguments + 1;
+}
+StringRef CUDAExecutable::binaryFormat() const {
+  return impl->program->format;
+}
+StringRef CUDAExecutable::binary() const { return impl->program->binary; }
 const std::map<std::string, std::string> &CUDAExecutable::stageIR() const {
-  return impl->stageIR;
+  return impl->program->stageIR;
 }

@@ -188,8 +188,9 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                   dump_stages: bool = False) -> "CompiledFunction":
     """Compiles an ATen FX graph with tc; returns a callable running it.
 
-    The graph runs where its tensors are: on the CPU, or on a CUDA device
-    (through the CUDA pipeline and runtime). The callable takes the graph's
+    The graph runs where its tensors are: on the CPU, or on a GPU (through
+    the CUDA pipeline and runtime, or the ROCm ones when PyTorch is a ROCm
+    build). The callable takes the graph's
     placeholders and returns what the graph's output node returns (one
     tensor, a tuple or a list). `get_attr` tensors are read from `gm` at
     each call. With `dump_stages` (or the `output_code` log channel) the
@@ -205,13 +206,16 @@ def compile_graph(gm: torch.fx.GraphModule, *,
 
     pipeline = "--tc-cpu-pipeline"
     options = ""
+    platform = "cpu"
     if device.type == "cuda":
-        from tc import cuda
+        from tc import cuda, rocm
+        platform = "rocm" if rocm.is_rocm() else "cuda"
         try:
-            options = cuda.pipeline_options(device)
+            options = (rocm.pipeline_options(device) if platform == "rocm"
+                       else cuda.pipeline_options(device))
         except RuntimeError as error:
             raise CompileError(str(error), text, dump_ir(text)) from None
-        pipeline = f'--tc-cuda-pipeline="{options}"'
+        pipeline = f'--tc-{platform}-pipeline="{options}"'
     elif device.type != "cpu":
         raise Unsupported(f"tc does not compile for {device.type} devices")
 
@@ -229,8 +233,10 @@ def compile_graph(gm: torch.fx.GraphModule, *,
             raise CompileError(_failures[failure_key], text, dump_ir(text),
                                pipeline=pipeline)
         try:
-            if device.type == "cuda":
+            if platform == "cuda":
                 compiled = native.compile_cuda(text, options, dump_stages)
+            elif platform == "rocm":
+                compiled = native.compile_rocm(text, options, dump_stages)
             else:
                 # Compiled graphs persist in the cache folder across
                 # processes.

@@ -1,0 +1,185 @@
+//===- GPUProgram.cpp - what the CUDA and ROCm runtimes share ---*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUProgram.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/InitAll.h"
+#include "tc/Target/CPU/Pipeline.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::gpu_runtime;
+
+void *gpu_runtime::openLibrary(std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (void *lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD))
+      return lib;
+  for (const char *name : names)
+    if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))
+      return lib;
+  return nullptr;
+}
+
+LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
+  SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
+  if (schedules.size() != 1)
+    return module.emitError() << "expected one graph, found "
+                              << schedules.size();
+  kernel::ScheduleOp schedule = schedules.front();
+  if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
+    arenaBytes = bytes.getInt();
+  if (auto bytes =
+          schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
+    intermediateBytes = bytes.getInt();
+
+  llvm::DenseMap<Value, int64_t> ids;
+  numArguments = schedule.getNumArguments();
+  for (BlockArgument arg : schedule.getArguments()) {
+    ids[arg] = buffers.size();
+    buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
+  }
+  llvm::StringSet<> kernels;
+  for (Operation &op : schedule.getBody().front()) {
+    if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
+      continue;
+    if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
+      ids[buffer.getResult()] = buffers.size();
+      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
+      continue;
+    }
+    if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
+      if (!launch.getGrid() || !launch.getBlock())
+        return launch.emitOpError() << "was not configured for a GPU";
+      Launch step;
+      step.kernel = launch.getKernelAttr().getLeafReference().str();
+      step.grid = *launch.getGrid();
+      step.block = *launch.getBlock();
+      for (Value v : launch.getBuffers())
+        step.buffers.push_back(ids.lookup(v));
+      kernels.insert(step.kernel);
+      steps.push_back({std::move(step), std::nullopt});
+      continue;
+    }
+    if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
+      auto outType = cast<MemRefType>(gemm.getOut().getType());
+      auto aType = cast<MemRefType>(gemm.getA().getType());
+      Type elt = outType.getElementType();
+      if (!elt.isF32() && !elt.isF64())
+        return gemm.emitOpError()
+               << platform << " GEMM supports f32 and f64, not " << elt;
+      int64_t r = outType.getRank() - 2;
+      Gemm g;
+      g.a = ids.lookup(gemm.getA());
+      g.b = ids.lookup(gemm.getB());
+      g.out = ids.lookup(gemm.getOut());
+      g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
+      g.transA = gemm.getTransposeA();
+      g.transB = gemm.getTransposeB();
+      g.isDouble = elt.isF64();
+      g.batch = r ? outType.getDimSize(0) : 1;
+      g.m = outType.getDimSize(r);
+      g.n = outType.getDimSize(r + 1);
+      g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
+      if (g.bias >= 0)
+        maxBiasRows = std::max(maxBiasRows, g.m);
+      steps.push_back({std::nullopt, g});
+      continue;
+    }
+    return op.emitOpError() << "is not part of a " << platform
+                            << " host program";
+  }
+  numKernels = kernels.size();
+
+  auto binaryOp = module.lookupSymbol<gpu::BinaryOp>("tc_kernels");
+  if (!binaryOp) {
+    if (numKernels)
+      return module.emitError() << "the kernels were not serialized";
+    return success();
+  }
+  auto object = cast<gpu::ObjectAttr>(binaryOp.getObjects()[0]);
+  binary = object.getObject().getValue().str();
+  format = object.getFormat() == gpu::CompilationTarget::Assembly ? "isa"
+                                                                   : "bin";
+  return success();
+}
+
+SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args) const {
+  auto *arena = static_cast<char *>(args.back());
+  SmallVector<void *, 16> ptrs;
+  for (const BufferRef &ref : buffers)
+    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
+                                     : arena + ref.offset);
+  return ptrs;
+}
+
+static std::string printIR(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags().enableDebugInfo(false).assumeVerified());
+  return text;
+}
+
+std::unique_ptr<GPUProgram> GPUProgram::compile(
+    StringRef source, StringRef platform,
+    const std::function<void(OpPassManager &)> &lowerKernels,
+    const std::function<void(OpPassManager &)> &lowerToBinary,
+    bool keepStageIR, std::string &diagnostics) {
+  auto program = std::make_unique<GPUProgram>();
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::raw_string_ostream diag(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diag << d.getLocation() << ": "
+         << (d.getSeverity() == DiagnosticSeverity::Error ? "error: "
+                                                          : "note: ")
+         << d.str() << "\n";
+    for (Diagnostic &note : d.getNotes())
+      diag << note.getLocation() << ": note: " << note.str() << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+  if (!module)
+    return nullptr;
+
+  using Build = std::function<void(OpPassManager &)>;
+  const std::pair<const char *, Build> stages[] = {
+      {"prim", buildDecomposePipeline},
+      {"kernel",
+       [](OpPassManager &pm) { buildFusePipeline(pm, FuseOptions::gpu()); }},
+      {"gpu", lowerKernels},
+      {"schedule", lowerToBinary}};
+  for (const auto &[name, build] : stages) {
+    PassManager pm(&context);
+    build(pm);
+    if (failed(pm.run(*module)))
+      return nullptr;
+    if (keepStageIR && StringRef(name) != "schedule")
+      program->stageIR[name] = printIR(*module);
+  }
+  if (failed(program->extract(*module, platform)))
+    return nullptr;
+  if (keepStageIR) {
+    // The host program, without the (binary) kernels.
+    if (auto binary = module->lookupSymbol<gpu::BinaryOp>("tc_kernels"))
+      binary.erase();
+    program->stageIR["schedule"] = printIR(*module);
+  }
+  return program;
+}

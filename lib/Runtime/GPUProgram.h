@@ -1,0 +1,138 @@
+//===- GPUProgram.h - what the CUDA and ROCm runtimes share ----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A graph compiled by a GPU pipeline, as its runtimes see it: the kernels'
+// binary and the host program (launches and GEMMs over buffers that are the
+// run's arguments or slots of its arena). Also the helpers both runtimes use
+// to open the vendor libraries at run time. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_LIB_RUNTIME_GPUPROGRAM_H
+#define TC_LIB_RUNTIME_GPUPROGRAM_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <dlfcn.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tc::gpu_runtime {
+
+struct BufferRef {
+  int64_t argument; // index into the run's buffers, or -1: in the arena
+  int64_t offset;   // byte offset into the arena
+};
+
+struct Launch {
+  std::string kernel;
+  int64_t grid = 1, block = 1;
+  SmallVector<int64_t> buffers;
+};
+
+struct Gemm {
+  int64_t a, b, out, bias = -1;
+  bool transA, transB, isDouble;
+  int64_t batch, m, n, k;
+};
+
+struct Step {
+  std::optional<Launch> launch;
+  std::optional<Gemm> gemm;
+};
+
+/// The host program and kernels of one graph.
+struct GPUProgram {
+  SmallVector<BufferRef> buffers;
+  std::vector<Step> steps;
+  int64_t numArguments = 0;
+  int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  /// The most rows of a GEMM with a bias (the runtimes keep that many ones
+  /// on the device to broadcast biases with a rank-1 product).
+  int64_t maxBiasRows = 0;
+  /// "bin" (cubin/hsaco) or "isa" (PTX/AMDGPU assembly), and the bytes.
+  std::string format, binary;
+  std::map<std::string, std::string> stageIR;
+
+  /// Compiles `source` (a module holding one fx.graph) through the shared
+  /// stages and then `lowerToBinary` (the platform's gpu.module -> binary
+  /// pipeline). `platform` names the target in diagnostics. Returns null and
+  /// sets `diagnostics` on failure.
+  static std::unique_ptr<GPUProgram>
+  compile(StringRef source, StringRef platform,
+          const std::function<void(OpPassManager &)> &lowerKernels,
+          const std::function<void(OpPassManager &)> &lowerToBinary,
+          bool keepStageIR, std::string &diagnostics);
+
+  /// Each buffer's address for a run over `args` (arguments, then the
+  /// arena).
+  SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
+
+private:
+  LogicalResult extract(ModuleOp module, StringRef platform);
+};
+
+//===----------------------------------------------------------------------===//
+// Vendor libraries, opened at run time
+//===----------------------------------------------------------------------===//
+
+/// Looks `name` up in `library` into `fn`; sets `error` when it is missing.
+template <typename Fn>
+bool bindSymbol(void *library, const char *name, Fn &fn, std::string &error) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  if (!fn)
+    error = std::string("symbol ") + name + " not found";
+  return fn != nullptr;
+}
+
+/// Opens the first library of `names` that loads, preferring one the
+/// process already has (PyTorch's).
+void *openLibrary(std::initializer_list<const char *> names);
+
+/// Row-major C = op(A) op(B) (+ bias rows) through a column-major BLAS with
+/// cuBLAS's argument order (cuBLAS, rocBLAS): C^T = op(B)^T op(A)^T. A bias
+/// is broadcast first as the rank-1 product bias x ones (1 x m), then the
+/// product accumulates onto it. `opN`/`opT` are the library's operation
+/// codes. Returns the library's status (0 on success).
+template <typename T, typename Handle, typename Gemm1, typename GemmN>
+int runColumnMajorGemm(const Gemm &g, ArrayRef<void *> ptrs, Handle handle,
+                       const T *ones, int opN, int opT, Gemm1 gemm,
+                       GemmN batched) {
+  const T one = 1, zero = 0;
+  int lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
+  auto *a = static_cast<const T *>(ptrs[g.a]);
+  auto *b = static_cast<const T *>(ptrs[g.b]);
+  auto *c = static_cast<T *>(ptrs[g.out]);
+  const T *beta = &zero;
+  if (g.bias >= 0) {
+    auto *bias = static_cast<const T *>(ptrs[g.bias]);
+    for (int64_t i = 0; i < g.batch; ++i)
+      if (int status = gemm(handle, opN, opN, g.n, g.m, 1, &one, bias, g.n,
+                            ones, 1, &zero, c + i * g.m * g.n, g.n))
+        return status;
+    beta = &one;
+  }
+  int opA = g.transA ? opT : opN;
+  int opB = g.transB ? opT : opN;
+  if (g.batch == 1)
+    return gemm(handle, opB, opA, g.n, g.m, g.k, &one, b, ldb, a, lda, beta, c,
+                g.n);
+  return batched(handle, opB, opA, g.n, g.m, g.k, &one, b, ldb, g.k * g.n, a,
+                 lda, g.m * g.k, beta, c, g.n, g.m * g.n, g.batch);
+}
+
+} // namespace mlir::tc::gpu_runtime
+
+#endif // TC_LIB_RUNTIME_GPUPROGRAM_H

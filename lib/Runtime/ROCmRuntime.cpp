@@ -1,0 +1,341 @@
+//===- ROCmRuntime.cpp - compile and run graphs on AMD GPUs -----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Runtime/ROCmRuntime.h"
+
+#include "GPUProgram.h"
+#include "tc/Target/GPU/Pipeline.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <mutex>
+
+#ifdef TC_HAVE_HIP
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hip_runtime_api.h>
+#endif
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::gpu_runtime;
+
+#ifdef TC_HAVE_HIP
+
+//===----------------------------------------------------------------------===//
+// HIP and rocBLAS, opened at run time
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// rocBLAS's types and operation codes (rocblas-types.h); its ABI is stable.
+using RocblasHandle = void *;
+constexpr int kRocblasOpN = 111, kRocblasOpT = 112;
+
+/// The HIP module API, typed by HIP's own declarations.
+struct HIP {
+  decltype(&::hipGetDevice) getDevice;
+  decltype(&::hipModuleLoadData) moduleLoadData;
+  decltype(&::hipModuleGetFunction) moduleGetFunction;
+  decltype(&::hipModuleLaunchKernel) moduleLaunchKernel;
+  decltype(&::hipGetErrorString) getErrorString;
+  hipError_t (*malloc)(void **, size_t);
+  decltype(&::hipMemcpyHtoD) memcpyHtoD;
+
+  /// The process's HIP runtime, or null with `error` set.
+  static const HIP *get(std::string &error) {
+    static std::once_flag once;
+    static HIP hip;
+    static std::string loadError;
+    static bool ok = false;
+    std::call_once(once, [] {
+      void *lib = openLibrary({"libamdhip64.so", "libamdhip64.so.6",
+                               "libamdhip64.so.5"});
+      if (!lib) {
+        loadError = "the HIP runtime (libamdhip64.so) could not be opened";
+        return;
+      }
+      ok = bindSymbol(lib, "hipGetDevice", hip.getDevice, loadError) &&
+           bindSymbol(lib, "hipModuleLoadData", hip.moduleLoadData,
+                      loadError) &&
+           bindSymbol(lib, "hipModuleGetFunction", hip.moduleGetFunction,
+                      loadError) &&
+           bindSymbol(lib, "hipModuleLaunchKernel", hip.moduleLaunchKernel,
+                      loadError) &&
+           bindSymbol(lib, "hipGetErrorString", hip.getErrorString,
+                      loadError) &&
+           bindSymbol(lib, "hipMalloc", hip.malloc, loadError) &&
+           bindSymbol(lib, "hipMemcpyHtoD", hip.memcpyHtoD, loadError);
+    });
+    if (!ok)
+      error = loadError;
+    return ok ? &hip : nullptr;
+  }
+
+  std::string describe(hipError_t result) const {
+    const char *text = getErrorString(result);
+    return text ? text : "HIP error " + std::to_string(result);
+  }
+};
+
+struct Rocblas {
+  int (*create)(RocblasHandle *);
+  int (*setStream)(RocblasHandle, hipStream_t);
+  int (*sgemm)(RocblasHandle, int, int, int, int, int, const float *,
+               const float *, int, const float *, int, const float *, float *,
+               int);
+  int (*dgemm)(RocblasHandle, int, int, int, int, int, const double *,
+               const double *, int, const double *, int, const double *,
+               double *, int);
+  int (*sgemmBatched)(RocblasHandle, int, int, int, int, int, const float *,
+                      const float *, int, int64_t, const float *, int, int64_t,
+                      const float *, float *, int, int64_t, int);
+  int (*dgemmBatched)(RocblasHandle, int, int, int, int, int, const double *,
+                      const double *, int, int64_t, const double *, int,
+                      int64_t, const double *, double *, int, int64_t, int);
+
+  static const Rocblas *get(std::string &error) {
+    static std::once_flag once;
+    static Rocblas blas;
+    static std::string loadError;
+    static bool ok = false;
+    std::call_once(once, [] {
+      void *lib = openLibrary({"librocblas.so", "librocblas.so.4",
+                               "librocblas.so.0"});
+      if (!lib) {
+        loadError = "rocBLAS (librocblas.so) could not be opened";
+        return;
+      }
+      ok = bindSymbol(lib, "rocblas_create_handle", blas.create, loadError) &&
+           bindSymbol(lib, "rocblas_set_stream", blas.setStream, loadError) &&
+           bindSymbol(lib, "rocblas_sgemm", blas.sgemm, loadError) &&
+           bindSymbol(lib, "rocblas_dgemm", blas.dgemm, loadError) &&
+           bindSymbol(lib, "rocblas_sgemm_strided_batched", blas.sgemmBatched,
+                      loadError) &&
+           bindSymbol(lib, "rocblas_dgemm_strided_batched", blas.dgemmBatched,
+                      loadError);
+    });
+    if (!ok)
+      error = loadError;
+    return ok ? &blas : nullptr;
+  }
+
+  /// This thread's handle for `device`.
+  RocblasHandle handle(int device, std::string &error) const {
+    thread_local llvm::DenseMap<int, RocblasHandle> handles;
+    auto it = handles.find(device);
+    if (it != handles.end())
+      return it->second;
+    RocblasHandle h = nullptr;
+    if (int status = create(&h)) {
+      error = "rocblas_create_handle failed with status " +
+              std::to_string(status);
+      return nullptr;
+    }
+    handles[device] = h;
+    return h;
+  }
+};
+
+} // namespace
+
+struct ROCmExecutable::Impl {
+  std::unique_ptr<GPUProgram> program;
+
+  // Loaded on the first run, on that run's device.
+  mutable std::mutex loadMutex;
+  mutable int device = -1;
+  mutable llvm::StringMap<hipFunction_t> functions;
+  mutable char *ones = nullptr; // maxBiasRows ones (f64, then f32)
+
+  bool load(const HIP &hip, std::string &error) const;
+  bool run(ArrayRef<void *> args, void *stream, std::string &error) const;
+};
+
+bool ROCmExecutable::Impl::load(const HIP &hip, std::string &error) const {
+  int current = -1;
+  if (hipError_t r = hip.getDevice(&current)) {
+    error = "hipGetDevice: " + hip.describe(r);
+    return false;
+  }
+  if (device >= 0) {
+    if (device == current)
+      return true;
+    error = "this graph was loaded on HIP device " + std::to_string(device) +
+            ", not " + std::to_string(current);
+    return false;
+  }
+  const GPUProgram &p = *program;
+  if (!p.binary.empty()) {
+    hipModule_t module = nullptr;
+    if (hipError_t r = hip.moduleLoadData(&module, p.binary.data())) {
+      error = "loading tc's kernels (hsaco) failed: " + hip.describe(r);
+      return false;
+    }
+    for (const Step &step : p.steps) {
+      if (!step.launch || functions.count(step.launch->kernel))
+        continue;
+      hipFunction_t fn = nullptr;
+      if (hipError_t r = hip.moduleGetFunction(&fn, module,
+                                               step.launch->kernel.c_str())) {
+        error = "kernel " + step.launch->kernel + ": " + hip.describe(r);
+        return false;
+      }
+      functions[step.launch->kernel] = fn;
+    }
+  }
+  if (int64_t rows = p.maxBiasRows) {
+    std::vector<double> onesF64(rows, 1.0);
+    std::vector<float> onesF32(rows, 1.0f);
+    void *buffer = nullptr;
+    if (hipError_t r =
+            hip.malloc(&buffer, rows * (sizeof(double) + sizeof(float)))) {
+      error = "hipMalloc: " + hip.describe(r);
+      return false;
+    }
+    ones = static_cast<char *>(buffer);
+    if (hip.memcpyHtoD(ones, onesF64.data(), rows * sizeof(double)) ||
+        hip.memcpyHtoD(ones + rows * sizeof(double), onesF32.data(),
+                       rows * sizeof(float))) {
+      error = "hipMemcpyHtoD failed";
+      return false;
+    }
+  }
+  device = current;
+  return true;
+}
+
+bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
+                               std::string &error) const {
+  const GPUProgram &p = *program;
+  if (args.size() != static_cast<size_t>(p.numArguments) + 1) {
+    error = "expected " + std::to_string(p.numArguments + 1) +
+            " buffers, got " + std::to_string(args.size());
+    return false;
+  }
+  const HIP *hip = HIP::get(error);
+  if (!hip)
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (!load(*hip, error))
+      return false;
+  }
+  SmallVector<void *, 16> ptrs = p.bind(args);
+  auto hipStream = static_cast<hipStream_t>(stream);
+  for (const Step &step : p.steps) {
+    if (step.launch) {
+      const Launch &launch = *step.launch;
+      SmallVector<void *, 8> values;
+      for (int64_t id : launch.buffers)
+        values.push_back(ptrs[id]);
+      SmallVector<void *, 8> params;
+      for (void *&value : values)
+        params.push_back(&value);
+      if (hipError_t r = hip->moduleLaunchKernel(
+              functions.lookup(launch.kernel), launch.grid, 1, 1,
+              launch.block, 1, 1, /*sharedMemBytes=*/0, hipStream,
+              params.data(), nullptr)) {
+        error = "launching kernel " + launch.kernel + ": " + hip->describe(r);
+        return false;
+      }
+      continue;
+    }
+    const Gemm &g = *step.gemm;
+    const Rocblas *blas = Rocblas::get(error);
+    if (!blas)
+      return false;
+    RocblasHandle handle = blas->handle(device, error);
+    if (!handle)
+      return false;
+    blas->setStream(handle, hipStream);
+    int status =
+        g.isDouble
+            ? runColumnMajorGemm<double>(
+                  g, ptrs, handle, reinterpret_cast<const double *>(ones),
+                  kRocblasOpN, kRocblasOpT, blas->dgemm, blas->dgemmBatched)
+            : runColumnMajorGemm<float>(
+                  g, ptrs, handle,
+                  reinterpret_cast<const float *>(
+                      ones + p.maxBiasRows * sizeof(double)),
+                  kRocblasOpN, kRocblasOpT, blas->sgemm, blas->sgemmBatched);
+    if (status) {
+      error = "rocBLAS GEMM (" + std::to_string(g.m) + "x" +
+              std::to_string(g.n) + "x" + std::to_string(g.k) +
+              ") failed with status " + std::to_string(status);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ROCmExecutable::runtimeAvailable() { return true; }
+
+#else // !TC_HAVE_HIP
+
+struct ROCmExecutable::Impl {
+  std::unique_ptr<GPUProgram> program;
+
+  bool run(ArrayRef<void *>, void *, std::string &error) const {
+    error = "this build of tc was compiled without HIP's headers "
+            "(libamdhip64-dev): it compiles ROCm graphs but cannot run them";
+    return false;
+  }
+};
+
+bool ROCmExecutable::runtimeAvailable() { return false; }
+
+#endif // TC_HAVE_HIP
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+ROCmExecutable::ROCmExecutable(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+ROCmExecutable::~ROCmExecutable() = default;
+
+std::unique_ptr<ROCmExecutable>
+ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
+                        bool keepStageIR, std::string &diagnostics) {
+  auto options = GPUPipelineOptions::createFromString(pipelineOptions);
+  if (!options) {
+    diagnostics += "error: invalid ROCm pipeline options '" +
+                   pipelineOptions.str() + "'\n";
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->program = GPUProgram::compile(
+      source, "ROCm",
+      [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
+      [&](OpPassManager &pm) { buildROCmBinaryPipeline(pm, *options); },
+      keepStageIR, diagnostics);
+  if (!impl->program)
+    return nullptr;
+  return std::unique_ptr<ROCmExecutable>(new ROCmExecutable(std::move(impl)));
+}
+
+bool ROCmExecutable::run(ArrayRef<void *> buffers, void *stream,
+                         std::string &error) const {
+  return impl->run(buffers, stream, error);
+}
+int64_t ROCmExecutable::arenaBytes() const {
+  return impl->program->arenaBytes;
+}
+int64_t ROCmExecutable::intermediateBytes() const {
+  return impl->program->intermediateBytes;
+}
+int64_t ROCmExecutable::numKernels() const {
+  return impl->program->numKernels;
+}
+int64_t ROCmExecutable::numBuffers() const {
+  return impl->program->numArguments + 1;
+}
+StringRef ROCmExecutable::binary() const { return impl->program->binary; }
+const std::map<std::string, std::string> &ROCmExecutable::stageIR() const {
+  return impl->program->stageIR;
+}

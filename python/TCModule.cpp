@@ -120,41 +120,31 @@ NB_MODULE(_tc, m) {
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
       "the compiler's diagnostics on failure.");
 
-  m.def(
-      "compile_cuda",
-      [](const std::string &ir, const std::string &options, bool dumpStages) {
-        char *error = nullptr;
-        TcExecutableRef exe;
-        {
-          nb::gil_scoped_release release;
-          exe = tcCompileCUDA(ir.data(), ir.size(), options.c_str(),
-                              dumpStages ? 1 : 0, &error);
-        }
-        if (!exe)
-          throw std::runtime_error(takeMessage(error));
-        return new Executable(exe);
-      },
-      nb::arg("ir"), nb::arg("options") = std::string(),
-      nb::arg("dump_stages") = false,
-      "Compiles an fx-dialect module for NVIDIA GPUs with tc-cuda-pipeline's "
-      "options (\"chip=sm_90 format=bin toolkit=... link=...\").");
-
-  m.def(
-      "compile_rocm",
-      [](const std::string &ir, const std::string &options, bool dumpStages) {
-        char *error = nullptr;
-        TcExecutableRef exe;
-        {
-          nb::gil_scoped_release release;
-          exe = tcCompileROCm(ir.data(), ir.size(), options.c_str(),
-                              dumpStages ? 1 : 0, &error);
-        }
-        if (!exe)
-          throw std::runtime_error(takeMessage(error));
-        return new Executable(exe);
-      },
-      nb::arg("ir"), nb::arg("options") = std::string(),
-      nb::arg("dump_stages") = false,
-      "Compiles an fx-dialect module for AMD GPUs with tc-rocm-pipeline's "
-      "options (\"chip=gfx942 toolkit=/opt/rocm\").");
+  // The GPU compilers: (source, pipeline options, dump stages).
+  auto gpuCompiler = [](TcExecutableRef (*compile)(const char *, size_t,
+                                                   const char *, int,
+                                                   char **)) {
+    return [compile](const std::string &ir, const std::string &options,
+                     bool dumpStages) {
+      char *error = nullptr;
+      TcExecutableRef exe;
+      {
+        nb::gil_scoped_release release;
+        exe = compile(ir.data(), ir.size(), options.c_str(),
+                      dumpStages ? 1 : 0, &error);
+      }
+      if (!exe)
+        throw std::runtime_error(takeMessage(error));
+      return new Executable(exe);
+    };
+  };
+  m.def("compile_cuda", gpuCompiler(tcCompileCUDA), nb::arg("ir"),
+        nb::arg("options") = std::string(), nb::arg("dump_stages") = false,
+        "Compiles an fx-dialect module for NVIDIA GPUs with "
+        "tc-cuda-pipeline's options (\"chip=sm_90 format=bin toolkit=... "
+        "link=...\").");
+  m.def("compile_rocm", gpuCompiler(tcCompileROCm), nb::arg("ir"),
+        nb::arg("options") = std::string(), nb::arg("dump_stages") = false,
+        "Compiles an fx-dialect module for AMD GPUs with tc-rocm-pipeline's "
+        "options (\"chip=gfx942 toolkit=/opt/rocm\").");
 }

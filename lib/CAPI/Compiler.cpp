@@ -74,16 +74,20 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
   return result;
 }
 
-TcExecutableRef tcCompileCUDA(const char *source, size_t length,
-                              const char *options, int keepStageIR,
-                              char **error) {
+/// Compiles for a GPU platform (CUDAExecutable or ROCmExecutable), into
+/// `slot` of the result.
+template <typename Executable>
+static TcExecutableRef
+compileForGPU(const char *source, size_t length, const char *options,
+              int keepStageIR, char **error,
+              std::unique_ptr<Executable> TcExecutable::*slot) {
   std::string diagnostics;
-  std::unique_ptr<CUDAExecutable> exe;
+  std::unique_ptr<Executable> exe;
   if (!compileSafely(
           [&] {
-            exe = CUDAExecutable::compile(llvm::StringRef(source, length),
-                                          options ? options : "",
-                                          keepStageIR != 0, diagnostics);
+            exe = Executable::compile(llvm::StringRef(source, length),
+                                      options ? options : "",
+                                      keepStageIR != 0, diagnostics);
           },
           diagnostics))
     exe.reset();
@@ -93,31 +97,22 @@ TcExecutableRef tcCompileCUDA(const char *source, size_t length,
     return nullptr;
   }
   auto *result = new TcExecutable();
-  result->cuda = std::move(exe);
+  result->*slot = std::move(exe);
   return result;
+}
+
+TcExecutableRef tcCompileCUDA(const char *source, size_t length,
+                              const char *options, int keepStageIR,
+                              char **error) {
+  return compileForGPU(source, length, options, keepStageIR, error,
+                       &TcExecutable::cuda);
 }
 
 TcExecutableRef tcCompileROCm(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               char **error) {
-  std::string diagnostics;
-  std::unique_ptr<ROCmExecutable> exe;
-  if (!compileSafely(
-          [&] {
-            exe = ROCmExecutable::compile(llvm::StringRef(source, length),
-                                          options ? options : "",
-                                          keepStageIR != 0, diagnostics);
-          },
-          diagnostics))
-    exe.reset();
-  if (!exe) {
-    if (error)
-      *error = copyString(diagnostics);
-    return nullptr;
-  }
-  auto *result = new TcExecutable();
-  result->rocm = std::move(exe);
-  return result;
+  return compileForGPU(source, length, options, keepStageIR, error,
+                       &TcExecutable::rocm);
 }
 
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,

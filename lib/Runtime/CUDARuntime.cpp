@@ -362,12 +362,6 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index,
 
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                                std::string &error) const {
-  const GPUProgram &p = *program;
-  if (args.size() != static_cast<size_t>(p.numArguments) + 1) {
-    error = "expected " + std::to_string(p.numArguments + 1) +
-            " buffers, got " + std::to_string(args.size());
-    return false;
-  }
   const Driver *driver = Driver::get(error);
   if (!driver)
     return false;
@@ -376,31 +370,18 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (!load(*driver, error))
       return false;
   }
-  SmallVector<void *, 16> ptrs = p.bind(args);
   auto cuStream = static_cast<CUstream>(stream);
-  for (size_t index = 0, e = p.steps.size(); index < e; ++index) {
-    const Step &step = p.steps[index];
-    if (step.launch) {
-      const Launch &launch = *step.launch;
-      SmallVector<void *, 8> values;
-      for (int64_t id : launch.buffers)
-        values.push_back(ptrs[id]);
-      SmallVector<void *, 8> params;
-      for (void *&value : values)
-        params.push_back(&value);
-      CUresult r = driver->launchKernel(
-          functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1,
-          1, /*sharedMemBytes=*/0, cuStream, params.data(), nullptr);
-      if (r) {
-        error = "launching kernel " + launch.kernel + ": " +
-                driver->describe(r);
-        return false;
-      }
-      continue;
-    }
-    const Gemm &g = *step.gemm;
+  auto launch = [&](const Launch &launch, void **params) {
+    CUresult r = driver->launchKernel(
+        functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1, 1,
+        /*sharedMemBytes=*/0, cuStream, params, nullptr);
+    if (r)
+      error = "launching kernel " + launch.kernel + ": " + driver->describe(r);
+    return r == 0;
+  };
+  auto gemm = [&](const Gemm &g, size_t index, ArrayRef<void *> ptrs) {
     if (g.bias >= 0 && runLt(g, index, ptrs, cuStream))
-      continue;
+      return true;
     const Cublas *cublas = Cublas::get(error);
     if (!cublas)
       return false;
@@ -408,6 +389,7 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (!handle)
       return false;
     cublas->setStream(handle, cuStream);
+    int64_t rows = program->maxBiasRows;
     int status =
         g.isDouble
             ? runColumnMajorGemm<double>(
@@ -415,17 +397,15 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                   kCublasOpN, kCublasOpT, cublas->dgemm, cublas->dgemmBatched)
             : runColumnMajorGemm<float>(
                   g, ptrs, handle,
-                  reinterpret_cast<const float *>(
-                      ones + p.maxBiasRows * sizeof(double)),
+                  reinterpret_cast<const float *>(ones + rows * sizeof(double)),
                   kCublasOpN, kCublasOpT, cublas->sgemm, cublas->sgemmBatched);
-    if (status) {
+    if (status)
       error = "cuBLAS GEMM (" + std::to_string(g.m) + "x" +
               std::to_string(g.n) + "x" + std::to_string(g.k) +
               ") failed with status " + std::to_string(status);
-      return false;
-    }
-  }
-  return true;
+    return status == 0;
+  };
+  return program->execute(args, launch, gemm, error);
 }
 
 //===----------------------------------------------------------------------===//

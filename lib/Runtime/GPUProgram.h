@@ -80,6 +80,39 @@ struct GPUProgram {
   /// arena).
   SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
 
+  /// Runs the host program over `args` (arguments, then the arena): for
+  /// each launch `launch(launch, params)` with the kernel's parameter
+  /// array, for each GEMM `gemm(gemm, stepIndex, buffers)`. Each returns
+  /// false with `error` set to stop the run.
+  template <typename LaunchFn, typename GemmFn>
+  bool execute(ArrayRef<void *> args, LaunchFn launch, GemmFn gemm,
+               std::string &error) const {
+    if (args.size() != static_cast<size_t>(numArguments) + 1) {
+      error = "expected " + std::to_string(numArguments + 1) +
+              " buffers, got " + std::to_string(args.size());
+      return false;
+    }
+    SmallVector<void *, 16> ptrs = bind(args);
+    for (size_t index = 0, e = steps.size(); index < e; ++index) {
+      const Step &step = steps[index];
+      if (step.gemm) {
+        if (!gemm(*step.gemm, index, ArrayRef<void *>(ptrs)))
+          return false;
+        continue;
+      }
+      // The kernel's parameters are pointers to its buffer addresses.
+      SmallVector<void *, 8> values;
+      for (int64_t id : step.launch->buffers)
+        values.push_back(ptrs[id]);
+      SmallVector<void *, 8> params;
+      for (void *&value : values)
+        params.push_back(&value);
+      if (!launch(*step.launch, params.data()))
+        return false;
+    }
+    return true;
+  }
+
 private:
   LogicalResult extract(ModuleOp module, StringRef platform);
 };

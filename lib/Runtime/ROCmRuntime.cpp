@@ -211,12 +211,6 @@ bool ROCmExecutable::Impl::load(const HIP &hip, std::string &error) const {
 
 bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                                std::string &error) const {
-  const GPUProgram &p = *program;
-  if (args.size() != static_cast<size_t>(p.numArguments) + 1) {
-    error = "expected " + std::to_string(p.numArguments + 1) +
-            " buffers, got " + std::to_string(args.size());
-    return false;
-  }
   const HIP *hip = HIP::get(error);
   if (!hip)
     return false;
@@ -225,27 +219,16 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (!load(*hip, error))
       return false;
   }
-  SmallVector<void *, 16> ptrs = p.bind(args);
   auto hipStream = static_cast<hipStream_t>(stream);
-  for (const Step &step : p.steps) {
-    if (step.launch) {
-      const Launch &launch = *step.launch;
-      SmallVector<void *, 8> values;
-      for (int64_t id : launch.buffers)
-        values.push_back(ptrs[id]);
-      SmallVector<void *, 8> params;
-      for (void *&value : values)
-        params.push_back(&value);
-      if (hipError_t r = hip->moduleLaunchKernel(
-              functions.lookup(launch.kernel), launch.grid, 1, 1,
-              launch.block, 1, 1, /*sharedMemBytes=*/0, hipStream,
-              params.data(), nullptr)) {
-        error = "launching kernel " + launch.kernel + ": " + hip->describe(r);
-        return false;
-      }
-      continue;
-    }
-    const Gemm &g = *step.gemm;
+  auto launch = [&](const Launch &launch, void **params) {
+    hipError_t r = hip->moduleLaunchKernel(
+        functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1, 1,
+        /*sharedMemBytes=*/0, hipStream, params, nullptr);
+    if (r)
+      error = "launching kernel " + launch.kernel + ": " + hip->describe(r);
+    return r == hipSuccess;
+  };
+  auto gemm = [&](const Gemm &g, size_t, ArrayRef<void *> ptrs) {
     const Rocblas *blas = Rocblas::get(error);
     if (!blas)
       return false;
@@ -253,6 +236,7 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (!handle)
       return false;
     blas->setStream(handle, hipStream);
+    int64_t rows = program->maxBiasRows;
     int status =
         g.isDouble
             ? runColumnMajorGemm<double>(
@@ -260,17 +244,15 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                   kRocblasOpN, kRocblasOpT, blas->dgemm, blas->dgemmBatched)
             : runColumnMajorGemm<float>(
                   g, ptrs, handle,
-                  reinterpret_cast<const float *>(
-                      ones + p.maxBiasRows * sizeof(double)),
+                  reinterpret_cast<const float *>(ones + rows * sizeof(double)),
                   kRocblasOpN, kRocblasOpT, blas->sgemm, blas->sgemmBatched);
-    if (status) {
+    if (status)
       error = "rocBLAS GEMM (" + std::to_string(g.m) + "x" +
               std::to_string(g.n) + "x" + std::to_string(g.k) +
               ") failed with status " + std::to_string(status);
-      return false;
-    }
-  }
-  return true;
+    return status == 0;
+  };
+  return program->execute(args, launch, gemm, error);
 }
 
 bool ROCmExecutable::runtimeAvailable() { return true; }

@@ -250,22 +250,21 @@ def _describe(node: torch.fx.Node) -> str:
     return f"{target} (node '{node.name}'{suffix})"
 
 
-class _TcSubgraph(torch.nn.Module):
-    """A subgraph compiled by tc, in place of the partitioner's submodule.
+class _Guarded:
+    """A graph compiled by tc, with its eager graph to fall back on.
 
-    Should the compiled code raise at run time, the subgraph switches to
-    eager for good (and says so).
+    Should the compiled code raise at run time, the graph switches to eager
+    for good (and says so).
     """
 
     def __init__(self, compiled: CompiledFunction,
                  eager: torch.fx.GraphModule, name: str):
-        super().__init__()
         self.compiled = compiled
         self.eager = eager
-        self.subgraph_name = name
+        self.name = name
         self.failed = False
 
-    def forward(self, *args: Any) -> Any:
+    def __call__(self, *args: Any) -> Any:
         if not self.failed:
             try:
                 return self.compiled(*args)
@@ -273,8 +272,21 @@ class _TcSubgraph(torch.nn.Module):
                 self.failed = True
                 logger.warning("tc: compiled subgraph %s failed at run time "
                                "and runs in eager from now on: %s",
-                               self.subgraph_name, error)
+                               self.name, error)
         return self.eager(*args)
+
+
+class _TcSubgraph(torch.nn.Module):
+    """A subgraph compiled by tc, in place of the partitioner's submodule."""
+
+    def __init__(self, compiled: CompiledFunction,
+                 eager: torch.fx.GraphModule, name: str):
+        super().__init__()
+        self.eager = eager
+        self.guarded = _Guarded(compiled, eager, name)
+
+    def forward(self, *args: Any) -> Any:
+        return self.guarded(*args)
 
 
 def _partition_and_compile(gm: torch.fx.GraphModule,
@@ -299,6 +311,14 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
             reason = ("view op feeding only eager code stays a view"
                       if _is_view(node) else "not grouped into a subgraph")
         _fallbacks.info("eager: %s: %s", _describe(node), reason)
+
+    # One partition holding every op: the graph itself is compiled and
+    # called without the partitioned module around it (less to build, less
+    # to run per call).
+    all_ops = _op_nodes(work.graph)
+    if (len(partitions) == 1 and eager_ops == 0
+            and len(partitions[0].nodes) == len(all_ops)):
+        return _compile_whole_graph(gm, settings)
 
     compiled_any = False
     if partitions:
@@ -326,6 +346,23 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
         return gm
     tc.counters["graphs_compiled"] += 1
     return fused
+
+
+def _compile_whole_graph(gm: torch.fx.GraphModule,
+                         settings: _Settings) -> Callable:
+    """Compiles all of `gm` as one tc graph, or (after logging) leaves it
+    to eager."""
+    ops = _op_nodes(gm.graph)
+    compiled = _compile_subgraph(gm, "graph", ops, settings)
+    if compiled is None:
+        tc.counters["ops_eager"] += len(ops)
+        tc.counters["fallback_graphs"] += 1
+        return gm
+    tc.counters["subgraphs_compiled"] += 1
+    tc.counters["kernels"] += compiled.num_kernels
+    tc.counters["ops_compiled"] += len(ops)
+    tc.counters["graphs_compiled"] += 1
+    return _Guarded(compiled, gm, "graph")
 
 
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,

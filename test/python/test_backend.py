@@ -1,5 +1,6 @@
 """torch.compile(backend="tc"): partitioning, fallbacks, logs, counters."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -209,6 +210,39 @@ def test_foo_compiles(fresh_tc, tc_logs):
     assert tc.counters["kernels"] >= 1
     assert 'fx.graph @main' in tc_logs.text  # graph_code
     assert "arena peak" in tc_logs.text  # memory
+
+
+@pytest.mark.requires_native
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_run_time_failure_switches_to_eager(fresh_tc, monkeypatch, caplog,
+                                            partitioned):
+    """A compiled graph that raises when it runs (a GPU error, say) gives
+    eager's result, says so once, and stays in eager. Both the whole-graph
+    path and a partitioned graph (around an op tc leaves to eager)."""
+    from tc.compiler import CompiledFunction
+
+    def broken(self, *args):
+        raise RuntimeError("injected launch failure")
+
+    monkeypatch.setattr(CompiledFunction, "__call__", broken)
+
+    def f(x, y):
+        z = torch.sin(x) + y
+        if partitioned:
+            z = torch.nn.functional.pad(z, (1, 1))
+        return z * 2
+
+    compiled = torch.compile(f, backend="tc")
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    with caplog.at_level(logging.WARNING, logger="tc"):
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    assert tc.counters["subgraphs_compiled"] == (2 if partitioned else 1)
+    failures = [r for r in caplog.records
+                if "failed at run time" in r.getMessage()]
+    # Once per compiled subgraph, not once per call.
+    assert len(failures) == tc.counters["subgraphs_compiled"]
+    assert all("injected launch failure" in r.getMessage() for r in failures)
 
 
 @pytest.mark.requires_native

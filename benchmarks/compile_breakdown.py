@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
-"""Where tc's cold compile goes: Dynamo + AOTAutograd vs tc's own pipeline.
+"""Where tc's cold compile goes, phase by phase.
 
 For each workload of bench_cpu.py (or bench_gpu.py with --cuda), times the
-first call of torch.compile(backend="tc") and, inside it, tc's native
-compile (import excluded: the fx-dialect text is already built) and the
-first run.
+first call of torch.compile(backend="tc") and, inside it:
+
+* dynamo: the first call of the same function under backend="eager"
+  (Dynamo's capture and guards, which every backend pays), minus its
+  steady call;
+* aten: tracing Dynamo's graph to ATen (AOTAutograd, or tc's own inference
+  trace), that is the backend's time outside tc's ATen-graph compiler;
+* partition: tc's ATen-graph compiler minus tc.compiler.compile_graph
+  (support checks and partitioning);
+* import: compile_graph minus the native compile (writing the fx dialect);
+* native: the native compile (passes, code generation, module load);
+* run: the rest of the first call (the first run, guards, arena).
 
     python benchmarks/compile_breakdown.py [--cuda] [--quick]
 """
@@ -12,6 +21,7 @@ first run.
 import argparse
 import os
 import pathlib
+import statistics
 import sys
 import tempfile
 import time
@@ -32,38 +42,70 @@ def main() -> int:
         from bench_gpu import workloads
     else:
         from bench_cpu import workloads
+    import tc.backend
     import tc.compiler
 
     native = tc.compiler._load_native()
-    spent = {"native": 0.0}
+    spent: dict[str, float] = {}
 
-    def timed(fn):
+    def timed(owner, attr, key):
+        fn = getattr(owner, attr)
+
         def wrapper(*args, **kwargs):
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent["native"] += time.perf_counter() - t0
-        return wrapper
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - t0
+        setattr(owner, attr, wrapper)
 
-    native.compile = timed(native.compile)
-    native.compile_cuda = timed(native.compile_cuda)
+    timed(native, "compile", "native")
+    timed(native, "compile_cuda", "native")
+    timed(tc.backend, "_compile_aten_runner", "aten_compiler")
+    timed(tc.compiler, "compile_graph", "compile_graph")
+    timed(tc.backend, "_to_aten", "backend")
+
     torch.set_grad_enabled(False)
     sync = torch.cuda.synchronize if opts.cuda else (lambda: None)
-    print("| workload | first call s | tc native compile s | rest s |")
-    print("|---|---|---|---|")
-    for name, fn, args, _ in workloads(opts.quick):
+
+    def first_and_steady(backend, fn, args):
         torch._dynamo.reset()
-        tc.compiler.clear_cache()
-        spent["native"] = 0.0
-        compiled = torch.compile(fn, backend="tc")
+        compiled = torch.compile(fn, backend=backend)
         sync()
         t0 = time.perf_counter()
         compiled(*args)
         sync()
         first = time.perf_counter() - t0
-        print(f"| {name} | {first:.3f} | {spent['native']:.3f} | "
-              f"{first - spent['native']:.3f} |")
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            compiled(*args)
+            sync()
+            times.append(time.perf_counter() - t0)
+        return first, statistics.median(times)
+
+    print("| workload | tc first call s | dynamo | aten | partition | "
+          "import | native | run |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, fn, args, _ in workloads(opts.quick):
+        # Dynamo alone, twice: the second one finds its caches warm, as
+        # tc's will.
+        for _ in range(2):
+            first, steady = first_and_steady("eager", fn, args)
+        dynamo = first - steady
+        tc.compiler.clear_cache()
+        spent.clear()
+        first, steady = first_and_steady("tc", fn, args)
+        compile_s = first - steady
+        backend = spent.get("backend", 0.0)
+        aten = backend - spent.get("aten_compiler", 0.0)
+        partition = spent.get("aten_compiler", 0.0) - spent.get(
+            "compile_graph", 0.0)
+        imported = spent.get("compile_graph", 0.0) - spent.get("native", 0.0)
+        run = compile_s - dynamo - backend
+        print(f"| {name} | {first:.3f} | {dynamo:.3f} | {aten:.3f} | "
+              f"{partition:.3f} | {imported:.3f} | "
+              f"{spent.get('native', 0.0):.3f} | {run:.3f} |", flush=True)
     return 0
 
 

@@ -31,12 +31,14 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: graphs_compiled: ATen graphs of which tc compiled at least one subgraph;
 #: subgraphs_compiled: subgraphs tc compiled; kernels: kernels in them;
 #: ops_compiled / ops_eager: ATen ops compiled by tc / left to eager;
-#: fallback_graphs: graphs that ran entirely in eager.
+#: fallback_graphs: graphs that ran entirely in eager;
+#: aten_one_pass / aten_aot_autograd: Dynamo graphs lowered to ATen by tc's
+#: one-pass inference trace / by AOTAutograd.
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
-                 "disk_cache_hits")
+                 "disk_cache_hits", "aten_one_pass", "aten_aot_autograd")
 
 
 def reset_counters() -> None:

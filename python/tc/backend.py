@@ -73,17 +73,105 @@ def tc_backend(gm: torch.fx.GraphModule,
             tc.counters["fallback_graphs"] += 1
             return gm.forward
 
-        from torch._functorch.aot_autograd import aot_module_simplified
-
-        aten_compiler = functools.partial(_compile_aten_graph,
-                                          settings=settings)
-        return aot_module_simplified(
-            gm, example_inputs, fw_compiler=aten_compiler,
-            bw_compiler=aten_compiler,
-            decompositions=_core_aten_decompositions())
+        return _to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
         _internal_error("lowering a graph to ATen", error)
         return gm.forward
+
+
+def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+             settings: _Settings) -> Callable:
+    """Lowers Dynamo's graph to ATen and compiles what it gets.
+
+    An inference graph without mutations is traced once to core ATen
+    (`_trace_inference`); anything else goes through AOTAutograd, which
+    handles mutations and aliasing and splits training graphs into forward
+    and backward.
+    """
+    traced = _trace_inference(gm, example_inputs)
+    if traced is not None:
+        tc.counters["aten_one_pass"] += 1
+        return _compile_aten_runner(traced, settings)
+    tc.counters["aten_aot_autograd"] += 1
+
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    aten_compiler = functools.partial(_compile_aten_graph, settings=settings)
+    return aot_module_simplified(
+        gm, example_inputs, fw_compiler=aten_compiler,
+        bw_compiler=aten_compiler,
+        decompositions=_core_aten_decompositions())
+
+
+#: Dynamo graph targets that change global state (grad mode, autocast):
+#: AOTAutograd knows how to keep their effect; tc's own trace would lose it.
+_GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
+                         "_enter_", "_exit_")
+
+
+def _trace_inference(gm: torch.fx.GraphModule,
+                     example_inputs: Sequence[Any]
+                     ) -> torch.fx.GraphModule | None:
+    """Dynamo's graph traced to core ATen in one pass, or None.
+
+    AOTAutograd traces an inference graph twice (once to collect metadata
+    about mutations and aliasing, once to capture) and wraps the result in
+    runtime wrappers; a graph that needs no autograd, mutates nothing and
+    touches no global state needs one trace of `make_fx` under Dynamo's fake
+    mode. That is a large part of a small graph's compile time. None means
+    "use AOTAutograd" (training, mutations, global state, anything odd).
+    """
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        return None
+    if torch.is_grad_enabled() and any(x.requires_grad
+                                       for x in example_inputs):
+        return None  # training: AOTAutograd splits forward and backward
+    for node in gm.graph.nodes:
+        if node.op in ("call_module", "call_method"):
+            continue
+        if node.op == "call_function":
+            name = getattr(node.target, "__name__", str(node.target))
+            module = getattr(node.target, "__module__", "") or ""
+            if (any(key in name for key in _GLOBAL_STATE_TARGETS)
+                    or "higher_order" in str(node.target)
+                    or module.startswith(("torch.autograd", "torch.amp",
+                                          "torch._functorch"))):
+                return None
+
+    from torch._guards import TracingContext, detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    fake_mode = detect_fake_mode(example_inputs)
+    if fake_mode is None:
+        context = TracingContext.try_get()
+        fake_mode = context.fake_mode if context is not None else None
+    if fake_mode is None:
+        fake_mode = FakeTensorMode()
+    grad_enabled = torch.is_grad_enabled()
+    try:
+        with fake_mode:
+            inputs = [fake_mode.from_tensor(x, static_shapes=True)
+                      for x in example_inputs]
+            traced = make_fx(gm, decomposition_table=(
+                _core_aten_decompositions()))(*inputs)
+    except Exception as error:  # AOTAutograd may still manage
+        logger.debug("tc: one-pass ATen trace failed (%s: %s); using "
+                     "AOTAutograd", type(error).__name__, error)
+        return None
+    finally:
+        torch.set_grad_enabled(grad_enabled)
+    for node in traced.graph.nodes:
+        if node.op in ("placeholder", "output", "get_attr"):
+            continue
+        if node.op != "call_function":
+            return None
+        if node.target is operator.getitem:
+            continue
+        if (not isinstance(node.target, torch._ops.OpOverload)
+                or node.target._schema.is_mutable):
+            return None  # a mutation: AOTAutograd functionalizes it
+    return traced
 
 
 # ============================================================================
@@ -178,12 +266,17 @@ def _compile_aten_graph(gm: torch.fx.GraphModule,
                         example_inputs: Sequence[Any],
                         settings: _Settings) -> Callable:
     """AOTAutograd's fw/bw compiler: an ATen graph to a boxed callable."""
+    return _make_boxed(_compile_aten_runner(gm, settings))
+
+
+def _compile_aten_runner(gm: torch.fx.GraphModule,
+                         settings: _Settings) -> Callable:
+    """An ATen graph to a callable taking the graph's inputs."""
     try:
-        runner = _partition_and_compile(gm, settings)
+        return _partition_and_compile(gm, settings)
     except Exception as error:  # tc must never break the user's program
         _internal_error("compiling an ATen graph", error)
-        runner = gm
-    return _make_boxed(runner)
+        return gm
 
 
 class _Support(OperatorSupportBase):

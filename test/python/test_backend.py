@@ -261,3 +261,60 @@ def test_mlp_inference_and_training(fresh_tc):
     model(x).sum().backward()
     for got, want in zip(grads, (p.grad for p in model.parameters())):
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.requires_native
+def test_inference_graph_is_traced_in_one_pass(fresh_tc):
+    """Without autograd, Dynamo's graph goes to ATen in one trace (not
+    through AOTAutograd); outputs that are inputs or views of inputs stay
+    what eager returns."""
+    def f(x, y):
+        return x, x.t(), torch.sin(x) * y
+
+    compiled = torch.compile(f, backend="tc")
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    with torch.no_grad():
+        got = compiled(x, y)
+    expected = f(x, y)
+    assert tc.counters["aten_one_pass"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["subgraphs_compiled"] == 1
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert got[0] is x or got[0].data_ptr() == x.data_ptr()
+    assert got[1].data_ptr() == x.data_ptr()  # still a view, as in eager
+
+
+@pytest.mark.requires_native
+def test_mutating_graph_goes_through_aot_autograd(fresh_tc):
+    """An in-place update of an input needs AOTAutograd's functionalization:
+    the input is updated as in eager, and tc still compiles the math."""
+    def f(x, y):
+        x.mul_(2)
+        return torch.cos(x) + y
+
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    x_eager = x.clone()
+    compiled = torch.compile(f, backend="tc")
+    with torch.no_grad():
+        got = compiled(x, y)
+        expected = f(x_eager, y)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(x, x_eager)
+    assert tc.counters["aten_one_pass"] == 0
+    assert tc.counters["aten_aot_autograd"] == 1
+    assert tc.counters["subgraphs_compiled"] >= 1
+
+
+@pytest.mark.requires_native
+def test_training_graph_goes_through_aot_autograd(fresh_tc):
+    def f(x):
+        return torch.tanh(x).sum()
+
+    x = torch.randn(4, 8, requires_grad=True)
+    torch.compile(f, backend="tc")(x).backward()
+    x_ref = x.detach().clone().requires_grad_()
+    f(x_ref).backward()
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
+    assert tc.counters["aten_one_pass"] == 0
+    assert tc.counters["aten_aot_autograd"] == 1

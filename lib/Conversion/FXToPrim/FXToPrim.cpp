@@ -20,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "tc/Dialect/FX/IR/FXOps.h"
 #include "tc/Dialect/Prim/IR/PrimOps.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -35,6 +36,14 @@ using namespace mlir::tc;
 
 namespace {
 
+/// `type` in quotes, for diagnostics.
+static std::string quoted(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << type << "'";
+  return text;
+}
+
 /// Builds the prim ops for one fx.call_function.
 class Decomposer {
 public:
@@ -43,9 +52,16 @@ public:
 
   /// Emits the decomposition and returns one value per result, or failure
   /// (after a diagnostic).
-  FailureOr<SmallVector<Value>> run();
+  FailureOr<SmallVector<Value>> run() {
+    FailureOr<SmallVector<Value>> results = dispatch();
+    if (rejected)
+      return failure();
+    return results;
+  }
 
 private:
+  FailureOr<SmallVector<Value>> dispatch();
+
   //===--------------------------------------------------------------------===//
   // Arguments
   //===--------------------------------------------------------------------===//
@@ -110,6 +126,18 @@ private:
                             << "': " << message;
   }
 
+  /// Reports that the op's operand and result types contradict each other
+  /// (invalid input IR, e.g. written by hand) and returns a stand-in value
+  /// of `type`, so that the decomposition finishes building well-typed IR
+  /// before run() fails. Building the prim op instead would abort: its
+  /// result type cannot be inferred.
+  Value reject(RankedTensorType type, const Twine &message) {
+    if (!rejected)
+      (void)fail(message);
+    rejected = true;
+    return splat(type, 0);
+  }
+
   /// Converts `v` to element type `elt`.
   Value convert(Value v, Type elt) {
     if (typeOf(v).getElementType() == elt)
@@ -123,6 +151,15 @@ private:
     if (type.getShape() == shape)
       return v;
     int64_t offset = shape.size() - type.getRank();
+    auto to = RankedTensorType::get(shape, type.getElementType());
+    bool compatible = offset >= 0;
+    for (int64_t d = 0; compatible && d < type.getRank(); ++d)
+      compatible = type.getDimSize(d) == 1 ||
+                   type.getDimSize(d) == shape[offset + d];
+    if (!compatible)
+      return reject(to, "operand of type " + quoted(type) +
+                            " does not broadcast to the result shape of " +
+                            quoted(to));
     SmallVector<int64_t> dims;
     for (int64_t d = 0; d < type.getRank(); ++d)
       dims.push_back(offset + d);
@@ -227,8 +264,14 @@ private:
                bool keepdim, RankedTensorType resultTy) {
     RankedTensorType type = typeOf(input);
     SmallVector<int64_t> sorted;
-    for (int64_t d : dims)
-      sorted.push_back(normalizeDim(d, type.getRank()));
+    for (int64_t d : dims) {
+      int64_t dim = normalizeDim(d, type.getRank());
+      if (dim < 0 || dim >= std::max<int64_t>(type.getRank(), 1))
+        return reject(resultTy, "dimension " + Twine(d) +
+                                    " is out of range for " +
+                                    quoted(type));
+      sorted.push_back(dim);
+    }
     if (dims.empty())
       for (int64_t d = 0; d < type.getRank(); ++d)
         sorted.push_back(d);
@@ -236,7 +279,7 @@ private:
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     Value reduced = prim::ReduceOp::create(b, loc, kind, input, sorted);
     if (keepdim || typeOf(reduced).getShape() != resultTy.getShape())
-      reduced = prim::ReshapeOp::create(b, loc, reduced, resultTy.getShape());
+      reduced = reshape(reduced, resultTy.getShape());
     return reduced;
   }
 
@@ -309,7 +352,13 @@ private:
 
   /// `lhs @ rhs` for rank-2 operands, or batched rank-3.
   Value matmul(Value lhs, Value rhs) {
-    int64_t rank = typeOf(lhs).getRank();
+    RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+    int64_t rank = lt.getRank();
+    if (rank != rt.getRank() || (rank != 2 && rank != 3) ||
+        lt.getDimSize(rank - 1) != rt.getDimSize(rank - 2) ||
+        (rank == 3 && lt.getDimSize(0) != rt.getDimSize(0)))
+      return reject(resultType(), "cannot multiply " + quoted(lt) +
+                                      " by " + quoted(rt));
     if (rank == 3)
       return prim::DotOp::create(b, loc, lhs, rhs, ArrayRef<int64_t>{0},
                                  ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2},
@@ -320,23 +369,44 @@ private:
   }
 
   Value permute(Value v, ArrayRef<int64_t> perm) {
+    int64_t rank = typeOf(v).getRank();
     SmallVector<int64_t> normalized;
-    for (int64_t d : perm)
-      normalized.push_back(normalizeDim(d, typeOf(v).getRank()));
+    llvm::SmallBitVector seen(rank);
+    for (int64_t d : perm) {
+      int64_t dim = normalizeDim(d, rank);
+      if (dim < 0 || dim >= rank || seen.test(dim))
+        break;
+      seen.set(dim);
+      normalized.push_back(dim);
+    }
+    if (static_cast<int64_t>(normalized.size()) != rank ||
+        static_cast<int64_t>(perm.size()) != rank)
+      return reject(resultType(), "the dimensions do not permute " +
+                                      quoted(typeOf(v)));
     return prim::PermuteOp::create(b, loc, v, normalized);
   }
 
-  Value reshapeToResult(Value v) {
-    return prim::ReshapeOp::create(b, loc, v, resultType().getShape());
+  /// `v` reshaped to `shape` (same number of elements).
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    RankedTensorType type = typeOf(v);
+    auto to = RankedTensorType::get(shape, type.getElementType());
+    if (type.getNumElements() != to.getNumElements())
+      return reject(to, "cannot reshape " + quoted(type) + " to " +
+                            quoted(to));
+    return prim::ReshapeOp::create(b, loc, v, shape);
   }
 
+  Value reshapeToResult(Value v) { return reshape(v, resultType().getShape()); }
+
   OpBuilder &b;
+  /// Whether reject() reported contradicting types.
+  bool rejected = false;
   mutable fx::CallFunctionOp op;
   Location loc;
   ValueRange operands;
 };
 
-FailureOr<SmallVector<Value>> Decomposer::run() {
+FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   StringRef target = op.getTarget();
   auto one = [](FailureOr<Value> v) -> FailureOr<SmallVector<Value>> {
     if (failed(v))
@@ -536,8 +606,7 @@ FailureOr<SmallVector<Value>> Decomposer::run() {
         isMax ? prim::ArgReductionKind::ArgMax : prim::ArgReductionKind::ArgMin,
         x, dim);
     if (keepdim)
-      indices = prim::ReshapeOp::create(b, loc, indices,
-                                        resultType(1).getShape());
+      indices = reshape(indices, resultType(1).getShape());
     return SmallVector<Value>{values, indices};
   }
   if (target == "aten::_softmax" || target == "aten::_log_softmax")

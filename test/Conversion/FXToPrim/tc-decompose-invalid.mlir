@@ -29,3 +29,45 @@ fx.graph @int_div(%x: tensor<4xi64>) -> tensor<4xi64> {
   %0 = fx.call_function "aten::div.Tensor"(%x, %x) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   fx.output %0 : tensor<4xi64>
 }
+
+// -----
+
+// Types that contradict the op (hand-written IR) are diagnosed, not built.
+
+fx.graph @bad_broadcast(%x: tensor<16xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::add.Tensor': operand of type 'tensor<16xf32>' does not broadcast to the result shape of 'tensor<4x8xf32>'}}
+  %0 = fx.call_function "aten::add.Tensor"(%x, %y) : (tensor<16xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  fx.output %0 : tensor<4x8xf32>
+}
+
+// -----
+
+fx.graph @bad_view(%x: tensor<4x6xf32>) -> tensor<5x5xf32> {
+  // expected-error @+1 {{cannot reshape 'tensor<4x6xf32>' to 'tensor<5x5xf32>'}}
+  %0 = fx.call_function "aten::view"(%x) {args = {size = array<i64: 5, 5>}} : (tensor<4x6xf32>) -> tensor<5x5xf32>
+  fx.output %0 : tensor<5x5xf32>
+}
+
+// -----
+
+fx.graph @bad_permute(%x: tensor<3x4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{the dimensions do not permute 'tensor<3x4xf32>'}}
+  %0 = fx.call_function "aten::permute"(%x) {args = {dims = array<i64: 1, 1>}} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  fx.output %0 : tensor<4x3xf32>
+}
+
+// -----
+
+fx.graph @bad_reduce_dim(%x: tensor<5x6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{dimension 2 is out of range for 'tensor<5x6xf32>'}}
+  %0 = fx.call_function "aten::amax"(%x) {args = {dim = array<i64: 2>}} : (tensor<5x6xf32>) -> tensor<6xf32>
+  fx.output %0 : tensor<6xf32>
+}
+
+// -----
+
+fx.graph @bad_mm(%a: tensor<4x5xf32>, %b: tensor<6x7xf32>) -> tensor<4x7xf32> {
+  // expected-error @+1 {{cannot multiply 'tensor<4x5xf32>' by 'tensor<6x7xf32>'}}
+  %0 = fx.call_function "aten::mm"(%a, %b) : (tensor<4x5xf32>, tensor<6x7xf32>) -> tensor<4x7xf32>
+  fx.output %0 : tensor<4x7xf32>
+}

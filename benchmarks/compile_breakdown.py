@@ -13,7 +13,9 @@ first call of torch.compile(backend="tc") and, inside it:
   (support checks and partitioning);
 * import: compile_graph minus the native compile (writing the fx dialect);
 * native: the native compile (passes, code generation, module load);
-* run: the rest of the first call (the first run, guards, arena).
+* run: the rest of the first call: the first run, which on a GPU loads
+  the kernels (the driver compiles PTX then, unless its cache has them:
+  CUDA_CACHE_DISABLE=1 makes every load cold, as in a fresh process).
 
     python benchmarks/compile_breakdown.py [--cuda] [--quick]
 """
@@ -84,6 +86,11 @@ def main() -> int:
             times.append(time.perf_counter() - t0)
         return first, statistics.median(times)
 
+    settings = " ".join(f"{k}={os.environ[k]}" for k in (
+        "CUDA_CACHE_DISABLE", "TC_CUDA_FORMAT", "TC_CUDA_OPTIONS")
+        if k in os.environ)
+    if settings:
+        print(f"with {settings}:\n")
     print("| workload | tc first call s | dynamo | aten | partition | "
           "import | native | run |")
     print("|---|---|---|---|---|---|---|---|")

@@ -382,8 +382,28 @@ class _TcSubgraph(torch.nn.Module):
         return self.guarded(*args)
 
 
+def _all_supported(gm: torch.fx.GraphModule) -> bool:
+    """Whether tc compiles every op of `gm` as one graph: each op supported,
+    some compute, and no view left to eager (one feeding no op: `_trim`)."""
+    ops = _op_nodes(gm.graph)
+    members = set(ops)
+    if not any(_is_compute(n) for n in ops):
+        return False
+    for node in ops:
+        if not is_supported(node)[0]:
+            return False
+        if _is_view(node) and not any(u in members for u in node.users):
+            return False
+    return True
+
+
 def _partition_and_compile(gm: torch.fx.GraphModule,
                            settings: _Settings) -> Callable:
+    # The common case needs no partitioner: one graph, all compiled, called
+    # without the partitioned module around it (less to build and to run).
+    if _all_supported(gm):
+        return _compile_whole_graph(gm, settings)
+
     work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     support = _Support()
     partitioner = CapabilityBasedPartitioner(
@@ -404,14 +424,6 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
             reason = ("view op feeding only eager code stays a view"
                       if _is_view(node) else "not grouped into a subgraph")
         _fallbacks.info("eager: %s: %s", _describe(node), reason)
-
-    # One partition holding every op: the graph itself is compiled and
-    # called without the partitioned module around it (less to build, less
-    # to run per call).
-    all_ops = _op_nodes(work.graph)
-    if (len(partitions) == 1 and eager_ops == 0
-            and len(partitions[0].nodes) == len(all_ops)):
-        return _compile_whole_graph(gm, settings)
 
     compiled_any = False
     if partitions:

@@ -2,11 +2,12 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|variants|all]
+#   bash utils/gpu/run.sh [tests|bench|breakdown|variants|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
-# then benchmarks/bench_gpu.py. Results go to $OUT when set (the device
+# then benchmarks/bench_gpu.py (`breakdown`: benchmarks/compile_breakdown.py
+# --cuda, where tc's cold compile goes). Results go to $OUT when set (the device
 # tool's output folder), else benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
 # values; the default list below), the driver's PTX cache off.
@@ -46,6 +47,11 @@ if [[ "$what" == variants ]]; then
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
   python3 benchmarks/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == breakdown || "$what" == all ]]; then
+  python3 benchmarks/compile_breakdown.py --cuda 2>&1 \
+    | tee "$out/gpu-compile-breakdown.md"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 exit $status

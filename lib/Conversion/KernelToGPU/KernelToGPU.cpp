@@ -183,27 +183,62 @@ private:
                             MutableArrayRef<IRMapping> copies,
                             ArrayRef<SmallVector<Value>> points);
 
+  /// Combines every thread's `partial` into one value all threads get:
+  /// butterfly shuffles within each warp, then each warp's result through
+  /// shared memory. Blocks are whole warps (the options check it), so the
+  /// shuffles need no partial-warp cases; that keeps the code small, which
+  /// is what PTX compile time (ptxas or the driver's JIT) grows with.
+  Value lowerBlockReduce(OpBuilder &b, Location loc, kernel::CombinerKind kind,
+                         Value partial);
+
   GPUSchedule schedule;
   const ScheduleOptions &options;
+  gpu::GPUFuncOp func;
   Value tid, blockSize;
 };
 
-static gpu::AllReduceOperation allReduceKind(kernel::CombinerKind kind,
-                                             Type type) {
-  bool isFloat = isa<FloatType>(type);
-  switch (kind) {
-  case kernel::CombinerKind::Add:
-    return gpu::AllReduceOperation::ADD;
-  case kernel::CombinerKind::Mul:
-    return gpu::AllReduceOperation::MUL;
-  case kernel::CombinerKind::Max:
-    return isFloat ? gpu::AllReduceOperation::MAXIMUMF
-                   : gpu::AllReduceOperation::MAXSI;
-  case kernel::CombinerKind::Min:
-    return isFloat ? gpu::AllReduceOperation::MINIMUMF
-                   : gpu::AllReduceOperation::MINSI;
+Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
+                                          kernel::CombinerKind kind,
+                                          Value partial) {
+  constexpr int32_t kWarpSize = 32;
+  Value value = partial;
+  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                          gpu::ShuffleMode::XOR);
+    value = buildCombine(b, loc, kind, value, shuffle.getShuffleResult(),
+                         /*reassociate=*/false);
   }
-  llvm_unreachable("unknown combiner");
+  int64_t warps = schedule.block / kWarpSize;
+  if (warps == 1)
+    return value;
+  // One slot per warp; each reduction has its own, so no barrier is needed
+  // before the next one writes.
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value slots = func.addWorkgroupAttribution(
+      MemRefType::get({warps}, value.getType(), MemRefLayoutAttrInterface{},
+                      workgroup),
+      loc);
+  Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+  Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+  Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+  Value isFirstLane = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, lane,
+      arith::ConstantIndexOp::create(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, isFirstLane, /*withElse=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  memref::StoreOp::create(inner, loc, value, slots, warp);
+  gpu::BarrierOp::create(b, loc);
+  // Every thread folds the warps' results (broadcast reads of a few words).
+  Value total;
+  for (int64_t w = 0; w < warps; ++w) {
+    Value slot = memref::LoadOp::create(
+        b, loc, slots, ValueRange{arith::ConstantIndexOp::create(b, loc, w)});
+    total = w == 0 ? slot
+                   : buildCombine(b, loc, kind, total, slot,
+                                  /*reassociate=*/false);
+  }
+  return total;
 }
 
 /// The bounds of a block-strided loop over `size` elements. When the block
@@ -384,11 +419,7 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
       if (failed(partial))
         return failure();
       auto forOp = partial->getDefiningOp<scf::ForOp>();
-      Value total = gpu::AllReduceOp::create(
-          b, loc, *partial,
-          gpu::AllReduceOperationAttr::get(
-              b.getContext(), allReduceKind(reduce.getKind(), type)),
-          /*uniform=*/true);
+      Value total = lowerBlockReduce(b, loc, reduce.getKind(), *partial);
       mapping.map(reduce.getResult(),
                   buildCombine(b, loc, reduce.getKind(),
                                mapping.lookup(reduce.getInit()), total,
@@ -421,7 +452,7 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
 FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   Location loc = kernel.getLoc();
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto func = gpu::GPUFuncOp::create(
+  func = gpu::GPUFuncOp::create(
       b, loc, kernel.getSymName(),
       b.getFunctionType(kernel.getArgumentTypes(), {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());

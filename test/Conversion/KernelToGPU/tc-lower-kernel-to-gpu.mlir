@@ -43,12 +43,24 @@ kernel.schedule @main(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) {
 // -----
 
 // A row reduction: per-thread partials from the identity (folded away for
-// a max from -inf), a block all-reduce; the row's scalar is stored by thread
-// 0. The stores of the first loop are ordered before the second by a
-// barrier.
+// a max from -inf), combined in each warp by butterfly shuffles, then across
+// the block's 8 warps through a workgroup buffer that every thread reads;
+// the row's scalar is stored by thread 0. The stores of the first loop are
+// ordered before the second by a barrier.
 // CHECK-LABEL: gpu.func @softmax_like
+// CHECK-SAME: workgroup(%[[SLOTS:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-4: memref.load
-// CHECK: %[[ALL:.*]] = gpu.all_reduce maximumf %{{.*}} uniform
+// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: %[[WARP_MAX:.*]] = arith.maximumf
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %[[WARP_MAX]], %[[SLOTS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[SLOTS]]
+// CHECK: %[[ALL:.*]] = arith.maximumf
 // CHECK: scf.if
 // CHECK-NEXT: memref.store %[[ALL]], %{{.*}}[%{{.*}}] : memref<64xf32>
 // CHECK-COUNT-4: memref.store

@@ -11,8 +11,12 @@
 // GPU: kernel.launch @tc_kernels::@[[K:[a-z_0-9]+]](%{{.*}}, %{{.*}}) {block = 256 : i64, grid = 64 : i64}
 // GPU: gpu.module @tc_kernels
 // GPU: gpu.func @[[K]]
-// GPU: gpu.all_reduce maximumf
-// GPU: gpu.all_reduce add
+// GPU-SAME: workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+// GPU-COUNT-5: gpu.shuffle xor
+// GPU: gpu.barrier
+// GPU-COUNT-5: gpu.shuffle xor
+// GPU: gpu.barrier
+// GPU-NOT: gpu.all_reduce
 
 // PTX: gpu.binary @tc_kernels
 // PTX-SAME: #nvvm.target<O = 3, chip = "sm_90"
@@ -20,7 +24,7 @@
 // PTX-SAME: .entry softmax_fused_
 // PTX-SAME: .maxntid 256, 1, 1
 // PTX-SAME: ld.global.nc.v4.b32
-// PTX-SAME: shfl.sync.bfly.b32
+// PTX-SAME: shfl.sync.bfly.b32 {{[^,]*}}, {{[^,]*}}, 16, 31, -1
 // PTX-SAME: bar.sync
 // PTX-SAME: ex2.approx
 // PTX-NOT: .extern .func __nv_

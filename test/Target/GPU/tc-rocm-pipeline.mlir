@@ -9,8 +9,8 @@
 // ROCDL: gpu.module @tc_kernels
 // ROCDL: llvm.func @softmax_fused_{{.*}}(%{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias})
 // ROCDL-SAME: rocdl.kernel
-// ROCDL: rocdl.workgroup.id.x
-// ROCDL: rocdl.workitem.id.x
+// ROCDL-DAG: rocdl.workgroup.id.x
+// ROCDL-DAG: rocdl.workitem.id.x
 // ROCDL: rocdl.ds_bpermute
 // ROCDL: rocdl.barrier
 

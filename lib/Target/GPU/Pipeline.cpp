@@ -50,8 +50,8 @@ static void buildBinaryPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   toLLVM(kernels);
-  kernels.addPass(createCanonicalizerPass());
-  kernels.addPass(createCSEPass());
+  // No canonicalization of the LLVM dialect here: LLVM's own -O3 pipeline
+  // (in gpu-module-to-binary) does that work, faster.
   pm.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;

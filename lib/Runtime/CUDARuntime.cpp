@@ -435,6 +435,22 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   impl->ltPlans.resize(impl->program->steps.size());
   impl->ltUnavailable.resize(impl->program->steps.size());
+  // Where a CUDA context is current (the backend compiles in PyTorch's),
+  // the kernels load now: the driver's compile of the PTX is part of the
+  // compile, and a load error is a compile error (the graph runs in eager).
+  // Elsewhere (no driver, no context) the first run loads them.
+  std::string unavailable;
+  if (const Driver *driver = Driver::get(unavailable)) {
+    CUcontext current = nullptr;
+    if (driver->ctxGetCurrent(&current) == 0 && current) {
+      std::lock_guard<std::mutex> lock(impl->loadMutex);
+      std::string error;
+      if (!impl->load(*driver, error)) {
+        diagnostics += "error: " + error + "\n";
+        return nullptr;
+      }
+    }
+  }
   return std::unique_ptr<CUDAExecutable>(new CUDAExecutable(std::move(impl)));
 }
 

@@ -225,7 +225,9 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                            text, dump_ir(text), native_missing=True,
                            pipeline=pipeline)
     dump_stages = dump_stages or logs.enabled("output_code")
-    key = (text, dump_stages, options)
+    # A GPU graph's kernels load into its device's context: one entry per
+    # device.
+    key = (text, dump_stages, options, str(device))
     compiled = _cache.get(key)
     if compiled is None:
         failure_key = (text, options)
@@ -234,7 +236,15 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                                pipeline=pipeline)
         try:
             if platform == "cuda":
-                compiled = native.compile_cuda(text, options, dump_stages)
+                # The kernels load while compiling, into the context of the
+                # current device: the graph's.
+                index = device.index
+                if index is None or torch.cuda.current_device() == index:
+                    compiled = native.compile_cuda(text, options, dump_stages)
+                else:
+                    with torch.cuda.device(device):
+                        compiled = native.compile_cuda(text, options,
+                                                       dump_stages)
             elif platform == "rocm":
                 compiled = native.compile_rocm(text, options, dump_stages)
             else:

@@ -17,6 +17,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <mutex>
+
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::gpu_runtime;
@@ -136,11 +138,22 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     const std::function<void(OpPassManager &)> &lowerToBinary,
     bool keepStageIR, std::string &diagnostics) {
   auto program = std::make_unique<GPUProgram>();
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  // One context serves every GPU compile of the process, one compile at a
+  // time: making a context and loading its dialects costs as much as the
+  // passes of a small graph. (What a compile interns, such as locations and
+  // constants, stays; compiles are few.) Never destroyed: LLVM's own static
+  // objects may be gone by then.
+  static std::mutex contextMutex;
+  static MLIRContext *sharedContext = [] {
+    auto *context = new MLIRContext(MLIRContext::Threading::DISABLED);
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context->appendDialectRegistry(registry);
+    context->loadAllAvailableDialects();
+    return context;
+  }();
+  std::lock_guard<std::mutex> lock(contextMutex);
+  MLIRContext &context = *sharedContext;
 
   llvm::raw_string_ostream diag(diagnostics);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {

@@ -682,6 +682,11 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
         func.setPreferVectorWidth(width);
     });
 
+  // A graph of library calls only (GEMMs) has no code to generate, and
+  // nothing worth caching: the JIT would emit no object to dump.
+  if (impl->launches().empty())
+    return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
+
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder) {
     diag << "error: " << llvm::toString(tmBuilder.takeError()) << "\n";

@@ -318,3 +318,19 @@ def test_training_graph_goes_through_aot_autograd(fresh_tc):
     torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
     assert tc.counters["aten_one_pass"] == 0
     assert tc.counters["aten_aot_autograd"] == 1
+
+
+@pytest.mark.requires_native
+def test_graph_of_gemms_only_compiles(fresh_tc):
+    """A graph with no kernel to generate (only library GEMMs, here with a
+    transposed operand) compiles and runs (it used to crash the CPU
+    runtime's object cache and fall back to eager)."""
+    def f(x, g):
+        return x.t() @ g
+
+    x, g = torch.randn(5, 7), torch.randn(5, 3)
+    torch.testing.assert_close(torch.compile(f, backend="tc")(x, g), f(x, g),
+                               rtol=1e-5, atol=1e-5)
+    assert tc.counters["subgraphs_compiled"] == 1
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["kernels"] == 0

@@ -24,8 +24,8 @@ __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 SUPPORTED_OPS: set[str] = {
     # Elementwise, unary.
     "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::neg",
-    "aten::relu", "aten::gelu", "aten::sigmoid", "aten::sqrt", "aten::rsqrt",
-    "aten::abs", "aten::erf", "aten::log",
+    "aten::relu", "aten::clamp", "aten::gelu", "aten::sigmoid",
+    "aten::sqrt", "aten::rsqrt", "aten::abs", "aten::erf", "aten::log",
     # Elementwise, binary.
     "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
     "aten::add.Tensor", "aten::add.Scalar",

@@ -445,6 +445,16 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                                        splat(type, 0))
                    .getResult());
   }
+  if (target == "aten::clamp") {
+    // Either bound may be absent; NaN propagates through both.
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    if (arg("min"))
+      x = prim::MaximumOp::create(b, loc, x, splat(type, floatArg("min", 0)));
+    if (arg("max"))
+      x = prim::MinimumOp::create(b, loc, x, splat(type, floatArg("max", 0)));
+    return one(x);
+  }
   if (target == "aten::sigmoid") {
     RankedTensorType type = resultType();
     Value x = coerce(operands[0], type);

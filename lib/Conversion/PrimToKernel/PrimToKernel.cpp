@@ -1052,8 +1052,11 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       if (plan.isRealized(result))
         order.push_back(result);
   for (Value v : order) {
+    // A splat constant that must be realized (a graph output) is a fill
+    // kernel; other constants would need their data in the program.
     if (auto cst = v.getDefiningOp<prim::ConstantOp>())
-      return cst.emitOpError() << "non-splat constants are not supported yet";
+      if (!isa<SplatElementsAttr>(cst.getValue()))
+        return cst.emitOpError() << "non-splat constants are not supported yet";
     Value out = bufferFor(v);
     if (const Gemm *gemm = plan.gemmFor(v)) {
       auto op = kernel::GemmOp::create(

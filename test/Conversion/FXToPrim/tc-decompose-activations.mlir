@@ -47,3 +47,24 @@ fx.graph @relu_int(%x: tensor<8xi32>) -> tensor<8xi32> {
   %0 = fx.call_function "aten::relu"(%x) : (tensor<8xi32>) -> tensor<8xi32>
   fx.output %0 : tensor<8xi32>
 }
+
+// -----
+
+// clamp: a maximum with the lower bound, a minimum with the upper one;
+// an absent bound adds nothing.
+// CHECK-LABEL: func.func @clamp
+// CHECK: %[[LO:.*]] = prim.constant dense<-5.000000e-01> : tensor<8xf32>
+// CHECK: %[[M:.*]] = prim.maximum %{{.*}}, %[[LO]]
+// CHECK: %[[HI:.*]] = prim.constant dense<2.000000e+00> : tensor<8xf32>
+// CHECK: prim.minimum %[[M]], %[[HI]]
+// CHECK-LABEL: func.func @clamp_min
+// CHECK: prim.maximum
+// CHECK-NOT: prim.minimum
+fx.graph @clamp(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = fx.call_function "aten::clamp"(%x) {args = {min = -5.000000e-01 : f64, max = 2.000000e+00 : f64}} : (tensor<8xf32>) -> tensor<8xf32>
+  fx.output %0 : tensor<8xf32>
+}
+fx.graph @clamp_min(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = fx.call_function "aten::clamp"(%x) {args = {min = 0.000000e+00 : f64}} : (tensor<8xf32>) -> tensor<8xf32>
+  fx.output %0 : tensor<8xf32>
+}

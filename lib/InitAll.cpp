@@ -18,6 +18,7 @@
 #include "tc/Dialect/FX/IR/FXDialect.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
+#include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "tc/Target/GPU/Pipeline.h"
@@ -86,6 +87,7 @@ void mlir::tc::registerAllPasses() {
   // tc's own passes.
   tc::registerTCConversionPasses();
   tc::kernel::registerTCKernelPasses();
+  tc::prim::registerTCPrimPasses();
 }
 
 void mlir::tc::registerAllPipelines() {

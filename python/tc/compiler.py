@@ -26,6 +26,7 @@ The extension is loaded lazily: this module imports without it.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -36,7 +37,7 @@ import pathlib
 import sys
 import threading
 from types import ModuleType
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 import torch.fx
@@ -185,7 +186,8 @@ def graph_device(gm: torch.fx.GraphModule) -> torch.device:
 
 
 def compile_graph(gm: torch.fx.GraphModule, *,
-                  dump_stages: bool = False) -> "CompiledFunction":
+                  dump_stages: bool = False,
+                  requires_grad: Sequence[bool] = ()) -> "CompiledFunction":
     """Compiles an ATen FX graph with tc; returns a callable running it.
 
     The graph runs where its tensors are: on the CPU, or on a GPU (through
@@ -197,9 +199,17 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     compiler keeps each stage's IR. Raises `CompileError` when the native
     compiler fails or is absent, and `tc.importer.Unsupported` when the
     graph cannot be imported.
+
+    With `requires_grad` (a flag per placeholder) the compiled function is
+    the joint forward + backward graph (`tc-autodiff`): it takes the
+    placeholders, then a cotangent per floating-point output, and returns
+    the outputs, then the gradient of each marked placeholder.
     """
     device = graph_device(gm)
-    imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True)
+    imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
+                            requires_grad=requires_grad)
+    if any(requires_grad):
+        imported = _joint_signature(imported, requires_grad)
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
@@ -270,6 +280,28 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                 "(%d kernels)", compiled.arena_bytes,
                 compiled.intermediate_bytes, compiled.num_kernels)
     return CompiledFunction(compiled, imported, gm, device)
+
+
+def _joint_signature(imported: ImportedGraph,
+                     requires_grad: Sequence[bool]) -> ImportedGraph:
+    """The calling convention of the joint graph `tc-autodiff` makes of
+    `imported` (see compile_graph)."""
+    if imported.lifted_attrs:
+        raise Unsupported("training graphs take parameters as inputs; "
+                          "this one reads them with get_attr")
+    cotangents = [spec for spec in imported.output_specs
+                  if spec[1].is_floating_point]
+    gradients = [spec for spec, marked in zip(imported.input_specs,
+                                              requires_grad) if marked]
+    return dataclasses.replace(
+        imported,
+        input_names=imported.input_names + [
+            f"cotangent_{i}" for i in range(len(cotangents))],
+        input_specs=imported.input_specs + cotangents,
+        output_specs=imported.output_specs + gradients,
+        outputs_alias_inputs=(imported.outputs_alias_inputs
+                              + [None] * len(gradients)),
+        output_structure="tuple")
 
 
 def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:

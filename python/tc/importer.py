@@ -157,15 +157,18 @@ def user_location(node: torch.fx.Node) -> tuple[str, int, int] | None:
 
 
 def import_graph(gm: torch.fx.GraphModule, name: str = "main", *,
-                 lift_get_attrs: bool = False) -> ImportedGraph:
+                 lift_get_attrs: bool = False,
+                 requires_grad: Sequence[bool] = ()) -> ImportedGraph:
     """Imports an ATen-level FX graph as fx-dialect MLIR text.
 
     With `lift_get_attrs`, `get_attr` nodes become trailing graph arguments
     instead of `fx.get_attr` ops (the compiler takes parameters and
     constants as inputs); `ImportedGraph.lifted_attrs` lists their targets.
+    `requires_grad[i]` marks argument `i` `tc.requires_grad`: the compiler
+    then builds the joint forward + backward graph (`tc-autodiff`).
     Raises `Unsupported` for anything the dialect cannot express.
     """
-    return _Importer(gm, name, lift_get_attrs).run()
+    return _Importer(gm, name, lift_get_attrs, requires_grad).run()
 
 
 # ============================================================================
@@ -325,10 +328,11 @@ def _scalar_overload(op: torch._ops.OpOverload, schema_args: Sequence[Any],
 
 class _Importer:
     def __init__(self, gm: torch.fx.GraphModule, name: str,
-                 lift_get_attrs: bool):
+                 lift_get_attrs: bool, requires_grad: Sequence[bool] = ()):
         self.gm = gm
         self.name = name
         self.lift = lift_get_attrs
+        self.requires_grad = list(requires_grad)
         self.used_names: set[str] = set()
         # Node -> SSA reference, or list of references for multi-results.
         self.values: dict[torch.fx.Node, str | list[str]] = {}
@@ -376,8 +380,12 @@ class _Importer:
     def add_argument(self, node: torch.fx.Node, fx_name: str,
                      val: Any = None) -> None:
         ref, spec = self.define(node, val)
+        index = len(self.input_names)
+        marked = (", tc.requires_grad" if index < len(self.requires_grad)
+                  and self.requires_grad[index] else "")
         self.args.append(f"{ref}: {_type(spec)} {{fx.name = "
-                         f"{_string(fx_name)}}} {self.location(node)}")
+                         f"{_string(fx_name)}{marked}}} "
+                         f"{self.location(node)}")
         self.input_names.append(fx_name)
         self.input_specs.append(spec)
         self.input_refs.append(ref)

@@ -13,6 +13,7 @@
 #include "tc/Conversion/Passes.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
+#include "tc/Dialect/Prim/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -21,6 +22,11 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   pm.addPass(tc::createConvertFXToPrimPass());
   // Fold the identities decomposition leaves (x * 1, reshape to the same
   // type, ...) and share common subexpressions.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Training: the joint forward + backward graph of functions with
+  // arguments marked tc.requires_grad (nothing to do otherwise).
+  pm.addPass(tc::prim::createAutodiffPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

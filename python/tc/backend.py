@@ -88,10 +88,18 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     handles mutations and aliasing and splits training graphs into forward
     and backward.
     """
-    traced = _trace_inference(gm, example_inputs)
-    if traced is not None:
+    training = torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad
+        for x in example_inputs)
+    traced = _trace_one_pass(gm, example_inputs)
+    if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
         return _compile_aten_runner(traced, settings)
+    if traced is not None:
+        runner = _compile_training(traced, example_inputs, settings)
+        if runner is not None:
+            tc.counters["aten_one_pass"] += 1
+            return runner
     tc.counters["aten_aot_autograd"] += 1
 
     from torch._functorch.aot_autograd import aot_module_simplified
@@ -109,23 +117,21 @@ _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
                          "_enter_", "_exit_")
 
 
-def _trace_inference(gm: torch.fx.GraphModule,
-                     example_inputs: Sequence[Any]
-                     ) -> torch.fx.GraphModule | None:
+def _trace_one_pass(gm: torch.fx.GraphModule,
+                    example_inputs: Sequence[Any]
+                    ) -> torch.fx.GraphModule | None:
     """Dynamo's graph traced to core ATen in one pass, or None.
 
     AOTAutograd traces an inference graph twice (once to collect metadata
     about mutations and aliasing, once to capture) and wraps the result in
-    runtime wrappers; a graph that needs no autograd, mutates nothing and
-    touches no global state needs one trace of `make_fx` under Dynamo's fake
-    mode. That is a large part of a small graph's compile time. None means
-    "use AOTAutograd" (training, mutations, global state, anything odd).
+    runtime wrappers; a graph that mutates nothing and touches no global
+    state needs one trace of `make_fx` under Dynamo's fake mode (the forward
+    only: below autograd). That is a large part of a small graph's compile
+    time. None means "use AOTAutograd" (mutations, global state, anything
+    odd).
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
-    if torch.is_grad_enabled() and any(x.requires_grad
-                                       for x in example_inputs):
-        return None  # training: AOTAutograd splits forward and backward
     for node in gm.graph.nodes:
         if node.op in ("call_module", "call_method"):
             continue
@@ -470,12 +476,130 @@ def _compile_whole_graph(gm: torch.fx.GraphModule,
     return _Guarded(compiled, gm, "graph")
 
 
+# ============================================================================
+# Training with tc's own autodiff
+# ============================================================================
+
+
+def _compile_training(gm: torch.fx.GraphModule,
+                      example_inputs: Sequence[Any],
+                      settings: _Settings) -> Callable | None:
+    """A training graph compiled with tc's autodiff, or None (after a log
+    line) for AOTAutograd to take.
+
+    The forward runs tc's forward graph and saves the inputs; the backward
+    runs the joint graph `tc-autodiff` builds (it recomputes the forward,
+    then applies the gradient rules), so `loss.backward()` runs tc kernels
+    only. Saving inputs alone trades compute for memory, the extreme of
+    AOTAutograd's rematerialization; choosing what to save by a min-cut is
+    the next step. Graphs with an op tc cannot compile, mutations or outputs
+    that alias inputs go to AOTAutograd.
+    """
+    if not _all_supported(gm):
+        _fallbacks.info("training graph: not every op compiles with tc; "
+                        "AOTAutograd splits it into forward and backward")
+        return None
+    nodes = list(gm.graph.nodes)
+    if any(n.op == "get_attr" for n in nodes):
+        return None
+    marks = [x.requires_grad and x.is_floating_point()
+             for x in example_inputs]
+    ops = _op_nodes(gm.graph)
+    forward = _compile_subgraph(gm, "forward", ops, settings)
+    if forward is None:
+        return None
+    if any(a is not None for a in forward.imported.outputs_alias_inputs):
+        _fallbacks.info("training graph returns an input; AOTAutograd "
+                        "handles the aliasing")
+        return None
+    joint = _compile_subgraph(gm, "joint", ops, settings,
+                              requires_grad=marks)
+    if joint is None:
+        return None
+    tc.counters["graphs_compiled"] += 1
+    tc.counters["subgraphs_compiled"] += 2
+    tc.counters["training_graphs"] += 1
+    tc.counters["kernels"] += forward.num_kernels + joint.num_kernels
+    tc.counters["ops_compiled"] += len(ops)
+    return _TrainingGraph(forward, joint, marks, gm)
+
+
+class _TrainingGraph:
+    """Calls a training graph through an autograd.Function of tc's forward
+    and joint graphs. Should the forward fail at run time (a GPU error, say),
+    the traced ATen graph runs in eager under autograd from then on."""
+
+    def __init__(self, forward: CompiledFunction, joint: CompiledFunction,
+                 marks: list[bool], eager: torch.fx.GraphModule):
+        self.forward = forward
+        self.joint = joint
+        self.marks = marks
+        self.eager = eager
+        self.failed = False
+        specs = forward.imported.output_specs
+        self.float_outputs = [dtype.is_floating_point for _, dtype in specs]
+        self.structure = forward.imported.output_structure
+        owner = self
+
+        class Function(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *args):
+                ctx.save_for_backward(*args)
+                outputs = owner.forward(*args)
+                outputs = (outputs if isinstance(outputs, (tuple, list))
+                           else (outputs,))
+                ctx.mark_non_differentiable(*[
+                    o for o, f in zip(outputs, owner.float_outputs)
+                    if not f])
+                return tuple(outputs)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                args = ctx.saved_tensors
+                cotangents = [
+                    g if g is not None else torch.zeros_like(o)
+                    for g, o, f in zip(grads, _outputs_like(owner, args),
+                                       owner.float_outputs) if f]
+                results = owner.joint(*args, *cotangents)
+                gradients = iter(results[len(owner.float_outputs):])
+                return tuple(next(gradients) if m else None
+                             for m in owner.marks)
+
+        self.function = Function
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                outputs = self.function.apply(*args)
+                if self.structure == "single":
+                    return outputs[0]
+                return list(outputs) if self.structure == "list" else outputs
+            except Exception as error:  # e.g. a GPU error: eager from now on
+                self.failed = True
+                logger.warning("tc: compiled training graph failed at run "
+                               "time and runs in eager from now on: %s",
+                               error)
+        return self.eager(*args)
+
+
+def _outputs_like(graph: _TrainingGraph, args: Sequence[torch.Tensor]):
+    """Empty tensors shaped like the graph's outputs (for the cotangents of
+    outputs the loss does not use)."""
+    device = args[0].device if args else torch.device("cpu")
+    return [torch.empty(shape, dtype=dtype, device=device)
+            for shape, dtype in graph.forward.imported.output_specs]
+
+
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
-                      ops: list[torch.fx.Node],
-                      settings: _Settings) -> CompiledFunction | None:
-    """Compiles one subgraph; None (after logging) if tc cannot."""
+                      ops: list[torch.fx.Node], settings: _Settings,
+                      requires_grad: Sequence[bool] = ()
+                      ) -> CompiledFunction | None:
+    """Compiles one subgraph (its joint forward + backward graph with
+    `requires_grad`); None (after logging) if tc cannot."""
     try:
-        return compiler.compile_graph(sub, dump_stages=settings.dump_stages)
+        joint = {"requires_grad": requires_grad} if any(requires_grad) else {}
+        return compiler.compile_graph(sub, dump_stages=settings.dump_stages,
+                                      **joint)
     except CompileError as error:
         first_line = (error.message.strip().splitlines() or ["?"])[0]
         command = error.command

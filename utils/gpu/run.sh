@@ -36,6 +36,7 @@ if [[ "$what" == tests || "$what" == all ]]; then
   python3 -m pytest -q -p no:cacheprovider test/python/test_cuda.py \
     test/python/test_seeds.py test/python/test_backend.py \
     test/python/test_importer.py test/python/test_export.py \
+    test/python/test_training.py test/python/test_autodiff.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
 fi

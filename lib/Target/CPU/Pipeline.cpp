@@ -20,13 +20,11 @@ using namespace mlir;
 void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   // ATen ops to prims, broadcasting and promotion made explicit.
   pm.addPass(tc::createConvertFXToPrimPass());
-  // Fold the identities decomposition leaves (x * 1, reshape to the same
-  // type, ...) and share common subexpressions.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   // Training: the joint forward + backward graph of functions with
   // arguments marked tc.requires_grad (nothing to do otherwise).
   pm.addPass(tc::prim::createAutodiffPass());
+  // Fold the identities decomposition and differentiation leave (x * 1,
+  // reshape to the same type, ...) and share common subexpressions.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

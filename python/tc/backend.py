@@ -83,8 +83,9 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
              settings: _Settings) -> Callable:
     """Lowers Dynamo's graph to ATen and compiles what it gets.
 
-    An inference graph without mutations is traced once to core ATen
-    (`_trace_inference`); anything else goes through AOTAutograd, which
+    A graph without mutations is traced once to core ATen
+    (`_trace_one_pass`); for training, tc differentiates it itself
+    (`_compile_training`). Anything else goes through AOTAutograd, which
     handles mutations and aliasing and splits training graphs into forward
     and backward.
     """
@@ -167,6 +168,10 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         return None
     finally:
         torch.set_grad_enabled(grad_enabled)
+    # Under grad mode the trace also records what autograd would save
+    # (aliases of outputs nobody reads): drop it.
+    traced.graph.eliminate_dead_code()
+    traced.recompile()
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):
             continue
@@ -556,10 +561,13 @@ class _TrainingGraph:
             @staticmethod
             def backward(ctx, *grads):
                 args = ctx.saved_tensors
+                # Outputs the loss does not use get no gradient: zeros.
                 cotangents = [
-                    g if g is not None else torch.zeros_like(o)
-                    for g, o, f in zip(grads, _outputs_like(owner, args),
-                                       owner.float_outputs) if f]
+                    g if g is not None else torch.zeros(
+                        shape, dtype=dtype, device=owner.forward.device)
+                    for g, (shape, dtype), f in zip(
+                        grads, owner.forward.imported.output_specs,
+                        owner.float_outputs) if f]
                 results = owner.joint(*args, *cotangents)
                 gradients = iter(results[len(owner.float_outputs):])
                 return tuple(next(gradients) if m else None
@@ -580,14 +588,6 @@ class _TrainingGraph:
                                "time and runs in eager from now on: %s",
                                error)
         return self.eager(*args)
-
-
-def _outputs_like(graph: _TrainingGraph, args: Sequence[torch.Tensor]):
-    """Empty tensors shaped like the graph's outputs (for the cotangents of
-    outputs the loss does not use)."""
-    device = args[0].device if args else torch.device("cpu")
-    return [torch.empty(shape, dtype=dtype, device=device)
-            for shape, dtype in graph.forward.imported.output_specs]
 
 
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,

@@ -88,3 +88,20 @@ def test_unsupported_op_trains_through_aot_autograd(fresh_tc):
     torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
     assert tc.counters["training_graphs"] == 0
     assert tc.counters["aten_aot_autograd"] == 1
+
+
+def test_output_the_loss_ignores(fresh_tc):
+    """An output without a gradient (the loss does not use it) counts as
+    zeros in tc's backward."""
+    def f(x, w):
+        h = torch.mm(x, w)
+        return torch.tanh(h), torch.exp(h).sum(1)
+
+    x = torch.randn(8, 16)
+    w = torch.randn(16, 4, requires_grad=True)
+    first, _ = torch.compile(f, backend="tc")(x, w)
+    first.sum().backward()
+    w_ref = w.detach().clone().requires_grad_()
+    f(x, w_ref)[0].sum().backward()
+    torch.testing.assert_close(w.grad, w_ref.grad, rtol=1e-4, atol=1e-5)
+    assert tc.counters["training_graphs"] == 1

@@ -33,7 +33,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::mul.Tensor", "aten::mul.Scalar",
     "aten::div.Tensor", "aten::div.Scalar",
     "aten::maximum", "aten::minimum",
-    "aten::where.self",
+    "aten::where.self", "aten::gather",
     # Comparisons.
     "aten::gt.Scalar", "aten::lt.Scalar", "aten::ge.Scalar",
     "aten::le.Scalar", "aten::eq.Scalar", "aten::ne.Scalar",

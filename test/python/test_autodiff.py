@@ -86,6 +86,12 @@ CASES = [
      [(_randn, 4, 8)], None),
     ("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b),
      [(_randn, 4, 8), (_randn, 8), (_randn, 8)], None),
+    ("gather", lambda x, i: torch.gather(x, 1, i),
+     [(_randn, 4, 8), (lambda *s: torch.randint(0, 8, s), 4, 3)],
+     [True, False]),
+    ("cross_entropy", lambda x, t: F.cross_entropy(x, t),
+     [(_randn, 6, 10), (lambda *s: torch.randint(0, 10, s), 6)],
+     [True, False]),
     ("two_outputs", lambda x: (x.sin(), x.cos().sum()), [(_randn, 4, 8)],
      None),
     ("unused_input", lambda x, y: x.exp(), [(_randn, 4), (_randn, 4)],
@@ -95,7 +101,8 @@ CASES = [
 
 def _inputs(makers, dtype):
     torch.manual_seed(0)
-    return [make(*shape).to(dtype) for make, *shape in makers]
+    inputs = [make(*shape) for make, *shape in makers]
+    return [x.to(dtype) if x.is_floating_point() else x for x in inputs]
 
 
 def _compile_joint(fn, inputs, marks):
@@ -154,10 +161,13 @@ def test_gradient_matches_finite_differences(name, fn, makers, marks):
     # L = sum of cotangent * output.
     directions = [torch.randn_like(x) if m else torch.zeros_like(x)
                   for x, m in zip(inputs, marks)]
+    directions = [v if x.is_floating_point() else None
+                  for x, v in zip(inputs, directions)]
     eps = 1e-6
 
     def loss(sign):
-        shifted = [x + sign * eps * v for x, v in zip(inputs, directions)]
+        shifted = [x if v is None else x + sign * eps * v
+                   for x, v in zip(inputs, directions)]
         return sum((c * o).sum() for c, o in
                    zip(cotangents, _as_tuple(fn(*shifted))))
 

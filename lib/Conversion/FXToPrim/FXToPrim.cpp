@@ -510,6 +510,58 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                    .getResult());
   }
 
+  if (target == "aten::gather") {
+    // out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`, as
+    // a one-hot selection: compare an iota over self's `dim` with the
+    // index, keep the matching element, sum the selection axis away. (What
+    // cross-entropy's nll_loss gathers: one element per row.) The other
+    // dimensions of index must equal self's.
+    Value self = operands[0], index = operands[1];
+    RankedTensorType selfType = typeOf(self), indexType = typeOf(index);
+    int64_t rank = selfType.getRank();
+    int64_t dim = normalizeDim(intArg("dim", 0), rank);
+    if (indexType.getRank() != rank || dim < 0 || dim >= rank)
+      return fail("index must have self's rank");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && indexType.getDimSize(d) != selfType.getDimSize(d))
+        return fail("an index smaller than self outside `dim` is not "
+                    "supported yet");
+    if (boolArg("sparse_grad", false))
+      return fail("sparse_grad is not supported");
+    // The selection space: index's shape with self's `dim` appended. Self
+    // goes there with `dim` moved last (broadcast_in_dim maps dimensions in
+    // increasing order): its other dimensions keep their places.
+    SmallVector<int64_t> shape(indexType.getShape());
+    shape.push_back(selfType.getDimSize(dim));
+    SmallVector<int64_t> toLast, selfDims, indexDims;
+    for (int64_t d = 0; d < rank; ++d) {
+      indexDims.push_back(d);
+      if (d != dim) {
+        toLast.push_back(d);
+        selfDims.push_back(d);
+      }
+    }
+    toLast.push_back(dim);
+    selfDims.push_back(rank);
+    Value selfLast = dim == rank - 1
+                         ? self
+                         : prim::PermuteOp::create(b, loc, self, toLast)
+                               .getResult();
+    Value selfWide = prim::BroadcastInDimOp::create(b, loc, selfLast, shape,
+                                                    selfDims);
+    Value indexWide =
+        prim::BroadcastInDimOp::create(b, loc, index, shape, indexDims);
+    Value iota = prim::IotaOp::create(b, loc, shape, rank,
+                                      indexType.getElementType());
+    Value hit = prim::CompareOp::create(b, loc, P::EQ, indexWide, iota);
+    auto wideType = RankedTensorType::get(shape, selfType.getElementType());
+    Value picked = prim::WhereOp::create(b, loc, hit, selfWide,
+                                         splat(wideType, 0));
+    return one(prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
+                                      picked, ArrayRef<int64_t>{rank})
+                   .getResult());
+  }
+
   // Comparisons.
   static const llvm::StringMap<P> comparisons = {
       {"aten::eq", P::EQ}, {"aten::ne", P::NE}, {"aten::lt", P::LT},

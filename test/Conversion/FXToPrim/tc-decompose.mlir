@@ -122,3 +122,20 @@ fx.graph @views(%x: tensor<4x6xf32>) -> (tensor<4x1x6xf32>, tensor<4x2xf32>, ten
   %3 = fx.call_function "aten::expand"(%2) {args = {size = array<i64: 3, -1, -1>}} : (tensor<1x4x6xf32>) -> tensor<3x4x6xf32>
   fx.output %0, %1, %3 : tensor<4x1x6xf32>, tensor<4x2xf32>, tensor<3x4x6xf32>
 }
+
+// -----
+
+// gather along dim 1 as a one-hot selection: an iota over self's dim 1
+// compared with the index, the matching element kept, the selection axis
+// summed away.
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[SELF:.*]] = prim.broadcast_in_dim %arg0, shape [4, 3, 8], dims [0, 2] : tensor<4x8xf32>
+// CHECK: %[[INDEX:.*]] = prim.broadcast_in_dim %arg1, shape [4, 3, 8], dims [0, 1] : tensor<4x3xi64>
+// CHECK: %[[IOTA:.*]] = prim.iota shape [4, 3, 8], dim 2 : i64
+// CHECK: %[[HIT:.*]] = prim.compare eq, %[[INDEX]], %[[IOTA]] : tensor<4x3x8xi64>
+// CHECK: %[[PICKED:.*]] = prim.where %[[HIT]], %[[SELF]], %{{.*}} : tensor<4x3x8xi1>, tensor<4x3x8xf32>
+// CHECK: prim.reduce sum %[[PICKED]], dims [2] : tensor<4x3x8xf32>
+fx.graph @gather(%x: tensor<4x8xf32>, %i: tensor<4x3xi64>) -> tensor<4x3xf32> {
+  %0 = fx.call_function "aten::gather"(%x, %i) {args = {dim = 1 : i64}} : (tensor<4x8xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
+  fx.output %0 : tensor<4x3xf32>
+}

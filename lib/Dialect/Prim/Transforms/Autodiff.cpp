@@ -438,6 +438,8 @@ LogicalResult Differentiator::run() {
 
   // The joint signature: a cotangent argument per float result, a gradient
   // result per marked argument.
+  unsigned numOriginalArgs = body.getNumArguments();
+  unsigned numForwardResults = ret.getNumOperands();
   b.setInsertionPoint(ret);
   SmallVector<Value> cotangentArgs;
   for (Value result : ret.getOperands()) {
@@ -487,6 +489,13 @@ LogicalResult Differentiator::run() {
       func.getContext(), body.getArgumentTypes(), resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  // What tc-partition needs to split it: primal arguments, cotangent
+  // arguments, forward results.
+  func->setAttr(kJointAttrName,
+                b.getDenseI64ArrayAttr(
+                    {static_cast<int64_t>(numOriginalArgs),
+                     static_cast<int64_t>(cotangentArgs.size()),
+                     static_cast<int64_t>(numForwardResults)}));
   return success();
 }
 

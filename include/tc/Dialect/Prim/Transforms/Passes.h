@@ -16,6 +16,10 @@ namespace mlir::tc::prim {
 inline constexpr llvm::StringLiteral kRequiresGradAttrName =
     "tc.requires_grad";
 
+/// The attribute `tc-autodiff` leaves on a joint function: [primal
+/// arguments, cotangent arguments, forward results].
+inline constexpr llvm::StringLiteral kJointAttrName = "tc.joint";
+
 #define GEN_PASS_DECL
 #include "tc/Dialect/Prim/Transforms/Passes.h.inc"
 

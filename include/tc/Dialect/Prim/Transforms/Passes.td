@@ -41,4 +41,29 @@ def AutodiffPass : Pass<"tc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def PartitionPass : Pass<"tc-partition", "::mlir::ModuleOp"> {
+  let summary = "Split a joint graph into forward and backward by a min-cut";
+  let description = [{
+    Splits each joint function `@f` that `tc-autodiff` made (it carries
+    `tc.joint`) into
+
+    ```
+    @f_forward(primals) -> (outputs, saved)
+    @f_backward(saved, cotangents) -> (gradients)
+    ```
+
+    The backward needs some forward values. It may get each one saved by
+    the forward or recompute it from saved values, as AOTAutograd's
+    rematerializing partitioner does: the saved set is a minimum cut,
+    weighted by bytes, between what the forward must compute (primal
+    inputs and what is not cheap to recompute: matrix products, reductions)
+    and what the backward reads. Elementwise and shape ops are recomputed
+    when that saves bytes: a ReLU mask (1 byte per element) is saved rather
+    than the float it was computed from, a chain of pointwise ops is
+    recomputed from its input. `tc.saved_bytes` on the forward records the
+    bytes saved.
+  }];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 #endif // TC_DIALECT_PRIM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,57 @@
+// RUN: tc-opt %s -tc-autodiff -canonicalize -cse -tc-partition -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
+
+// A chain of cheap pointwise ops: saving its input (256 bytes) and
+// recomputing the chain in the backward beats saving the intermediates.
+// CHECK-LABEL: func.func @chain_forward
+// CHECK-SAME: (%[[X:.*]]: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) attributes {tc.saved_bytes = 256 : i64}
+// CHECK: return %{{.*}}, %[[X]] : tensor<64xf32>, tensor<64xf32>
+// CHECK-LABEL: func.func @chain_backward
+// CHECK-SAME: (%[[SX:.*]]: tensor<64xf32>, %[[G:.*]]: tensor<64xf32>) -> tensor<64xf32>
+// CHECK: prim.exp %[[SX]]
+// CHECK: prim.sin
+// CHECK: prim.mul %[[G]]
+func.func @chain(%x: tensor<64xf32> {tc.requires_grad}) -> tensor<64xf32> {
+  %0 = prim.exp %x : tensor<64xf32>
+  %1 = prim.sin %0 : tensor<64xf32>
+  %2 = prim.cos %1 : tensor<64xf32>
+  return %2 : tensor<64xf32>
+}
+
+// -----
+
+// ReLU of a matrix product: the product is not recomputed (a GEMM); the
+// backward needs only where it was positive, so the bool mask (1 byte per
+// element) is saved instead of the float product (4 bytes), and x for the
+// weight gradient.
+// CHECK-LABEL: func.func @relu_dot_forward
+// CHECK-SAME: -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<8x32xi1>) attributes {tc.saved_bytes = 768 : i64}
+// CHECK: %[[DOT:.*]] = prim.dot
+// CHECK: %[[MASK:.*]] = prim.compare gt, %[[DOT]]
+// CHECK: return %{{.*}}, %arg0, %[[MASK]]
+// CHECK-LABEL: func.func @relu_dot_backward
+// CHECK-SAME: (%[[SX:.*]]: tensor<8x16xf32>, %[[SMASK:.*]]: tensor<8x32xi1>, %[[G:.*]]: tensor<8x32xf32>) -> tensor<16x32xf32>
+// CHECK-NOT: prim.dot %[[SX]], %{{.*}}, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x32xf32>
+// CHECK: prim.where %[[SMASK]], %[[G]]
+// CHECK: prim.dot
+// CHECK-NEXT: return
+func.func @relu_dot(%x: tensor<8x16xf32>, %w: tensor<16x32xf32> {tc.requires_grad}) -> tensor<8x32xf32> {
+  %0 = prim.dot %x, %w, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x32xf32>
+  %zero = prim.constant dense<0.0> : tensor<8x32xf32>
+  %1 = prim.maximum %0, %zero : tensor<8x32xf32>
+  return %1 : tensor<8x32xf32>
+}
+
+// -----
+
+// A reduction is not recomputed either: its result is saved when the
+// backward needs it (softmax-like: y = exp(x - max) needs the max).
+// CHECK-LABEL: func.func @reduction_forward
+// CHECK: %[[MAX:.*]] = prim.reduce max
+// CHECK: return %{{.*}}, %{{.*}}, %[[MAX]]
+func.func @reduction(%x: tensor<4x8xf32> {tc.requires_grad}) -> tensor<4x8xf32> {
+  %m = prim.reduce max %x, dims [1] : tensor<4x8xf32>
+  %b = prim.broadcast_in_dim %m, shape [4, 8], dims [0] : tensor<4xf32>
+  %d = prim.sub %x, %b : tensor<4x8xf32>
+  %e = prim.exp %d : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}

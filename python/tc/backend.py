@@ -20,6 +20,7 @@ import copy
 import dataclasses
 import functools
 import logging
+import math
 import operator
 from typing import Any, Callable, Sequence
 
@@ -521,6 +522,12 @@ def _compile_training(gm: torch.fx.GraphModule,
                               requires_grad=marks)
     if joint is None:
         return None
+    if logs.enabled("memory"):
+        saved = sum(math.prod(shape) * dtype.itemsize
+                    for shape, dtype in forward.imported.input_specs)
+        logs.channel_logger("memory").info(
+            "training graph: the backward keeps %d bytes (the graph's "
+            "inputs; it recomputes the forward)", saved)
     tc.counters["graphs_compiled"] += 1
     tc.counters["subgraphs_compiled"] += 2
     tc.counters["training_graphs"] += 1

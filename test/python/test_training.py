@@ -51,7 +51,7 @@ def test_sgd_steps_match_eager(fresh_tc):
     assert tc.counters["ops_eager"] == 0
 
 
-def test_backward_runs_in_tc_only(fresh_tc):
+def test_backward_runs_in_tc_only(fresh_tc, tc_logs):
     model = mlp()
     compiled = torch.compile(model, backend="tc")
     x = torch.randn(16, 32, requires_grad=True)
@@ -71,6 +71,10 @@ def test_backward_runs_in_tc_only(fresh_tc):
     mlp()(x_ref).backward(cotangent)
     torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-6)
     assert tc.counters["training_graphs"] == 1
+    # TC_LOGS=memory: what the backward keeps, x and the parameters in fp32.
+    params = sum(p.numel() for p in model.parameters())
+    assert (f"backward keeps {(x.numel() + params) * 4} bytes"
+            in tc_logs.text)
 
 
 def test_unsupported_op_trains_through_aot_autograd(fresh_tc):

@@ -20,7 +20,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
 
@@ -37,6 +36,41 @@ namespace {
 
 static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
+}
+
+/// The dimensions below `rank` in neither `batch` nor `contract`, in order.
+static SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
+                                     ArrayRef<int64_t> contract) {
+  SmallVector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
+      free.push_back(d);
+  return free;
+}
+
+/// The permutation taking a gradient product into an operand's layout. The
+/// product's dimensions are the batch ones, then (from `freeBase`) the
+/// operand's free ones, and (from `restBase`) the other operand's
+/// `otherRest` dimensions, each paired with one of the operand's
+/// contracting dimensions through `contract`/`otherContract`.
+static SmallVector<int64_t>
+toOperandLayout(int64_t rank, ArrayRef<int64_t> batch, ArrayRef<int64_t> free,
+                int64_t freeBase, ArrayRef<int64_t> contract,
+                ArrayRef<int64_t> otherContract, ArrayRef<int64_t> otherRest,
+                int64_t restBase) {
+  SmallVector<int64_t> permutation(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (const auto *it = llvm::find(batch, d); it != batch.end()) {
+      permutation[d] = it - batch.begin();
+    } else if (const auto *it = llvm::find(free, d); it != free.end()) {
+      permutation[d] = freeBase + (it - free.begin());
+    } else {
+      int64_t paired = otherContract[llvm::find(contract, d) - contract.begin()];
+      permutation[d] =
+          restBase + (llvm::find(otherRest, paired) - otherRest.begin());
+    }
+  }
+  return permutation;
 }
 
 /// Whether values of `type` carry gradients.
@@ -139,10 +173,7 @@ Value Differentiator::matmul(Value lhs, Value rhs, ArrayRef<int64_t> lhsBatch,
                              ArrayRef<int64_t> rhsContract) {
   auto order = [](int64_t rank, ArrayRef<int64_t> batch,
                   ArrayRef<int64_t> contract, bool contractLast) {
-    SmallVector<int64_t> free;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
-        free.push_back(d);
+    SmallVector<int64_t> free = freeDims(rank, batch, contract);
     SmallVector<int64_t> permutation(batch);
     llvm::append_range(permutation, contractLast ? free : contract);
     llvm::append_range(permutation, contractLast ? contract : free);
@@ -173,14 +204,6 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
   ArrayRef<int64_t> lhsContract = dot.getLhsContracting(),
                     rhsContract = dot.getRhsContracting();
   int64_t lhsRank = typeOf(lhs).getRank(), rhsRank = typeOf(rhs).getRank();
-  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
-                     ArrayRef<int64_t> contract) {
-    SmallVector<int64_t> free;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
-        free.push_back(d);
-    return free;
-  };
   SmallVector<int64_t> lhsFree = freeDims(lhsRank, lhsBatch, lhsContract);
   SmallVector<int64_t> rhsFree = freeDims(rhsRank, rhsBatch, rhsContract);
   int64_t numBatch = lhsBatch.size();
@@ -200,19 +223,9 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
     Value product =
         matmul(grad, rhs, gradBatch, rhsBatch, gradRhsFree, rhsFree);
     SmallVector<int64_t> rhsRest = freeDims(rhsRank, rhsBatch, rhsFree);
-    SmallVector<int64_t> permutation(lhsRank);
-    for (int64_t d = 0; d < lhsRank; ++d) {
-      if (auto *it = llvm::find(lhsBatch, d); it != lhsBatch.end())
-        permutation[d] = it - lhsBatch.begin();
-      else if (auto *it = llvm::find(lhsFree, d); it != lhsFree.end())
-        permutation[d] = numBatch + (it - lhsFree.begin());
-      else {
-        int64_t paired = rhsContract[llvm::find(lhsContract, d) -
-                                     lhsContract.begin()];
-        permutation[d] = numBatch + lhsFree.size() +
-                         (llvm::find(rhsRest, paired) - rhsRest.begin());
-      }
-    }
+    SmallVector<int64_t> permutation = toOperandLayout(
+        lhsRank, lhsBatch, lhsFree, numBatch, lhsContract, rhsContract,
+        rhsRest, numBatch + lhsFree.size());
     accumulate(lhs, permute(product, permutation));
   }
   if (active.contains(rhs)) {
@@ -221,19 +234,9 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
     Value product =
         matmul(lhs, grad, lhsBatch, gradBatch, lhsFree, gradLhsFree);
     SmallVector<int64_t> lhsRest = freeDims(lhsRank, lhsBatch, lhsFree);
-    SmallVector<int64_t> permutation(rhsRank);
-    for (int64_t d = 0; d < rhsRank; ++d) {
-      if (auto *it = llvm::find(rhsBatch, d); it != rhsBatch.end())
-        permutation[d] = it - rhsBatch.begin();
-      else if (auto *it = llvm::find(rhsFree, d); it != rhsFree.end())
-        permutation[d] = numBatch + lhsRest.size() + (it - rhsFree.begin());
-      else {
-        int64_t paired = lhsContract[llvm::find(rhsContract, d) -
-                                     rhsContract.begin()];
-        permutation[d] =
-            numBatch + (llvm::find(lhsRest, paired) - lhsRest.begin());
-      }
-    }
+    SmallVector<int64_t> permutation = toOperandLayout(
+        rhsRank, rhsBatch, rhsFree, numBatch + lhsRest.size(), rhsContract,
+        lhsContract, lhsRest, numBatch);
     accumulate(rhs, permute(product, permutation));
   }
   return success();

@@ -33,14 +33,15 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: ops_compiled / ops_eager: ATen ops compiled by tc / left to eager;
 #: fallback_graphs: graphs that ran entirely in eager;
 #: aten_one_pass / aten_aot_autograd: Dynamo graphs lowered to ATen by tc's
-#: one-pass trace / by AOTAutograd; training_graphs: graphs whose backward
+#: one-pass trace / by AOTAutograd (aten_direct: of the one-pass ones,
+#: those written without tracing, see `tc.direct`); training_graphs: graphs whose backward
 #: tc's own autodiff (tc-autodiff) makes.
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
-                 "training_graphs")
+                 "aten_direct", "training_graphs")
 
 
 def reset_counters() -> None:

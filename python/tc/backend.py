@@ -93,7 +93,7 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     training = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad
         for x in example_inputs)
-    traced = _trace_one_pass(gm, example_inputs)
+    traced = _trace_one_pass(gm, example_inputs, direct=not training)
     if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
         return _compile_aten_runner(traced, settings)
@@ -120,7 +120,7 @@ _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
 
 
 def _trace_one_pass(gm: torch.fx.GraphModule,
-                    example_inputs: Sequence[Any]
+                    example_inputs: Sequence[Any], direct: bool = False
                     ) -> torch.fx.GraphModule | None:
     """Dynamo's graph traced to core ATen in one pass, or None.
 
@@ -130,7 +130,9 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     state needs one trace of `make_fx` under Dynamo's fake mode (the forward
     only: below autograd). That is a large part of a small graph's compile
     time. None means "use AOTAutograd" (mutations, global state, anything
-    odd).
+    odd). With `direct` (inference), a graph of plain tensor math is first
+    written to ATen without tracing (`tc.direct`, counted as
+    `aten_direct`).
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
@@ -156,6 +158,13 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         fake_mode = context.fake_mode if context is not None else None
     if fake_mode is None:
         fake_mode = FakeTensorMode()
+    if direct:
+        from tc.direct import direct_aten
+
+        written = direct_aten(gm, _core_aten_decompositions())
+        if written is not None:
+            tc.counters["aten_direct"] += 1
+            return written
     grad_enabled = torch.is_grad_enabled()
     try:
         with fake_mode:

@@ -72,10 +72,12 @@ void mlir::tc::buildCUDABinaryPipeline(OpPassManager &pm,
     target.linkLibs.push_back(TC_DEFAULT_LIBDEVICE);
   pm.addPass(createGpuNVVMAttachTarget(target));
   buildBinaryPipeline(pm, options, TC_DEFAULT_CUDA_TOOLKIT,
-                      [](OpPassManager &kernels) {
+                      [&](OpPassManager &kernels) {
                         ConvertGpuOpsToNVVMOpsOptions nvvm;
                         nvvm.useBarePtrCallConv = true;
                         kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+                        if (!options.preciseDiv)
+                          kernels.addPass(createNVVMDivFullPass());
                       });
 }
 

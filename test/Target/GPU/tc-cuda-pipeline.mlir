@@ -1,11 +1,17 @@
 // REQUIRES: libdevice
 // RUN: tc-opt %s --tc-cuda-pipeline="format=isa" | FileCheck %s --check-prefix=PTX
 // RUN: tc-opt %s --tc-cuda-pipeline="format=isa chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: tc-opt %s --tc-cuda-pipeline="format=isa precise-div" | FileCheck %s --check-prefix=PRECISE
 // RUN: tc-opt %s --tc-decompose-pipeline --tc-fuse-pipeline --tc-gpu-kernels-pipeline | FileCheck %s --check-prefix=GPU
 
 // A manual softmax (seed 003) through the whole CUDA pipeline: one fused
 // kernel, one block per row, the row's max and sum as block reductions
 // (warp shuffles, then shared memory), exp from libdevice.
+
+// The division by the row's sum is PTX's div.full.f32 (tc-nvvm-div-full)
+// unless precise-div asks for IEEE division.
+// PRECISE: div.rn.f32
+// PRECISE-NOT: div.full.f32
 
 // GPU: kernel.schedule @softmax
 // GPU: kernel.launch @tc_kernels::@[[K:[a-z_0-9]+]](%{{.*}}, %{{.*}}) {block = 256 : i64, grid = 64 : i64}
@@ -27,6 +33,8 @@
 // PTX-SAME: shfl.sync.bfly.b32 {{[^,]*}}, {{[^,]*}}, 16, 31, -1
 // PTX-SAME: bar.sync
 // PTX-SAME: ex2.approx
+// PTX-SAME: div.full.f32
+// PTX-NOT: div.rn.f32
 // PTX-NOT: .extern .func __nv_
 
 // SM80: .target sm_80

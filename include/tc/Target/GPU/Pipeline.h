@@ -58,6 +58,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "
                      "trigonometry"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> preciseDiv{
+      *this, "precise-div",
+      llvm::cl::desc("CUDA: keep IEEE f32 division (div.rn.f32) instead of "
+                     "tc-nvvm-div-full's div.full.f32"),
+      llvm::cl::init(false)};
 };
 
 /// kernel -> gpu.func kernels in one gpu.module, launches configured.

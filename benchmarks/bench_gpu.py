@@ -7,7 +7,8 @@ sin+cos and manual GeLU on 2^26 fp32 elements, manual softmax and residual
 a full sum and a column sum of 16384x4096 fp32. For
 each: median time per call by CUDA events (after warm-up), speed ratios,
 achieved bandwidth against a measured device copy for the memory-bound
-rows, and cold compile seconds (fresh caches for both compilers): the
+rows, and cold compile seconds (fresh caches for both compilers and the
+CUDA driver's PTX cache): the
 first call's time less a steady call, and the backend's own part of it.
 Inductor's part is that less what Dynamo's capture costs (measured as the
 same with backend="eager"; Inductor tunes some kernels in its first run, so
@@ -39,6 +40,9 @@ _CACHE = tempfile.mkdtemp(prefix="tc-bench-gpu-")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
 os.environ["TRITON_CACHE_DIR"] = os.path.join(_CACHE, "triton")
 os.environ["TC_CACHE_DIR"] = os.path.join(_CACHE, "tc")
+# The CUDA driver caches its PTX compiles on disk (~/.nv/ComputeCache), across
+# processes: a fresh one, or tc's kernels from an earlier run load warm.
+os.environ["CUDA_CACHE_PATH"] = os.path.join(_CACHE, "cuda")
 
 import torch  # noqa: E402
 

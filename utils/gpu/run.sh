@@ -7,8 +7,9 @@
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
 # then benchmarks/bench_gpu.py (`breakdown`: benchmarks/compile_breakdown.py
-# --cuda, where tc's cold compile goes). Results go to $OUT when set (the device
-# tool's output folder), else benchmarks/results. `variants` times tc under
+# --cuda with the driver's PTX cache off: where tc's cold compile goes).
+# Results go to $OUT when set (the device tool's output folder), else
+# benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
 # values; the default list below), the driver's PTX cache off.
 set -uo pipefail
@@ -51,7 +52,7 @@ if [[ "$what" == bench || "$what" == all ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == breakdown || "$what" == all ]]; then
-  python3 benchmarks/compile_breakdown.py --cuda 2>&1 \
+  CUDA_CACHE_DISABLE=1 python3 benchmarks/compile_breakdown.py --cuda 2>&1 \
     | tee "$out/gpu-compile-breakdown.md"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi

@@ -48,7 +48,7 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "max-reduction-block-size",
       llvm::cl::desc("Largest thread block of a row-per-block kernel that "
                      "reduces"),
-      llvm::cl::init(256)};
+      llvm::cl::init(512)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Consecutive elements a GPU thread handles together"),

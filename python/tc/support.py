@@ -39,13 +39,14 @@ SUPPORTED_OPS: set[str] = {
     "aten::le.Scalar", "aten::eq.Scalar", "aten::ne.Scalar",
     "aten::gt.Tensor", "aten::lt.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
     "aten::eq.Tensor", "aten::ne.Tensor",
-    # Matrix products.
-    "aten::addmm", "aten::mm", "aten::bmm",
+    # Matrix products and convolutions (not transposed, one group).
+    "aten::addmm", "aten::mm", "aten::bmm", "aten::convolution",
     # Shape and layout.
     "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
     "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
     "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
     "aten::flatten.using_ints", "aten::slice.Tensor", "aten::cat",
+    "aten::constant_pad_nd",
     "aten::clone", "aten::_to_copy", "aten::alias", "aten::lift_fresh_copy",
     # Reductions and normalizations.
     "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
@@ -141,4 +142,9 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             _attribute(value, kind)
         except Unsupported as error:
             return False, f"argument '{arg.name}': {error.reason}"
+    if name == "aten::convolution":
+        if bound.get("transposed"):
+            return False, "transposed convolutions are not supported yet"
+        if bound.get("groups", 1) != 1:
+            return False, "grouped convolutions are not supported yet"
     return True, ""

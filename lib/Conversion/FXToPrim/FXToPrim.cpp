@@ -61,6 +61,7 @@ public:
 
 private:
   FailureOr<SmallVector<Value>> dispatch();
+  FailureOr<SmallVector<Value>> convolution();
 
   //===--------------------------------------------------------------------===//
   // Arguments
@@ -720,7 +721,153 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return one(prim::AddOp::create(b, loc, product, bias).getResult());
   }
 
+  if (target == "aten::convolution")
+    return convolution();
+  if (target == "aten::constant_pad_nd") {
+    // `pad` holds (before, after) pairs from the last dimension backwards;
+    // negative amounts crop.
+    RankedTensorType type = resultType();
+    Value x = convert(operands[0], type.getElementType());
+    int64_t rank = typeOf(x).getRank();
+    SmallVector<int64_t> pads = intListArg("pad").value_or(
+        SmallVector<int64_t>{});
+    if (pads.size() % 2 || static_cast<int64_t>(pads.size()) > 2 * rank)
+      return fail("pad needs (before, after) pairs for at most " +
+                  Twine(rank) + " dimensions");
+    SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+    for (size_t i = 0; i < pads.size() / 2; ++i) {
+      low[rank - 1 - i] = pads[2 * i];
+      high[rank - 1 - i] = pads[2 * i + 1];
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      if (typeOf(x).getDimSize(d) + low[d] + high[d] != type.getDimSize(d))
+        return fail("result " + quoted(type) + " does not match the padding");
+    return one(prim::PadOp::create(b, loc, x, low, high, interior,
+                                   APFloat(floatArg("value", 0)))
+                   .getResult());
+  }
+
   return fail("no decomposition into prim ops");
+}
+
+/// aten::convolution (not transposed, one group) as a sum of matrix
+/// products, one per kernel offset: the input is zero-padded once, and the
+/// strided window each offset reads, laid out as (N * out..., C), is
+/// multiplied by that offset's (C, O) weights. The products reuse tc's GEMM
+/// path, and tc-autodiff differentiates the convolution through the slice,
+/// pad and dot rules (the input's gradient pads each window's gradient
+/// back, the weights' gradient is a product per offset).
+FailureOr<SmallVector<Value>> Decomposer::convolution() {
+  RankedTensorType type = resultType();
+  Type elt = type.getElementType();
+  if (boolArg("transposed", false))
+    return fail("transposed convolutions are not supported yet");
+  if (intArg("groups", 1) != 1)
+    return fail("grouped convolutions are not supported yet");
+  ArrayRef<int32_t> sizes;
+  if (auto attr = op.getTensorArgSizes())
+    sizes = *attr;
+  bool hasBias = sizes.empty() ? operands.size() > 2 : sizes[2] == 1;
+  Value x = convert(operands[0], elt), w = convert(operands[1], elt);
+  RankedTensorType xType = typeOf(x), wType = typeOf(w);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  if (spatial < 1 || wType.getRank() != rank || type.getRank() != rank ||
+      xType.getDimSize(1) != wType.getDimSize(1))
+    return fail("input " + quoted(xType) + " and weight " + quoted(wType) +
+                " do not make a convolution");
+  auto listArg = [&](StringRef name, int64_t dflt) {
+    SmallVector<int64_t> v = intListArg(name).value_or(SmallVector<int64_t>{});
+    if (v.size() == 1)
+      v.assign(spatial, v[0]);
+    if (v.empty())
+      v.assign(spatial, dflt);
+    return v;
+  };
+  SmallVector<int64_t> stride = listArg("stride", 1),
+                       padding = listArg("padding", 0),
+                       dilation = listArg("dilation", 1);
+  if (static_cast<int64_t>(stride.size()) != spatial ||
+      static_cast<int64_t>(padding.size()) != spatial ||
+      static_cast<int64_t>(dilation.size()) != spatial)
+    return fail("stride, padding and dilation need " + Twine(spatial) +
+                " entries");
+  int64_t n = xType.getDimSize(0), c = xType.getDimSize(1),
+          o = wType.getDimSize(0);
+  SmallVector<int64_t> out, kernel;
+  for (int64_t d = 0; d < spatial; ++d) {
+    kernel.push_back(wType.getDimSize(2 + d));
+    out.push_back(type.getDimSize(2 + d));
+    int64_t expected = (xType.getDimSize(2 + d) + 2 * padding[d] -
+                        dilation[d] * (kernel[d] - 1) - 1) /
+                           stride[d] +
+                       1;
+    if (expected != out[d] || stride[d] < 1 || dilation[d] < 1 ||
+        padding[d] < 0)
+      return fail("result " + quoted(type) + " does not match the input " +
+                  quoted(xType) + ", weight and window");
+  }
+  if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
+    SmallVector<int64_t> low(rank, 0), interior(rank, 0);
+    for (int64_t d = 0; d < spatial; ++d)
+      low[2 + d] = padding[d];
+    x = prim::PadOp::create(b, loc, x, low, low, interior, APFloat(0.0));
+  }
+  int64_t points = n;
+  for (int64_t s : out)
+    points *= s;
+  // (N, C, out...) -> (N, out..., C).
+  SmallVector<int64_t> toLast = {0};
+  for (int64_t d = 0; d < spatial; ++d)
+    toLast.push_back(2 + d);
+  toLast.push_back(1);
+  SmallVector<int64_t> offset(spatial, 0);
+  Value sum;
+  while (true) {
+    SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
+        steps(rank, 1);
+    SmallVector<int64_t> wStart(rank, 0), wLimit(wType.getShape());
+    for (int64_t d = 0; d < spatial; ++d) {
+      start[2 + d] = offset[d] * dilation[d];
+      limit[2 + d] = start[2 + d] + (out[d] - 1) * stride[d] + 1;
+      steps[2 + d] = stride[d];
+      wStart[2 + d] = offset[d];
+      wLimit[2 + d] = offset[d] + 1;
+    }
+    Value window = prim::SliceOp::create(b, loc, x, start, limit, steps);
+    Value rows = reshape(prim::PermuteOp::create(b, loc, window, toLast),
+                         {points, c});
+    Value tap = prim::SliceOp::create(b, loc, w, wStart, wLimit,
+                                      SmallVector<int64_t>(rank, 1));
+    Value cols = prim::PermuteOp::create(b, loc, reshape(tap, {o, c}),
+                                         ArrayRef<int64_t>{1, 0});
+    Value product = matmul(rows, cols);
+    sum = sum ? prim::AddOp::create(b, loc, sum, product).getResult()
+              : product;
+    int64_t d = spatial - 1;
+    while (d >= 0 && ++offset[d] == kernel[d])
+      offset[d--] = 0;
+    if (d < 0)
+      break;
+  }
+  // (N * out..., O) -> (N, O, out...).
+  SmallVector<int64_t> nhwo = {n};
+  llvm::append_range(nhwo, out);
+  nhwo.push_back(o);
+  SmallVector<int64_t> toChannels = {0, spatial + 1};
+  for (int64_t d = 0; d < spatial; ++d)
+    toChannels.push_back(1 + d);
+  Value y = prim::PermuteOp::create(b, loc, reshape(sum, nhwo), toChannels);
+  if (hasBias) {
+    Value bias = convert(operands[2], elt);
+    if (typeOf(bias).getShape() != ArrayRef<int64_t>{o})
+      return fail("bias " + quoted(typeOf(bias)) + " is not one per output "
+                  "channel");
+    y = prim::AddOp::create(b, loc, y,
+                            prim::BroadcastInDimOp::create(
+                                b, loc, bias, type.getShape(),
+                                ArrayRef<int64_t>{1}));
+  }
+  return SmallVector<Value>{y};
 }
 
 struct ConvertFXToPrimPass

@@ -748,6 +748,53 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
     }
     return emit(slice.getOperand(), inIdx);
   }
+  if (auto pad = dyn_cast<prim::PadOp>(op)) {
+    // Points between or beyond the operand's elements take the padding
+    // value; the operand is read at an index clamped into range (always a
+    // valid load) and the value selected.
+    ArrayRef<int64_t> inShape = tensorType(pad.getOperand()).getShape();
+    double value = pad.getValue().convertToDouble();
+    Value fill = arith::ConstantOp::create(
+        b, loc,
+        isa<FloatType>(elt)
+            ? TypedAttr(b.getFloatAttr(elt, value))
+            : TypedAttr(b.getIntegerAttr(elt, static_cast<int64_t>(value))));
+    Value inside;
+    SmallVector<Value> inIdx;
+    for (auto [d, i] : llvm::enumerate(idx)) {
+      int64_t low = pad.getLow()[d], step = pad.getInterior()[d] + 1;
+      if (inShape[d] == 0)
+        return fill; // nothing to read: every point is padding
+      Value j = low == 0 ? i
+                         : arith::SubIOp::create(b, loc, i, index(low))
+                               .getResult();
+      Value q = j;
+      SmallVector<Value> conditions;
+      if (low > 0)
+        conditions.push_back(arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, j, index(0)));
+      if (step > 1) {
+        q = arith::FloorDivSIOp::create(b, loc, j, index(step));
+        Value r = arith::RemSIOp::create(b, loc, j, index(step));
+        conditions.push_back(arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, r, index(0)));
+      }
+      conditions.push_back(arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, q, index(inShape[d])));
+      Value ok = conditions.front();
+      for (Value c : ArrayRef<Value>(conditions).drop_front())
+        ok = arith::AndIOp::create(b, loc, ok, c);
+      inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult()
+                      : ok;
+      inIdx.push_back(arith::SelectOp::create(b, loc, ok, q, index(0)));
+    }
+    FailureOr<Value> read = emit(pad.getOperand(), inIdx);
+    if (failed(read))
+      return failure();
+    if (!inside)
+      return *read;
+    return arith::SelectOp::create(b, loc, inside, *read, fill).getResult();
+  }
 
   // Scalars.
   if (auto cst = dyn_cast<prim::ConstantOp>(op)) {

@@ -376,6 +376,40 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
                                  typeOf(reshape.getOperand()).getShape()));
   } else if (auto perm = dyn_cast<PermuteOp>(op)) {
     accumulate(perm.getOperand(), permute(grad, invert(perm.getPermutation())));
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    // The gradient lands where the slice read: pad it back to the operand's
+    // shape, strides becoming interior padding.
+    ArrayRef<int64_t> shape = typeOf(slice.getOperand()).getShape();
+    ArrayRef<int64_t> outShape = typeOf(y).getShape();
+    SmallVector<int64_t> low, high, interior;
+    for (auto [d, start, stride] :
+         llvm::enumerate(slice.getStart(), slice.getStrides())) {
+      int64_t last = outShape[d] == 0 ? start - 1
+                                      : start + (outShape[d] - 1) * stride;
+      low.push_back(start);
+      interior.push_back(outShape[d] == 0 ? 0 : stride - 1);
+      high.push_back(shape[d] - 1 - last);
+    }
+    accumulate(slice.getOperand(),
+               PadOp::create(b, loc, grad, low, high, interior, APFloat(0.0)));
+  } else if (auto pad = dyn_cast<PadOp>(op)) {
+    // The padding's value is a constant: the operand's gradient is the
+    // slice of the incoming one it came from (cropping pads read nothing
+    // of the cropped part, whose gradient is zero).
+    Value x = pad.getOperand();
+    ArrayRef<int64_t> shape = typeOf(x).getShape();
+    if (llvm::any_of(pad.getLow(), [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(pad.getHigh(), [](int64_t v) { return v < 0; }))
+      return op->emitOpError() << "has no gradient rule for cropping";
+    SmallVector<int64_t> start, limit, strides;
+    for (auto [d, low, interior] :
+         llvm::enumerate(pad.getLow(), pad.getInterior())) {
+      start.push_back(low);
+      strides.push_back(interior + 1);
+      limit.push_back(shape[d] == 0 ? low
+                                    : low + (shape[d] - 1) * (interior + 1) + 1);
+    }
+    accumulate(x, SliceOp::create(b, loc, grad, start, limit, strides));
   }
   // Reductions and contractions.
   else if (auto reduce = dyn_cast<ReduceOp>(op)) {

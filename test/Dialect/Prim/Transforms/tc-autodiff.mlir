@@ -104,3 +104,20 @@ func.func @no_rule(%x: tensor<4xf32> {tc.requires_grad}) -> tensor<4xf32> {
 func.func @integer_argument(%x: tensor<4xi64> {tc.requires_grad}) -> tensor<4xi64> {
   return %x : tensor<4xi64>
 }
+
+// -----
+
+// A strided slice's gradient pads the cotangent back into place, the
+// stride becoming interior padding; a pad's gradient slices it out.
+// CHECK-LABEL: func.func @slice_pad
+// CHECK-SAME: (%[[X:.*]]: tensor<4x9xf32>, %[[G:.*]]: tensor<5x5xf32> {fx.name = "cotangent_0"})
+// CHECK: %[[S:.*]] = prim.slice %[[X]], start [1, 1], limit [3, 8], strides [1, 3]
+// CHECK: %[[P:.*]] = prim.pad %[[S]], low [1, 1], high [2, 1], interior [0, 0], value 0.000000e+00
+// CHECK: %[[GS:.*]] = prim.slice %[[G]], start [1, 1], limit [3, 4], strides [1, 1]
+// CHECK: %[[GX:.*]] = prim.pad %[[GS]], low [1, 1], high [1, 1], interior [0, 2], value 0.000000e+00
+// CHECK: return %[[P]], %[[GX]]
+func.func @slice_pad(%x: tensor<4x9xf32> {tc.requires_grad}) -> tensor<5x5xf32> {
+  %0 = prim.slice %x, start [1, 1], limit [3, 8], strides [1, 3] : tensor<4x9xf32>
+  %1 = prim.pad %0, low [1, 1], high [2, 1], interior [0, 0], value 0.0 : tensor<2x3xf32>
+  return %1 : tensor<5x5xf32>
+}

@@ -41,6 +41,7 @@
 #endif
 
 #include <atomic>
+#include <dlfcn.h>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -315,10 +316,32 @@ static std::string preferredVectorWidth() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? "512" : "";
 }
 
+/// Which build of tc this is: the path, size and modification time of the
+/// binary holding this code (the Python extension, tc-opt). A rebuilt tc
+/// (new passes, new code generation) then misses the cache of an older one
+/// even where kCacheVersion was not bumped.
+static std::string buildIdentity() {
+  static const std::string identity = [] {
+    Dl_info info;
+    if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &info) ||
+        !info.dli_fname)
+      return std::string("unknown-build");
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(info.dli_fname, status))
+      return std::string(info.dli_fname);
+    return std::string(info.dli_fname) + ":" +
+           std::to_string(status.getSize()) + ":" +
+           std::to_string(
+               status.getLastModificationTime().time_since_epoch().count());
+  }();
+  return identity;
+}
+
 /// The cache key: what the native code depends on.
 static std::string cacheKey(StringRef source) {
   llvm::SHA256 hash;
   hash.update(kCacheVersion);
+  hash.update(buildIdentity());
   hash.update(source);
   hash.update(llvm::sys::getProcessTriple());
   hash.update(llvm::sys::getHostCPUName());

@@ -181,6 +181,8 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     # Under grad mode the trace also records what autograd would save
     # (aliases of outputs nobody reads): drop it.
     traced.graph.eliminate_dead_code()
+    if not direct and not _functionalize_buffer_updates(traced):
+        return None
     traced.recompile()
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):
@@ -192,7 +194,118 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         if (not isinstance(node.target, torch._ops.OpOverload)
                 or node.target._schema.is_mutable):
             return None  # a mutation: AOTAutograd functionalizes it
+        if (node.target is torch.ops.aten.native_batch_norm.default
+                and len(node.args) >= 6 and node.args[5] is True
+                and node.args[3] is not None):
+            return None  # updates its running statistics in place
     return traced
+
+
+#: The key of `GraphModule.meta` that lists the inputs a training graph
+#: updates in place: their new values are its last outputs.
+_MUTATED_INPUTS = "tc_mutated_inputs"
+
+
+def _functionalize_buffer_updates(traced: torch.fx.GraphModule) -> bool:
+    """Rewrites the in-place updates training makes to its buffers (batch
+    norm's running statistics, its `num_batches_tracked += 1`) into values
+    the graph returns after its own outputs; `traced.meta[_MUTATED_INPUTS]`
+    lists the inputs they replace, which the caller writes back as eager
+    does. False when the graph's output is not a tuple or list (nowhere to
+    add them); other mutations are left for the caller's check.
+    """
+    graph = traced.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    updates: dict[torch.fx.Node, torch.fx.Node] = {}
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        if (node.target is aten.add_.Tensor and node.args
+                and node.args[0] in placeholders
+                and node.args[0] not in updates):
+            buffer = node.args[0]
+            with graph.inserting_before(node):
+                new = graph.call_function(aten.add.Tensor, node.args,
+                                          node.kwargs)
+            new.meta = dict(node.meta)
+            node.replace_all_uses_with(new)
+            graph.erase_node(node)
+            updates[buffer] = new
+        elif (node.target is aten.native_batch_norm.default
+              and len(node.args) >= 6 and node.args[5] is True
+              and node.args[3] in placeholders
+              and node.args[4] in placeholders
+              and node.args[3] not in updates
+              and node.args[4] not in updates):
+            with graph.inserting_before(node):
+                new = graph.call_function(
+                    aten._native_batch_norm_legit_functional.default,
+                    node.args, node.kwargs)
+            buffers = node.args[3], node.args[4]
+            new.meta = dict(node.meta)
+            new.meta["val"] = (*node.meta["val"],
+                               *(b.meta["val"].clone() for b in buffers))
+            node.replace_all_uses_with(new)
+            graph.erase_node(node)
+            with graph.inserting_after(new):
+                for index, buffer in ((4, buffers[1]), (3, buffers[0])):
+                    item = graph.call_function(operator.getitem, (new, index))
+                    item.meta["val"] = new.meta["val"][index]
+                    updates[buffer] = item
+    _functionalize_inplace_intermediates(graph)
+    if not updates:
+        return True
+    output = next(n for n in graph.nodes if n.op == "output")
+    results = output.args[0]
+    if not isinstance(results, (tuple, list)):
+        return False
+    order = [p for p in placeholders if p in updates]
+    output.args = (type(results)([*results, *(updates[p] for p in order)]),)
+    traced.meta[_MUTATED_INPUTS] = [placeholders.index(p) for p in order]
+    return True
+
+
+def _is_view(node: Any) -> bool:
+    """Whether `node` is an op whose result aliases an input."""
+    target = getattr(node, "target", None)
+    if not isinstance(target, torch._ops.OpOverload):
+        return False
+    return any(r.alias_info is not None for r in target._schema.returns)
+
+
+def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
+    """Rewrites in-place ops on intermediate values (`relu_` of
+    `nn.ReLU(inplace=True)`) into their out-of-place form; later readers of
+    the old value read the new one. Only where no view aliases the value
+    (a view would see the update): other in-place ops stay, and the
+    caller's check sends the graph to AOTAutograd."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    for node in list(graph.nodes):
+        target = node.target
+        if (node.op != "call_function"
+                or not isinstance(target, torch._ops.OpOverload)
+                or not target._schema.is_mutable
+                or not target.__name__.split(".")[0].endswith("_")):
+            continue
+        packet = getattr(torch.ops.aten,
+                         target.__name__.split(".")[0][:-1], None)
+        functional = getattr(packet, target._overloadname, None)
+        value = node.args[0] if node.args else None
+        if (functional is None or not isinstance(value, torch.fx.Node)
+                or value.op != "call_function" or _is_view(value)
+                or any(_is_view(user) for user in value.users)):
+            continue
+        with graph.inserting_before(node):
+            new = graph.call_function(functional, node.args, node.kwargs)
+        new.meta = dict(node.meta)
+        order[new] = order[node]
+        node.replace_all_uses_with(new)
+        for user in list(value.users):
+            if user is not node and user is not new and \
+                    order.get(user, -1) > order[node]:
+                user.replace_input_with(value, new)
+        graph.erase_node(node)
 
 
 # ============================================================================
@@ -542,7 +655,8 @@ def _compile_training(gm: torch.fx.GraphModule,
     tc.counters["training_graphs"] += 1
     tc.counters["kernels"] += forward.num_kernels + joint.num_kernels
     tc.counters["ops_compiled"] += len(ops)
-    return _TrainingGraph(forward, joint, marks, gm)
+    return _TrainingGraph(forward, joint, marks, gm,
+                          gm.meta.get(_MUTATED_INPUTS, []))
 
 
 class _TrainingGraph:
@@ -551,11 +665,15 @@ class _TrainingGraph:
     the traced ATen graph runs in eager under autograd from then on."""
 
     def __init__(self, forward: CompiledFunction, joint: CompiledFunction,
-                 marks: list[bool], eager: torch.fx.GraphModule):
+                 marks: list[bool], eager: torch.fx.GraphModule,
+                 mutated: list[int]):
         self.forward = forward
         self.joint = joint
         self.marks = marks
         self.eager = eager
+        # Inputs the graph updates (batch norm's running statistics): their
+        # new values are the last outputs, written back after each call.
+        self.mutated = mutated
         self.failed = False
         specs = forward.imported.output_specs
         self.float_outputs = [dtype.is_floating_point for _, dtype in specs]
@@ -565,7 +683,11 @@ class _TrainingGraph:
         class Function(torch.autograd.Function):
             @staticmethod
             def forward(ctx, *args):
-                ctx.save_for_backward(*args)
+                # The backward recomputes the forward from the inputs; those
+                # written back after this call are saved as they were.
+                ctx.save_for_backward(*[
+                    a.clone() if i in owner.mutated else a
+                    for i, a in enumerate(args)])
                 outputs = owner.forward(*args)
                 outputs = (outputs if isinstance(outputs, (tuple, list))
                            else (outputs,))
@@ -597,13 +719,24 @@ class _TrainingGraph:
                 outputs = self.function.apply(*args)
                 if self.structure == "single":
                     return outputs[0]
-                return list(outputs) if self.structure == "list" else outputs
+                return self._write_back(args, outputs)
             except Exception as error:  # e.g. a GPU error: eager from now on
                 self.failed = True
                 logger.warning("tc: compiled training graph failed at run "
                                "time and runs in eager from now on: %s",
                                error)
-        return self.eager(*args)
+        return self._write_back(args, self.eager(*args))
+
+    def _write_back(self, args: Sequence[Any], outputs: Sequence[Any]) -> Any:
+        """The user's outputs, after copying the updated inputs' new
+        values (the last outputs) into them."""
+        count = len(outputs) - len(self.mutated)
+        if self.mutated:
+            with torch.no_grad():
+                for index, value in zip(self.mutated, outputs[count:]):
+                    args[index].copy_(value)
+        outputs = outputs[:count]
+        return list(outputs) if self.structure == "list" else tuple(outputs)
 
 
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,

@@ -52,6 +52,10 @@ SUPPORTED_OPS: set[str] = {
     "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
     "aten::amax", "aten::amin", "aten::mean.dim", "aten::sum",
     "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
+    "aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
+    "aten::_native_batch_norm_legit_no_training",
+    # Pooling (max: the values; the indices are not computed).
+    "aten::max_pool2d_with_indices",
     # Factories.
     "aten::full", "aten::scalar_tensor",
 }
@@ -142,6 +146,12 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             _attribute(value, kind)
         except Unsupported as error:
             return False, f"argument '{arg.name}': {error.reason}"
+    if name == "aten::max_pool2d_with_indices":
+        if any(user.target is operator.getitem and user.args[1] == 1
+               for user in node.users):
+            return False, "the indices of max pooling are not computed yet"
+        if bound.get("ceil_mode"):
+            return False, "max pooling with ceil_mode is not supported yet"
     if name == "aten::convolution":
         if bound.get("transposed"):
             return False, "transposed convolutions are not supported yet"

@@ -106,6 +106,18 @@ CASES = [
      [(_randn, 1, 2, 12, 11), (_randn, 3, 2, 3, 3)], None),
     ("conv2d_input_only", lambda x, w: F.conv2d(x, w, padding=1),
      [(_randn, 1, 2, 5, 5), (_randn, 3, 2, 3, 3)], [True, False]),
+    ("max_pool", lambda x: F.max_pool2d(x, 3, 2, 1),
+     [(_randn, 2, 3, 9, 8)], None),
+    ("max_pool_2x2", lambda x: F.max_pool2d(x, 2), [(_randn, 1, 2, 6, 6)],
+     None),
+    ("adaptive_avg_pool", lambda x: F.adaptive_avg_pool2d(x, 1).flatten(1),
+     [(_randn, 2, 3, 5, 4)], None),
+    ("batch_norm_train", lambda x, w, b: F.batch_norm(
+        x, None, None, w, b, training=True),
+     [(_randn, 4, 3, 5, 5), (_randn, 3), (_randn, 3)], None),
+    ("batch_norm_eval", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b),
+     [(_randn, 4, 3, 5, 5), (_randn, 3), (_positive, 3), (_randn, 3),
+      (_randn, 3)], [True, False, False, True, True]),
     ("two_outputs", lambda x: (x.sin(), x.cos().sum()), [(_randn, 4, 8)],
      None),
     ("unused_input", lambda x, y: x.exp(), [(_randn, 4), (_randn, 4)],
@@ -122,6 +134,8 @@ def _inputs(makers, dtype):
 def _compile_joint(fn, inputs, marks):
     gm = make_fx(fn, decomposition_table=(
         tc.backend._core_aten_decompositions()))(*inputs)
+    gm.graph.eliminate_dead_code()  # e.g. batch norm's unused empty()
+    gm.recompile()
     return tc.compiler.compile_graph(gm, requires_grad=marks)
 
 

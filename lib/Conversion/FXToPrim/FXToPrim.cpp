@@ -62,6 +62,8 @@ public:
 private:
   FailureOr<SmallVector<Value>> dispatch();
   FailureOr<SmallVector<Value>> convolution();
+  FailureOr<SmallVector<Value>> batchNorm(bool training);
+  FailureOr<SmallVector<Value>> maxPool();
 
   //===--------------------------------------------------------------------===//
   // Arguments
@@ -723,6 +725,13 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
 
   if (target == "aten::convolution")
     return convolution();
+  if (target == "aten::native_batch_norm" ||
+      target == "aten::_native_batch_norm_legit_functional" ||
+      target == "aten::_native_batch_norm_legit_no_training")
+    return batchNorm(target != "aten::_native_batch_norm_legit_no_training" &&
+                     boolArg("training", false));
+  if (target == "aten::max_pool2d_with_indices")
+    return maxPool();
   if (target == "aten::constant_pad_nd") {
     // `pad` holds (before, after) pairs from the last dimension backwards;
     // negative amounts crop.
@@ -750,13 +759,167 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   return fail("no decomposition into prim ops");
 }
 
-/// aten::convolution (not transposed, one group) as a sum of matrix
-/// products, one per kernel offset: the input is zero-padded once, and the
-/// strided window each offset reads, laid out as (N * out..., C), is
-/// multiplied by that offset's (C, O) weights. The products reuse tc's GEMM
-/// path, and tc-autodiff differentiates the convolution through the slice,
-/// pad and dot rules (the input's gradient pads each window's gradient
-/// back, the weights' gradient is a product per offset).
+/// Batch norm over every dimension but the channels (dim 1). Training
+/// normalizes with the batch's statistics and (the functional form) returns
+/// the updated running statistics, `(1 - momentum) * running + momentum *
+/// batch` with the unbiased variance, as eager does in place; evaluation
+/// normalizes with the running statistics. Results: output, the mean and
+/// inverse deviation used (empty in evaluation), and for
+/// `_native_batch_norm_legit_functional` the new running mean and variance.
+FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
+  RankedTensorType type = resultType();
+  Type elt = type.getElementType();
+  ArrayRef<int32_t> sizes;
+  if (auto attr = op.getTensorArgSizes())
+    sizes = *attr;
+  // Operands: input, then weight, bias, running mean, running var when
+  // present.
+  SmallVector<Value> present(5);
+  unsigned next = 0;
+  for (unsigned i = 0; i < 5; ++i)
+    if (sizes.empty() ? i < operands.size() : sizes[i] == 1)
+      present[i] = operands[next++];
+  Value x = convert(present[0], elt);
+  RankedTensorType xType = typeOf(x);
+  int64_t rank = xType.getRank();
+  if (rank < 2)
+    return fail("input " + quoted(xType) + " has no channel dimension");
+  int64_t channels = xType.getDimSize(1), count = 1;
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != 1) {
+      dims.push_back(d);
+      count *= xType.getDimSize(d);
+    }
+  auto statType = RankedTensorType::get({channels}, elt);
+  auto toInput = [&](Value v) {
+    return prim::BroadcastInDimOp::create(b, loc, convert(v, elt),
+                                          xType.getShape(),
+                                          ArrayRef<int64_t>{1})
+        .getResult();
+  };
+  double eps = floatArg("eps", 1e-5), momentum = floatArg("momentum", 0.1);
+  Value mean, var;
+  if (training) {
+    mean = prim::DivOp::create(
+        b, loc, prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum, x, dims),
+        splat(statType, count));
+    Value centered = prim::SubOp::create(b, loc, x, toInput(mean));
+    var = prim::DivOp::create(
+        b, loc,
+        prim::ReduceOp::create(
+            b, loc, prim::ReductionKind::Sum,
+            prim::MulOp::create(b, loc, centered, centered), dims),
+        splat(statType, count));
+  } else {
+    if (!present[3] || !present[4])
+      return fail("evaluation needs the running statistics");
+    mean = convert(present[3], elt);
+    var = convert(present[4], elt);
+  }
+  Value rstd = prim::RsqrtOp::create(
+      b, loc, prim::AddOp::create(b, loc, var, splat(statType, eps)));
+  Value y = prim::MulOp::create(
+      b, loc, prim::SubOp::create(b, loc, x, toInput(mean)), toInput(rstd));
+  if (present[1])
+    y = prim::MulOp::create(b, loc, y, toInput(present[1]));
+  if (present[2])
+    y = prim::AddOp::create(b, loc, y, toInput(present[2]));
+  SmallVector<Value> results = {y};
+  for (unsigned i : {1u, 2u}) {
+    RankedTensorType t = resultType(i);
+    if (t.getNumElements() == 0)
+      results.push_back(splat(t, 0));
+    else
+      results.push_back(coerce(i == 1 ? mean : rstd, t));
+  }
+  if (op.getNumResults() == 5) {
+    if (!training || !present[3] || !present[4])
+      return fail("running statistics are updated in training only");
+    auto update = [&](Value running, Value batch, double scale) {
+      Value kept = prim::MulOp::create(b, loc, convert(running, elt),
+                                       splat(statType, 1 - momentum));
+      Value added = prim::MulOp::create(b, loc, batch,
+                                        splat(statType, momentum * scale));
+      return prim::AddOp::create(b, loc, kept, added).getResult();
+    };
+    results.push_back(coerce(update(present[3], mean, 1), resultType(3)));
+    results.push_back(coerce(
+        update(present[4], var, count > 1 ? double(count) / (count - 1) : 1),
+        resultType(4)));
+  }
+  return results;
+}
+
+/// 2-d max pooling (no ceil mode) as the maximum over the window's strided
+/// slices of the input padded with -inf. The indices result (which only
+/// eager's backward reads; tc-autodiff differentiates the maxima) must be
+/// unused.
+FailureOr<SmallVector<Value>> Decomposer::maxPool() {
+  RankedTensorType type = resultType();
+  Value x = convert(operands[0], type.getElementType());
+  RankedTensorType xType = typeOf(x);
+  int64_t rank = xType.getRank();
+  if (!op.getResult(1).use_empty())
+    return fail("the indices of max pooling are not computed yet");
+  if (boolArg("ceil_mode", false))
+    return fail("ceil_mode is not supported yet");
+  if (rank != 3 && rank != 4)
+    return fail("input " + quoted(xType) + " is not (N,) C, H, W");
+  auto listArg = [&](StringRef name, SmallVector<int64_t> dflt) {
+    SmallVector<int64_t> v = intListArg(name).value_or(dflt);
+    if (v.empty())
+      v = dflt;
+    if (v.size() == 1)
+      v.assign(2, v[0]);
+    return v;
+  };
+  SmallVector<int64_t> kernel = listArg("kernel_size", {1, 1});
+  SmallVector<int64_t> stride = listArg("stride", kernel);
+  SmallVector<int64_t> padding = listArg("padding", {0, 0});
+  SmallVector<int64_t> dilation = listArg("dilation", {1, 1});
+  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
+      dilation.size() != 2)
+    return fail("kernel_size, stride, padding and dilation need 2 entries");
+  SmallVector<int64_t> low(rank, 0), interior(rank, 0);
+  low[rank - 2] = padding[0];
+  low[rank - 1] = padding[1];
+  if (padding[0] || padding[1])
+    x = prim::PadOp::create(b, loc, x, low, low, interior,
+                            APFloat(-std::numeric_limits<double>::infinity()));
+  Value result;
+  for (int64_t i = 0; i < kernel[0]; ++i)
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
+          steps(rank, 1);
+      int64_t offsets[2] = {i * dilation[0], j * dilation[1]};
+      for (int64_t d = 0; d < 2; ++d) {
+        int64_t dim = rank - 2 + d;
+        start[dim] = offsets[d];
+        limit[dim] = offsets[d] + (type.getDimSize(dim) - 1) * stride[d] + 1;
+        steps[dim] = stride[d];
+        if (limit[dim] > typeOf(x).getDimSize(dim))
+          return fail("result " + quoted(type) +
+                      " does not match the input and window");
+      }
+      Value window = prim::SliceOp::create(b, loc, x, start, limit, steps);
+      result = result ? prim::MaximumOp::create(b, loc, result, window)
+                            .getResult()
+                      : window;
+    }
+  if (typeOf(result).getShape() != type.getShape())
+    return fail("result " + quoted(type) + " does not match the input and "
+                "window");
+  return SmallVector<Value>{result, splat(resultType(1), 0)};
+}
+
+/// aten::convolution (not transposed, one group) as one matrix product
+/// (im2col): the input is zero-padded once; the strided window each kernel
+/// offset reads, laid out as (N * out..., C), is concatenated side by side
+/// into (N * out..., K * C) rows, multiplied by the weights laid out as
+/// (K * C, O). The product reuses tc's GEMM path, and tc-autodiff
+/// differentiates the convolution through the slice, concatenate, pad and
+/// dot rules.
 FailureOr<SmallVector<Value>> Decomposer::convolution() {
   RankedTensorType type = resultType();
   Type elt = type.getElementType();
@@ -820,35 +983,40 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
   for (int64_t d = 0; d < spatial; ++d)
     toLast.push_back(2 + d);
   toLast.push_back(1);
+  // One (N * out..., C) block of rows per kernel offset, side by side:
+  // (N * out..., K * C), K = the kernel's size, offsets outermost.
   SmallVector<int64_t> offset(spatial, 0);
-  Value sum;
+  SmallVector<Value> blocks;
   while (true) {
     SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
         steps(rank, 1);
-    SmallVector<int64_t> wStart(rank, 0), wLimit(wType.getShape());
     for (int64_t d = 0; d < spatial; ++d) {
       start[2 + d] = offset[d] * dilation[d];
       limit[2 + d] = start[2 + d] + (out[d] - 1) * stride[d] + 1;
       steps[2 + d] = stride[d];
-      wStart[2 + d] = offset[d];
-      wLimit[2 + d] = offset[d] + 1;
     }
     Value window = prim::SliceOp::create(b, loc, x, start, limit, steps);
-    Value rows = reshape(prim::PermuteOp::create(b, loc, window, toLast),
-                         {points, c});
-    Value tap = prim::SliceOp::create(b, loc, w, wStart, wLimit,
-                                      SmallVector<int64_t>(rank, 1));
-    Value cols = prim::PermuteOp::create(b, loc, reshape(tap, {o, c}),
-                                         ArrayRef<int64_t>{1, 0});
-    Value product = matmul(rows, cols);
-    sum = sum ? prim::AddOp::create(b, loc, sum, product).getResult()
-              : product;
+    blocks.push_back(reshape(prim::PermuteOp::create(b, loc, window, toLast),
+                             {points, c}));
     int64_t d = spatial - 1;
     while (d >= 0 && ++offset[d] == kernel[d])
       offset[d--] = 0;
     if (d < 0)
       break;
   }
+  Value rows = blocks.size() == 1
+                   ? blocks.front()
+                   : prim::ConcatenateOp::create(b, loc, blocks, 1).getResult();
+  // The weights in the same order: (O, C, kernel...) -> (kernel..., C, O).
+  SmallVector<int64_t> weightOrder;
+  for (int64_t d = 0; d < spatial; ++d)
+    weightOrder.push_back(2 + d);
+  weightOrder.push_back(1);
+  weightOrder.push_back(0);
+  int64_t taps = static_cast<int64_t>(blocks.size());
+  Value cols = reshape(prim::PermuteOp::create(b, loc, w, weightOrder),
+                       {taps * c, o});
+  Value sum = matmul(rows, cols);
   // (N * out..., O) -> (N, O, out...).
   SmallVector<int64_t> nhwo = {n};
   llvm::append_range(nhwo, out);

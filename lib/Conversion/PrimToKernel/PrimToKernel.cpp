@@ -186,6 +186,34 @@ LogicalResult FusionPlan::build() {
       realized.insert(cst);
   });
 
+  // A value read through several windows (the strided slices of a
+  // convolution's or a pooling's input, the parts of a concatenation) would
+  // be recomputed by each window, and windows of windows multiply that:
+  // realize it once.
+  func.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      unsigned windows = 0;
+      for (Operation *user : v.getUsers())
+        windows += isa<prim::SliceOp, prim::PadOp, prim::ConcatenateOp>(user);
+      if (windows > 1)
+        realized.insert(v);
+    }
+  });
+
+  // A reduction over other than the trailing dimensions (batch norm's over
+  // N, H, W) cannot be hoisted out of its consumer's inner loops: inlined,
+  // it would be recomputed for every point it is broadcast to. Realize it.
+  func.walk([&](prim::ReduceOp reduce) {
+    ArrayRef<int64_t> dims = reduce.getDims();
+    int64_t rank = tensorType(reduce.getOperand()).getRank();
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (d != rank - static_cast<int64_t>(dims.size()) +
+                   static_cast<int64_t>(i)) {
+        realized.insert(reduce.getResult());
+        return;
+      }
+  });
+
   // A reduction inlined into several kernels would be recomputed by each:
   // realize it once instead. Realizing one can change the roots of others,
   // so iterate to a fixed point.
@@ -747,6 +775,42 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
                                        .getResult());
     }
     return emit(slice.getOperand(), inIdx);
+  }
+  if (auto concat = dyn_cast<prim::ConcatenateOp>(op)) {
+    // Each input is read at the index clamped into its part (always a valid
+    // load) and the part the point falls in is selected.
+    int64_t dim = concat.getDim();
+    Value i = idx[dim];
+    Value result;
+    int64_t offset = 0;
+    SmallVector<std::pair<int64_t, Value>> parts; // (end, value)
+    for (Value input : concat.getInputs()) {
+      int64_t size = tensorType(input).getDimSize(dim);
+      if (size == 0)
+        continue;
+      SmallVector<Value> inIdx(idx);
+      Value local = offset == 0
+                        ? i
+                        : arith::SubIOp::create(b, loc, i, index(offset))
+                              .getResult();
+      local = arith::MaxSIOp::create(b, loc, local, index(0));
+      local = arith::MinSIOp::create(b, loc, local, index(size - 1));
+      inIdx[dim] = local;
+      FailureOr<Value> part = emit(input, inIdx);
+      if (failed(part))
+        return failure();
+      offset += size;
+      parts.emplace_back(offset, *part);
+    }
+    if (parts.empty())
+      return concat.emitOpError() << "has no elements to read";
+    result = parts.back().second;
+    for (auto &[end, value] : llvm::reverse(ArrayRef(parts).drop_back())) {
+      Value before = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           i, index(end));
+      result = arith::SelectOp::create(b, loc, before, value, result);
+    }
+    return result;
   }
   if (auto pad = dyn_cast<prim::PadOp>(op)) {
     // Points between or beyond the operand's elements take the padding

@@ -1,20 +1,25 @@
 // RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
 
-// A 2x2 convolution, stride 2, padding 1: the input is padded once, then each
-// of the four kernel offsets multiplies its strided window, laid out as
-// (N * out, C), by its (C, O) weights; the products are summed, laid out
-// back as (N, O, out...) and the bias is broadcast over the channels.
+// A 2x2 convolution, stride 2, padding 1, as one matrix product (im2col):
+// the input is padded once, the strided window of each of the four kernel
+// offsets laid out as (N * out, C) rows, the four side by side times the
+// weights as (K * C, O); then (N, O, out...) and the bias over channels.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[P:.*]] = prim.pad %arg0, low [0, 0, 1, 1], high [0, 0, 1, 1], interior [0, 0, 0, 0]
 // CHECK: prim.slice %[[P]], start [0, 0, 0, 0], limit [2, 3, 5, 5], strides [1, 1, 2, 2]
-// CHECK: prim.slice %arg1, start [0, 0, 0, 0], limit [4, 3, 1, 1], strides [1, 1, 1, 1]
-// CHECK: prim.dot {{.*}} : tensor<18x3xf32>, tensor<3x4xf32>
+// CHECK: %[[R0:.*]] = prim.reshape %{{.*}}, shape [18, 3]
 // CHECK: prim.slice %[[P]], start [0, 0, 0, 1], limit [2, 3, 5, 6], strides [1, 1, 2, 2]
-// CHECK: prim.dot
-// CHECK: prim.add
+// CHECK: %[[R1:.*]] = prim.reshape %{{.*}}, shape [18, 3]
 // CHECK: prim.slice %[[P]], start [0, 0, 1, 0], limit [2, 3, 6, 5], strides [1, 1, 2, 2]
+// CHECK: %[[R2:.*]] = prim.reshape %{{.*}}, shape [18, 3]
 // CHECK: prim.slice %[[P]], start [0, 0, 1, 1], limit [2, 3, 6, 6], strides [1, 1, 2, 2]
-// CHECK: %[[Y:.*]] = prim.reshape %{{.*}}, shape [2, 3, 3, 4] : tensor<18x4xf32>
+// CHECK: %[[R3:.*]] = prim.reshape %{{.*}}, shape [18, 3]
+// CHECK: %[[ROWS:.*]] = prim.concatenate %[[R0]], %[[R1]], %[[R2]], %[[R3]] dim 1
+// CHECK: %[[WT:.*]] = prim.permute %arg1, [2, 3, 1, 0]
+// CHECK: %[[COLS:.*]] = prim.reshape %[[WT]], shape [12, 4]
+// CHECK: %[[D:.*]] = prim.dot %[[ROWS]], %[[COLS]], batch [] x [], contract [1] x [0] : tensor<18x12xf32>, tensor<12x4xf32>
+// CHECK-NOT: prim.dot
+// CHECK: %[[Y:.*]] = prim.reshape %[[D]], shape [2, 3, 3, 4] : tensor<18x4xf32>
 // CHECK: %[[T:.*]] = prim.permute %[[Y]], [0, 3, 1, 2]
 // CHECK: %[[B:.*]] = prim.broadcast_in_dim %arg2, shape [2, 4, 3, 3], dims [1]
 // CHECK: prim.add %[[T]], %[[B]]

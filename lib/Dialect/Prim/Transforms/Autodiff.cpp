@@ -392,6 +392,22 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
     }
     accumulate(slice.getOperand(),
                PadOp::create(b, loc, grad, low, high, interior, APFloat(0.0)));
+  } else if (auto concat = dyn_cast<ConcatenateOp>(op)) {
+    // Each input's gradient is its part of the incoming one.
+    int64_t dim = concat.getDim(), offset = 0;
+    ArrayRef<int64_t> outShape = typeOf(y).getShape();
+    for (Value input : concat.getInputs()) {
+      int64_t size = typeOf(input).getDimSize(dim);
+      if (active.contains(input)) {
+        SmallVector<int64_t> start(outShape.size(), 0), limit(outShape),
+            strides(outShape.size(), 1);
+        start[dim] = offset;
+        limit[dim] = offset + size;
+        accumulate(input,
+                   SliceOp::create(b, loc, grad, start, limit, strides));
+      }
+      offset += size;
+    }
   } else if (auto pad = dyn_cast<PadOp>(op)) {
     // The padding's value is a constant: the operand's gradient is the
     // slice of the incoming one it came from (cropping pads read nothing

@@ -223,7 +223,8 @@ def _functionalize_buffer_updates(traced: torch.fx.GraphModule) -> bool:
             continue
         if (node.target is aten.add_.Tensor and node.args
                 and node.args[0] in placeholders
-                and node.args[0] not in updates):
+                and node.args[0] not in updates
+                and not node.args[0].meta["val"].requires_grad):
             buffer = node.args[0]
             with graph.inserting_before(node):
                 new = graph.call_function(aten.add.Tensor, node.args,

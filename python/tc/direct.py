@@ -40,7 +40,6 @@ for _name in ("sin", "cos", "tan", "exp", "log", "tanh", "sigmoid", "sqrt",
     _UNARY[getattr(torch, _name)] = _op
     _UNARY[_name] = _op  # call_method
 _UNARY[F.relu] = aten.relu.default
-_UNARY[torch.sigmoid] = aten.sigmoid.default
 _UNARY[operator.neg] = aten.neg.default
 
 #: Binary arithmetic: Dynamo target -> (ATen op, commutative).

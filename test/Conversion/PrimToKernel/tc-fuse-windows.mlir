@@ -1,0 +1,47 @@
+// RUN: tc-opt %s -tc-fuse | FileCheck %s
+
+// A value read through several windows (here the padded exp, sliced twice)
+// is realized once instead of being recomputed by each window; a pad reads
+// its operand at a clamped index and selects the padding value outside; a
+// concatenation selects the part a point falls in; a reduction over a
+// leading dimension is realized rather than recomputed for every point it
+// is broadcast to.
+
+// CHECK-LABEL: kernel.kernel @windows_fused_exp_pad_0
+// CHECK-SAME: (%[[X:.*]]: memref<2x6xf32>, %[[P:.*]]: memref<2x8xf32>)
+// CHECK: kernel.loop
+// CHECK: %[[J:.*]] = arith.subi %{{.*}}, %c1
+// CHECK: %[[LOW:.*]] = arith.cmpi sge, %[[J]], %c0
+// CHECK: %[[HIGH:.*]] = arith.cmpi slt, %[[J]], %c6
+// CHECK: %[[IN:.*]] = arith.andi %[[LOW]], %[[HIGH]]
+// CHECK: %[[CLAMPED:.*]] = arith.select %[[IN]], %[[J]], %c0
+// CHECK: memref.load %[[X]][%{{.*}}, %[[CLAMPED]]]
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: %[[V:.*]] = arith.select %{{.*}}, %[[E]], %cst
+// CHECK: memref.store %[[V]], %[[P]]
+
+// CHECK-LABEL: kernel.kernel @windows_fused_slice_concatenate_reduce_1
+// CHECK-SAME: (%[[PIN:.*]]: memref<2x8xf32>, %[[SUM:.*]]: memref<6xf32>)
+// CHECK: kernel.reduce add %c4
+// CHECK: %[[A:.*]] = memref.load %[[PIN]]
+// CHECK: %[[B:.*]] = memref.load %[[PIN]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %c2
+// CHECK: arith.select %[[FIRST]], %[[A]], %[[B]]
+// CHECK-NOT: math.exp
+
+// CHECK-LABEL: kernel.kernel @windows_fused_mul_2
+// CHECK-NOT: kernel.reduce
+// CHECK: memref.load %{{.*}} : memref<6xf32>
+// CHECK: arith.mulf
+func.func @windows(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  %e = prim.exp %x : tensor<2x6xf32>
+  %p = prim.pad %e, low [0, 1], high [0, 1], interior [0, 0], value 0.0 : tensor<2x6xf32>
+  %a = prim.slice %p, start [0, 0], limit [2, 6], strides [1, 1] : tensor<2x8xf32>
+  %b = prim.slice %p, start [0, 2], limit [2, 8], strides [1, 1] : tensor<2x8xf32>
+  %c = prim.concatenate %a, %b dim 0 : tensor<2x6xf32>, tensor<2x6xf32>
+  %s = prim.reduce sum %c, dims [0] : tensor<4x6xf32>
+  %r = prim.reshape %s, shape [1, 6] : tensor<6xf32>
+  %bb = prim.broadcast_in_dim %r, shape [2, 6], dims [0, 1] : tensor<1x6xf32>
+  %o = prim.mul %x, %bb : tensor<2x6xf32>
+  return %o : tensor<2x6xf32>
+}

@@ -14,6 +14,20 @@ import tc
 pytestmark = pytest.mark.requires_native
 
 
+#: Eager ATen ops that only allocate or fill (tc's outputs and arena,
+#: autograd's seed gradient, tc's zero cotangents): what backward() may run
+#: outside tc.
+_ALLOCATION = {"aten::empty", "aten::empty_like", "aten::empty_strided",
+               "aten::detach", "aten::zeros_like", "aten::zeros",
+               "aten::ones_like", "aten::zero_", "aten::fill_"}
+
+
+def _sgd_step(optimizer, loss):
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
 def mlp():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.LayerNorm(64),
@@ -36,13 +50,9 @@ def test_sgd_steps_match_eager(fresh_tc):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for _ in range(5):
         loss_ref = F.cross_entropy(reference(x), y)
-        opt_ref.zero_grad()
-        loss_ref.backward()
-        opt_ref.step()
+        _sgd_step(opt_ref, loss_ref)
         loss = compiled_loss(x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        _sgd_step(opt, loss)
         torch.testing.assert_close(loss, loss_ref, rtol=1e-4, atol=1e-6)
     for p_ref, p in zip(reference.parameters(), model.parameters()):
         torch.testing.assert_close(p, p_ref, rtol=1e-4, atol=1e-6)
@@ -132,16 +142,9 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
 
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     opt_ref = torch.optim.SGD(reference.parameters(), lr=0.01, momentum=0.9)
-    # Allocation and filling only: autograd's ones for the loss, tc's zero
-    # cotangents for the running statistics it returns, its outputs.
-    allocation = {"aten::empty", "aten::empty_like", "aten::empty_strided",
-                  "aten::detach", "aten::zeros_like", "aten::zeros",
-                  "aten::ones_like", "aten::zero_", "aten::fill_"}
     for _ in range(2):
         loss_ref = F.cross_entropy(reference(x), y)
-        opt_ref.zero_grad()
-        loss_ref.backward()
-        opt_ref.step()
+        _sgd_step(opt_ref, loss_ref)
         loss = compiled_loss(x, y)
         opt.zero_grad()
         with torch.profiler.profile() as prof:
@@ -149,7 +152,7 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
         opt.step()
         aten = {e.name for e in prof.events() if e.name.startswith("aten::")}
         assert not any("backward" in name for name in aten), aten
-        assert aten <= allocation, aten - allocation
+        assert aten <= _ALLOCATION, aten - _ALLOCATION
         torch.testing.assert_close(loss, loss_ref, rtol=5e-3, atol=1e-5)
     for (name, got), expected in zip(model.state_dict().items(),
                                      reference.state_dict().values()):

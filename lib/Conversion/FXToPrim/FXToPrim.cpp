@@ -107,6 +107,18 @@ private:
       values.push_back(i.getInt());
     return values;
   }
+  /// A per-spatial-dimension list argument (stride, padding, ...): one
+  /// value stands for all `count` dimensions, an absent or empty one is
+  /// `dflt`.
+  SmallVector<int64_t> spatialListArg(StringRef name, int64_t count,
+                                      ArrayRef<int64_t> dflt) const {
+    SmallVector<int64_t> v = intListArg(name).value_or(SmallVector<int64_t>{});
+    if (v.empty())
+      v.assign(dflt.begin(), dflt.end());
+    if (v.size() == 1)
+      v.assign(count, v[0]);
+    return v;
+  }
   /// Whether a numeric argument is an integer (PyTorch's Scalar may be
   /// either; it matters for integer tensors).
   bool isIntegral(StringRef name) const {
@@ -866,18 +878,10 @@ FailureOr<SmallVector<Value>> Decomposer::maxPool() {
     return fail("ceil_mode is not supported yet");
   if (rank != 3 && rank != 4)
     return fail("input " + quoted(xType) + " is not (N,) C, H, W");
-  auto listArg = [&](StringRef name, SmallVector<int64_t> dflt) {
-    SmallVector<int64_t> v = intListArg(name).value_or(dflt);
-    if (v.empty())
-      v = dflt;
-    if (v.size() == 1)
-      v.assign(2, v[0]);
-    return v;
-  };
-  SmallVector<int64_t> kernel = listArg("kernel_size", {1, 1});
-  SmallVector<int64_t> stride = listArg("stride", kernel);
-  SmallVector<int64_t> padding = listArg("padding", {0, 0});
-  SmallVector<int64_t> dilation = listArg("dilation", {1, 1});
+  SmallVector<int64_t> kernel = spatialListArg("kernel_size", 2, {1, 1});
+  SmallVector<int64_t> stride = spatialListArg("stride", 2, kernel);
+  SmallVector<int64_t> padding = spatialListArg("padding", 2, {0, 0});
+  SmallVector<int64_t> dilation = spatialListArg("dilation", 2, {1, 1});
   if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
       dilation.size() != 2)
     return fail("kernel_size, stride, padding and dilation need 2 entries");
@@ -938,17 +942,13 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
       xType.getDimSize(1) != wType.getDimSize(1))
     return fail("input " + quoted(xType) + " and weight " + quoted(wType) +
                 " do not make a convolution");
-  auto listArg = [&](StringRef name, int64_t dflt) {
-    SmallVector<int64_t> v = intListArg(name).value_or(SmallVector<int64_t>{});
-    if (v.size() == 1)
-      v.assign(spatial, v[0]);
-    if (v.empty())
-      v.assign(spatial, dflt);
-    return v;
-  };
-  SmallVector<int64_t> stride = listArg("stride", 1),
-                       padding = listArg("padding", 0),
-                       dilation = listArg("dilation", 1);
+  SmallVector<int64_t> stride = spatialListArg(
+                           "stride", spatial, SmallVector<int64_t>(spatial, 1)),
+                       padding = spatialListArg(
+                           "padding", spatial, SmallVector<int64_t>(spatial, 0)),
+                       dilation = spatialListArg(
+                           "dilation", spatial,
+                           SmallVector<int64_t>(spatial, 1));
   if (static_cast<int64_t>(stride.size()) != spatial ||
       static_cast<int64_t>(padding.size()) != spatial ||
       static_cast<int64_t>(dilation.size()) != spatial)

@@ -120,6 +120,27 @@ NB_MODULE(_tc, m) {
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
       "the compiler's diagnostics on failure.");
 
+  m.def(
+      "split_training",
+      [](const std::string &ir) {
+        char *forward = nullptr, *backward = nullptr, *layout = nullptr;
+        char *error = nullptr;
+        int status;
+        {
+          nb::gil_scoped_release release;
+          status = tcSplitTrainingGraph(ir.data(), ir.size(), &forward,
+                                        &backward, &layout, &error);
+        }
+        if (status)
+          throw std::runtime_error(takeMessage(error));
+        return nb::make_tuple(takeMessage(forward), takeMessage(backward),
+                              takeMessage(layout));
+      },
+      nb::arg("ir"),
+      "Splits an fx-dialect training graph into (forward, backward, "
+      "layout): two prim-dialect modules and where each value the backward "
+      "saves comes from (see tcSplitTrainingGraph).");
+
   // The GPU compilers: (source, pipeline options, dump stages).
   auto gpuCompiler = [](TcExecutableRef (*compile)(const char *, size_t,
                                                    const char *, int,

@@ -41,6 +41,21 @@ TcExecutableRef tcCompileROCm(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               char **error);
 
+/// Splits the fx-dialect training graph `source` (arguments marked
+/// tc.requires_grad) into a forward and a backward module of prim ops
+/// (tc-split-training-pipeline), each compiled afterwards with
+/// tcCompileCPU/CUDA/ROCm. The forward takes the graph's inputs and returns
+/// its outputs, then the extra values the backward saves. The backward
+/// takes the saved values, then one cotangent per floating-point output,
+/// and returns the gradients of the marked inputs. `*layout` lists where
+/// each saved value comes from, comma separated: "i<n>" input n, "o<n>"
+/// output n, "s<n>:<type>" the forward's extra result n, of MLIR tensor
+/// type <type>. Returns 0 on success
+/// (the three malloc'ed strings for tcFreeString), else nonzero with a
+/// message in `*error`.
+int tcSplitTrainingGraph(const char *source, size_t length, char **forward,
+                         char **backward, char **layout, char **error);
+
 /// Runs `exe` on `count` buffers: inputs, outputs, then the arena. Returns
 /// 0 on success, else nonzero with a malloc'ed message in `*error`.
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,

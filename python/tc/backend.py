@@ -616,13 +616,13 @@ def _compile_training(gm: torch.fx.GraphModule,
     """A training graph compiled with tc's autodiff, or None (after a log
     line) for AOTAutograd to take.
 
-    The forward runs tc's forward graph and saves the inputs; the backward
-    runs the joint graph `tc-autodiff` builds (it recomputes the forward,
-    then applies the gradient rules), so `loss.backward()` runs tc kernels
-    only. Saving inputs alone trades compute for memory, the extreme of
-    AOTAutograd's rematerialization; choosing what to save by a min-cut is
-    the next step. Graphs with an op tc cannot compile, mutations or outputs
-    that alias inputs go to AOTAutograd.
+    tc-autodiff makes the joint forward + backward graph; tc-partition
+    splits it into a forward that also returns what the backward needs and
+    a backward that recomputes the rest (cheap pointwise work) from that,
+    choosing by a min-cut over bytes as AOTAutograd's rematerializing
+    partitioner does. `loss.backward()` then runs tc kernels only. Graphs
+    with an op tc cannot compile, mutations or outputs that alias inputs
+    go to AOTAutograd.
     """
     if not _all_supported(gm):
         _fallbacks.info("training graph: not every op compiles with tc; "
@@ -634,64 +634,81 @@ def _compile_training(gm: torch.fx.GraphModule,
     marks = [x.requires_grad and x.is_floating_point()
              for x in example_inputs]
     ops = _op_nodes(gm.graph)
-    forward = _compile_subgraph(gm, "forward", ops, settings)
-    if forward is None:
+    functions = _compile_split(gm, ops, settings, marks)
+    if functions is None:
         return None
-    if any(a is not None for a in forward.imported.outputs_alias_inputs):
+    if any(a is not None
+           for a in functions.forward.imported.outputs_alias_inputs):
         _fallbacks.info("training graph returns an input; AOTAutograd "
                         "handles the aliasing")
         return None
-    joint = _compile_subgraph(gm, "joint", ops, settings,
-                              requires_grad=marks)
-    if joint is None:
-        return None
     if logs.enabled("memory"):
-        saved = sum(math.prod(shape) * dtype.itemsize
-                    for shape, dtype in forward.imported.input_specs)
+        bytes_ = functions.saved_bytes
         logs.channel_logger("memory").info(
-            "training graph: the backward keeps %d bytes (the graph's "
-            "inputs; it recomputes the forward)", saved)
+            "training graph: the backward keeps %d bytes (%d of inputs, "
+            "%d of outputs, %d of %d saved intermediates); forward arena "
+            "%d bytes, backward arena %d bytes", sum(bytes_.values()),
+            bytes_["input"], bytes_["output"], bytes_["extra"],
+            sum(1 for kind, _ in functions.saved if kind == "extra"),
+            functions.forward.arena_bytes, functions.backward.arena_bytes)
     tc.counters["graphs_compiled"] += 1
     tc.counters["subgraphs_compiled"] += 2
     tc.counters["training_graphs"] += 1
-    tc.counters["kernels"] += forward.num_kernels + joint.num_kernels
+    tc.counters["kernels"] += (functions.forward.num_kernels
+                               + functions.backward.num_kernels)
     tc.counters["ops_compiled"] += len(ops)
-    return _TrainingGraph(forward, joint, marks, gm,
+    return _TrainingGraph(functions, marks, gm,
                           gm.meta.get(_MUTATED_INPUTS, []))
+
+
+def _compile_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
+                   settings: _Settings, marks: Sequence[bool]
+                   ) -> compiler.TrainingFunctions | None:
+    """The forward and backward functions of a training graph, or None
+    (after logging, as `_compile_subgraph`)."""
+    return _compile_subgraph(
+        gm, "training", ops, settings,
+        compile=lambda: compiler.compile_training(
+            gm, marks, dump_stages=settings.dump_stages))
 
 
 class _TrainingGraph:
     """Calls a training graph through an autograd.Function of tc's forward
-    and joint graphs. Should the forward fail at run time (a GPU error, say),
-    the traced ATen graph runs in eager under autograd from then on."""
+    and backward functions. Should the forward fail at run time (a GPU
+    error, say), the traced ATen graph runs in eager under autograd from
+    then on."""
 
-    def __init__(self, forward: CompiledFunction, joint: CompiledFunction,
+    def __init__(self, functions: compiler.TrainingFunctions,
                  marks: list[bool], eager: torch.fx.GraphModule,
                  mutated: list[int]):
-        self.forward = forward
-        self.joint = joint
+        self.functions = functions
         self.marks = marks
         self.eager = eager
         # Inputs the graph updates (batch norm's running statistics): their
         # new values are the last outputs, written back after each call.
         self.mutated = mutated
         self.failed = False
-        specs = forward.imported.output_specs
+        forward = functions.forward
+        specs = forward.imported.output_specs[:functions.num_outputs]
+        self.output_specs = specs
         self.float_outputs = [dtype.is_floating_point for _, dtype in specs]
-        self.structure = forward.imported.output_structure
+        self.structure = functions.output_structure
         owner = self
 
         class Function(torch.autograd.Function):
             @staticmethod
             def forward(ctx, *args):
-                # The backward recomputes the forward from the inputs; those
-                # written back after this call are saved as they were.
+                results = owner.functions.forward(*args)
+                count = owner.functions.num_outputs
+                outputs, extras = results[:count], results[count:]
+                # Inputs written back after this call are saved as they
+                # were.
+                sources = {"input": args, "output": outputs,
+                           "extra": extras}
                 ctx.save_for_backward(*[
-                    a.clone() if i in owner.mutated else a
-                    for i, a in enumerate(args)])
-                outputs = owner.forward(*args)
-                outputs = (outputs if isinstance(outputs, (tuple, list))
-                           else (outputs,))
+                    args[n].clone() if kind == "input" and n in owner.mutated
+                    else sources[kind][n]
+                    for kind, n in owner.functions.saved])
                 ctx.mark_non_differentiable(*[
                     o for o, f in zip(outputs, owner.float_outputs)
                     if not f])
@@ -699,16 +716,16 @@ class _TrainingGraph:
 
             @staticmethod
             def backward(ctx, *grads):
-                args = ctx.saved_tensors
                 # Outputs the loss does not use get no gradient: zeros.
+                device = owner.functions.forward.device
                 cotangents = [
                     g if g is not None else torch.zeros(
-                        shape, dtype=dtype, device=owner.forward.device)
+                        shape, dtype=dtype, device=device)
                     for g, (shape, dtype), f in zip(
-                        grads, owner.forward.imported.output_specs,
-                        owner.float_outputs) if f]
-                results = owner.joint(*args, *cotangents)
-                gradients = iter(results[len(owner.float_outputs):])
+                        grads, owner.output_specs, owner.float_outputs)
+                    if f]
+                gradients = iter(owner.functions.backward(
+                    *ctx.saved_tensors, *cotangents))
                 return tuple(next(gradients) if m else None
                              for m in owner.marks)
 
@@ -739,17 +756,15 @@ class _TrainingGraph:
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)
 
-
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
                       ops: list[torch.fx.Node], settings: _Settings,
-                      requires_grad: Sequence[bool] = ()
-                      ) -> CompiledFunction | None:
-    """Compiles one subgraph (its joint forward + backward graph with
-    `requires_grad`); None (after logging) if tc cannot."""
+                      compile: Callable[[], Any] | None = None) -> Any:
+    """Compiles one subgraph (with `compile` when given, else
+    `compiler.compile_graph`); None (after logging) if tc cannot."""
     try:
-        joint = {"requires_grad": requires_grad} if any(requires_grad) else {}
-        return compiler.compile_graph(sub, dump_stages=settings.dump_stages,
-                                      **joint)
+        if compile is not None:
+            return compile()
+        return compiler.compile_graph(sub, dump_stages=settings.dump_stages)
     except CompileError as error:
         first_line = (error.message.strip().splitlines() or ["?"])[0]
         command = error.command

@@ -32,6 +32,7 @@ import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
+import math
 import os
 import pathlib
 import sys
@@ -44,9 +45,11 @@ import torch.fx
 
 import tc
 from tc import logs
-from tc.importer import ImportedGraph, Unsupported, import_graph
+from tc.importer import (DTYPE_TO_MLIR, ImportedGraph, Unsupported,
+                         import_graph)
 
-__all__ = ["CompileError", "CompiledFunction", "compile_graph",
+__all__ = ["CompileError", "CompiledFunction", "TrainingFunctions",
+           "compile_graph", "compile_training",
            "native_available", "native_error"]
 
 _GRAPH_NAME = "main"
@@ -213,10 +216,12 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
+    native = _compile_module(text, device, dump_stages)
+    return CompiledFunction(native, imported, gm, device)
 
-    pipeline = "--tc-cpu-pipeline"
-    options = ""
-    platform = "cpu"
+
+def _pipeline(device: torch.device, text: str) -> tuple[str, str, str]:
+    """(platform, tc-opt pipeline flag, pipeline options) for `device`."""
     if device.type == "cuda":
         from tc import cuda, rocm
         platform = "rocm" if rocm.is_rocm() else "cuda"
@@ -225,10 +230,17 @@ def compile_graph(gm: torch.fx.GraphModule, *,
                        else cuda.pipeline_options(device))
         except RuntimeError as error:
             raise CompileError(str(error), text, dump_ir(text)) from None
-        pipeline = f'--tc-{platform}-pipeline="{options}"'
-    elif device.type != "cpu":
+        return platform, f'--tc-{platform}-pipeline="{options}"', options
+    if device.type != "cpu":
         raise Unsupported(f"tc does not compile for {device.type} devices")
+    return "cpu", "--tc-cpu-pipeline", ""
 
+
+def _compile_module(text: str, device: torch.device,
+                    dump_stages: bool) -> Any:
+    """The native executable of the module `text` (fx or prim dialect) for
+    `device`, from the in-process cache when compiled before."""
+    platform, pipeline, options = _pipeline(device, text)
     native = _load_native()
     if native is None:
         raise CompileError(_native_error or "tc native extension not built",
@@ -239,47 +251,157 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     # device.
     key = (text, dump_stages, options, str(device))
     compiled = _cache.get(key)
-    if compiled is None:
-        failure_key = (text, options)
-        if failure_key in _failures:
-            raise CompileError(_failures[failure_key], text, dump_ir(text),
-                               pipeline=pipeline)
-        try:
-            if platform == "cuda":
-                # The kernels load while compiling, into the context of the
-                # current device: the graph's.
-                index = device.index
-                if index is None or torch.cuda.current_device() == index:
-                    compiled = native.compile_cuda(text, options, dump_stages)
-                else:
-                    with torch.cuda.device(device):
-                        compiled = native.compile_cuda(text, options,
-                                                       dump_stages)
-            elif platform == "rocm":
-                compiled = native.compile_rocm(text, options, dump_stages)
+    if compiled is not None:
+        return compiled
+    failure_key = (text, options)
+    if failure_key in _failures:
+        raise CompileError(_failures[failure_key], text, dump_ir(text),
+                           pipeline=pipeline)
+    try:
+        if platform == "cuda":
+            # The kernels load while compiling, into the context of the
+            # current device: the graph's.
+            index = device.index
+            if index is None or torch.cuda.current_device() == index:
+                compiled = native.compile_cuda(text, options, dump_stages)
             else:
-                # Compiled graphs persist in the cache folder across
-                # processes.
-                compiled = native.compile(text, dump_stages,
-                                          str(tc.cache_dir() / "cpu"))
-        except RuntimeError as error:
-            _failures[failure_key] = str(error)
-            raise CompileError(str(error), text, dump_ir(text),
-                               pipeline=pipeline) from None
-        _cache[key] = compiled
-        if compiled.from_cache:
-            tc.counters["disk_cache_hits"] += 1
+                with torch.cuda.device(device):
+                    compiled = native.compile_cuda(text, options,
+                                                   dump_stages)
+        elif platform == "rocm":
+            compiled = native.compile_rocm(text, options, dump_stages)
+        else:
+            # Compiled graphs persist in the cache folder across processes.
+            compiled = native.compile(text, dump_stages,
+                                      str(tc.cache_dir() / "cpu"))
+    except RuntimeError as error:
+        _failures[failure_key] = str(error)
+        raise CompileError(str(error), text, dump_ir(text),
+                           pipeline=pipeline) from None
+    _cache[key] = compiled
+    if compiled.from_cache:
+        tc.counters["disk_cache_hits"] += 1
 
-        if logs.enabled("output_code"):
-            out = logs.channel_logger("output_code")
-            for stage, stage_text in dict(compiled.stage_ir).items():
-                out.info("stage %s:\n%s", stage, stage_text)
-        if logs.enabled("memory"):
-            logs.channel_logger("memory").info(
-                "arena peak %d bytes vs %d bytes of intermediates "
-                "(%d kernels)", compiled.arena_bytes,
-                compiled.intermediate_bytes, compiled.num_kernels)
-    return CompiledFunction(compiled, imported, gm, device)
+    if logs.enabled("output_code"):
+        out = logs.channel_logger("output_code")
+        for stage, stage_text in dict(compiled.stage_ir).items():
+            out.info("stage %s:\n%s", stage, stage_text)
+    if logs.enabled("memory"):
+        logs.channel_logger("memory").info(
+            "arena peak %d bytes vs %d bytes of intermediates "
+            "(%d kernels)", compiled.arena_bytes,
+            compiled.intermediate_bytes, compiled.num_kernels)
+    return compiled
+
+
+@dataclasses.dataclass
+class TrainingFunctions:
+    """A training graph split by tc-partition (see `compile_training`)."""
+
+    #: Takes the graph's inputs; returns its outputs, then the extra values
+    #: the backward saves.
+    forward: "CompiledFunction"
+    #: Takes the saved values, then a cotangent per floating-point output;
+    #: returns the gradient of each marked input.
+    backward: "CompiledFunction"
+    #: Per saved value: ("input", n), ("output", n) or ("extra", n).
+    saved: list[tuple[str, int]]
+    #: Bytes of the saved values, by where they come from.
+    saved_bytes: dict[str, int]
+    #: Number of graph outputs (the forward's first results).
+    num_outputs: int
+    #: How the FX graph returns its outputs: "single", "tuple", "list".
+    output_structure: str
+
+
+_LAYOUT_KINDS = {"i": "input", "o": "output", "s": "extra"}
+
+
+def _tensor_spec(mlir_type: str) -> tuple[tuple[int, ...], torch.dtype]:
+    """(shape, dtype) of a static MLIR tensor type, `tensor<2x3xf32>`."""
+    body = mlir_type.strip()
+    if not (body.startswith("tensor<") and body.endswith(">")):
+        raise CompileError(f"tc-partition saved a value of type {mlir_type}")
+    *dims, element = body[len("tensor<"):-1].split("x")
+    dtypes = {v: k for k, v in DTYPE_TO_MLIR.items()}
+    if element not in dtypes or not all(d.isdigit() for d in dims):
+        raise CompileError(f"tc-partition saved a value of type {mlir_type}")
+    return tuple(int(d) for d in dims), dtypes[element]
+
+
+def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
+                     *, dump_stages: bool = False) -> TrainingFunctions:
+    """Compiles a training graph as a forward and a backward function.
+
+    tc-autodiff builds the joint graph for the inputs marked in
+    `requires_grad`; tc-partition splits it, saving or recomputing each
+    forward value the backward reads by a min-cut over bytes
+    (`tc-split-training-pipeline`). Both halves are then compiled like any
+    graph. Errors as `compile_graph`.
+    """
+    device = graph_device(gm)
+    imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
+                            requires_grad=requires_grad)
+    _joint_signature(imported, requires_grad)  # rejects lifted attributes
+    text = imported.text
+    if logs.enabled("graph_code"):
+        logs.channel_logger("graph_code").info("fx graph:\n%s", text)
+    native = _load_native()
+    if native is None:
+        raise CompileError(_native_error or "tc native extension not built",
+                           text, dump_ir(text), native_missing=True)
+    try:
+        forward_text, backward_text, layout = native.split_training(text)
+    except RuntimeError as error:
+        raise CompileError(str(error), text, dump_ir(text),
+                           pipeline="--tc-split-training-pipeline") from None
+
+    num_outputs = len(imported.output_specs)
+    saved: list[tuple[str, int]] = []
+    saved_specs = []
+    extra_specs = []
+    saved_bytes = {"input": 0, "output": 0, "extra": 0}
+    for entry in filter(None, layout.split(",")):
+        kind, _, mlir_type = entry.partition(":")
+        where, index = _LAYOUT_KINDS[kind[0]], int(kind[1:])
+        if where == "input":
+            spec = imported.input_specs[index]
+        elif where == "output":
+            spec = imported.output_specs[index]
+        else:
+            spec = _tensor_spec(mlir_type)
+            if index == len(extra_specs):
+                extra_specs.append(spec)
+        saved.append((where, index))
+        saved_specs.append(spec)
+        saved_bytes[where] += math.prod(spec[0]) * spec[1].itemsize
+
+    forward_imported = dataclasses.replace(
+        imported, text=forward_text,
+        output_specs=imported.output_specs + extra_specs,
+        outputs_alias_inputs=(imported.outputs_alias_inputs
+                              + [None] * len(extra_specs)),
+        output_structure="tuple")
+    cotangents = [spec for spec in imported.output_specs
+                  if spec[1].is_floating_point]
+    gradients = [spec for spec, marked in zip(imported.input_specs,
+                                              requires_grad) if marked]
+    backward_imported = dataclasses.replace(
+        imported, text=backward_text,
+        input_names=([f"saved_{i}" for i in range(len(saved))]
+                     + [f"cotangent_{i}" for i in range(len(cotangents))]),
+        input_specs=saved_specs + cotangents,
+        output_specs=gradients,
+        outputs_alias_inputs=[None] * len(gradients),
+        output_structure="tuple")
+    forward = CompiledFunction(
+        _compile_module(forward_text, device, dump_stages),
+        forward_imported, gm, device)
+    backward = CompiledFunction(
+        _compile_module(backward_text, device, dump_stages),
+        backward_imported, gm, device)
+    return TrainingFunctions(forward, backward, saved, saved_bytes,
+                             num_outputs, imported.output_structure)
 
 
 def _joint_signature(imported: ImportedGraph,

@@ -29,6 +29,16 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm) {
+  buildDecomposePipeline(pm);
+  // Save or recompute each forward value the backward reads, by a min-cut.
+  pm.addPass(tc::prim::createPartitionPass());
+  // The backward's copies of forward ops read only what was saved: what
+  // they shared with the forward is shared again.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options) {
   // Realize what must be realized, inline the rest into kernels.
@@ -83,6 +93,12 @@ void mlir::tc::registerCPUPipelines() {
   PassPipelineRegistration<>("tc-decompose-pipeline",
                              "Stage 1 of tc-cpu-pipeline: fx to prim",
                              buildDecomposePipeline);
+  PassPipelineRegistration<>(
+      "tc-split-training-pipeline",
+      "What the backend runs on a training graph first: fx to prim, the "
+      "joint graph (tc-autodiff), split into forward and backward "
+      "functions (tc-partition)",
+      buildTrainingSplitPipeline);
   PassPipelineRegistration<>(
       "tc-fuse-pipeline",
       "Stage 2 of tc-cpu-pipeline: prim to kernels and a planned schedule",

@@ -20,6 +20,11 @@ namespace mlir::tc {
 /// fx -> prim: decomposition and simplification.
 void buildDecomposePipeline(OpPassManager &pm);
 
+/// Training: fx -> prim, then the joint graph `tc-autodiff` makes split by
+/// `tc-partition` into `<graph>_forward` and `<graph>_backward`, each of
+/// which then compiles like any prim function.
+void buildTrainingSplitPipeline(OpPassManager &pm);
+
 /// How the fusion stage differs between targets.
 struct FuseOptions {
   /// tc-fuse's cache-rows (the CPU's choice; GPUs recompute).

@@ -213,9 +213,13 @@ LogicalResult partition(func::FuncOp joint) {
     for (Value v : saved)
       results.push_back(map.lookup(v));
     func::ReturnOp::create(fb, loc, results);
+    // The argument attributes stay, but for the marks autodiff consumed:
+    // the forward is not differentiated again.
     for (int64_t i = 0; i < numPrimals; ++i)
-      if (DictionaryAttr attrs = joint.getArgAttrDict(i))
-        forward.setArgAttrs(i, attrs);
+      for (NamedAttribute attr :
+           function_interface_impl::getArgAttrs(joint, i))
+        if (attr.getName() != kRequiresGradAttrName)
+          forward.setArgAttr(i, attr.getName(), attr.getValue());
     forward->setAttr("tc.saved_bytes", b.getI64IntegerAttr(savedBytes));
   }
 

@@ -214,6 +214,14 @@ LogicalResult FusionPlan::build() {
       }
   });
 
+  // A reduction of a reduction (what tc-reassociate-reductions makes of a
+  // strided one) runs as two kernels: rows, then the small rest. Inlined,
+  // it would be one strided loop nest again.
+  func.walk([&](prim::ReduceOp reduce) {
+    if (reduce.getOperand().getDefiningOp<prim::ReduceOp>())
+      realized.insert(reduce.getOperand());
+  });
+
   // A reduction inlined into several kernels would be recomputed by each:
   // realize it once instead. Realizing one can change the roots of others,
   // so iterate to a fixed point.
@@ -730,35 +738,65 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
   if (auto reshape = dyn_cast<prim::ReshapeOp>(op)) {
     ArrayRef<int64_t> inShape = tensorType(reshape.getOperand()).getShape();
     ArrayRef<int64_t> outShape = reshape.getShape();
-    // Adding or removing unit dimensions maps indices directly.
-    SmallVector<int64_t> inNonUnit, outNonUnit;
-    for (int64_t s : inShape)
-      if (s != 1)
-        inNonUnit.push_back(s);
-    for (int64_t s : outShape)
-      if (s != 1)
-        outNonUnit.push_back(s);
-    SmallVector<Value> inIdx;
-    if (inNonUnit == outNonUnit) {
-      SmallVector<Value> nonUnitIdx;
-      for (auto [s, i] : llvm::zip(outShape, idx))
-        if (s != 1)
-          nonUnitIdx.push_back(i);
-      unsigned next = 0;
-      for (int64_t s : inShape)
-        inIdx.push_back(s == 1 ? index(0) : nonUnitIdx[next++]);
+    // Dimensions group into runs of equal size on both sides (a collapse,
+    // an expansion, unit dims): each run is linearized with the result's
+    // sizes and delinearized with the operand's, so a reshape that merges
+    // trailing dims costs divisions for those dims only.
+    SmallVector<Value> inIdx(inShape.size());
+    if (llvm::is_contained(inShape, 0)) {
+      // No point is ever computed: any index does.
+      for (Value &v : inIdx)
+        v = index(0);
       return emit(reshape.getOperand(), inIdx);
     }
-    // Otherwise linearize with the result's shape and delinearize with the
-    // operand's.
-    Value linear = index(0);
-    for (auto [s, i] : llvm::zip(outShape, idx))
-      linear = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, linear, index(s)), i);
-    inIdx.resize(inShape.size());
-    for (int64_t d = inShape.size() - 1; d >= 0; --d) {
-      inIdx[d] = arith::RemUIOp::create(b, loc, linear, index(inShape[d]));
-      linear = arith::DivUIOp::create(b, loc, linear, index(inShape[d]));
+    size_t i = 0, j = 0;
+    while (i < inShape.size() || j < outShape.size()) {
+      size_t inBegin = i, outBegin = j;
+      int64_t inSize = 1, outSize = 1;
+      if (i < inShape.size())
+        inSize *= inShape[i++];
+      if (j < outShape.size())
+        outSize *= outShape[j++];
+      while (inSize != outSize) {
+        if (inSize < outSize && i < inShape.size())
+          inSize *= inShape[i++];
+        else if (outSize < inSize && j < outShape.size())
+          outSize *= outShape[j++];
+        else
+          return reshape.emitOpError() << "sizes do not match";
+      }
+      Value linear;
+      for (size_t k = outBegin; k < j; ++k) {
+        if (outShape[k] == 1)
+          continue;
+        linear = linear ? arith::AddIOp::create(
+                              b, loc,
+                              arith::MulIOp::create(b, loc, linear,
+                                                    index(outShape[k])),
+                              idx[k])
+                              .getResult()
+                        : idx[k];
+      }
+      if (!linear)
+        linear = index(0);
+      // The first non-unit operand dim of the run takes what is left.
+      size_t first = inBegin;
+      while (first + 1 < i && inShape[first] == 1)
+        ++first;
+      for (size_t k = i; k-- > inBegin;) {
+        if (inShape[k] == 1 && k != first) {
+          inIdx[k] = index(0);
+          continue;
+        }
+        if (k == first) {
+          inIdx[k] = linear;
+          continue;
+        }
+        inIdx[k] = arith::RemUIOp::create(b, loc, linear, index(inShape[k]));
+        linear = arith::DivUIOp::create(b, loc, linear, index(inShape[k]));
+      }
+      for (size_t k = inBegin; k < first; ++k)
+        inIdx[k] = index(0);
     }
     return emit(reshape.getOperand(), inIdx);
   }

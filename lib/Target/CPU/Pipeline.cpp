@@ -41,6 +41,8 @@ void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm) {
 
 void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options) {
+  // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
+  pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
   // Realize what must be realized, inline the rest into kernels.
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;

@@ -66,4 +66,33 @@ def PartitionPass : Pass<"tc-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def ReassociateReductionsPass
+    : Pass<"tc-reassociate-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Reduce trailing dimensions first: strided reductions as rows";
+  let description = [{
+    A reduction over dimensions that are not one trailing block reads its
+    operand with a stride: batch norm's per-channel sum over `[0, 2, 3]` of
+    an NCHW tensor is one long strided sum per channel, a few dozen threads'
+    work on a GPU. Reductions are associative, so such a reduction becomes
+    two: first over the trailing block of its dimensions, read as one row
+    (a reshape, when the block's sizes are static; a thread block per row
+    on GPUs, a vector loop on CPUs), then over the rest of a tensor that is
+    smaller by the rows' length. A reduction over a trailing block of
+    several dimensions is read as rows the same way.
+
+    ```mlir
+    %s = prim.reduce sum %x, dims [0, 2, 3] : tensor<16x64x56x56xf32>
+      becomes
+    %x2 = prim.reshape %x, shape [16, 64, 3136] : tensor<16x64x56x56xf32>
+    %r = prim.reduce sum %x2, dims [2] : tensor<16x64x3136xf32>
+    %s = prim.reduce sum %r, dims [0] : tensor<16x64xf32>
+    ```
+
+    Sums add in a different order (by rounding only, as every GPU library
+    does); max and min are exact. Reductions over a trailing block only, or
+    without a trailing dimension, stay as they are.
+  }];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 #endif // TC_DIALECT_PRIM_TRANSFORMS_PASSES_TD

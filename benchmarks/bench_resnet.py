@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""ResNet-18 training step (seed 002): eager vs Inductor vs tc, one process.
+
+Each backend trains its own copy of one ResNet-18 (test/python/resnet.py,
+torchvision's layout) with SGD (lr 0.01) on one random batch: model and
+cross-entropy in one compiled function, `loss.backward()`, `opt.step()`.
+For each: the first step's time (Dynamo capture, the backend's cold compile
+with fresh caches, the first run), the median of the later steps (CUDA
+events on a GPU, wall time on the CPU), peak memory
+(`torch.cuda.max_memory_allocated` on a GPU) and the first loss, which must
+agree between backends (same weights, same batch). The floor is the step's
+FLOPs (3x the forward's convolutions and linear layer) at the rate a large
+matrix product reaches in this process. tc's row says whether tc compiled
+the training graph itself (`tc.counters["training_graphs"]`) and how many
+ops ran in eager. TF32 is off everywhere.
+
+    python benchmarks/bench_resnet.py                      # GPU, batch 16, 224
+    python benchmarks/bench_resnet.py --autocast bf16      # bf16 autocast
+    python benchmarks/bench_resnet.py --device cpu --batch 2 --size 64 --steps 3
+
+Prints a table and writes resnet-<device>[-bf16].json to --out.
+"""
+
+import argparse
+import copy
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+# Fresh on-disk caches, so that the first step measures cold compiles.
+_CACHE = tempfile.mkdtemp(prefix="tc-bench-resnet-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
+os.environ["TRITON_CACHE_DIR"] = os.path.join(_CACHE, "triton")
+os.environ["TC_CACHE_DIR"] = os.path.join(_CACHE, "tc")
+os.environ["CUDA_CACHE_PATH"] = os.path.join(_CACHE, "cuda")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(_ROOT / "test" / "python"))
+from resnet import ResNet18  # noqa: E402
+
+import tc  # noqa: E402
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def step_flops(model: nn.Module, x: torch.Tensor) -> float:
+    """FLOPs of a training step: 3x the forward's multiply-adds x 2 (the
+    backward computes two products per forward product)."""
+    macs = 0
+
+    def count(module, inputs, output):
+        nonlocal macs
+        if isinstance(module, nn.Conv2d):
+            k = module.kernel_size[0] * module.kernel_size[1]
+            macs += (output.numel() * k * module.in_channels
+                     // module.groups)
+        elif isinstance(module, nn.Linear):
+            macs += output.numel() * module.in_features
+
+    hooks = [m.register_forward_hook(count) for m in model.modules()]
+    with torch.no_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    return 3 * 2 * macs
+
+
+def matmul_rate(device, dtype) -> float:
+    """FLOP/s of a large matrix product here (the achievable peak)."""
+    n = 4096 if device.type == "cuda" else 1024
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    for _ in range(3):
+        a @ b
+    _sync(device)
+    reps = 20 if device.type == "cuda" else 3
+    start = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    _sync(device)
+    return 2 * n ** 3 * reps / (time.perf_counter() - start)
+
+
+def run(name, base, x, y, args, device):
+    model = copy.deepcopy(base)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    autocast = args.autocast == "bf16"
+
+    def loss_fn(x, y):
+        with torch.autocast(device.type, dtype=torch.bfloat16,
+                            enabled=autocast):
+            return F.cross_entropy(model(x), y)
+
+    if name == "eager":
+        fn = loss_fn
+    else:
+        torch._dynamo.reset()
+        tc.reset_counters()
+        fn = torch.compile(loss_fn, backend=name)
+
+    def step():
+        loss = fn(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    _sync(device)
+    start = time.perf_counter()
+    first_loss = step().item()
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(args.steps):
+        if device.type == "cuda":
+            begin = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            begin.record()
+            step()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(begin.elapsed_time(end))
+        else:
+            start = time.perf_counter()
+            step()
+            times.append((time.perf_counter() - start) * 1e3)
+    row = {"backend": name, "first_step_s": first,
+           "step_ms": statistics.median(times), "first_loss": first_loss,
+           "peak_mib": (torch.cuda.max_memory_allocated() / 2**20
+                        if device.type == "cuda" else None)}
+    if name == "tc":
+        row["tc_training_graphs"] = tc.counters["training_graphs"]
+        row["tc_kernels"] = tc.counters["kernels"]
+        row["tc_eager_ops"] = tc.counters["ops_eager"]
+        row["tc_aot_autograd_graphs"] = tc.counters["aten_aot_autograd"]
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--size", type=int, default=224)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--autocast", choices=["none", "bf16"],
+                        default="none")
+    parser.add_argument("--backends", default="eager,inductor,tc")
+    parser.add_argument("--out", default=str(_ROOT / "benchmarks" /
+                                             "results"))
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    torch.manual_seed(0)
+    base = ResNet18().to(device)
+    x = torch.randn(args.batch, 3, args.size, args.size, device=device)
+    y = torch.randint(0, 1000, (args.batch,), device=device)
+    flops = step_flops(base, x)
+    rate = matmul_rate(device, torch.bfloat16 if args.autocast == "bf16"
+                       else torch.float32)
+    floor_ms = flops / rate * 1e3
+
+    rows = []
+    for name in args.backends.split(","):
+        rows.append(run(name, base, x, y, args, device))
+        print(rows[-1], flush=True)
+
+    by_name = {r["backend"]: r for r in rows}
+    print(f"\nResNet-18 training step, batch {args.batch}, {args.size}x"
+          f"{args.size}, SGD, {device}, autocast {args.autocast}; "
+          f"{flops / 1e9:.1f} GFLOP a step, floor {floor_ms:.2f} ms at "
+          f"{rate / 1e12:.1f} TFLOP/s (a large matmul here)")
+    print("| backend | first step (s) | step (ms) | vs eager | vs inductor "
+          "| peak MiB | first loss |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        vs = {k: (f"{by_name[k]['step_ms'] / r['step_ms']:.2f}x"
+                  if k in by_name else "-") for k in ("eager", "inductor")}
+        peak = f"{r['peak_mib']:.0f}" if r["peak_mib"] is not None else "-"
+        print(f"| {r['backend']} | {r['first_step_s']:.2f} | "
+              f"{r['step_ms']:.2f} | {vs['eager']} | {vs['inductor']} | "
+              f"{peak} | {r['first_loss']:.5f} |")
+    if "tc" in by_name:
+        r = by_name["tc"]
+        print(f"tc: {r['tc_training_graphs']} training graph(s) compiled by "
+              f"tc, {r['tc_kernels']} kernels, {r['tc_eager_ops']} ops in "
+              f"eager, {r['tc_aot_autograd_graphs']} graph(s) through "
+              "AOTAutograd")
+    losses = [r["first_loss"] for r in rows]
+    spread = max(losses) - min(losses)
+    print(f"first losses agree to {spread:.2e}")
+
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    suffix = "-bf16" if args.autocast == "bf16" else ""
+    path = out / f"resnet-{device.type}{suffix}.json"
+    path.write_text(json.dumps({
+        "batch": args.batch, "size": args.size, "steps": args.steps,
+        "autocast": args.autocast, "device": (
+            torch.cuda.get_device_name() if device.type == "cuda"
+            else "cpu"),
+        "torch": torch.__version__, "gflop_per_step": flops / 1e9,
+        "matmul_tflops": rate / 1e12, "floor_ms": floor_ms, "rows": rows},
+        indent=2) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -71,6 +71,10 @@ struct Gemm {
   Value result;
 };
 
+/// A value that several kernels would inline is realized instead when
+/// computing it reads this many large tensors per element.
+constexpr int64_t kSharedReadsToRealize = 4;
+
 class FusionPlan {
 public:
   explicit FusionPlan(func::FuncOp func) : func(func) {}
@@ -108,6 +112,11 @@ private:
     realized.insert(v);
     return {v, false};
   }
+
+  /// How many reads of large realized tensors (at least 1/16 of v's size)
+  /// computing one element of `v` inline makes (a reduction counts as one
+  /// element of its operand). Memoized in `costs`.
+  int64_t readCost(Value v, llvm::DenseMap<Value, int64_t> &costs);
 
   /// The realized values whose kernels would inline `v`.
   void collectRoots(Value v, llvm::SmallDenseSet<Value> &roots,
@@ -223,26 +232,55 @@ LogicalResult FusionPlan::build() {
   });
 
   // A reduction inlined into several kernels would be recomputed by each:
-  // realize it once instead. Realizing one can change the roots of others,
-  // so iterate to a fixed point.
+  // realize it once instead. So is a value that reads many large tensors
+  // per element (a pooling's or a convolution's input gradient: a sum over
+  // windows) and that several kernels inline (batch norm's backward reads
+  // its upstream gradient in two reductions and an elementwise kernel).
+  // Realizing one can change the roots and costs of others, so iterate to
+  // a fixed point.
   bool changed = true;
   while (changed) {
     changed = false;
+    llvm::DenseMap<Value, int64_t> costs;
     func.walk([&](Operation *op) {
-      if (!isa<prim::ReduceOp, prim::ArgReduceOp>(op))
+      if (op->getNumResults() != 1 || isa<func::ReturnOp>(op))
         return;
       Value v = op->getResult(0);
       if (realized.contains(v))
+        return;
+      bool reduction = isa<prim::ReduceOp, prim::ArgReduceOp>(op);
+      if (!reduction && readCost(v, costs) < kSharedReadsToRealize)
         return;
       llvm::SmallDenseSet<Value> roots, visited;
       collectRoots(v, roots, visited);
       if (roots.size() > 1) {
         realized.insert(v);
         changed = true;
+        costs.clear();
       }
     });
   }
   return success();
+}
+
+int64_t FusionPlan::readCost(Value v, llvm::DenseMap<Value, int64_t> &costs) {
+  auto it = costs.find(v);
+  if (it != costs.end())
+    return it->second;
+  int64_t cost = 0;
+  if (Operation *op = v.getDefiningOp()) {
+    int64_t points = tensorType(v).getNumElements();
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      if (realized.contains(operand))
+        cost += tensorType(operand).getNumElements() * 16 >= points;
+      else
+        cost += readCost(operand, costs);
+    }
+  }
+  costs[v] = cost;
+  return cost;
 }
 
 //===----------------------------------------------------------------------===//

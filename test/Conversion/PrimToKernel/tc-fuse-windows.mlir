@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -tc-fuse | FileCheck %s
+// RUN: tc-opt %s -tc-fuse -split-input-file | FileCheck %s
 
 // A value read through several windows (here the padded exp, sliced twice)
 // is realized once instead of being recomputed by each window; a pad reads
@@ -44,4 +44,40 @@ func.func @windows(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
   %bb = prim.broadcast_in_dim %r, shape [2, 6], dims [0, 1] : tensor<1x6xf32>
   %o = prim.mul %x, %bb : tensor<2x6xf32>
   return %o : tensor<2x6xf32>
+}
+
+// -----
+
+// A sum of four windows of g (what a pooling's or a convolution's input
+// gradient is) read by two kernels, a row sum and a product, is realized:
+// each would otherwise read four windows per element. A cheap value (one
+// read of x) shared the same way is inlined into both.
+// CHECK-LABEL: kernel.kernel @shared_fused_slice_add_0
+// CHECK-SAME: (%{{.*}}: memref<4x10xf32>, %[[W:.*]]: memref<4x8xf32>)
+// CHECK-COUNT-4: memref.load
+// CHECK: memref.store %{{.*}}, %[[W]]
+// CHECK-LABEL: kernel.kernel @shared_fused_exp_mul_reduce_1
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4xf32>)
+// CHECK-COUNT-2: memref.load
+// CHECK-NEXT: math.exp
+// CHECK-LABEL: kernel.kernel @shared_fused_exp_mul_2
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>)
+// CHECK-COUNT-2: memref.load
+// CHECK-NEXT: math.exp
+// CHECK: kernel.launch @shared_fused_slice_add_0
+// CHECK: kernel.launch @shared_fused_exp_mul_reduce_1
+// CHECK: kernel.launch @shared_fused_exp_mul_2
+func.func @shared(%g: tensor<4x10xf32>, %x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %a = prim.slice %g, start [0, 0], limit [4, 8], strides [1, 1] : tensor<4x10xf32>
+  %b = prim.slice %g, start [0, 1], limit [4, 9], strides [1, 1] : tensor<4x10xf32>
+  %c = prim.slice %g, start [0, 2], limit [4, 10], strides [1, 1] : tensor<4x10xf32>
+  %d = prim.slice %g, start [0, 1], limit [4, 9], strides [1, 1] : tensor<4x10xf32>
+  %ab = prim.add %a, %b : tensor<4x8xf32>
+  %cd = prim.add %c, %d : tensor<4x8xf32>
+  %w = prim.add %ab, %cd : tensor<4x8xf32>
+  %e = prim.exp %x : tensor<4x8xf32>
+  %m = prim.mul %w, %e : tensor<4x8xf32>
+  %s = prim.reduce sum %m, dims [1] : tensor<4x8xf32>
+  %o = prim.mul %m, %x : tensor<4x8xf32>
+  return %s, %o : tensor<4xf32>, tensor<4x8xf32>
 }

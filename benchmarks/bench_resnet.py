@@ -17,6 +17,7 @@ ops ran in eager. TF32 is off everywhere.
     python benchmarks/bench_resnet.py                      # GPU, batch 16, 224
     python benchmarks/bench_resnet.py --autocast bf16      # bf16 autocast
     python benchmarks/bench_resnet.py --device cpu --batch 2 --size 64 --steps 3
+    python benchmarks/bench_resnet.py --backends tc --profile tc  # top kernels
 
 Prints a table and writes resnet-<device>[-bf16].json to --out.
 """
@@ -98,9 +99,12 @@ def run(name, base, x, y, args, device):
     autocast = args.autocast == "bf16"
 
     def loss_fn(x, y):
-        with torch.autocast(device.type, dtype=torch.bfloat16,
-                            enabled=autocast):
-            return F.cross_entropy(model(x), y)
+        return F.cross_entropy(model(x), y)
+
+    if autocast:
+        def loss_fn(x, y):  # noqa: F811
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                return F.cross_entropy(model(x), y)
 
     if name == "eager":
         fn = loss_fn
@@ -137,6 +141,8 @@ def run(name, base, x, y, args, device):
             start = time.perf_counter()
             step()
             times.append((time.perf_counter() - start) * 1e3)
+    if args.profile and name in args.profile.split(","):
+        _profile(name, step, device)
     row = {"backend": name, "first_step_s": first,
            "step_ms": statistics.median(times), "first_loss": first_loss,
            "peak_mib": (torch.cuda.max_memory_allocated() / 2**20
@@ -149,6 +155,23 @@ def run(name, base, x, y, args, device):
     return row
 
 
+def _profile(name, step, device):
+    """Prints the 15 kernels (or CPU ops) that take the most time in one
+    step."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        step()
+        _sync(device)
+    key = ("self_device_time_total" if device.type == "cuda"
+           else "self_cpu_time_total")
+    print(f"-- {name}: where one step goes")
+    print(prof.key_averages().table(sort_by=key, row_limit=15,
+                                    max_name_column_width=60))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
@@ -158,6 +181,8 @@ def main():
     parser.add_argument("--autocast", choices=["none", "bf16"],
                         default="none")
     parser.add_argument("--backends", default="eager,inductor,tc")
+    parser.add_argument("--profile", default="",
+                        help="backends to profile one step of (comma list)")
     parser.add_argument("--out", default=str(_ROOT / "benchmarks" /
                                              "results"))
     args = parser.parse_args()

@@ -2,11 +2,12 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|breakdown|variants|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|breakdown|variants|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
-# then benchmarks/bench_gpu.py (`breakdown`: benchmarks/compile_breakdown.py
+# then benchmarks/bench_gpu.py and benchmarks/bench_resnet.py (`resnet`: the
+# ResNet-18 training step alone; `breakdown`: benchmarks/compile_breakdown.py
 # --cuda with the driver's PTX cache off: where tc's cold compile goes).
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
@@ -49,6 +50,13 @@ if [[ "$what" == variants ]]; then
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
   python3 benchmarks/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == resnet || "$what" == all ]]; then
+  # Seed 002's ResNet-18 training step; $TC_RESNET_ARGS adds options
+  # (--autocast bf16, --profile tc, ...).
+  python3 benchmarks/bench_resnet.py --out "$out" ${TC_RESNET_ARGS:-} 2>&1 \
+    | tee "$out/resnet.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == breakdown || "$what" == all ]]; then

@@ -93,6 +93,7 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     training = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad
         for x in example_inputs)
+    _dropout_as_native(gm)
     traced = _trace_one_pass(gm, example_inputs, direct=not training)
     if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
@@ -111,6 +112,42 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         gm, example_inputs, fw_compiler=aten_compiler,
         bw_compiler=aten_compiler,
         decompositions=_core_aten_decompositions())
+
+
+def _native_dropout(input: torch.Tensor, p: float) -> torch.Tensor:
+    return torch.ops.aten.native_dropout(input, p, True)[0]
+
+
+def _dropout_as_native(gm: torch.fx.GraphModule) -> None:
+    """Rewrites Dynamo's training-mode dropouts to `aten::native_dropout`.
+
+    On the CPU, `F.dropout` traces to an in-place `bernoulli_` on a fresh
+    tensor (AOTAutograd's territory, and a random op tc cannot see as one);
+    `native_dropout` is the same function as one functional ATen op, which
+    tc decomposes into its counter-based random numbers. In-place and
+    evaluation-mode dropouts are left alone.
+    """
+    targets = {torch.nn.functional.dropout: ("p", "training", "inplace"),
+               torch.dropout: ("p", "train")}
+    changed = False
+    for node in gm.graph.nodes:
+        names = (targets.get(node.target)
+                 if node.op == "call_function" else None)
+        if names is None or not node.args:
+            continue
+        bound = dict(zip(names, node.args[1:]))
+        bound.update(node.kwargs)
+        p = bound.get("p", 0.5)
+        training = bound.get("training", bound.get("train", True))
+        if (training is not True or bound.get("inplace", False) is not False
+                or not isinstance(p, (int, float))):
+            continue
+        node.target = _native_dropout
+        node.args = (node.args[0], float(p))
+        node.kwargs = {}
+        changed = True
+    if changed:
+        gm.recompile()
 
 
 #: Dynamo graph targets that change global state (grad mode, autocast):
@@ -689,7 +726,10 @@ class _TrainingGraph:
                 ctx.save_for_backward(*[
                     a.clone() if i in owner.mutated else a
                     for i, a in enumerate(args)])
-                outputs = owner.forward(*args)
+                # Random ops: the joint graph gets the forward's seed, so
+                # it recomputes the same numbers (a dropout's mask).
+                ctx.seed = owner.forward.draw_seed()
+                outputs = owner.forward(*args, seed=ctx.seed)
                 outputs = (outputs if isinstance(outputs, (tuple, list))
                            else (outputs,))
                 ctx.mark_non_differentiable(*[
@@ -707,7 +747,7 @@ class _TrainingGraph:
                     for g, (shape, dtype), f in zip(
                         grads, owner.forward.imported.output_specs,
                         owner.float_outputs) if f]
-                results = owner.joint(*args, *cotangents)
+                results = owner.joint(*args, *cotangents, seed=ctx.seed)
                 gradients = iter(results[len(owner.float_outputs):])
                 return tuple(next(gradients) if m else None
                              for m in owner.marks)

@@ -93,6 +93,7 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     training = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad
         for x in example_inputs)
+    _dropout_as_native(gm)
     traced = _trace_one_pass(gm, example_inputs, direct=not training)
     if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
@@ -111,6 +112,42 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         gm, example_inputs, fw_compiler=aten_compiler,
         bw_compiler=aten_compiler,
         decompositions=_core_aten_decompositions())
+
+
+def _native_dropout(input: torch.Tensor, p: float) -> torch.Tensor:
+    return torch.ops.aten.native_dropout(input, p, True)[0]
+
+
+def _dropout_as_native(gm: torch.fx.GraphModule) -> None:
+    """Rewrites Dynamo's training-mode dropouts to `aten::native_dropout`.
+
+    On the CPU, `F.dropout` traces to an in-place `bernoulli_` on a fresh
+    tensor (AOTAutograd's territory, and a random op tc cannot see as one);
+    `native_dropout` is the same function as one functional ATen op, which
+    tc decomposes into its counter-based random numbers. In-place and
+    evaluation-mode dropouts are left alone.
+    """
+    targets = {torch.nn.functional.dropout: ("p", "training", "inplace"),
+               torch.dropout: ("p", "train")}
+    changed = False
+    for node in gm.graph.nodes:
+        names = (targets.get(node.target)
+                 if node.op == "call_function" else None)
+        if names is None or not node.args:
+            continue
+        bound = dict(zip(names, node.args[1:]))
+        bound.update(node.kwargs)
+        p = bound.get("p", 0.5)
+        training = bound.get("training", bound.get("train", True))
+        if (training is not True or bound.get("inplace", False) is not False
+                or not isinstance(p, (int, float))):
+            continue
+        node.target = _native_dropout
+        node.args = (node.args[0], float(p))
+        node.kwargs = {}
+        changed = True
+    if changed:
+        gm.recompile()
 
 
 #: Dynamo graph targets that change global state (grad mode, autocast):
@@ -698,12 +735,18 @@ class _TrainingGraph:
         class Function(torch.autograd.Function):
             @staticmethod
             def forward(ctx, *args):
-                results = owner.functions.forward(*args)
+                # Random ops: the forward's seed is its last input, saved
+                # like any other the backward reads (a dropout's mask is
+                # recomputed from it rather than saved).
+                forward = owner.functions.forward
+                seed = forward.draw_seed()
+                results = forward(*args, seed=seed)
                 count = owner.functions.num_outputs
                 outputs, extras = results[:count], results[count:]
                 # Inputs written back after this call are saved as they
                 # were.
-                sources = {"input": args, "output": outputs,
+                inputs = list(args) + ([seed] if seed is not None else [])
+                sources = {"input": inputs, "output": outputs,
                            "extra": extras}
                 ctx.save_for_backward(*[
                     args[n].clone() if kind == "input" and n in owner.mutated

@@ -207,6 +207,12 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     the joint forward + backward graph (`tc-autodiff`): it takes the
     placeholders, then a cotangent per floating-point output, and returns
     the outputs, then the gradient of each marked placeholder.
+
+    A graph with random ops (`tc.importer.RANDOM_OPS`) also takes a seed,
+    by keyword (`seed=`, a 0-d int64 tensor on the graph's device); without
+    one, each call draws a fresh seed from PyTorch's generator
+    (`CompiledFunction.draw_seed`). A joint graph called with the seed its
+    forward got draws the same random numbers (a dropout's same mask).
     """
     device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
@@ -393,7 +399,7 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         input_specs=saved_specs + cotangents,
         output_specs=gradients,
         outputs_alias_inputs=[None] * len(gradients),
-        output_structure="tuple")
+        output_structure="tuple", seed_index=None)
     forward = CompiledFunction(
         _compile_module(forward_text, device, dump_stages),
         forward_imported, gm, device)
@@ -441,7 +447,8 @@ class CompiledFunction:
         self.imported = imported
         self._root = gm
         self._attrs = list(imported.lifted_attrs)
-        self._num_placeholders = len(imported.input_names) - len(self._attrs)
+        self._num_placeholders = (len(imported.input_names) - len(self._attrs)
+                                  - (imported.seed_index is not None))
         self.arena_bytes = int(native.arena_bytes)
         self.intermediate_bytes = int(native.intermediate_bytes)
         self.num_kernels = int(native.num_kernels)
@@ -456,13 +463,26 @@ class CompiledFunction:
         """The fx-dialect text that was compiled."""
         return self.imported.text
 
-    def __call__(self, *args: torch.Tensor) -> Any:
+    def draw_seed(self) -> torch.Tensor | None:
+        """A fresh seed for a graph with random ops (None for others), from
+        PyTorch's default generator of the graph's device: `torch.manual_seed`
+        makes the compiled graph's random numbers reproducible."""
+        if self.imported.seed_index is None:
+            return None
+        return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                             device=self.device)
+
+    def __call__(self, *args: torch.Tensor,
+                 seed: torch.Tensor | None = None) -> Any:
         imported = self.imported
         if len(args) != self._num_placeholders:
             raise TypeError(f"tc graph takes {self._num_placeholders} "
                             f"inputs, got {len(args)}")
         given = list(args) + [_resolve_attr(self._root, t)
                               for t in self._attrs]
+        if imported.seed_index is not None:
+            given.insert(imported.seed_index,
+                         self.draw_seed() if seed is None else seed)
         inputs = []
         for i, (tensor, (shape, dtype)) in enumerate(
                 zip(given, imported.input_specs)):

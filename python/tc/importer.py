@@ -36,6 +36,7 @@ import torch.fx
 from tc.aten_schema import arg_kind
 
 __all__ = [
+    "RANDOM_OPS",
     "ImportedGraph",
     "Unsupported",
     "import_graph",
@@ -57,6 +58,13 @@ DTYPE_TO_MLIR: dict[torch.dtype, str] = {
     torch.uint8: "ui8",
     torch.bool: "i1",
 }
+
+#: ATen ops that draw random numbers. A graph holding one gets an extra
+#: trailing argument, its seed (a 0-d int64 tensor marked `tc.rng_seed`),
+#: which tc's counter-based generator uses; the caller passes a fresh one
+#: per call (`tc.compiler.CompiledFunction` draws it from PyTorch's
+#: generator).
+RANDOM_OPS: frozenset[str] = frozenset({"aten::native_dropout", "aten::rand"})
 
 # Schema types, classified as utils/gen_aten_schemas.py does for the
 # verifier's table.
@@ -103,6 +111,9 @@ class ImportedGraph:
     #: The `get_attr` targets passed as trailing graph arguments (when
     #: imported with `lift_get_attrs=True`), in argument order.
     lifted_attrs: list[str]
+    #: The index of the random seed argument (after the placeholders and
+    #: lifted attributes), or None when the graph draws no random numbers.
+    seed_index: int | None = None
 
 
 def qualified_name(op: torch._ops.OpOverload) -> str:
@@ -344,6 +355,7 @@ class _Importer:
         self.input_refs: list[str] = []
         self.get_attrs: dict[str, str] = {}
         self.lifted: list[str] = []
+        self.seed_index: int | None = None
 
     # Names and locations --------------------------------------------------
 
@@ -387,6 +399,18 @@ class _Importer:
                          f"{_string(fx_name)}{marked}}} "
                          f"{self.location(node)}")
         self.input_names.append(fx_name)
+        self.input_specs.append(spec)
+        self.input_refs.append(ref)
+
+    def add_seed_argument(self) -> None:
+        """The graph's random seed: a trailing `tensor<i64>` argument."""
+        ref = "%" + self.fresh("tc_seed")
+        spec: tuple[tuple[int, ...], torch.dtype] = ((), torch.int64)
+        self.types[ref] = _type(spec)
+        self.seed_index = len(self.input_names)
+        self.args.append(f'{ref}: {_type(spec)} {{fx.name = "tc_seed", '
+                         f'tc.rng_seed}} loc("tc_seed")')
+        self.input_names.append("tc_seed")
         self.input_specs.append(spec)
         self.input_refs.append(ref)
 
@@ -597,6 +621,11 @@ class _Importer:
         for node in nodes:
             if node.op == "get_attr":
                 self.get_attr(node)
+        if any(node.op == "call_function"
+               and isinstance(node.target, torch._ops.OpOverload)
+               and qualified_name(node.target) in RANDOM_OPS
+               for node in nodes):
+            self.add_seed_argument()
         output_node = None
         for node in nodes:
             if node.op == "call_function":
@@ -653,4 +682,5 @@ class _Importer:
             output_structure=structure,
             get_attrs=self.get_attrs,
             lifted_attrs=self.lifted,
+            seed_index=self.seed_index,
         )

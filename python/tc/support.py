@@ -58,6 +58,11 @@ SUPPORTED_OPS: set[str] = {
     "aten::max_pool2d_with_indices",
     # Factories.
     "aten::full", "aten::scalar_tensor",
+    # Random numbers (counter-based, from a seed the graph takes) and
+    # dropout.
+    "aten::rand", "aten::native_dropout",
+    # Lookups.
+    "aten::embedding",
 }
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
@@ -152,6 +157,10 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, "the indices of max pooling are not computed yet"
         if bound.get("ceil_mode"):
             return False, "max pooling with ceil_mode is not supported yet"
+    if name == "aten::embedding" and (bound.get("sparse")
+                                      or bound.get("scale_grad_by_freq")):
+        return False, ("sparse and scale_grad_by_freq embeddings are not "
+                       "supported yet")
     if name == "aten::convolution":
         if bound.get("transposed"):
             return False, "transposed convolutions are not supported yet"

@@ -21,6 +21,10 @@
 
 namespace mlir::tc {
 
+/// The argument attribute marking a graph's random seed (a `tensor<i64>`),
+/// which `tc-decompose` feeds to the graph's random ops.
+inline constexpr llvm::StringLiteral kRngSeedAttrName = "tc.rng_seed";
+
 #define GEN_PASS_DECL
 #include "tc/Conversion/Passes.h.inc"
 

@@ -24,6 +24,13 @@ def ConvertFXToPrimPass : Pass<"tc-decompose", "ModuleOp"> {
 
     An ATen op without a decomposition is an error at the op's location;
     the Python backend keeps such ops in eager PyTorch and never sends them.
+
+    Random ops (`aten::native_dropout`, `aten::rand`) draw from the graph's
+    seed, the `tensor<i64>` argument marked `tc.rng_seed` (the importer
+    adds it; the runtime passes a fresh seed per call). Each op gets its
+    own range of the counter-based generator's counters (`prim.random`'s
+    offset: the elements drawn before it, in program order), so every
+    element of a call draws a different number.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::tc::prim::PrimDialect"];

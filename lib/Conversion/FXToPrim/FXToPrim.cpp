@@ -20,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "tc/Dialect/FX/IR/FXOps.h"
 #include "tc/Dialect/Prim/IR/PrimOps.h"
+#include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -47,8 +48,16 @@ static std::string quoted(Type type) {
 /// Builds the prim ops for one fx.call_function.
 class Decomposer {
 public:
-  Decomposer(OpBuilder &b, fx::CallFunctionOp op, ValueRange operands)
-      : b(b), op(op), loc(op.getLoc()), operands(operands) {}
+  /// The graph's random state: its seed argument (null when it has none)
+  /// and the first counter the next random op may use.
+  struct RandomState {
+    Value seed;
+    int64_t offset = 0;
+  };
+
+  Decomposer(OpBuilder &b, fx::CallFunctionOp op, ValueRange operands,
+             RandomState &random)
+      : b(b), op(op), loc(op.getLoc()), operands(operands), random(random) {}
 
   /// Emits the decomposition and returns one value per result, or failure
   /// (after a diagnostic).
@@ -64,6 +73,26 @@ private:
   FailureOr<SmallVector<Value>> convolution();
   FailureOr<SmallVector<Value>> batchNorm(bool training);
   FailureOr<SmallVector<Value>> maxPool();
+  FailureOr<SmallVector<Value>> dropout();
+  FailureOr<SmallVector<Value>> embedding();
+
+  /// Uniform numbers on [0, 1) of `type` from the graph's seed, at counters
+  /// no other random op of the graph uses.
+  FailureOr<Value> uniform(RankedTensorType type) {
+    if (!random.seed)
+      return fail(Twine("random ops need the graph's seed: an argument of "
+                        "type 'tensor<i64>' marked ") +
+                  kRngSeedAttrName);
+    auto scalar = RankedTensorType::get({}, b.getI64Type());
+    Value offset = prim::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(scalar, b.getI64IntegerAttr(
+                                                   random.offset)));
+    random.offset += type.getNumElements();
+    return prim::RandomOp::create(b, loc, prim::Distribution::Uniform,
+                                  random.seed, offset, type.getShape(),
+                                  type.getElementType())
+        .getResult();
+  }
 
   //===--------------------------------------------------------------------===//
   // Arguments
@@ -419,6 +448,7 @@ private:
   mutable fx::CallFunctionOp op;
   Location loc;
   ValueRange operands;
+  RandomState &random;
 };
 
 FailureOr<SmallVector<Value>> Decomposer::dispatch() {
@@ -744,6 +774,16 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                      boolArg("training", false));
   if (target == "aten::max_pool2d_with_indices")
     return maxPool();
+  if (target == "aten::native_dropout")
+    return dropout();
+  if (target == "aten::rand") {
+    RankedTensorType type = resultType();
+    if (!isa<FloatType>(type.getElementType()))
+      return fail("random numbers of " + quoted(type) + " are not floats");
+    return one(uniform(type));
+  }
+  if (target == "aten::embedding")
+    return embedding();
   if (target == "aten::constant_pad_nd") {
     // `pad` holds (before, after) pairs from the last dimension backwards;
     // negative amounts crop.
@@ -917,6 +957,68 @@ FailureOr<SmallVector<Value>> Decomposer::maxPool() {
   return SmallVector<Value>{result, splat(resultType(1), 0)};
 }
 
+/// Dropout: an element is kept with probability 1 - p (a uniform number
+/// below 1 - p) and scaled by 1 / (1 - p), as `mask * x * scale`, eager's
+/// formula (a NaN dropped stays NaN). Results: the output and the bool keep
+/// mask. The mask is a function of the graph's seed and the element's
+/// counter, so a backward that recomputes it gets the same one.
+FailureOr<SmallVector<Value>> Decomposer::dropout() {
+  RankedTensorType type = resultType(0), maskType = resultType(1);
+  Value x = coerce(operands[0], type);
+  double p = floatArg("p", 0.5);
+  bool train = boolArg("train", true);
+  if (!isa<FloatType>(type.getElementType()))
+    return fail("dropout of " + quoted(type) + " needs floats");
+  if (p < 0 || p > 1)
+    return fail("the dropout probability is not in [0, 1]");
+  if (!train || p == 0)
+    return SmallVector<Value>{x, splat(maskType, 1)};
+  if (p == 1)
+    return SmallVector<Value>{prim::MulOp::create(b, loc, x, splat(type, 0)),
+                              splat(maskType, 0)};
+  // Draw in f32 at least: f16's 11 bits would quantize 1 - p coarsely.
+  Type drawn = type.getElementType().getIntOrFloatBitWidth() < 32
+                   ? Type(b.getF32Type())
+                   : type.getElementType();
+  auto drawnType = type.clone(drawn);
+  FailureOr<Value> u = uniform(drawnType);
+  if (failed(u))
+    return failure();
+  Value keep = prim::CompareOp::create(b, loc, prim::ComparisonPredicate::LT,
+                                       *u, splat(drawnType, 1 - p));
+  Value scaled = prim::MulOp::create(
+      b, loc, prim::MulOp::create(b, loc, convert(keep, type.getElementType()), x),
+      splat(type, 1 / (1 - p)));
+  return SmallVector<Value>{scaled, keep};
+}
+
+/// aten::embedding: the rows of the table the indices select, a gather
+/// along dimension 0. `padding_idx` only changes the gradient (the padding
+/// row gets none): it is honoured when nothing is differentiated, and
+/// refused in a graph that tc-autodiff differentiates, as are
+/// `scale_grad_by_freq` and `sparse`.
+FailureOr<SmallVector<Value>> Decomposer::embedding() {
+  RankedTensorType type = resultType();
+  Value table = operands[0], indices = operands[1];
+  if (typeOf(table).getRank() != 2)
+    return fail("the table " + quoted(typeOf(table)) + " is not 2-d");
+  if (!isa<IntegerType>(typeOf(indices).getElementType()) ||
+      typeOf(indices).getElementType().isInteger(1))
+    return fail("indices " + quoted(typeOf(indices)) + " are not integers");
+  if (boolArg("sparse", false) || boolArg("scale_grad_by_freq", false))
+    return fail("sparse and scale_grad_by_freq gradients are not supported");
+  auto func = op->getParentOfType<fx::GraphOp>();
+  bool differentiated = false;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    differentiated |=
+        static_cast<bool>(func.getArgAttr(i, prim::kRequiresGradAttrName));
+  if (intArg("padding_idx", -1) >= 0 && differentiated)
+    return fail("padding_idx in a differentiated graph is not supported yet "
+                "(the padding row's gradient must be zero)");
+  return SmallVector<Value>{
+      coerce(prim::GatherOp::create(b, loc, table, indices, 0), type)};
+}
+
 /// aten::convolution (not transposed, one group) as one matrix product
 /// (im2col): the input is zero-padded once; the strided window each kernel
 /// offset reads, laid out as (N * out..., C), is concatenated side by side
@@ -1062,6 +1164,18 @@ struct ConvertFXToPrimPass
       to.setLoc(from.getLoc());
     }
 
+    Decomposer::RandomState random;
+    for (BlockArgument arg : entry->getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), kRngSeedAttrName)) {
+        if (arg.getType() != RankedTensorType::get({}, b.getI64Type())) {
+          func.erase();
+          return graph.emitOpError()
+                 << "argument #" << arg.getArgNumber() << " marked "
+                 << kRngSeedAttrName << " must be a 'tensor<i64>'";
+        }
+        random.seed = arg;
+      }
+
     b.setInsertionPointToStart(entry);
     for (Operation &op : graph.getBody().front()) {
       if (auto output = dyn_cast<fx::OutputOp>(op)) {
@@ -1081,7 +1195,7 @@ struct ConvertFXToPrimPass
       SmallVector<Value> operands;
       for (Value v : call.getTensors())
         operands.push_back(mapping.lookup(v));
-      Decomposer decomposer(b, call, operands);
+      Decomposer decomposer(b, call, operands, random);
       FailureOr<SmallVector<Value>> results = decomposer.run();
       if (failed(results)) {
         func.erase();

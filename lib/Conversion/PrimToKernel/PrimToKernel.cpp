@@ -25,6 +25,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
+#include <cmath>
 #include <map>
 
 namespace mlir::tc {
@@ -755,6 +757,83 @@ static arith::CmpIPredicate intPredicate(prim::ComparisonPredicate p,
   llvm_unreachable("unknown predicate");
 }
 
+//===----------------------------------------------------------------------===//
+// Counter-based random numbers
+//===----------------------------------------------------------------------===//
+
+/// Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1,
+/// 2, 3", SC'11; the generator of PyTorch's CUDA and of JAX): ten rounds
+/// of a bijection of a 128-bit counter keyed by 64 bits. Every output is a
+/// function of (key, counter) only, so any point of a kernel computes its
+/// own numbers, and a recomputation gives the same ones.
+static std::array<Value, 4> emitPhilox(OpBuilder &b, Location loc,
+                                       std::array<Value, 4> counter,
+                                       std::array<Value, 2> key) {
+  auto i32 = [&](uint32_t value) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(b.getI32Type(), static_cast<int32_t>(value)));
+  };
+  Value m0 = i32(0xD2511F53), m1 = i32(0xCD9E8D57);
+  Value w0 = i32(0x9E3779B9), w1 = i32(0xBB67AE85);
+  std::array<Value, 4> c = counter;
+  std::array<Value, 2> k = key;
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k[0] = arith::AddIOp::create(b, loc, k[0], w0);
+      k[1] = arith::AddIOp::create(b, loc, k[1], w1);
+    }
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, m0, c[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, m1, c[2]);
+    Value x0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), c[1]), k[0]);
+    Value x2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), c[3]), k[1]);
+    c = {x0, p1.getLow(), x2, p0.getLow()};
+  }
+  return c;
+}
+
+/// The low and high 32 bits of an i64.
+static std::array<Value, 2> splitI64(OpBuilder &b, Location loc, Value v) {
+  Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, v,
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+  Value hi = arith::TruncIOp::create(b, loc, b.getI32Type(), shifted);
+  return {lo, hi};
+}
+
+/// A uniform float of type `elt` on [0, 1) from random bits: as many of
+/// the top bits as the type has significand bits (24 for f32, 53 for f64,
+/// from two words), scaled by a power of two. Every value is exact, none
+/// rounds up to 1.
+static Value emitUniform(OpBuilder &b, Location loc, ArrayRef<Value> words,
+                         FloatType elt) {
+  unsigned bits = APFloat::semanticsPrecision(elt.getFloatSemantics());
+  Value k;
+  if (bits > 32) {
+    Type i64 = b.getI64Type();
+    Value hi = arith::ExtUIOp::create(b, loc, i64, words[0]);
+    Value lo = arith::ExtUIOp::create(b, loc, i64, words[1]);
+    Value joined = arith::OrIOp::create(
+        b, loc,
+        arith::ShLIOp::create(
+            b, loc, hi, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))),
+        lo);
+    k = arith::ShRUIOp::create(
+        b, loc, joined,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(64 - bits)));
+  } else {
+    k = arith::ShRUIOp::create(
+        b, loc, words[0],
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(32 - bits)));
+  }
+  Value asFloat = arith::UIToFPOp::create(b, loc, elt, k);
+  Value scale = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(elt, std::ldexp(1.0, -static_cast<int>(bits))));
+  return arith::MulFOp::create(b, loc, asFloat, scale);
+}
+
 FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
                                        ArrayRef<Value> idx) {
   Type elt = tensorType(v).getElementType();
@@ -934,6 +1013,70 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
     if (!inside)
       return *read;
     return arith::SelectOp::create(b, loc, inside, *read, fill).getResult();
+  }
+
+  if (auto gather = dyn_cast<prim::GatherOp>(op)) {
+    // The index is read (or computed) at the result's positions along
+    // `dim`, clamped into range so that the load stays in bounds, and then
+    // selects where the operand is read.
+    int64_t dim = gather.getDim();
+    int64_t rank = tensorType(gather.getIndices()).getRank();
+    int64_t size = tensorType(gather.getOperand()).getDimSize(dim);
+    if (size == 0)
+      return gather.emitOpError() << "gathers from an empty dimension";
+    FailureOr<Value> position =
+        emit(gather.getIndices(), idx.slice(dim, rank));
+    if (failed(position))
+      return failure();
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
+    i = arith::MaxSIOp::create(b, loc, i, index(0));
+    i = arith::MinSIOp::create(b, loc, i, index(size - 1));
+    SmallVector<Value> inIdx(idx.take_front(dim));
+    inIdx.push_back(i);
+    llvm::append_range(inIdx, idx.drop_front(dim + rank));
+    return emit(gather.getOperand(), inIdx);
+  }
+  if (auto random = dyn_cast<prim::RandomOp>(op)) {
+    // The counter is offset + the point's row-major linear index, the key
+    // the seed; uniform floats come from the first word (two for f64),
+    // normal ones from two uniforms by Box-Muller.
+    FailureOr<Value> seed = emit(random.getSeed(), {});
+    FailureOr<Value> offset = emit(random.getOffset(), {});
+    if (failed(seed) || failed(offset))
+      return failure();
+    Value linear = index(0);
+    for (auto [size, i] : llvm::zip(random.getShape(), idx))
+      linear = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, linear, index(size)), i);
+    Value n = arith::AddIOp::create(
+        b, loc, *offset,
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), linear));
+    auto [lo, hi] = splitI64(b, loc, n);
+    auto [k0, k1] = splitI64(b, loc, *seed);
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    std::array<Value, 4> words = emitPhilox(b, loc, {lo, hi, zero, zero},
+                                            {k0, k1});
+    auto ft = cast<FloatType>(elt);
+    if (random.getDistribution() == prim::Distribution::Uniform)
+      return emitUniform(b, loc, words, ft);
+    // Box-Muller in f32 (f64 for f64): sqrt(-2 log(1 - u1)) cos(2 pi u2),
+    // 1 - u1 in (0, 1] so the log is finite.
+    FloatType compute = ft.getWidth() > 32 ? ft : b.getF32Type();
+    Value u1 = emitUniform(b, loc, ArrayRef<Value>(words).slice(0, 2), compute);
+    Value u2 = emitUniform(b, loc, ArrayRef<Value>(words).slice(2, 2), compute);
+    auto cst = [&](double value) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(compute, value));
+    };
+    Value radius = math::SqrtOp::create(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, cst(-2.0),
+            math::LogOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, cst(1.0), u1))));
+    Value angle = arith::MulFOp::create(b, loc, cst(2.0 * M_PI), u2);
+    Value normal = arith::MulFOp::create(b, loc, radius,
+                                         math::CosOp::create(b, loc, angle));
+    return emitConvert(b, loc, normal, elt);
   }
 
   // Scalars.

@@ -286,3 +286,28 @@ func.func @random_shape(%s: tensor<i64>) {
   %0 = prim.random uniform %s, %s, shape [-4] : f32
   return
 }
+
+// -----
+
+func.func @gather_dim(%x: tensor<3x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{dimension 2 is out of range for rank 2}}
+  %0 = prim.gather %x[%i], dim 2 : tensor<3x4xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gather_float_indices(%x: tensor<3x4xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 64-bit signless integer or 32-bit signless integer values}}
+  %0 = prim.gather %x[%i], dim 0 : tensor<3x4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @gather_result(%x: tensor<3x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{'prim.gather' op inferred type(s) 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<3x4xf32>'}}
+  // expected-error @+1 {{'prim.gather' op failed to infer returned types}}
+  %0 = "prim.gather"(%x, %i) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+  return
+}

@@ -77,3 +77,12 @@ func.func @contractions(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %x: tensor
   %1 = prim.convolution %x, %w, stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<6x3x3x3xf32>
   return %0, %1 : tensor<2x3x5xf32>, tensor<1x6x4x4xf32>
 }
+
+// CHECK-LABEL: func.func @gather
+func.func @gather(%x: tensor<10x8xf32>, %i: tensor<3x5xi64>, %j: tensor<2xi32>) -> (tensor<3x5x8xf32>, tensor<10x2xf32>) {
+  // CHECK: prim.gather %{{.*}}[%{{.*}}], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+  %0 = prim.gather %x[%i], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+  // CHECK: prim.gather %{{.*}}[%{{.*}}], dim 1 : tensor<10x8xf32>, tensor<2xi32>
+  %1 = prim.gather %x[%j], dim 1 : tensor<10x8xf32>, tensor<2xi32>
+  return %0, %1 : tensor<3x5x8xf32>, tensor<10x2xf32>
+}

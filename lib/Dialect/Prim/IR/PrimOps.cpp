@@ -263,6 +263,29 @@ LogicalResult ConcatenateOp::inferReturnTypes(
 }
 
 //===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= type.getRank())
+    return emitInferError(loc, "gather",
+                          "dimension " + Twine(dim) +
+                              " is out of range for rank " +
+                              Twine(type.getRank()));
+  SmallVector<int64_t> shape(type.getShape().take_front(dim));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, type.getShape().drop_front(dim + 1));
+  inferred.push_back(type.clone(shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor creation
 //===----------------------------------------------------------------------===//
 

@@ -148,6 +148,7 @@ private:
                ArrayRef<int64_t> rhsBatch, ArrayRef<int64_t> lhsContract,
                ArrayRef<int64_t> rhsContract);
   LogicalResult dotRule(DotOp dot, Value grad);
+  LogicalResult gatherRule(GatherOp gather, Value grad);
 
   func::FuncOp func;
   OpBuilder b;
@@ -239,6 +240,53 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
         lhsContract, lhsRest, numBatch);
     accumulate(rhs, permute(product, permutation));
   }
+  return success();
+}
+
+LogicalResult Differentiator::gatherRule(GatherOp gather, Value grad) {
+  // Each slice of the operand receives the sum of the cotangent's slices
+  // that read it, repeated indices accumulating: a product of the one-hot
+  // matrix of the indices, (index positions) x (operand size along dim),
+  // with the cotangent laid out as (index positions) x (everything else).
+  // It is dense: O(positions x size x rest) work and a positions x size
+  // matrix, where a scatter-add would be O(positions x rest). It reuses
+  // the GEMM path and is exact, but an embedding with a large vocabulary
+  // pays for the whole vocabulary per token.
+  Value x = gather.getOperand(), indices = gather.getIndices();
+  RankedTensorType xType = typeOf(x), indexType = typeOf(indices);
+  int64_t dim = gather.getDim(), rank = indexType.getRank();
+  int64_t positions = indexType.getNumElements(), size = xType.getDimSize(dim);
+  int64_t rest = xType.getNumElements() / std::max<int64_t>(size, 1);
+  // The cotangent: (pre..., index..., post...) -> (index..., pre..., post...)
+  // -> (positions, rest).
+  int64_t gradRank = typeOf(grad).getRank();
+  SmallVector<int64_t> indexFirst;
+  for (int64_t d = 0; d < rank; ++d)
+    indexFirst.push_back(dim + d);
+  for (int64_t d = 0; d < gradRank; ++d)
+    if (d < dim || d >= dim + rank)
+      indexFirst.push_back(d);
+  Value rows = ReshapeOp::create(b, loc, permute(grad, indexFirst),
+                                 ArrayRef<int64_t>{positions, rest});
+  // One-hot: (positions, size), 1 where the index is the column.
+  Value flat = ReshapeOp::create(b, loc, indices, ArrayRef<int64_t>{positions});
+  SmallVector<int64_t> hotShape = {positions, size};
+  Value wide = BroadcastInDimOp::create(b, loc, flat, hotShape,
+                                        ArrayRef<int64_t>{0});
+  Value column = IotaOp::create(b, loc, hotShape, 1,
+                                indexType.getElementType());
+  Value hot = asFloat(compare(ComparisonPredicate::EQ, wide, column),
+                      typeOf(grad));
+  // (size, rest) -> (size, pre..., post...) -> (pre..., size, post...).
+  Value product = matmul(hot, rows, {}, {}, {0}, {0});
+  SmallVector<int64_t> sizeFirst = {size};
+  for (int64_t d = 0; d < xType.getRank(); ++d)
+    if (d != dim)
+      sizeFirst.push_back(xType.getDimSize(d));
+  SmallVector<int64_t> back;
+  for (int64_t d = 0; d < xType.getRank(); ++d)
+    back.push_back(d < dim ? d + 1 : d == dim ? 0 : d);
+  accumulate(x, permute(ReshapeOp::create(b, loc, product, sizeFirst), back));
   return success();
 }
 
@@ -426,6 +474,10 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
                                     : low + (shape[d] - 1) * (interior + 1) + 1);
     }
     accumulate(x, SliceOp::create(b, loc, grad, start, limit, strides));
+  }
+  // Indexing.
+  else if (auto gather = dyn_cast<GatherOp>(op)) {
+    return gatherRule(gather, grad);
   }
   // Reductions and contractions.
   else if (auto reduce = dyn_cast<ReduceOp>(op)) {

@@ -121,3 +121,70 @@ func.func @slice_pad(%x: tensor<4x9xf32> {tc.requires_grad}) -> tensor<5x5xf32> 
   %1 = prim.pad %0, low [1, 1], high [2, 1], interior [0, 0], value 0.0 : tensor<2x3xf32>
   return %1 : tensor<5x5xf32>
 }
+
+// -----
+
+// An embedding lookup: the table's gradient adds the cotangent's rows of
+// every position that read a row (repeated indices accumulate), as the
+// product of the one-hot matrix of the indices, transposed, with the
+// cotangent's rows. The indices get no gradient.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[W:.*]]: tensor<10x8xf32>, %[[I:.*]]: tensor<3x5xi64>, %[[G:.*]]: tensor<3x5x8xf32> {fx.name = "cotangent_0"}) -> (tensor<3x5x8xf32>, tensor<10x8xf32>)
+// CHECK: %[[Y:.*]] = prim.gather %[[W]][%[[I]]], dim 0
+// CHECK: %[[ROWS:.*]] = prim.reshape %[[G]], shape [15, 8]
+// CHECK: %[[FLAT:.*]] = prim.reshape %[[I]], shape [15]
+// CHECK: %[[WIDE:.*]] = prim.broadcast_in_dim %[[FLAT]], shape [15, 10], dims [0]
+// CHECK: %[[COL:.*]] = prim.iota shape [15, 10], dim 1 : i64
+// CHECK: %[[HIT:.*]] = prim.compare eq, %[[WIDE]], %[[COL]]
+// CHECK: %[[HOT:.*]] = prim.convert %[[HIT]] to f32
+// CHECK: %[[HOTT:.*]] = prim.permute %[[HOT]], [1, 0]
+// CHECK: %[[GW:.*]] = prim.dot %[[HOTT]], %[[ROWS]], batch [] x [], contract [1] x [0] : tensor<10x15xf32>, tensor<15x8xf32>
+// CHECK: %[[GW2:.*]] = prim.reshape %[[GW]], shape [10, 8]
+// CHECK: return %[[Y]], %[[GW2]]
+func.func @embedding(%w: tensor<10x8xf32> {tc.requires_grad}, %i: tensor<3x5xi64>) -> tensor<3x5x8xf32> {
+  %0 = prim.gather %w[%i], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+  return %0 : tensor<3x5x8xf32>
+}
+
+// -----
+
+// Along an inner dimension the cotangent's index dimension goes first and
+// the product's rows go back to that dimension.
+// CHECK-LABEL: func.func @gather_columns
+// CHECK: %[[T:.*]] = prim.permute %{{.*}}, [1, 0, 2] : tensor<4x3x2xf32>
+// CHECK: %[[ROWS:.*]] = prim.reshape %[[T]], shape [3, 8]
+// CHECK: %[[GX:.*]] = prim.dot %{{.*}}, %[[ROWS]], batch [] x [], contract [1] x [0] : tensor<6x3xf32>, tensor<3x8xf32>
+// CHECK: %[[R:.*]] = prim.reshape %[[GX]], shape [6, 4, 2]
+// CHECK: %[[B:.*]] = prim.permute %[[R]], [1, 0, 2] : tensor<6x4x2xf32>
+// CHECK: return %{{.*}}, %[[B]]
+func.func @gather_columns(%x: tensor<4x6x2xf32> {tc.requires_grad}, %i: tensor<3xi32>) -> tensor<4x3x2xf32> {
+  %0 = prim.gather %x[%i], dim 1 : tensor<4x6x2xf32>, tensor<3xi32>
+  return %0 : tensor<4x3x2xf32>
+}
+
+// -----
+
+// Dropout: random numbers and the mask they make carry no gradient; the
+// backward multiplies by the forward's mask and scale (the same values:
+// the joint graph computes them once, from the same seed).
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[G:[^:]*]]: tensor<16xf32> {fx.name = "cotangent_0"}
+// CHECK: %[[U:.*]] = prim.random uniform
+// CHECK: %[[M:.*]] = prim.compare lt, %[[U]]
+// CHECK: %[[MF:.*]] = prim.convert %[[M]] to f32
+// CHECK: %[[S:.*]] = prim.constant dense<2.000000e+00>
+// CHECK: %[[GS:.*]] = prim.mul %[[G]], %[[S]]
+// CHECK: %[[GX:.*]] = prim.mul %[[GS]], %[[MF]]
+// CHECK-NOT: prim.random
+// CHECK: return %{{.*}}, %[[GX]]
+func.func @dropout(%x: tensor<16xf32> {tc.requires_grad}, %seed: tensor<i64>) -> tensor<16xf32> {
+  %o = prim.constant dense<0> : tensor<i64>
+  %u = prim.random uniform %seed, %o, shape [16] : f32
+  %k = prim.constant dense<0.5> : tensor<16xf32>
+  %m = prim.compare lt, %u, %k : tensor<16xf32>
+  %mf = prim.convert %m to f32 : tensor<16xi1>
+  %mx = prim.mul %mf, %x : tensor<16xf32>
+  %s = prim.constant dense<2.0> : tensor<16xf32>
+  %y = prim.mul %mx, %s : tensor<16xf32>
+  return %y : tensor<16xf32>
+}

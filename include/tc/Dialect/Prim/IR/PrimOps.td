@@ -299,6 +299,39 @@ def Prim_ConcatenateOp : Prim_ShapeOp<"concatenate"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+def Prim_GatherOp : Prim_ShapeOp<"gather"> {
+  let summary = "Takes the slices of a tensor that integer indices select";
+  let description = [{
+    Reads `operand` at the positions `indices` hold along dimension `dim`
+    (NumPy's and JAX's `take`): the result's shape is `operand`'s with
+    dimension `dim` replaced by the shape of `indices`, and
+
+    `result[p..., i..., q...] = operand[p..., indices[i...], q...]`
+
+    for `p` ranging over the dimensions before `dim` and `q` over those
+    after it. An embedding lookup is a gather of the table's rows (`dim 0`).
+    An index outside `[0, size)` has no defined result (kernels clamp it
+    into range, so the read stays in bounds); PyTorch checks the indices
+    before they get here.
+
+    ```mlir
+    // (10, 8) table, (3, 5) indices -> (3, 5, 8) rows
+    %r = prim.gather %table[%indices], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand,
+                       RankedTensorOf<[I64, I32]>:$indices, I64Attr:$dim);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $indices `]` `,` `dim` $dim attr-dict `:` type($operand) `,`
+    type($indices)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor creation
 //===----------------------------------------------------------------------===//
 

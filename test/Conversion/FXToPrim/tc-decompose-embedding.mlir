@@ -1,0 +1,30 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
+
+// An embedding lookup gathers the table's rows; padding_idx changes only
+// the gradient, so a graph nothing differentiates ignores it.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[W:.*]]: tensor<10x8xf32>, %[[I:.*]]: tensor<3x5xi64>)
+// CHECK: %[[R:.*]] = prim.gather %[[W]][%[[I]]], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+// CHECK: %[[P:.*]] = prim.gather %[[W]][%[[I]]], dim 0 : tensor<10x8xf32>, tensor<3x5xi64>
+// CHECK: return %[[R]], %[[P]] : tensor<3x5x8xf32>, tensor<3x5x8xf32>
+fx.graph @embedding(%w: tensor<10x8xf32>, %i: tensor<3x5xi64>) -> (tensor<3x5x8xf32>, tensor<3x5x8xf32>) {
+  %0 = fx.call_function "aten::embedding"(%w, %i) : (tensor<10x8xf32>, tensor<3x5xi64>) -> tensor<3x5x8xf32>
+  %1 = fx.call_function "aten::embedding"(%w, %i) {args = {padding_idx = 1 : i64}} : (tensor<10x8xf32>, tensor<3x5xi64>) -> tensor<3x5x8xf32>
+  fx.output %0, %1 : tensor<3x5x8xf32>, tensor<3x5x8xf32>
+}
+
+// -----
+
+fx.graph @padding_grad(%w: tensor<10x8xf32> {tc.requires_grad}, %i: tensor<3xi64>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::embedding': padding_idx in a differentiated graph is not supported yet}}
+  %0 = fx.call_function "aten::embedding"(%w, %i) {args = {padding_idx = 0 : i64}} : (tensor<10x8xf32>, tensor<3xi64>) -> tensor<3x8xf32>
+  fx.output %0 : tensor<3x8xf32>
+}
+
+// -----
+
+fx.graph @sparse(%w: tensor<10x8xf32>, %i: tensor<3xi64>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::embedding': sparse and scale_grad_by_freq gradients are not supported}}
+  %0 = fx.call_function "aten::embedding"(%w, %i) {args = {sparse = true}} : (tensor<10x8xf32>, tensor<3xi64>) -> tensor<3x8xf32>
+  fx.output %0 : tensor<3x8xf32>
+}

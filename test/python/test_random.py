@@ -1,0 +1,280 @@
+"""Dropout (tc's counter-based random numbers) and embedding lookups
+through `torch.compile(backend="tc")`, forward and backward, on the CPU.
+
+tc's random numbers are not eager's: dropout is checked by what a user
+relies on (the keep fraction, the exact scale, fresh masks per call,
+`torch.manual_seed` reproducibility, the backward using the forward's
+mask); embeddings against eager.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tc
+
+pytestmark = pytest.mark.requires_native
+
+
+def _compiled_dropout(p):
+    return torch.compile(lambda x: F.dropout(x, p, training=True),
+                         backend="tc")
+
+
+def _all_in_tc():
+    assert tc.counters["graphs_compiled"] >= 1
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["aten_aot_autograd"] == 0
+
+
+# ============================================================================
+# Dropout
+# ============================================================================
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
+def test_dropout_keep_fraction_and_scale(fresh_tc, p):
+    """On 2^20 elements the kept fraction is 1 - p within 6 standard
+    deviations; kept elements are exactly x / (1 - p) (eager's scale, in
+    f32), dropped ones exactly 0."""
+    x = torch.randn(1024, 1024) + 5  # no element is 0 by chance
+    y = _compiled_dropout(p)(x)
+    _all_in_tc()
+    n = x.numel()
+    keep = y != 0
+    sigma = math.sqrt(p * (1 - p) / n)
+    assert abs(keep.float().mean().item() - (1 - p)) < 6 * sigma
+    scale = torch.tensor(1 / (1 - p), dtype=torch.float32)
+    assert torch.equal(y[keep], x[keep] * scale)
+    # Neighbouring elements are independent: the fraction of kept pairs.
+    pairs = (keep[:, 1:] & keep[:, :-1]).float().mean().item()
+    assert abs(pairs - (1 - p) ** 2) < 0.01
+
+
+def test_dropout_uniform_numbers(fresh_tc):
+    """The numbers behind the mask are uniform on [0, 1): torch.rand in a
+    compiled graph has the uniform distribution's deciles and moments."""
+    u = torch.compile(lambda x: x + torch.rand(1 << 20), backend="tc")(
+        torch.zeros(1 << 20))
+    _all_in_tc()
+    assert 0 <= u.min().item() and u.max().item() < 1
+    assert abs(u.mean().item() - 0.5) < 0.002
+    assert abs(u.var().item() - 1 / 12) < 0.002
+    counts = torch.histc(u, bins=10, min=0, max=1) / u.numel()
+    assert (counts - 0.1).abs().max().item() < 0.003
+
+
+def test_dropout_p0_is_identity(fresh_tc):
+    x = torch.randn(64, 32)
+    assert torch.equal(_compiled_dropout(0.0)(x), x)
+
+
+def test_dropout_masks_differ_per_call_and_follow_manual_seed(fresh_tc):
+    x = torch.randn(256, 256) + 5
+    f = _compiled_dropout(0.5)
+    a, b = f(x) != 0, f(x) != 0
+    # Independent masks agree on about half the elements.
+    assert abs((a == b).float().mean().item() - 0.5) < 0.02
+    torch.manual_seed(123)
+    c = f(x)
+    torch.manual_seed(123)
+    d = f(x)
+    assert torch.equal(c, d)
+    torch.manual_seed(124)
+    assert not torch.equal(f(x), c)
+    _all_in_tc()
+
+
+def test_two_dropouts_in_one_graph_differ(fresh_tc):
+    """Each random op of a graph draws from its own counters."""
+    x = torch.randn(128, 128) + 5
+    f = torch.compile(lambda x: (F.dropout(x, 0.5), F.dropout(x, 0.5)),
+                      backend="tc")
+    a, b = f(x)
+    assert abs(((a != 0) == (b != 0)).float().mean().item() - 0.5) < 0.03
+    _all_in_tc()
+
+
+def test_dropout_gradient_uses_the_forward_mask(fresh_tc):
+    """x.grad = mask * scale * upstream, with the forward's mask (tc's joint
+    graph recomputes it from the forward's seed)."""
+    p = 0.3
+    x = (torch.randn(128, 64) + 5).requires_grad_()
+    model = torch.compile(lambda x: torch.tanh(F.dropout(x, p) * 2),
+                          backend="tc")
+    for _ in range(2):  # a second call with another mask
+        x.grad = None
+        y = model(x)
+        upstream = torch.randn_like(y)
+        y.backward(upstream)
+        kept = y != 0
+        scale = torch.tensor(1 / (1 - p))
+        expected = kept * scale * 2 * (1 - y.detach() ** 2) * upstream
+        torch.testing.assert_close(x.grad, expected, rtol=1e-5, atol=1e-6)
+        assert torch.count_nonzero(x.grad[~kept]) == 0
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
+
+
+def test_plain_dropout_gradient(fresh_tc):
+    """The literal check: x.grad == (y != 0) * scale * upstream."""
+    p = 0.4
+    x = (torch.randn(64, 64) + 5).requires_grad_()
+    y = _compiled_dropout(p)(x)
+    upstream = torch.randn_like(y)
+    y.backward(upstream)
+    scale = torch.tensor(1 / (1 - p))
+    assert torch.equal(x.grad, (y != 0) * scale * upstream)
+    assert tc.counters["training_graphs"] == 1
+
+
+def test_mlp_with_dropout_trains(fresh_tc):
+    """An MLP with nn.Dropout trains a few SGD steps through tc's autodiff:
+    finite, decreasing losses; the dropouts are off in eval mode, where
+    the compiled model matches eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Dropout(0.2),
+                          nn.Linear(64, 64), nn.ReLU(), nn.Dropout(0.2),
+                          nn.Linear(64, 10))
+    x, target = torch.randn(64, 32), torch.randint(0, 10, (64,))
+
+    @torch.compile(backend="tc")
+    def loss_fn(x, target):
+        return F.cross_entropy(model(x), target)
+
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(8):
+        opt.zero_grad()
+        loss = loss_fn(x, target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0]
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend="tc")(x),
+                                   model(x), rtol=1e-5, atol=1e-6)
+
+
+# ============================================================================
+# Embedding
+# ============================================================================
+
+
+def test_embedding_forward_matches_eager(fresh_tc):
+    torch.manual_seed(0)
+    weight = torch.randn(50, 16)
+    indices = torch.randint(0, 50, (8, 12))
+    indices[0, :4] = 7  # repeated
+    f = torch.compile(lambda w, i: F.embedding(i, w) * 2, backend="tc")
+    assert torch.equal(f(weight, indices), F.embedding(indices, weight) * 2)
+    _all_in_tc()
+
+
+def test_embedding_weight_gradient_accumulates_repeats(fresh_tc):
+    torch.manual_seed(1)
+    weight = torch.randn(20, 8, requires_grad=True)
+    indices = torch.randint(0, 20, (6, 10))
+    indices[:, 0] = 3  # one row read six times
+    upstream = torch.randn(6, 10, 8)
+
+    def f(w, i):
+        return torch.tanh(F.embedding(i, w))
+
+    out = torch.compile(f, backend="tc")(weight, indices)
+    out.backward(upstream)
+    w_ref = weight.detach().clone().requires_grad_()
+    f(w_ref, indices).backward(upstream)
+    torch.testing.assert_close(out, f(w_ref, indices), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(weight.grad, w_ref.grad, rtol=1e-5, atol=1e-6)
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
+
+
+def test_embedding_padding_idx_inference(fresh_tc):
+    """padding_idx changes only the gradient: without one, tc compiles it."""
+    emb = nn.Embedding(10, 4, padding_idx=0)
+    indices = torch.tensor([[0, 1, 2], [3, 0, 9]])
+    with torch.no_grad():
+        out = torch.compile(emb, backend="tc")(indices)
+        assert torch.equal(out, emb(indices))
+    _all_in_tc()
+
+
+def test_embedding_padding_idx_training_falls_back_soundly(fresh_tc):
+    """tc does not differentiate padding_idx yet: training takes
+    AOTAutograd's path, and the padding row gets no gradient."""
+    emb = nn.Embedding(10, 4, padding_idx=0)
+    indices = torch.tensor([[0, 1, 2], [3, 0, 0]])
+    torch.compile(emb, backend="tc")(indices).sum().backward()
+    assert torch.count_nonzero(emb.weight.grad[0]) == 0
+    assert torch.equal(emb.weight.grad[1], torch.ones(4))
+    assert tc.counters["training_graphs"] == 0
+
+
+class _TokenClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embedding = nn.Embedding(100, 32)
+        self.linear = nn.Linear(32, 7)
+
+    def forward(self, tokens):
+        return self.linear(self.embedding(tokens))
+
+
+def test_embedding_model_sgd_steps_match_eager(fresh_tc):
+    """Embedding -> Linear -> cross-entropy, 3 SGD steps: eager's losses
+    and weights (rel 1e-4), compiled whole by tc with its autodiff."""
+    torch.manual_seed(2)
+    tokens = torch.randint(0, 100, (16, 12))
+    tokens[:, :3] = 5  # repeated indices
+    target = torch.randint(0, 7, (16 * 12,))
+    reference, model = _TokenClassifier(), _TokenClassifier()
+
+    @torch.compile(backend="tc")
+    def loss_fn(tokens, target):
+        return F.cross_entropy(model(tokens).reshape(-1, 7), target)
+
+    opt_ref = torch.optim.SGD(reference.parameters(), lr=0.5)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(3):
+        opt_ref.zero_grad()
+        loss_ref = F.cross_entropy(reference(tokens).reshape(-1, 7), target)
+        loss_ref.backward()
+        opt_ref.step()
+        opt.zero_grad()
+        loss = loss_fn(tokens, target)
+        loss.backward()
+        opt.step()
+        torch.testing.assert_close(loss, loss_ref, rtol=1e-4, atol=1e-6)
+    for p_ref, p in zip(reference.parameters(), model.parameters()):
+        torch.testing.assert_close(p, p_ref, rtol=1e-4, atol=1e-6)
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
+
+
+def test_importer_adds_the_seed_argument():
+    """A graph with a random op takes its seed as a trailing tensor<i64>
+    argument marked tc.rng_seed; a graph without one does not."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from tc.importer import import_graph
+
+    x = torch.randn(4, 8)
+    gm = make_fx(lambda x: torch.ops.aten.native_dropout(x, 0.5, True)[0])(x)
+    imported = import_graph(gm)
+    assert imported.seed_index == 1
+    assert imported.input_specs[1] == ((), torch.int64)
+    assert ('%tc_seed: tensor<i64> {fx.name = "tc_seed", tc.rng_seed}'
+            in imported.text)
+    plain = import_graph(make_fx(torch.sin)(x))
+    assert plain.seed_index is None and "tc.rng_seed" not in plain.text

@@ -299,6 +299,60 @@ struct Scope {
   std::map<std::vector<const void *>, Value> memo;
 };
 
+/// The parts of a concatenation that read one value through the same chain
+/// of permutes, reshapes and slices, differing only in where the slices
+/// start: im2col's windows, one per kernel offset. A kernel reads such a
+/// concatenation with one load at a start selected by the part, instead of
+/// reading every part and selecting one.
+struct WindowFamily {
+  /// The first part's chain, from the concatenation's side.
+  SmallVector<Operation *> chain;
+  /// Per op of the chain (empty for other than slices): each part's start.
+  SmallVector<SmallVector<ArrayRef<int64_t>>> starts;
+  /// The value all parts read.
+  Value source;
+};
+
+static std::optional<WindowFamily> windowFamily(prim::ConcatenateOp concat,
+                                                const FusionPlan &plan) {
+  OperandRange inputs = concat.getInputs();
+  if (inputs.size() < 2 ||
+      llvm::any_of(inputs, [&](Value v) { return v.getType() != inputs[0].getType(); }))
+    return std::nullopt;
+  WindowFamily family;
+  SmallVector<Value> values(inputs.begin(), inputs.end());
+  while (!llvm::all_equal(values)) {
+    if (llvm::any_of(values, [&](Value v) { return plan.isRealized(v); }))
+      return std::nullopt;
+    Operation *first = values[0].getDefiningOp();
+    if (!first || !isa<prim::PermuteOp, prim::ReshapeOp, prim::SliceOp>(first))
+      return std::nullopt;
+    SmallVector<ArrayRef<int64_t>> starts;
+    for (Value &v : values) {
+      Operation *op = v.getDefiningOp();
+      if (!op || op->getName() != first->getName() ||
+          op->getOperand(0).getType() != first->getOperand(0).getType())
+        return std::nullopt;
+      if (auto slice = dyn_cast<prim::SliceOp>(op)) {
+        if (slice.getStrides() != cast<prim::SliceOp>(first).getStrides())
+          return std::nullopt;
+        starts.push_back(slice.getStart());
+      } else if (op->getAttrDictionary() != first->getAttrDictionary()) {
+        return std::nullopt;
+      }
+      v = op->getOperand(0);
+    }
+    family.chain.push_back(first);
+    if (!isa<prim::SliceOp>(first))
+      starts.clear();
+    family.starts.push_back(std::move(starts));
+  }
+  if (family.chain.empty())
+    return std::nullopt;
+  family.source = values[0];
+  return family;
+}
+
 class KernelBuilder {
 public:
   KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows)
@@ -317,6 +371,14 @@ private:
   FailureOr<Value> emit(Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitOp(Operation *op, Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitReduce(prim::ReduceOp op, ArrayRef<Value> idx);
+  /// The operand index a reshape reads for result index `idx`.
+  FailureOr<SmallVector<Value>> reshapeIndex(prim::ReshapeOp reshape,
+                                             ArrayRef<Value> idx);
+  /// A concatenation of windows of one value (see `WindowFamily`) as one
+  /// read, at a start selected by the part the point falls in.
+  FailureOr<Value> emitWindows(prim::ConcatenateOp concat,
+                               const struct WindowFamily &family,
+                               ArrayRef<Value> idx);
   /// An index constant, created once at the top of the kernel.
   Value index(int64_t i) {
     Value &cst = indexConstants[i];
@@ -361,6 +423,126 @@ private:
   SmallVector<Value> rowIndex;
   bool mayCacheRows = false;
 };
+
+FailureOr<SmallVector<Value>>
+KernelBuilder::reshapeIndex(prim::ReshapeOp reshape, ArrayRef<Value> idx) {
+  ArrayRef<int64_t> inShape = tensorType(reshape.getOperand()).getShape();
+  ArrayRef<int64_t> outShape = reshape.getShape();
+  // Dimensions group into runs of equal size on both sides (a collapse,
+  // an expansion, unit dims): each run is linearized with the result's
+  // sizes and delinearized with the operand's, so a reshape that merges
+  // trailing dims costs divisions for those dims only.
+  SmallVector<Value> inIdx(inShape.size());
+  if (llvm::is_contained(inShape, 0)) {
+    // No point is ever computed: any index does.
+    for (Value &v : inIdx)
+      v = index(0);
+    return inIdx;
+  }
+  size_t i = 0, j = 0;
+  while (i < inShape.size() || j < outShape.size()) {
+    size_t inBegin = i, outBegin = j;
+    int64_t inSize = 1, outSize = 1;
+    if (i < inShape.size())
+      inSize *= inShape[i++];
+    if (j < outShape.size())
+      outSize *= outShape[j++];
+    while (inSize != outSize) {
+      if (inSize < outSize && i < inShape.size())
+        inSize *= inShape[i++];
+      else if (outSize < inSize && j < outShape.size())
+        outSize *= outShape[j++];
+      else
+        return reshape.emitOpError() << "sizes do not match";
+    }
+    Value linear;
+    for (size_t k = outBegin; k < j; ++k) {
+      if (outShape[k] == 1)
+        continue;
+      linear = linear ? arith::AddIOp::create(
+                            b, loc,
+                            arith::MulIOp::create(b, loc, linear,
+                                                  index(outShape[k])),
+                            idx[k])
+                            .getResult()
+                      : idx[k];
+    }
+    if (!linear)
+      linear = index(0);
+    // The first non-unit operand dim of the run takes what is left.
+    size_t first = inBegin;
+    while (first + 1 < i && inShape[first] == 1)
+      ++first;
+    for (size_t k = i; k-- > inBegin;) {
+      if (inShape[k] == 1 && k != first) {
+        inIdx[k] = index(0);
+        continue;
+      }
+      if (k == first) {
+        inIdx[k] = linear;
+        continue;
+      }
+      inIdx[k] = arith::RemUIOp::create(b, loc, linear, index(inShape[k]));
+      linear = arith::DivUIOp::create(b, loc, linear, index(inShape[k]));
+    }
+    for (size_t k = inBegin; k < first; ++k)
+      inIdx[k] = index(0);
+  }
+  return inIdx;
+}
+
+FailureOr<Value> KernelBuilder::emitWindows(prim::ConcatenateOp concat,
+                                            const WindowFamily &family,
+                                            ArrayRef<Value> idx) {
+  int64_t dim = concat.getDim();
+  int64_t size = tensorType(concat.getInputs()[0]).getDimSize(dim);
+  if (size == 0)
+    return concat.emitOpError() << "has no elements to read";
+  SmallVector<Value> cur(idx);
+  Value part = arith::DivUIOp::create(b, loc, idx[dim], index(size));
+  cur[dim] = arith::RemUIOp::create(b, loc, idx[dim], index(size));
+  for (auto [op, starts] : llvm::zip(family.chain, family.starts)) {
+    if (auto permute = dyn_cast<prim::PermuteOp>(op)) {
+      SmallVector<Value> in(cur.size());
+      for (auto [i, p] : llvm::enumerate(permute.getPermutation()))
+        in[p] = cur[i];
+      cur = std::move(in);
+      continue;
+    }
+    if (auto reshape = dyn_cast<prim::ReshapeOp>(op)) {
+      FailureOr<SmallVector<Value>> in = reshapeIndex(reshape, cur);
+      if (failed(in))
+        return failure();
+      cur = std::move(*in);
+      continue;
+    }
+    auto slice = cast<prim::SliceOp>(op);
+    for (auto [d, stride] : llvm::enumerate(slice.getStrides())) {
+      Value i = cur[d];
+      if (stride != 1)
+        i = arith::MulIOp::create(b, loc, i, index(stride));
+      // The part's start along d: a constant when all parts agree, else
+      // selected by the part (integer selects, no loads).
+      Value start = index(starts.back()[d]);
+      for (int64_t k = static_cast<int64_t>(starts.size()) - 2; k >= 0; --k) {
+        if (starts[k][d] == starts.back()[d] &&
+            llvm::all_of(ArrayRef(starts).drop_front(k), [&](ArrayRef<int64_t> s) {
+              return s[d] == starts.back()[d];
+            }))
+          continue;
+        Value isPart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             part, index(k));
+        start = arith::SelectOp::create(b, loc, isPart, index(starts[k][d]),
+                                        start);
+      }
+      bool zero = llvm::all_of(starts, [&](ArrayRef<int64_t> s) {
+        return s[d] == 0;
+      });
+      cur[d] = zero ? i : arith::AddIOp::create(b, loc, i, start).getResult();
+    }
+  }
+  return emit(family.source, cur);
+}
 
 unsigned KernelBuilder::scopeFor(ArrayRef<Value> idx) const {
   unsigned deepest = 0;
@@ -853,69 +1035,10 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
     return emit(permute.getOperand(), inIdx);
   }
   if (auto reshape = dyn_cast<prim::ReshapeOp>(op)) {
-    ArrayRef<int64_t> inShape = tensorType(reshape.getOperand()).getShape();
-    ArrayRef<int64_t> outShape = reshape.getShape();
-    // Dimensions group into runs of equal size on both sides (a collapse,
-    // an expansion, unit dims): each run is linearized with the result's
-    // sizes and delinearized with the operand's, so a reshape that merges
-    // trailing dims costs divisions for those dims only.
-    SmallVector<Value> inIdx(inShape.size());
-    if (llvm::is_contained(inShape, 0)) {
-      // No point is ever computed: any index does.
-      for (Value &v : inIdx)
-        v = index(0);
-      return emit(reshape.getOperand(), inIdx);
-    }
-    size_t i = 0, j = 0;
-    while (i < inShape.size() || j < outShape.size()) {
-      size_t inBegin = i, outBegin = j;
-      int64_t inSize = 1, outSize = 1;
-      if (i < inShape.size())
-        inSize *= inShape[i++];
-      if (j < outShape.size())
-        outSize *= outShape[j++];
-      while (inSize != outSize) {
-        if (inSize < outSize && i < inShape.size())
-          inSize *= inShape[i++];
-        else if (outSize < inSize && j < outShape.size())
-          outSize *= outShape[j++];
-        else
-          return reshape.emitOpError() << "sizes do not match";
-      }
-      Value linear;
-      for (size_t k = outBegin; k < j; ++k) {
-        if (outShape[k] == 1)
-          continue;
-        linear = linear ? arith::AddIOp::create(
-                              b, loc,
-                              arith::MulIOp::create(b, loc, linear,
-                                                    index(outShape[k])),
-                              idx[k])
-                              .getResult()
-                        : idx[k];
-      }
-      if (!linear)
-        linear = index(0);
-      // The first non-unit operand dim of the run takes what is left.
-      size_t first = inBegin;
-      while (first + 1 < i && inShape[first] == 1)
-        ++first;
-      for (size_t k = i; k-- > inBegin;) {
-        if (inShape[k] == 1 && k != first) {
-          inIdx[k] = index(0);
-          continue;
-        }
-        if (k == first) {
-          inIdx[k] = linear;
-          continue;
-        }
-        inIdx[k] = arith::RemUIOp::create(b, loc, linear, index(inShape[k]));
-        linear = arith::DivUIOp::create(b, loc, linear, index(inShape[k]));
-      }
-      for (size_t k = inBegin; k < first; ++k)
-        inIdx[k] = index(0);
-    }
-    return emit(reshape.getOperand(), inIdx);
+    FailureOr<SmallVector<Value>> inIdx = reshapeIndex(reshape, idx);
+    if (failed(inIdx))
+      return failure();
+    return emit(reshape.getOperand(), *inIdx);
   }
   if (auto slice = dyn_cast<prim::SliceOp>(op)) {
     SmallVector<Value> inIdx;
@@ -932,6 +1055,8 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
     return emit(slice.getOperand(), inIdx);
   }
   if (auto concat = dyn_cast<prim::ConcatenateOp>(op)) {
+    if (std::optional<WindowFamily> family = windowFamily(concat, plan))
+      return emitWindows(concat, *family, idx);
     // Each input is read at the index clamped into its part (always a valid
     // load) and the part the point falls in is selected.
     int64_t dim = concat.getDim();

@@ -20,13 +20,18 @@
 // CHECK: %[[V:.*]] = arith.select %{{.*}}, %[[E]], %cst
 // CHECK: memref.store %[[V]], %[[P]]
 
+// The two windows of one value are read with one load, at the column
+// start of the part the point falls in (im2col's case).
 // CHECK-LABEL: kernel.kernel @windows_fused_slice_concatenate_reduce_1
 // CHECK-SAME: (%[[PIN:.*]]: memref<2x8xf32>, %[[SUM:.*]]: memref<6xf32>)
 // CHECK: kernel.reduce add %c4
-// CHECK: %[[A:.*]] = memref.load %[[PIN]]
-// CHECK: %[[B:.*]] = memref.load %[[PIN]]
-// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %c2
-// CHECK: arith.select %[[FIRST]], %[[A]], %[[B]]
+// CHECK: %[[PART:.*]] = arith.divui %{{.*}}, %c2
+// CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c2
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[PART]], %c0
+// CHECK: %[[START:.*]] = arith.select %[[IS0]], %c0, %c2
+// CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %[[START]]
+// CHECK: memref.load %[[PIN]][%[[ROW]], %[[COL]]]
+// CHECK-NOT: memref.load
 // CHECK-NOT: math.exp
 
 // CHECK-LABEL: kernel.kernel @windows_fused_mul_2
@@ -80,4 +85,21 @@ func.func @shared(%g: tensor<4x10xf32>, %x: tensor<4x8xf32>) -> (tensor<4xf32>, 
   %s = prim.reduce sum %m, dims [1] : tensor<4x8xf32>
   %o = prim.mul %m, %x : tensor<4x8xf32>
   return %s, %o : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Parts that are not windows of one value: each is read at its index
+// clamped into the part, and the part the point falls in is selected.
+// CHECK-LABEL: kernel.kernel @mixed_fused_exp_concatenate_0
+// CHECK-SAME: (%[[X:.*]]: memref<2x3xf32>, %[[Y:.*]]: memref<2x3xf32>, %{{.*}}: memref<4x3xf32>)
+// CHECK-DAG: %[[A:.*]] = memref.load %[[X]]
+// CHECK-DAG: %[[B:.*]] = memref.load %[[Y]]
+// CHECK: %[[E:.*]] = math.exp %[[B]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %c2
+// CHECK: arith.select %[[FIRST]], %[[A]], %[[E]]
+func.func @mixed(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %e = prim.exp %y : tensor<2x3xf32>
+  %c = prim.concatenate %x, %e dim 0 : tensor<2x3xf32>, tensor<2x3xf32>
+  return %c : tensor<4x3xf32>
 }

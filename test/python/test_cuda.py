@@ -233,3 +233,99 @@ def test_cuda_misaligned_view(fresh_tc):
     x = base[1:].view(64, 1024)
     close(torch.compile(softmax, backend="tc")(x), softmax(x))
     assert_all_compiled()
+
+
+@cuda
+def test_cuda_resnet18_sgd_steps_match_eager(fresh_tc):
+    """Seed 002's ResNet-18 (test/python/resnet.py), 2 SGD steps with
+    momentum at batch 4, 64x64 on the GPU, compiled whole by tc (forward and
+    tc-partition's backward): eager's losses, weights and running
+    statistics. TF32 is off on both sides."""
+    import copy
+    import pathlib
+    import sys
+
+    import torch.nn.functional as F
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from resnet import ResNet18
+
+    matmul_tf32 = torch.backends.cuda.matmul.allow_tf32
+    cudnn_tf32 = torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        torch.manual_seed(0)
+        model = ResNet18(num_classes=10).cuda()
+        reference = copy.deepcopy(model)
+        x = torch.randn(4, 3, 64, 64, device="cuda")
+        y = torch.randint(0, 10, (4,), device="cuda")
+        compiled = torch.compile(lambda x, y: F.cross_entropy(model(x), y),
+                                 backend="tc")
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt_ref = torch.optim.SGD(reference.parameters(), lr=0.01,
+                                  momentum=0.9)
+        for _ in range(2):
+            for fn, o in ((lambda x, y: F.cross_entropy(reference(x), y),
+                           opt_ref), (compiled, opt)):
+                loss = fn(x, y)
+                o.zero_grad()
+                loss.backward()
+                o.step()
+        for (name, got), expected in zip(model.state_dict().items(),
+                                         reference.state_dict().values()):
+            torch.testing.assert_close(got, expected, rtol=5e-3, atol=1e-4,
+                                       msg=name)
+        assert tc.counters["training_graphs"] == 1
+        assert tc.counters["aten_aot_autograd"] == 0
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = matmul_tf32
+        torch.backends.cudnn.allow_tf32 = cudnn_tf32
+
+
+@cuda
+def test_cuda_dropout_mask_and_gradient(fresh_tc):
+    """Dropout on the GPU (tc's Philox numbers in the kernel): the kept
+    fraction within 6 standard deviations of 1 - p, kept values exactly
+    x / (1 - p), a fresh mask per call, and the backward's mask is the
+    forward's: x.grad = mask * scale * upstream."""
+    import math
+
+    import torch.nn.functional as F
+
+    p = 0.3
+    fn = torch.compile(lambda x: F.dropout(x, p, training=True),
+                       backend="tc")
+    x = (torch.rand(1024, 1024, device="cuda") + 1).requires_grad_()
+    y = fn(x)
+    keep = y != 0
+    n = x.numel()
+    assert abs(keep.float().mean().item() - (1 - p)) < 6 * math.sqrt(
+        p * (1 - p) / n)
+    scale = torch.tensor(1 / (1 - p), dtype=torch.float32, device="cuda")
+    assert torch.equal(y[keep], x.detach()[keep] * scale)
+    upstream = torch.randn_like(y)
+    y.backward(upstream)
+    assert torch.equal(x.grad, keep * scale * upstream)
+    assert not torch.equal(fn(x) != 0, keep)
+    assert tc.counters["training_graphs"] >= 1
+
+
+@cuda
+def test_cuda_embedding_forward_and_gradient(fresh_tc):
+    """nn.Embedding on the GPU with repeated indices: rows and the weight's
+    gradient (accumulated over repeats) match eager."""
+    torch.manual_seed(0)
+    table = torch.randn(50, 16, device="cuda", requires_grad=True)
+    ref = table.detach().clone().requires_grad_()
+    idx = torch.randint(0, 50, (8, 12), device="cuda")
+    idx[0, :4] = 7
+    out = torch.compile(lambda t, i: torch.nn.functional.embedding(i, t)
+                        * 2, backend="tc")(table, idx)
+    expected = torch.nn.functional.embedding(idx, ref) * 2
+    close(out, expected)
+    upstream = torch.randn_like(out)
+    out.backward(upstream)
+    expected.backward(upstream)
+    close(table.grad, ref.grad, rtol=1e-5, atol=1e-5)
+    assert tc.counters["training_graphs"] == 1

@@ -115,6 +115,25 @@ static bool isCheapToRecompute(Operation *op) {
   return !isa<DotOp, ConvolutionOp, ReduceOp, ArgReduceOp, RandomOp>(op);
 }
 
+/// Moves each op of `block` right before its first user, last ops first:
+/// the forward values the backward recomputes are then computed where they
+/// are needed instead of all at its start, all alive until their use.
+static void sinkToFirstUse(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *inBlock = block.findAncestorOpInBlock(*user);
+      if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
+        first = inBlock;
+    }
+    if (first && first != op->getNextNode())
+      op->moveBefore(first);
+  }
+}
+
 LogicalResult partition(func::FuncOp joint) {
   auto counts = joint->getAttrOfType<DenseI64ArrayAttr>(kJointAttrName);
   Block &body = joint.getBody().front();
@@ -263,6 +282,7 @@ LogicalResult partition(func::FuncOp joint) {
       results.push_back(mapped);
     }
     func::ReturnOp::create(bb, loc, results);
+    sinkToFirstUse(*entry);
   }
   joint.erase();
   return success();

@@ -156,6 +156,14 @@ _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
                          "_enter_", "_exit_")
 
 
+#: Entering and leaving an autocast region: traced through (see
+#: `_trace_one_pass`).
+_AUTOCAST_TARGETS = tuple(
+    getattr(torch.amp.autocast_mode, name)
+    for name in ("_enter_autocast", "_exit_autocast")
+    if hasattr(torch.amp.autocast_mode, name))
+
+
 def _trace_one_pass(gm: torch.fx.GraphModule,
                     example_inputs: Sequence[Any], direct: bool = False
                     ) -> torch.fx.GraphModule | None:
@@ -175,6 +183,10 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         return None
     for node in gm.graph.nodes:
         if node.op in ("call_module", "call_method"):
+            continue
+        if node.target in _AUTOCAST_TARGETS:
+            # The trace runs under the autocast state the graph sets: its
+            # casts become explicit `_to_copy`s in the ATen graph.
             continue
         if node.op == "call_function":
             name = getattr(node.target, "__name__", str(node.target))

@@ -169,3 +169,71 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["ops_eager"] == 0
+
+
+def _autocast_steps(make_model, x, y, steps):
+    """`steps` SGD steps of a model under CPU bf16 autocast, eager and
+    compiled with tc (model and loss in one graph): their losses and the
+    models."""
+    reference, model = make_model(), make_model()
+
+    def loss_of(net):
+        def loss(x, y):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return F.cross_entropy(net(x), y)
+        return loss
+
+    compiled = torch.compile(loss_of(model), backend="tc")
+    opt_ref = torch.optim.SGD(reference.parameters(), lr=0.1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        loss_ref = loss_of(reference)(x, y)
+        _sgd_step(opt_ref, loss_ref)
+        loss = compiled(x, y)
+        _sgd_step(opt, loss)
+        losses.append((loss.item(), loss_ref.item()))
+    return losses, model, reference
+
+
+def test_bf16_autocast_mlp_trains_through_tc(fresh_tc, tc_logs):
+    """3 SGD steps of the MLP under bf16 autocast (the linear layers' inputs
+    and products in bf16, the rest as autocast says): tc's own forward and
+    backward (no AOTAutograd), with eager's losses and weights to bf16
+    precision."""
+    torch.manual_seed(1)
+    x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
+    losses, model, reference = _autocast_steps(mlp, x, y, 3)
+    # The graph tc compiled has autocast's casts: its products are bf16
+    # (the matrix product of x, cast, and the first weight, cast).
+    assert "-> tensor<16x64xbf16>" in tc_logs.text
+    for got, expected in losses:
+        assert got == pytest.approx(expected, rel=2e-2)
+    for p, p_ref in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, p_ref, rtol=2e-2, atol=2e-3)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
+def test_bf16_autocast_convnet_trains_through_tc(fresh_tc):
+    """A small convolutional network (convolution, batch norm, ReLU, max
+    pooling, linear) under bf16 autocast: 2 SGD steps through tc's own
+    forward and backward, eager's losses and weights to bf16 precision."""
+    def make():
+        torch.manual_seed(0)
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
+
+    torch.manual_seed(1)
+    x, y = torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,))
+    losses, model, reference = _autocast_steps(make, x, y, 2)
+    for got, expected in losses:
+        assert got == pytest.approx(expected, rel=2e-2)
+    for (name, got), expected in zip(model.state_dict().items(),
+                                     reference.state_dict().values()):
+        torch.testing.assert_close(got, expected, rtol=3e-2, atol=3e-3,
+                                   msg=name)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0

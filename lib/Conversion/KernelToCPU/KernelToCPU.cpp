@@ -82,6 +82,25 @@ struct ConvertKernelToCPUPass
       if (failed(KernelLowering(k).run()))
         return signalPassFailure();
 
+    // Math on half-precision values runs in f32, rounded back after each
+    // op (LLVM would otherwise promote through compiler-rt calls).
+    {
+      TypeConverter converter;
+      Type f32 = Float32Type::get(&getContext());
+      SetVector<Type> supported;
+      supported.insert(f32);
+      supported.insert(Float64Type::get(&getContext()));
+      math::populateExtendToSupportedTypesTypeConverter(converter, supported,
+                                                        f32);
+      ConversionTarget target(getContext());
+      math::populateExtendToSupportedTypesConversionTarget(target, converter);
+      RewritePatternSet extension(&getContext());
+      math::populateExtendToSupportedTypesPatterns(extension, converter);
+      if (failed(applyPartialConversion(module, target,
+                                        std::move(extension))))
+        return signalPassFailure();
+    }
+
     // Polynomial approximations of exp, tanh, erf, sin, ... are plain
     // arithmetic, which LLVM vectorizes; libm calls would not be.
     RewritePatternSet patterns(&getContext());

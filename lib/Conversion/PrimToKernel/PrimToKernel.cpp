@@ -316,8 +316,9 @@ struct WindowFamily {
 static std::optional<WindowFamily> windowFamily(prim::ConcatenateOp concat,
                                                 const FusionPlan &plan) {
   OperandRange inputs = concat.getInputs();
-  if (inputs.size() < 2 ||
-      llvm::any_of(inputs, [&](Value v) { return v.getType() != inputs[0].getType(); }))
+  if (inputs.size() < 2 || llvm::any_of(inputs, [&](Value v) {
+        return v.getType() != inputs[0].getType();
+      }))
     return std::nullopt;
   WindowFamily family;
   SmallVector<Value> values(inputs.begin(), inputs.end());
@@ -522,14 +523,13 @@ FailureOr<Value> KernelBuilder::emitWindows(prim::ConcatenateOp concat,
       if (stride != 1)
         i = arith::MulIOp::create(b, loc, i, index(stride));
       // The part's start along d: a constant when all parts agree, else
-      // selected by the part (integer selects, no loads).
+      // selected by the part (integer selects, no loads). The trailing
+      // parts that start where the last one does need no select.
+      int64_t same = static_cast<int64_t>(starts.size()) - 1;
+      while (same > 0 && starts[same - 1][d] == starts.back()[d])
+        --same;
       Value start = index(starts.back()[d]);
-      for (int64_t k = static_cast<int64_t>(starts.size()) - 2; k >= 0; --k) {
-        if (starts[k][d] == starts.back()[d] &&
-            llvm::all_of(ArrayRef(starts).drop_front(k), [&](ArrayRef<int64_t> s) {
-              return s[d] == starts.back()[d];
-            }))
-          continue;
+      for (int64_t k = same - 1; k >= 0; --k) {
         Value isPart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                              part, index(k));
         start = arith::SelectOp::create(b, loc, isPart, index(starts[k][d]),
@@ -1307,6 +1307,10 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
                            op.getKind() == prim::ReductionKind::Prod))
     return op.emitOpError() << "bool sums are converted before reducing";
   ArrayRef<int64_t> dims = op.getDims();
+  // Half-precision values are reduced in f32 and rounded once, as eager
+  // does (and no half-precision value is carried between iterations, which
+  // the CPU would round through a compiler-rt call).
+  Type acc = elt.isF16() || elt.isBF16() ? b.getF32Type() : elt;
   // The output row can hold the reduced operand while the row is reduced
   // if the operand has the output's type and the reduction runs over the
   // last dimension for the kernel's current row, before its inner loop.
@@ -1333,12 +1337,14 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
         memref::StoreOp::create(b, loc, *value, out, inIdx);
         cached = op.getOperand();
       }
+      if (succeeded(value) && acc != elt)
+        value = arith::ExtFOp::create(b, loc, acc, *value).getResult();
       return value;
     }
     Value init = arith::ConstantOp::create(
-        b, loc, reductionInit(b, op.getKind(), elt));
+        b, loc, reductionInit(b, op.getKind(), acc));
     Value size = index(in.getDimSize(dims[level]));
-    auto reduce = kernel::ReduceOp::create(b, loc, elt,
+    auto reduce = kernel::ReduceOp::create(b, loc, acc,
                                            combinerFor(op.getKind()), size,
                                            init);
     Block *body = b.createBlock(&reduce.getBody(), {}, {b.getIndexType()},
@@ -1370,6 +1376,8 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
   if (savedNested)
     b.setInsertionPoint(savedNested);
   FailureOr<Value> result = build(0);
+  if (succeeded(result) && acc != elt)
+    result = arith::TruncFOp::create(b, loc, elt, *result).getResult();
   scopes[scope]->nested = savedNested;
   while (!inner.empty()) {
     scopes.push_back(std::move(inner.back()));

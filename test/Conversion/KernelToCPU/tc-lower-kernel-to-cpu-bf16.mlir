@@ -28,3 +28,19 @@ kernel.kernel @bf16_chain(%x: memref<4x8xbf16>, %y: memref<4x8xbf16>, %out: memr
   }
   kernel.return
 }
+
+// Math on bf16 runs in f32 too (LLVM would otherwise legalize bf16 rsqrt
+// through compiler-rt's __truncsfbf2): one f32 rsqrt, rounded back with
+// integer arithmetic.
+// CHECK-LABEL: func.func @bf16_math
+// CHECK: math.rsqrt %{{.*}} : f32
+// CHECK-NOT: math.rsqrt %{{.*}} : bf16
+// CHECK-NOT: arith.truncf
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<4xbf16>
+kernel.kernel @bf16_math(%x: memref<4xbf16>, %out: memref<4xbf16>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+  %a = memref.load %x[%i] : memref<4xbf16>
+  %r = math.rsqrt %a : bf16
+  memref.store %r, %out[%i] : memref<4xbf16>
+  kernel.return
+}

@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -tc-fuse | FileCheck %s
+// RUN: tc-opt %s -tc-fuse -split-input-file | FileCheck %s
 
 // Conversions follow PyTorch: float to int truncates, anything to bool is
 // "!= 0", bool to float is unsigned; comparisons of floats are ordered
@@ -20,4 +20,19 @@ func.func @dtypes(%x: tensor<4x8xf32>) -> (tensor<4x8xi32>, tensor<4x8xf16>, ten
   %hz = prim.constant dense<0.0> : tensor<4x8xf16>
   %w = prim.where %m, %hz, %h : tensor<4x8xi1>, tensor<4x8xf16>
   return %i, %bf, %w : tensor<4x8xi32>, tensor<4x8xf16>, tensor<4x8xf16>
+}
+
+// -----
+
+// A bf16 sum accumulates in f32 and is rounded once (as eager's CPU and
+// GPU reductions of half-precision values do).
+// CHECK-LABEL: kernel.kernel @half_sum_fused_reduce_0
+// CHECK: %[[S:.*]] = kernel.reduce add %{{.*}} init %{{.*}} : f32
+// CHECK: %[[V:.*]] = memref.load %{{.*}} : memref<4x8xbf16>
+// CHECK: arith.extf %[[V]] : bf16 to f32
+// CHECK: %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK: memref.store %[[R]]
+func.func @half_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  %0 = prim.reduce sum %x, dims [1] : tensor<4x8xbf16>
+  return %0 : tensor<4xbf16>
 }

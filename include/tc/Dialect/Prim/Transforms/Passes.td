@@ -97,4 +97,28 @@ def ReassociateReductionsPass
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def WidenHalfProductsPass
+    : Pass<"tc-widen-half-products", "::mlir::func::FuncOp"> {
+  let summary = "Matrix products of f16 and bf16 as f32 products";
+  let description = [{
+    tc's GEMM runtimes (OpenBLAS, cuBLAS, rocBLAS calls) take f32 and f64.
+    A product of half-precision operands (what bf16 autocast makes of a
+    linear layer or a convolution) becomes one of f32 operands, whose result
+    is rounded to the half type once: a half-precision GEMM with f32
+    accumulation, which is what eager's does, computes the same up to the
+    order of the additions. The widening converts fuse into the kernels
+    that produce the operands.
+
+    ```mlir
+    %p = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<8x16xbf16>, tensor<16x4xbf16>
+      becomes
+    %a32 = prim.convert %a to f32 : tensor<8x16xbf16>
+    %b32 = prim.convert %b to f32 : tensor<16x4xbf16>
+    %p32 = prim.dot %a32, %b32, ... : tensor<8x16xf32>, tensor<16x4xf32>
+    %p = prim.convert %p32 to bf16 : tensor<8x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 #endif // TC_DIALECT_PRIM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,21 @@
+// RUN: tc-opt %s -tc-widen-half-products | FileCheck %s
+
+// A bf16 product (bf16 autocast's linear layer) as an f32 product of the
+// widened operands, rounded to bf16 once; f16 the same; f32 unchanged.
+// CHECK-LABEL: func.func @products
+// CHECK: %[[A:.*]] = prim.convert %arg0 to f32 : tensor<8x16xbf16>
+// CHECK: %[[B:.*]] = prim.convert %arg1 to f32 : tensor<16x4xbf16>
+// CHECK: %[[P:.*]] = prim.dot %[[A]], %[[B]], batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x4xf32>
+// CHECK: %[[R:.*]] = prim.convert %[[P]] to bf16 : tensor<8x4xf32>
+// CHECK: %[[HA:.*]] = prim.convert %arg2 to f32 : tensor<2x3x5xf16>
+// CHECK: %[[HB:.*]] = prim.convert %arg3 to f32 : tensor<2x5x7xf16>
+// CHECK: %[[HP:.*]] = prim.dot %[[HA]], %[[HB]], batch [0] x [0], contract [2] x [1]
+// CHECK: %[[H:.*]] = prim.convert %[[HP]] to f16 : tensor<2x3x7xf32>
+// CHECK: %[[F:.*]] = prim.dot %arg4, %arg5
+// CHECK: return %[[R]], %[[H]], %[[F]]
+func.func @products(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %ha: tensor<2x3x5xf16>, %hb: tensor<2x5x7xf16>, %fa: tensor<2x2xf32>, %fb: tensor<2x2xf32>) -> (tensor<8x4xbf16>, tensor<2x3x7xf16>, tensor<2x2xf32>) {
+  %0 = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<8x16xbf16>, tensor<16x4xbf16>
+  %1 = prim.dot %ha, %hb, batch [0] x [0], contract [2] x [1] : tensor<2x3x5xf16>, tensor<2x5x7xf16>
+  %2 = prim.dot %fa, %fb, batch [] x [], contract [1] x [0] : tensor<2x2xf32>, tensor<2x2xf32>
+  return %0, %1, %2 : tensor<8x4xbf16>, tensor<2x3x7xf16>, tensor<2x2xf32>
+}

@@ -26,6 +26,7 @@ The extension is loaded lazily: this module imports without it.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import dataclasses
 import functools
 import hashlib
@@ -400,12 +401,16 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         output_specs=gradients,
         outputs_alias_inputs=[None] * len(gradients),
         output_structure="tuple", seed_index=None)
-    forward = CompiledFunction(
-        _compile_module(forward_text, device, dump_stages),
-        forward_imported, gm, device)
-    backward = CompiledFunction(
-        _compile_module(backward_text, device, dump_stages),
-        backward_imported, gm, device)
+    # The two halves compile at once: the native compiler releases the GIL.
+    # (On a GPU, a worker thread without a current CUDA context leaves the
+    # kernels to load at the first run.)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        halves = [pool.submit(_compile_module, text, device, dump_stages)
+                  for text in (forward_text, backward_text)]
+        forward_native, backward_native = [h.result() for h in halves]
+    forward = CompiledFunction(forward_native, forward_imported, gm, device)
+    backward = CompiledFunction(backward_native, backward_imported, gm,
+                                device)
     return TrainingFunctions(forward, backward, saved, saved_bytes,
                              num_outputs, imported.output_structure)
 

@@ -26,6 +26,10 @@ SUPPORTED_OPS: set[str] = {
     "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::neg",
     "aten::relu", "aten::clamp", "aten::gelu", "aten::sigmoid",
     "aten::sqrt", "aten::rsqrt", "aten::abs", "aten::erf", "aten::log",
+    "aten::sign", "aten::sgn", "aten::expm1", "aten::log1p", "aten::tan",
+    "aten::asin", "aten::acos", "aten::atan", "aten::sinh", "aten::cosh",
+    "aten::floor", "aten::ceil", "aten::round", "aten::trunc",
+    "aten::reciprocal", "aten::log2", "aten::log10",
     # Elementwise, binary.
     "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
     "aten::add.Tensor", "aten::add.Scalar",

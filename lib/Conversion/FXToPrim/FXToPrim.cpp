@@ -261,6 +261,16 @@ private:
     return OpTy::create(b, loc, coerce(operands[0], type));
   }
 
+  /// floor, ceil, round, trunc: integers are their own result.
+  template <typename OpTy>
+  Value rounding() {
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    if (!isa<FloatType>(type.getElementType()))
+      return x;
+    return OpTy::create(b, loc, x);
+  }
+
   /// `lhs op (alpha * rhs)` where rhs is an operand or the scalar `other`.
   template <typename OpTy>
   FailureOr<Value> binary(bool hasAlpha = false) {
@@ -309,7 +319,8 @@ private:
     RankedTensorType type = typeOf(input);
     SmallVector<int64_t> sorted;
     for (int64_t d : dims) {
-      int64_t dim = normalizeDim(d, type.getRank());
+      // A 0-d tensor has one dimension to name, 0 or -1.
+      int64_t dim = normalizeDim(d, std::max<int64_t>(type.getRank(), 1));
       if (dim < 0 || dim >= std::max<int64_t>(type.getRank(), 1))
         return reject(resultTy, "dimension " + Twine(d) +
                                     " is out of range for " +
@@ -319,6 +330,9 @@ private:
     if (dims.empty())
       for (int64_t d = 0; d < type.getRank(); ++d)
         sorted.push_back(d);
+    // PyTorch takes dim 0 (or -1) of a 0-d tensor: nothing to reduce.
+    if (type.getRank() == 0)
+      sorted.clear();
     llvm::sort(sorted);
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     Value reduced = prim::ReduceOp::create(b, loc, kind, input, sorted);
@@ -484,6 +498,57 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return one(unary<prim::NegOp>());
   if (target == "aten::abs")
     return one(unary<prim::AbsOp>());
+  if (target == "aten::sign" || target == "aten::sgn")
+    return one(unary<prim::SignOp>());
+  if (target == "aten::expm1")
+    return one(unary<prim::Expm1Op>());
+  if (target == "aten::log1p")
+    return one(unary<prim::Log1pOp>());
+  if (target == "aten::tan")
+    return one(unary<prim::TanOp>());
+  if (target == "aten::asin")
+    return one(unary<prim::AsinOp>());
+  if (target == "aten::acos")
+    return one(unary<prim::AcosOp>());
+  if (target == "aten::atan")
+    return one(unary<prim::AtanOp>());
+  if (target == "aten::sinh")
+    return one(unary<prim::SinhOp>());
+  if (target == "aten::cosh")
+    return one(unary<prim::CoshOp>());
+  if (target == "aten::floor")
+    return one(rounding<prim::FloorOp>());
+  if (target == "aten::ceil")
+    return one(rounding<prim::CeilOp>());
+  if (target == "aten::round")
+    return one(rounding<prim::RoundOp>());
+  if (target == "aten::trunc") {
+    // Toward zero: floor of the magnitude, with the sign back.
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    if (!isa<FloatType>(type.getElementType()))
+      return one(x);
+    Value floor = prim::FloorOp::create(b, loc, prim::AbsOp::create(b, loc, x));
+    Value negative = prim::CompareOp::create(b, loc, P::LT, x, splat(type, 0));
+    return one(prim::WhereOp::create(b, loc, negative,
+                                     prim::NegOp::create(b, loc, floor), floor)
+                   .getResult());
+  }
+  if (target == "aten::reciprocal") {
+    RankedTensorType type = resultType();
+    return one(prim::DivOp::create(b, loc, splat(type, 1),
+                                   coerce(operands[0], type))
+                   .getResult());
+  }
+  if (target == "aten::log2" || target == "aten::log10") {
+    RankedTensorType type = resultType();
+    double scale = target == "aten::log2" ? 1.0 / std::log(2.0)
+                                          : 1.0 / std::log(10.0);
+    return one(prim::MulOp::create(
+                   b, loc, prim::LogOp::create(b, loc, coerce(operands[0], type)),
+                   splat(type, scale))
+                   .getResult());
+  }
   if (target == "aten::relu") {
     RankedTensorType type = resultType();
     return one(prim::MaximumOp::create(b, loc, coerce(operands[0], type),

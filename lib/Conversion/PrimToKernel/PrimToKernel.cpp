@@ -535,8 +535,9 @@ FailureOr<Value> KernelBuilder::emitWindows(prim::ConcatenateOp concat,
         start = arith::SelectOp::create(b, loc, isPart, index(starts[k][d]),
                                         start);
       }
+      size_t dim = d;
       bool zero = llvm::all_of(starts, [&](ArrayRef<int64_t> s) {
-        return s[d] == 0;
+        return s[dim] == 0;
       });
       cur[d] = zero ? i : arith::AddIOp::create(b, loc, i, start).getResult();
     }
@@ -766,6 +767,33 @@ static FailureOr<Value> emitElementwise(OpBuilder &b, Location loc,
         if (isFloat)
           return math::AbsFOp::create(b, loc, args[0]).getResult();
         return math::AbsIOp::create(b, loc, args[0]).getResult();
+      })
+      .Case([&](prim::SignOp) -> FailureOr<Value> {
+        // PyTorch's (0 < x) - (x < 0): zeros and NaN give 0.
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+        Value one = arith::ConstantOp::create(
+            b, loc,
+            isFloat ? TypedAttr(b.getFloatAttr(elt, 1.0))
+                    : TypedAttr(b.getIntegerAttr(elt, 1)));
+        Value minusOne = arith::ConstantOp::create(
+            b, loc,
+            isFloat ? TypedAttr(b.getFloatAttr(elt, -1.0))
+                    : TypedAttr(b.getIntegerAttr(elt, -1)));
+        Value positive, negative;
+        if (isFloat) {
+          positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           args[0], zero);
+          negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           args[0], zero);
+        } else {
+          positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           args[0], zero);
+          negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           args[0], zero);
+        }
+        Value rest = arith::SelectOp::create(b, loc, negative, minusOne, zero);
+        return arith::SelectOp::create(b, loc, positive, one, rest)
+            .getResult();
       })
       .Case([&](prim::ExpOp) { return math::ExpOp::create(b, loc, args[0]).getResult(); })
       .Case([&](prim::Expm1Op) { return math::ExpM1Op::create(b, loc, args[0]).getResult(); })
@@ -1521,6 +1549,10 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       if (!isa<SplatElementsAttr>(cst.getValue()))
         return cst.emitOpError() << "non-splat constants are not supported yet";
     Value out = bufferFor(v);
+    // An empty tensor has nothing to compute (and a kernel over an empty
+    // domain is not one the CPU's calling convention takes).
+    if (tensorType(v).getNumElements() == 0)
+      continue;
     if (const Gemm *gemm = plan.gemmFor(v)) {
       auto op = kernel::GemmOp::create(
           sb, gemm->result.getLoc(), buffers.lookup(gemm->lhs.buffer),

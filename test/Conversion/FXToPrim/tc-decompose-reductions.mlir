@@ -53,3 +53,14 @@ fx.graph @log_softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %0 = fx.call_function "aten::_log_softmax"(%x) {args = {dim = 1 : i64, half_to_float = false}} : (tensor<4x10xf32>) -> tensor<4x10xf32>
   fx.output %0 : tensor<4x10xf32>
 }
+
+// -----
+
+// A 0-d tensor reduced along dim 0 (PyTorch allows it) is itself.
+// CHECK-LABEL: func.func @scalar_sum
+// CHECK-NOT: prim.reduce sum %{{.*}}, dims [0]
+// CHECK: return
+fx.graph @scalar_sum(%x: tensor<f32>) -> tensor<f32> {
+  %s = fx.call_function "aten::sum.dim_IntList"(%x) {args = {dim = array<i64: 0>, keepdim = false}} : (tensor<f32>) -> tensor<f32>
+  fx.output %s : tensor<f32>
+}

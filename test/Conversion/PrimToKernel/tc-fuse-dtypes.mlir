@@ -36,3 +36,27 @@ func.func @half_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
   %0 = prim.reduce sum %x, dims [1] : tensor<4x8xbf16>
   return %0 : tensor<4xbf16>
 }
+
+// -----
+
+// sign is PyTorch's (0 < x) - (x < 0): NaN and zeros give 0.
+// CHECK-LABEL: kernel.kernel @sign_fused_sign_0
+// CHECK: %[[GT:.*]] = arith.cmpf ogt
+// CHECK: %[[LT:.*]] = arith.cmpf olt
+// CHECK: %[[REST:.*]] = arith.select %[[LT]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.select %[[GT]], %{{.*}}, %[[REST]] : f32
+func.func @sign(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = prim.sign %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// An empty result has nothing to compute: no kernel, no launch.
+// CHECK-LABEL: kernel.schedule @empty
+// CHECK-NOT: kernel.launch
+// CHECK: kernel.return
+func.func @empty(%x: tensor<2x0xf32>) -> tensor<2x0xf32> {
+  %0 = prim.exp %x : tensor<2x0xf32>
+  return %0 : tensor<2x0xf32>
+}

@@ -1,0 +1,40 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file | FileCheck %s
+
+// Rounding toward zero: the floor of the magnitude, the sign put back.
+// CHECK-LABEL: func.func @trunc
+// CHECK: %[[A:.*]] = prim.abs %arg0
+// CHECK: %[[F:.*]] = prim.floor %[[A]]
+// CHECK: %[[N:.*]] = prim.compare lt, %arg0
+// CHECK: %[[M:.*]] = prim.neg %[[F]]
+// CHECK: prim.where %[[N]], %[[M]], %[[F]]
+fx.graph @trunc(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::trunc"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// floor of an integer tensor is the tensor.
+// CHECK-LABEL: func.func @floor_int
+// CHECK-NOT: prim.floor
+// CHECK: return %arg0
+fx.graph @floor_int(%x: tensor<4xi64>) -> tensor<4xi64> {
+  %0 = fx.call_function "aten::floor"(%x) : (tensor<4xi64>) -> tensor<4xi64>
+  fx.output %0 : tensor<4xi64>
+}
+
+// -----
+
+// log2 as log times 1/ln 2; sign and the inverse trigonometric functions
+// map to their prims.
+// CHECK-LABEL: func.func @unary
+// CHECK: %[[L:.*]] = prim.log %arg0
+// CHECK: prim.mul %[[L]], %{{.*}}
+// CHECK: prim.sign %arg0
+// CHECK: prim.acos %arg0
+fx.graph @unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fx.call_function "aten::log2"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.call_function "aten::sign"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = fx.call_function "aten::acos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

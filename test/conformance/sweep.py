@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""PyTorch's OpInfo database through `torch.compile(backend="tc")`.
+
+Every OpInfo op's sample inputs (the first --samples of each) are run in
+eager and through tc, on the CPU, for each dtype asked for; each (op, dtype)
+is classified:
+
+- `tc`: every sample matched eager and tc compiled all of it;
+- `eager`: every sample matched eager, but some or all of it ran in eager
+  PyTorch (an op or dtype tc does not compile: a logged fallback);
+- `wrong`: a sample's result differs from eager's (a bug in tc);
+- `error`: compiling or running raised where eager did not;
+- `random`: eager's own results change with the seed (random ops: tc's
+  numbers are not eager's), or are uninitialized memory (`empty` and its
+  variants); not compared;
+- `no samples`: the op has no sample eager can run.
+
+    python test/conformance/sweep.py                          # float32
+    python test/conformance/sweep.py --dtypes float32,bfloat16,int64,bool
+    python test/conformance/sweep.py --ops add,sin --dtypes float32
+
+Writes conformance.json and Conformance.md to --out (docs/ by default).
+`run_sweep` is what test/python/test_conformance.py calls on a subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+import warnings
+from typing import Any
+
+import torch
+
+import tc
+
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+#: Tolerances per dtype: tc's math is vectorized polynomials (a few ulp
+#: from libm), reductions add in a different order.
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float16: dict(rtol=2e-3, atol=1e-3),
+}
+
+
+#: Ops whose results are uninitialized memory: nothing to compare.
+UNINITIALIZED = {"empty", "empty_like", "empty_strided", "empty_permuted",
+                 "new_empty", "new_empty_strided"}
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _same(actual: Any, expected: Any, dtype: torch.dtype) -> str | None:
+    """None when `actual` matches `expected`, else why not."""
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True,
+                                   **TOLERANCES.get(dtype, {}))
+    except Exception as error:  # noqa: BLE001 - any mismatch is reported
+        return str(error).strip().splitlines()[0][:200]
+    return None
+
+
+def _eager(op, sample, seed: int) -> Any:
+    torch.manual_seed(seed)
+    return op(*_clone((sample.input, *sample.args)),
+              **_clone(sample.kwargs))
+
+
+def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
+    """Classifies one OpInfo op at one dtype (see the module docstring)."""
+    try:
+        inputs = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+    except Exception as error:  # noqa: BLE001
+        return {"status": "no samples", "reason": f"sample_inputs: {error}"}
+    runnable = []
+    for sample in inputs:
+        try:
+            expected = _eager(op, sample, 0)
+        except Exception:  # noqa: BLE001 - eager rejects it: not a case
+            continue
+        runnable.append((sample, expected))
+        if len(runnable) == samples:
+            break
+    if not runnable:
+        return {"status": "no samples", "reason": "eager runs no sample"}
+    sample, expected = runnable[0]
+    if (op.name in UNINITIALIZED
+            or _same(_eager(op, sample, 1), expected, dtype) is not None):
+        return {"status": "random", "samples": len(runnable)}
+
+    status = "tc"
+    reason = None
+    for sample, expected in runnable:
+        torch._dynamo.reset()
+        tc.reset_counters()
+
+        def fn(*args, **kwargs):
+            return op(*args, **kwargs)
+
+        compiled = torch.compile(fn, backend="tc", dynamic=False)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.manual_seed(0)
+                actual = compiled(*_clone((sample.input, *sample.args)),
+                                  **_clone(sample.kwargs))
+        except Exception as error:  # noqa: BLE001
+            return {"status": "error", "samples": len(runnable),
+                    "reason": f"{type(error).__name__}: "
+                              f"{str(error).strip()[:200]}"}
+        mismatch = _same(actual, expected, dtype)
+        if mismatch is not None:
+            return {"status": "wrong", "samples": len(runnable),
+                    "reason": mismatch,
+                    "sample": repr(sample)[:300]}
+        counters = tc.counters
+        all_tc = (counters["graphs_compiled"] > 0
+                  and counters["ops_eager"] == 0
+                  and counters["fallback_graphs"] == 0)
+        if not all_tc and status == "tc":
+            status = "eager"
+            reason = ("no graph reached tc" if counters["graphs_compiled"] == 0
+                      and counters["fallback_graphs"] == 0 else
+                      f"{counters['ops_eager']} ops and "
+                      f"{counters['fallback_graphs']} graphs in eager")
+    result = {"status": status, "samples": len(runnable)}
+    if reason:
+        result["reason"] = reason
+    return result
+
+
+def run_sweep(names: list[str] | None, dtypes: list[torch.dtype],
+              samples: int, log=print) -> dict[str, dict[str, Any]]:
+    """{op name: {dtype name: classification}} for the OpInfo ops named in
+    `names` (all when None) that support each dtype on the CPU."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    results: dict[str, dict[str, Any]] = {}
+    for op in op_db:
+        name = op.name + (f".{op.variant_test_name}"
+                          if op.variant_test_name else "")
+        if names is not None and op.name not in names and name not in names:
+            continue
+        supported = op.supported_dtypes("cpu")
+        for dtype in dtypes:
+            if dtype not in supported:
+                continue
+            start = time.perf_counter()
+            result = check_op(op, dtype, samples)
+            result["seconds"] = round(time.perf_counter() - start, 2)
+            results.setdefault(name, {})[str(dtype).replace("torch.", "")] \
+                = result
+            log(f"{name} {dtype}: {result['status']}"
+                + (f" ({result['reason']})" if "reason" in result else ""))
+    return results
+
+
+def write_report(results: dict[str, dict[str, Any]], out: pathlib.Path,
+                 command: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "conformance.json").write_text(
+        json.dumps(results, indent=1, sort_keys=True) + "\n")
+    dtypes = sorted({d for r in results.values() for d in r})
+    statuses = ["tc", "eager", "wrong", "error", "random", "no samples"]
+    lines = ["# OpInfo conformance of backend=\"tc\" (CPU)", "",
+             f"Generated by `{command}` with torch {torch.__version__} "
+             "(`test/conformance/sweep.py`; the statuses are explained "
+             "there).", "",
+             "| dtype | ops | " + " | ".join(statuses)
+             + " | compiled by tc, of compared ops |",
+             "| --- | --- | " + " | ".join("---" for _ in statuses)
+             + " | --- |"]
+    for dtype in dtypes:
+        rows = [r[dtype] for r in results.values() if dtype in r]
+        counts = {s: sum(1 for r in rows if r["status"] == s)
+                  for s in statuses}
+        compared = counts["tc"] + counts["eager"] + counts["wrong"] \
+            + counts["error"]
+        share = f"{100 * counts['tc'] / compared:.1f}%" if compared else "-"
+        lines.append(f"| {dtype} | {len(rows)} | "
+                     + " | ".join(str(counts[s]) for s in statuses)
+                     + f" | {share} |")
+    for status in ("wrong", "error"):
+        bad = [(name, dtype, r) for name, per in sorted(results.items())
+               for dtype, r in per.items() if r["status"] == status]
+        lines += ["", f"## {status} ({len(bad)})", ""]
+        lines += [f"- `{name}` {dtype}: {r.get('reason', '')}"
+                  for name, dtype, r in bad] or ["none"]
+    lines += ["", "## Per op", "", "| op | " + " | ".join(dtypes) + " |",
+              "| --- | " + " | ".join("---" for _ in dtypes) + " |"]
+    for name, per in sorted(results.items()):
+        lines.append(f"| `{name}` | " + " | ".join(
+            per[d]["status"] if d in per else "" for d in dtypes) + " |")
+    (out / "Conformance.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="float32")
+    parser.add_argument("--ops", default=None,
+                        help="comma-separated OpInfo names (default: all)")
+    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--out", default=str(_ROOT / "docs"))
+    args = parser.parse_args()
+    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    names = args.ops.split(",") if args.ops else None
+    results = run_sweep(names, dtypes, args.samples,
+                        log=lambda s: print(s, flush=True))
+    command = "python test/conformance/sweep.py " + " ".join(sys.argv[1:])
+    write_report(results, pathlib.Path(args.out), command.strip())
+    wrong = sum(1 for per in results.values() for r in per.values()
+                if r["status"] == "wrong")
+    print(f"wrote {args.out}/Conformance.md; {wrong} wrong results")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -46,6 +46,14 @@ static std::string quoted(Type type) {
 }
 
 /// Builds the prim ops for one fx.call_function.
+/// The type PyTorch computes a half-precision operation in (its "opmath"
+/// type): f32 for f16 and bf16, else the type itself.
+static Type opmathType(Type elt) {
+  if (elt.isF16() || elt.isBF16())
+    return Float32Type::get(elt.getContext());
+  return elt;
+}
+
 class Decomposer {
 public:
   /// The graph's random state: its seed argument (null when it has none)
@@ -785,7 +793,10 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return one(softmax(operands[0], intArg("dim", -1), resultType(),
                        base == "aten::_log_softmax"));
   if (target == "aten::native_layer_norm") {
-    RankedTensorType type = resultType(0);
+    // Half-precision rows are normalized in f32, rounded once at the end.
+    RankedTensorType outType = resultType(0);
+    RankedTensorType type =
+        outType.clone(opmathType(outType.getElementType()));
     Value x = convert(operands[0], type.getElementType());
     SmallVector<int64_t> normShape = *intListArg("normalized_shape");
     auto [mean, rstd] =
@@ -805,7 +816,7 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       y = prim::MulOp::create(b, loc, y, coerce(operands[next++], type));
     if (hasBias)
       y = prim::AddOp::create(b, loc, y, coerce(operands[next++], type));
-    return SmallVector<Value>{y, coerce(mean, resultType(1)),
+    return SmallVector<Value>{coerce(y, outType), coerce(mean, resultType(1)),
                               coerce(rstd, resultType(2))};
   }
 
@@ -885,7 +896,7 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
 /// `_native_batch_norm_legit_functional` the new running mean and variance.
 FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
   RankedTensorType type = resultType();
-  Type elt = type.getElementType();
+  Type elt = opmathType(type.getElementType());
   ArrayRef<int32_t> sizes;
   if (auto attr = op.getTensorArgSizes())
     sizes = *attr;
@@ -942,7 +953,7 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
     y = prim::MulOp::create(b, loc, y, toInput(present[1]));
   if (present[2])
     y = prim::AddOp::create(b, loc, y, toInput(present[2]));
-  SmallVector<Value> results = {y};
+  SmallVector<Value> results = {coerce(y, type)};
   for (unsigned i : {1u, 2u}) {
     RankedTensorType t = resultType(i);
     if (t.getNumElements() == 0)

@@ -38,3 +38,18 @@ fx.graph @unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf3
   %2 = fx.call_function "aten::acos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   fx.output %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A bf16 layer norm is computed in f32 (PyTorch's opmath type) and rounded
+// to bf16 once.
+// CHECK-LABEL: func.func @layer_norm_bf16
+// CHECK: %[[X:.*]] = prim.convert %arg0 to f32 : tensor<2x8xbf16>
+// CHECK: prim.reduce sum %[[X]]
+// CHECK: prim.rsqrt %{{.*}} : tensor<2x1xf32>
+// CHECK: %[[Y:.*]] = prim.convert %{{.*}} to bf16 : tensor<2x8xf32>
+// CHECK: return %[[Y]]
+fx.graph @layer_norm_bf16(%x: tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1xf32>, tensor<2x1xf32>) {
+  %0:3 = fx.call_function "aten::native_layer_norm"(%x) {args = {normalized_shape = array<i64: 8>, eps = 1.0e-05 : f64}, tensor_arg_sizes = array<i32: 1, 0, 0>} : (tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1xf32>, tensor<2x1xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<2x8xbf16>, tensor<2x1xf32>, tensor<2x1xf32>
+}

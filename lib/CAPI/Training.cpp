@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "tc/InitAll.h"
+#include "tc/Runtime/Diagnostics.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -145,15 +146,7 @@ int tcSplitTrainingGraph(const char *source, size_t length, char **forward,
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
     llvm::raw_string_ostream diag(diagnostics);
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-      diag << d.getLocation() << ": "
-           << (d.getSeverity() == DiagnosticSeverity::Error ? "error: "
-                                                             : "note: ")
-           << d.str() << "\n";
-      for (Diagnostic &note : d.getNotes())
-        diag << note.getLocation() << ": note: " << note.str() << "\n";
-      return success();
-    });
+    tc::DiagnosticCollector handler(&context, diag);
     result = split(StringRef(source, length), context);
   });
   if (!survived)

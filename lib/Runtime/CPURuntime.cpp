@@ -19,6 +19,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/InitAll.h"
+#include "tc/Runtime/Diagnostics.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -642,24 +643,7 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
   context.loadAllAvailableDialects();
 
   llvm::raw_string_ostream diag(diagnostics);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diag << d.getLocation() << ": ";
-    switch (d.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      diag << "error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      diag << "warning: ";
-      break;
-    default:
-      diag << "note: ";
-      break;
-    }
-    diag << d.str() << "\n";
-    for (Diagnostic &note : d.getNotes())
-      diag << note.getLocation() << ": note: " << note.str() << "\n";
-    return success();
-  });
+  DiagnosticCollector handler(&context, diag);
 
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUProgram.h"
+#include "tc/Runtime/Diagnostics.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -156,15 +157,7 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
   MLIRContext &context = *sharedContext;
 
   llvm::raw_string_ostream diag(diagnostics);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diag << d.getLocation() << ": "
-         << (d.getSeverity() == DiagnosticSeverity::Error ? "error: "
-                                                          : "note: ")
-         << d.str() << "\n";
-    for (Diagnostic &note : d.getNotes())
-      diag << note.getLocation() << ": note: " << note.str() << "\n";
-    return success();
-  });
+  DiagnosticCollector handler(&context, diag);
 
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));

@@ -349,7 +349,7 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
     device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
                             requires_grad=requires_grad)
-    _joint_signature(imported, requires_grad)  # rejects lifted attributes
+    _check_training_inputs(imported)
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
@@ -415,13 +415,17 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
                              num_outputs, imported.output_structure)
 
 
+def _check_training_inputs(imported: ImportedGraph) -> None:
+    if imported.lifted_attrs:
+        raise Unsupported("training graphs take parameters as inputs; "
+                          "this one reads them with get_attr")
+
+
 def _joint_signature(imported: ImportedGraph,
                      requires_grad: Sequence[bool]) -> ImportedGraph:
     """The calling convention of the joint graph `tc-autodiff` makes of
     `imported` (see compile_graph)."""
-    if imported.lifted_attrs:
-        raise Unsupported("training graphs take parameters as inputs; "
-                          "this one reads them with get_attr")
+    _check_training_inputs(imported)
     cotangents = [spec for spec in imported.output_specs
                   if spec[1].is_floating_point]
     gradients = [spec for spec, marked in zip(imported.input_specs,

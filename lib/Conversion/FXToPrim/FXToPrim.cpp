@@ -232,6 +232,9 @@ private:
       bool lost;
       f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
       scalar = FloatAttr::get(elt, f);
+    } else if (elt.isInteger(1)) {
+      // To bool, any nonzero value is true (not its lowest bit).
+      scalar = IntegerAttr::get(elt, value != 0 ? 1 : 0);
     } else {
       scalar = IntegerAttr::get(elt, static_cast<int64_t>(value));
     }

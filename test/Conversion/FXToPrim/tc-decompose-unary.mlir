@@ -53,3 +53,14 @@ fx.graph @layer_norm_bf16(%x: tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1
   %0:3 = fx.call_function "aten::native_layer_norm"(%x) {args = {normalized_shape = array<i64: 8>, eps = 1.0e-05 : f64}, tensor_arg_sizes = array<i32: 1, 0, 0>} : (tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1xf32>, tensor<2x1xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<2x8xbf16>, tensor<2x1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// torch.full(..., 6, dtype=bool) is all true: any nonzero value converts to
+// true, not its lowest bit.
+// CHECK-LABEL: func.func @full_bool
+// CHECK: prim.constant dense<true> : tensor<10xi1>
+fx.graph @full_bool() -> tensor<10xi1> {
+  %0 = fx.call_function "aten::full"() {args = {size = array<i64: 10>, fill_value = 6 : i64, dtype = i1}} : () -> tensor<10xi1>
+  fx.output %0 : tensor<10xi1>
+}

@@ -110,9 +110,11 @@ static int64_t bytesOf(Value v) {
 }
 
 /// Whether the backward may recompute what `op` computes instead of having
-/// it saved: elementwise and shape ops, which read what they write.
+/// it saved: elementwise and shape ops, which read what they write, and
+/// counter-based random numbers, a function of the seed argument and the
+/// element's index (a dropout's mask is recomputed, not saved).
 static bool isCheapToRecompute(Operation *op) {
-  return !isa<DotOp, ConvolutionOp, ReduceOp, ArgReduceOp, RandomOp>(op);
+  return !isa<DotOp, ConvolutionOp, ReduceOp, ArgReduceOp>(op);
 }
 
 /// Moves each op of `block` right before its first user, last ops first:

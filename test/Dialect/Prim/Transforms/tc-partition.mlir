@@ -55,3 +55,25 @@ func.func @reduction(%x: tensor<4x8xf32> {tc.requires_grad}) -> tensor<4x8xf32> 
   %e = prim.exp %d : tensor<4x8xf32>
   return %e : tensor<4x8xf32>
 }
+
+// -----
+
+// Dropout: the counter-based numbers are a function of the seed argument,
+// so the backward recomputes the mask from the seed (8 bytes saved) instead
+// of keeping it (32 bytes of bool).
+// CHECK-LABEL: func.func @dropout_forward
+// CHECK-SAME: (%{{.*}}: tensor<4x8xf32>, %[[SEED:.*]]: tensor<i64>) -> (tensor<4x8xf32>, tensor<i64>) attributes {tc.saved_bytes = 8 : i64}
+// CHECK: return %{{.*}}, %[[SEED]]
+// CHECK-LABEL: func.func @dropout_backward
+// CHECK-SAME: (%[[S:.*]]: tensor<i64>, %[[G:.*]]: tensor<4x8xf32>)
+// CHECK: prim.random uniform %[[S]]
+// CHECK: prim.where %{{.*}}, %[[G]]
+func.func @dropout(%x: tensor<4x8xf32> {tc.requires_grad}, %seed: tensor<i64>) -> tensor<4x8xf32> {
+  %o = prim.constant dense<5> : tensor<i64>
+  %u = prim.random uniform %seed, %o, shape [4, 8] : f32
+  %k = prim.constant dense<0.7> : tensor<4x8xf32>
+  %m = prim.compare lt, %u, %k : tensor<4x8xf32>
+  %z = prim.constant dense<0.0> : tensor<4x8xf32>
+  %y = prim.where %m, %x, %z : tensor<4x8xi1>, tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -60,7 +60,8 @@ def PartitionPass : Pass<"tc-partition", "::mlir::ModuleOp"> {
     and what the backward reads. Elementwise and shape ops are recomputed
     when that saves bytes: a ReLU mask (1 byte per element) is saved rather
     than the float it was computed from, a chain of pointwise ops is
-    recomputed from its input. `tc.saved_bytes` on the forward records the
+    recomputed from its input, a dropout's mask from the seed argument
+    (`prim.random` is counter-based). `tc.saved_bytes` on the forward records the
     bytes saved. In the backward, every op is placed right before its first
     use, so a recomputed value lives only while it is needed (not from the
     backward's start).

@@ -29,7 +29,8 @@ SUPPORTED_OPS: set[str] = {
     "aten::sign", "aten::sgn", "aten::expm1", "aten::log1p", "aten::tan",
     "aten::asin", "aten::acos", "aten::atan", "aten::sinh", "aten::cosh",
     "aten::floor", "aten::ceil", "aten::round", "aten::trunc",
-    "aten::reciprocal", "aten::log2", "aten::log10",
+    "aten::reciprocal", "aten::log2", "aten::log10", "aten::leaky_relu",
+    "aten::clamp.Tensor",
     # Elementwise, binary.
     "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
     "aten::add.Tensor", "aten::add.Scalar",
@@ -55,6 +56,8 @@ SUPPORTED_OPS: set[str] = {
     # Reductions and normalizations.
     "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
     "aten::amax", "aten::amin", "aten::mean.dim", "aten::sum",
+    "aten::mean", "aten::prod", "aten::prod.dim_int", "aten::var.correction",
+    "aten::std.correction",
     "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
     "aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
     "aten::_native_batch_norm_legit_no_training",

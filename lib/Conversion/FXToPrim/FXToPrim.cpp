@@ -757,8 +757,9 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
 
   // Reductions.
   if (target == "aten::sum.dim_IntList" || target == "aten::sum" ||
-      target == "aten::mean.dim" || target == "aten::amax" ||
-      target == "aten::amin") {
+      target == "aten::mean.dim" || target == "aten::mean" ||
+      target == "aten::amax" || target == "aten::amin" ||
+      target == "aten::prod" || target == "aten::prod.dim_int") {
     RankedTensorType type = resultType();
     Value x = convert(operands[0], type.getElementType());
     SmallVector<int64_t> dims = intListArg("dim").value_or(SmallVector<int64_t>{});
@@ -768,6 +769,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       kind = prim::ReductionKind::Max;
     else if (base == "aten::amin")
       kind = prim::ReductionKind::Min;
+    else if (base == "aten::prod")
+      kind = prim::ReductionKind::Prod;
     Value r = reduce(kind, x, dims, keepdim, type);
     if (base == "aten::mean") {
       int64_t count = typeOf(x).getNumElements() / std::max<int64_t>(
@@ -775,6 +778,61 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       r = prim::DivOp::create(b, loc, r, splat(type, count));
     }
     return one(r);
+  }
+  if (target == "aten::var.correction" || target == "aten::std.correction") {
+    // sum((x - mean)^2) / (count - correction), its root for std.
+    RankedTensorType type = resultType();
+    Value x = convert(operands[0], type.getElementType());
+    RankedTensorType xType = typeOf(x);
+    SmallVector<int64_t> dims = intListArg("dim").value_or(SmallVector<int64_t>{});
+    if (dims.empty())
+      for (int64_t d = 0; d < xType.getRank(); ++d)
+        dims.push_back(d);
+    SmallVector<int64_t> kept(xType.getShape());
+    for (int64_t d : dims) {
+      int64_t dim = normalizeDim(d, std::max<int64_t>(xType.getRank(), 1));
+      if (dim >= 0 && dim < xType.getRank())
+        kept[dim] = 1;
+    }
+    RankedTensorType keptType = xType.clone(kept);
+    int64_t count = xType.getNumElements() /
+                    std::max<int64_t>(keptType.getNumElements(), 1);
+    Value mean = prim::DivOp::create(
+        b, loc, reduce(prim::ReductionKind::Sum, x, dims, true, keptType),
+        splat(keptType, count));
+    Value centered =
+        prim::SubOp::create(b, loc, x, broadcast(mean, xType.getShape()));
+    Value sq = prim::MulOp::create(b, loc, centered, centered);
+    Value var = prim::DivOp::create(
+        b, loc,
+        reduce(prim::ReductionKind::Sum, sq, dims, boolArg("keepdim", false),
+               type),
+        splat(type, count - floatArg("correction", 1)));
+    if (base == "aten::std")
+      var = prim::SqrtOp::create(b, loc, var);
+    return one(var);
+  }
+  if (target == "aten::leaky_relu") {
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    Value positive = prim::CompareOp::create(b, loc, P::GT, x, splat(type, 0));
+    Value scaled = prim::MulOp::create(
+        b, loc, x, splat(type, floatArg("negative_slope", 0.01)));
+    return one(prim::WhereOp::create(b, loc, positive, x, scaled).getResult());
+  }
+  if (target == "aten::clamp.Tensor") {
+    // Either bound may be absent; NaN propagates through both.
+    RankedTensorType type = resultType();
+    ArrayRef<int32_t> sizes;
+    if (auto attr = op.getTensorArgSizes())
+      sizes = *attr;
+    Value x = coerce(operands[0], type);
+    unsigned next = 1;
+    if (sizes.size() > 1 ? sizes[1] == 1 : operands.size() > 1)
+      x = prim::MaximumOp::create(b, loc, x, coerce(operands[next++], type));
+    if (sizes.size() > 2 ? sizes[2] == 1 : operands.size() > next)
+      x = prim::MinimumOp::create(b, loc, x, coerce(operands[next++], type));
+    return one(x);
   }
   if (target == "aten::max.dim" || target == "aten::min.dim") {
     Value x = operands[0];

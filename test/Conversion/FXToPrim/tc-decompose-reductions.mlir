@@ -64,3 +64,23 @@ fx.graph @scalar_sum(%x: tensor<f32>) -> tensor<f32> {
   %s = fx.call_function "aten::sum.dim_IntList"(%x) {args = {dim = array<i64: 0>, keepdim = false}} : (tensor<f32>) -> tensor<f32>
   fx.output %s : tensor<f32>
 }
+
+// -----
+
+// var: the sum of squared deviations from the mean over count - correction;
+// prod: a product reduction.
+// CHECK-LABEL: func.func @var_prod
+// CHECK: %[[S:.*]] = prim.reduce sum %arg0, dims [1]
+// CHECK: %[[MEAN:.*]] = prim.div
+// CHECK: %[[C:.*]] = prim.sub %arg0
+// CHECK: %[[SQ:.*]] = prim.mul %[[C]], %[[C]]
+// CHECK: %[[SS:.*]] = prim.reduce sum %[[SQ]], dims [1]
+// CHECK: %[[N:.*]] = prim.constant dense<7.000000e+00> : tensor<4xf32>
+// CHECK: %[[V:.*]] = prim.div %[[SS]], %[[N]]
+// CHECK: %[[P:.*]] = prim.reduce prod %arg0, dims [1]
+// CHECK: return %[[V]], %[[P]]
+fx.graph @var_prod(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %v = fx.call_function "aten::var.correction"(%x) {args = {dim = array<i64: 1>, correction = 1 : i64, keepdim = false}} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %p = fx.call_function "aten::prod.dim_int"(%x) {args = {dim = 1 : i64, keepdim = false}} : (tensor<4x8xf32>) -> tensor<4xf32>
+  fx.output %v, %p : tensor<4xf32>, tensor<4xf32>
+}

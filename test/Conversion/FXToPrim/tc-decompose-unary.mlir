@@ -64,3 +64,19 @@ fx.graph @full_bool() -> tensor<10xi1> {
   %0 = fx.call_function "aten::full"() {args = {size = array<i64: 10>, fill_value = 6 : i64, dtype = i1}} : () -> tensor<10xi1>
   fx.output %0 : tensor<10xi1>
 }
+
+// -----
+
+// leaky_relu keeps positive values and scales the rest (NaN stays NaN);
+// clamp with tensor bounds is a maximum, then a minimum.
+// CHECK-LABEL: func.func @leaky_clamp
+// CHECK: %[[POS:.*]] = prim.compare gt, %arg0
+// CHECK: %[[SC:.*]] = prim.mul %arg0
+// CHECK: prim.where %[[POS]], %arg0, %[[SC]]
+// CHECK: %[[LO:.*]] = prim.maximum %arg0, %arg1
+// CHECK: prim.minimum %[[LO]], %arg2
+fx.graph @leaky_clamp(%x: tensor<4xf32>, %lo: tensor<4xf32>, %hi: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = fx.call_function "aten::leaky_relu"(%x) {args = {negative_slope = 2.0e-01 : f64}} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.call_function "aten::clamp.Tensor"(%x, %lo, %hi) {tensor_arg_sizes = array<i32: 1, 1, 1>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -352,6 +352,35 @@ private:
     return reduced;
   }
 
+  /// The index of the first maximum (or minimum) of `x` along `dim`, as
+  /// PyTorch picks it: NaN counts as the extreme (the first NaN wins). The
+  /// extreme is reduced, then the smallest index holding it.
+  Value argExtreme(Value x, int64_t dim, bool isMax) {
+    RankedTensorType type = typeOf(x);
+    if (type.getRank() == 0) // The one element is the extreme.
+      return splat(RankedTensorType::get({}, b.getI64Type()), 0);
+    SmallVector<int64_t> kept(type.getShape());
+    kept[dim] = 1;
+    Value extreme = reduce(isMax ? prim::ReductionKind::Max
+                                 : prim::ReductionKind::Min,
+                           x, {dim}, true, type.clone(kept));
+    Value hit = prim::CompareOp::create(b, loc, prim::ComparisonPredicate::EQ,
+                                        x, broadcast(extreme, type.getShape()));
+    if (isa<FloatType>(type.getElementType())) {
+      // NaN propagates through the reduction; x == NaN never holds.
+      Value nan = prim::CompareOp::create(
+          b, loc, prim::ComparisonPredicate::NE, x, x);
+      hit = prim::WhereOp::create(b, loc, nan, nan, hit);
+    }
+    Type i64 = b.getI64Type();
+    auto indexType = RankedTensorType::get(type.getShape(), i64);
+    Value iota = prim::IotaOp::create(b, loc, type.getShape(), dim, i64);
+    Value candidates = prim::WhereOp::create(
+        b, loc, hit, iota, splat(indexType, type.getDimSize(dim)));
+    return prim::ReduceOp::create(b, loc, prim::ReductionKind::Min,
+                                  candidates, ArrayRef<int64_t>{dim});
+  }
+
   /// Row-wise statistics of a layer norm over the trailing `normDims`
   /// dimensions, returned with those dimensions kept as size 1.
   std::pair<Value, Value> meanAndRstd(Value x, int64_t normDims, double eps) {
@@ -842,13 +871,33 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     Value values = reduce(isMax ? prim::ReductionKind::Max
                                 : prim::ReductionKind::Min,
                           x, {dim}, keepdim, resultType(0));
-    Value indices = prim::ArgReduceOp::create(
-        b, loc,
-        isMax ? prim::ArgReductionKind::ArgMax : prim::ArgReductionKind::ArgMin,
-        x, dim);
+    Value indices = argExtreme(x, dim, isMax);
     if (keepdim)
       indices = reshape(indices, resultType(1).getShape());
     return SmallVector<Value>{values, indices};
+  }
+  if (target == "aten::max" || target == "aten::min") {
+    // The extreme of all elements (NaN propagates).
+    if (typeOf(operands[0]).getNumElements() == 0)
+      return fail("max/min of an empty tensor is an error in eager");
+    return one(reduce(target == "aten::max" ? prim::ReductionKind::Max
+                                            : prim::ReductionKind::Min,
+                      convert(operands[0], resultType().getElementType()),
+                      {}, false, resultType()));
+  }
+  if (target == "aten::argmax" || target == "aten::argmin") {
+    RankedTensorType type = resultType();
+    Value x = operands[0];
+    std::optional<SmallVector<int64_t>> dims = intListArg("dim");
+    int64_t dim = 0;
+    if (!dims || dims->empty() || typeOf(x).getRank() == 0)
+      x = reshape(x, {typeOf(x).getNumElements()});
+    else
+      dim = normalizeDim((*dims)[0], typeOf(x).getRank());
+    if (typeOf(x).getDimSize(dim) == 0)
+      return fail("argmax/argmin of an empty dimension is an error in eager");
+    return one(reshape(argExtreme(x, dim, base == "aten::argmax"),
+                       type.getShape()));
   }
   if (target == "aten::_softmax" || target == "aten::_log_softmax")
     return one(softmax(operands[0], intArg("dim", -1), resultType(),

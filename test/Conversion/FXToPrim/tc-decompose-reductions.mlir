@@ -31,7 +31,7 @@ fx.graph @extremes(%x: tensor<5x6xf32>) -> (tensor<6xf32>, tensor<5xf32>, tensor
 // max.dim returns the values and the (first) indices of the maximum.
 // CHECK-LABEL: func.func @max_dim
 // CHECK: %[[V:.*]] = prim.reduce max %{{.*}}, dims [1] : tensor<5x6xf32>
-// CHECK: %[[I:.*]] = prim.arg_reduce argmax %{{.*}}, dim 1 : tensor<5x6xf32>
+// CHECK: %[[I:.*]] = prim.reduce min %{{.*}}, dims [1] : tensor<5x6xi64>
 // CHECK: return %[[V]], %[[I]] : tensor<5xf32>, tensor<5xi64>
 fx.graph @max_dim(%x: tensor<5x6xf32>) -> (tensor<5xf32>, tensor<5xi64>) {
   %0:2 = fx.call_function "aten::max.dim"(%x) {args = {dim = 1 : i64}} : (tensor<5x6xf32>) -> (tensor<5xf32>, tensor<5xi64>)
@@ -83,4 +83,21 @@ fx.graph @var_prod(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %v = fx.call_function "aten::var.correction"(%x) {args = {dim = array<i64: 1>, correction = 1 : i64, keepdim = false}} : (tensor<4x8xf32>) -> tensor<4xf32>
   %p = fx.call_function "aten::prod.dim_int"(%x) {args = {dim = 1 : i64, keepdim = false}} : (tensor<4x8xf32>) -> tensor<4xf32>
   fx.output %v, %p : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// argmax: the maximum, then the smallest index holding it; a NaN counts as
+// the maximum (x != x), as in PyTorch.
+// CHECK-LABEL: func.func @argmax
+// CHECK: %[[M:.*]] = prim.reduce max %arg0, dims [1]
+// CHECK: %[[EQ:.*]] = prim.compare eq, %arg0
+// CHECK: %[[NAN:.*]] = prim.compare ne, %arg0, %arg0
+// CHECK: %[[HIT:.*]] = prim.where %[[NAN]], %[[NAN]], %[[EQ]]
+// CHECK: %[[I:.*]] = prim.iota shape [4, 8], dim 1 : i64
+// CHECK: %[[C:.*]] = prim.where %[[HIT]], %[[I]], %{{.*}} : tensor<4x8xi1>, tensor<4x8xi64>
+// CHECK: prim.reduce min %[[C]], dims [1] : tensor<4x8xi64>
+fx.graph @argmax(%x: tensor<4x8xf32>) -> tensor<4xi64> {
+  %0 = fx.call_function "aten::argmax"(%x) {args = {dim = 1 : i64, keepdim = false}} : (tensor<4x8xf32>) -> tensor<4xi64>
+  fx.output %0 : tensor<4xi64>
 }

@@ -102,12 +102,14 @@ NB_MODULE(_tc, m) {
 
   m.def(
       "compile",
-      [](const std::string &ir, bool dumpStages, const std::string &cacheDir) {
+      [](const std::string &ir, bool dumpStages, const std::string &cacheDir,
+         const std::string &options) {
         char *error = nullptr;
         TcExecutableRef exe;
         {
           nb::gil_scoped_release release;
-          exe = tcCompileCPU(ir.data(), ir.size(), dumpStages ? 1 : 0,
+          exe = tcCompileCPU(ir.data(), ir.size(), options.c_str(),
+                             dumpStages ? 1 : 0,
                              cacheDir.empty() ? nullptr : cacheDir.c_str(),
                              &error);
         }
@@ -116,27 +118,27 @@ NB_MODULE(_tc, m) {
         return new Executable(exe);
       },
       nb::arg("ir"), nb::arg("dump_stages") = false,
-      nb::arg("cache_dir") = std::string(),
+      nb::arg("cache_dir") = std::string(), nb::arg("options") = std::string(),
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
       "the compiler's diagnostics on failure.");
 
   m.def(
       "split_training",
-      [](const std::string &ir) {
+      [](const std::string &ir, const std::string &options) {
         char *forward = nullptr, *backward = nullptr, *layout = nullptr;
         char *error = nullptr;
         int status;
         {
           nb::gil_scoped_release release;
-          status = tcSplitTrainingGraph(ir.data(), ir.size(), &forward,
-                                        &backward, &layout, &error);
+          status = tcSplitTrainingGraph(ir.data(), ir.size(), options.c_str(),
+                                        &forward, &backward, &layout, &error);
         }
         if (status)
           throw std::runtime_error(takeMessage(error));
         return nb::make_tuple(takeMessage(forward), takeMessage(backward),
                               takeMessage(layout));
       },
-      nb::arg("ir"),
+      nb::arg("ir"), nb::arg("options") = std::string(),
       "Splits an fx-dialect training graph into (forward, backward, "
       "layout): two prim-dialect modules and where each value the backward "
       "saves comes from (see tcSplitTrainingGraph).");

@@ -19,13 +19,15 @@ extern "C" {
 
 typedef struct TcExecutable *TcExecutableRef;
 
-/// Compiles the fx-dialect module `source` for the CPU. Returns NULL on
-/// failure and stores a malloc'ed message (diagnostics with locations) in
-/// `*error`, which the caller frees with tcFreeString. `cacheDir` (may be
-/// NULL) is a folder where compiled graphs are cached across processes.
+/// Compiles the fx-dialect module `source` for the CPU. `options` are
+/// tc-cpu-pipeline's options as text ("expand-convolutions=false"; NULL
+/// for the defaults). Returns NULL on failure and stores a malloc'ed
+/// message (diagnostics with locations) in `*error`, which the caller frees
+/// with tcFreeString. `cacheDir` (may be NULL) is a folder where compiled
+/// graphs are cached across processes.
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
-                             int keepStageIR, const char *cacheDir,
-                             char **error);
+                             const char *options, int keepStageIR,
+                             const char *cacheDir, char **error);
 
 /// Compiles the fx-dialect module `source` for NVIDIA GPUs. `options` are
 /// tc-cuda-pipeline's options as text ("chip=sm_90 format=bin toolkit=...
@@ -43,7 +45,8 @@ TcExecutableRef tcCompileROCm(const char *source, size_t length,
 
 /// Splits the fx-dialect training graph `source` (arguments marked
 /// tc.requires_grad) into a forward and a backward module of prim ops
-/// (tc-split-training-pipeline), each compiled afterwards with
+/// (tc-split-training-pipeline, with `options` as text; NULL for the
+/// defaults), each compiled afterwards with
 /// tcCompileCPU/CUDA/ROCm. The forward takes the graph's inputs and returns
 /// its outputs, then the extra values the backward saves. The backward
 /// takes the saved values, then one cotangent per floating-point output,
@@ -53,7 +56,8 @@ TcExecutableRef tcCompileROCm(const char *source, size_t length,
 /// type <type>. Returns 0 on success
 /// (the three malloc'ed strings for tcFreeString), else nonzero with a
 /// message in `*error`.
-int tcSplitTrainingGraph(const char *source, size_t length, char **forward,
+int tcSplitTrainingGraph(const char *source, size_t length,
+                         const char *options, char **forward,
                          char **backward, char **layout, char **error);
 
 /// Runs `exe` on `count` buffers: inputs, outputs, then the arena. Returns

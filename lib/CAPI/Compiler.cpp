@@ -52,13 +52,14 @@ static bool compileSafely(Fn compile, std::string &diagnostics) {
 }
 
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
-                             int keepStageIR, const char *cacheDir,
-                             char **error) {
+                             const char *options, int keepStageIR,
+                             const char *cacheDir, char **error) {
   std::string diagnostics;
   std::unique_ptr<CPUExecutable> exe;
   if (!compileSafely(
           [&] {
             exe = CPUExecutable::compile(llvm::StringRef(source, length),
+                                         options ? options : "",
                                          keepStageIR != 0, diagnostics,
                                          cacheDir ? cacheDir : "");
           },

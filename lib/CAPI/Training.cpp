@@ -62,7 +62,13 @@ struct Split {
 } // namespace
 
 /// The split of the fx module `source`, or failure after diagnostics.
-static FailureOr<Split> split(StringRef source, MLIRContext &context) {
+static FailureOr<Split> split(StringRef source, StringRef pipelineOptions,
+                              MLIRContext &context) {
+  auto options = tc::DecomposeOptions::createFromString(pipelineOptions);
+  if (!options)
+    return emitError(UnknownLoc::get(&context))
+           << "invalid tc-split-training-pipeline options '"
+           << pipelineOptions << "'";
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));
   if (!module)
@@ -73,7 +79,7 @@ static FailureOr<Split> split(StringRef source, MLIRContext &context) {
     numOutputs = f.getNumResults();
   });
   PassManager pm(&context);
-  tc::buildTrainingSplitPipeline(pm);
+  tc::buildTrainingSplitPipeline(pm, *options);
   if (failed(pm.run(*module)))
     return failure();
 
@@ -133,7 +139,8 @@ static FailureOr<Split> split(StringRef source, MLIRContext &context) {
   return result;
 }
 
-int tcSplitTrainingGraph(const char *source, size_t length, char **forward,
+int tcSplitTrainingGraph(const char *source, size_t length,
+                         const char *options, char **forward,
                          char **backward, char **layout, char **error) {
   std::string diagnostics;
   FailureOr<Split> result = failure();
@@ -147,7 +154,8 @@ int tcSplitTrainingGraph(const char *source, size_t length, char **forward,
     context.loadAllAvailableDialects();
     llvm::raw_string_ostream diag(diagnostics);
     tc::DiagnosticCollector handler(&context, diag);
-    result = split(StringRef(source, length), context);
+    result = split(StringRef(source, length), options ? options : "",
+                   context);
   });
   if (!survived)
     diagnostics += "error: tc crashed while splitting this training graph "

@@ -21,6 +21,7 @@
 #include "tc/InitAll.h"
 #include "tc/Runtime/Diagnostics.h"
 #include "tc/Target/CPU/Pipeline.h"
+#include "Convolution.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -178,6 +179,8 @@ struct Gemm {
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;
+  /// A library convolution, run by the reference loops (not cached).
+  std::optional<runtime::ConvCall> conv;
 };
 
 } // namespace
@@ -280,7 +283,7 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
       launch.points = n[1];
       launch.buffers.assign(n.begin() + 2, n.end());
       if (words[0] == "launch") {
-        steps.push_back({std::move(launch), std::nullopt});
+        steps.push_back({std::move(launch), std::nullopt, std::nullopt});
       } else {
         if (steps.empty() || !steps.back().gemm)
           return false;
@@ -289,7 +292,7 @@ bool CPUExecutable::Impl::parsePlan(StringRef text) {
     } else if (words[0] == "gemm" && n.size() == 11) {
       Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
              n[7], n[8], n[9], n[10], std::nullopt};
-      steps.push_back({std::nullopt, g});
+      steps.push_back({std::nullopt, g, std::nullopt});
     } else {
       return false;
     }
@@ -339,11 +342,12 @@ static std::string buildIdentity() {
 }
 
 /// The cache key: what the native code depends on.
-static std::string cacheKey(StringRef source) {
+static std::string cacheKey(StringRef source, StringRef options) {
   llvm::SHA256 hash;
   hash.update(kCacheVersion);
   hash.update(buildIdentity());
   hash.update(source);
+  hash.update(options);
   hash.update(llvm::sys::getProcessTriple());
   hash.update(llvm::sys::getHostCPUName());
   hash.update(preferredVectorWidth());
@@ -440,7 +444,7 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
         steps.back().gemm->epilogue = std::move(step);
         continue;
       }
-      steps.push_back({std::move(step), std::nullopt});
+      steps.push_back({std::move(step), std::nullopt, std::nullopt});
       continue;
     }
     if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
@@ -463,7 +467,18 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       g.m = outType.getDimSize(r);
       g.n = outType.getDimSize(r + 1);
       g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
-      steps.push_back({std::nullopt, g});
+      steps.push_back({std::nullopt, g, std::nullopt});
+      continue;
+    }
+    if (auto conv = dyn_cast<kernel::ConvOp>(op)) {
+      FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
+      if (failed(call))
+        return failure();
+      if (call->element != runtime::ConvElement::F32 &&
+          call->element != runtime::ConvElement::F64)
+        return conv.emitOpError()
+               << "the CPU's reference convolution takes f32 and f64";
+      steps.push_back({std::nullopt, std::nullopt, std::move(*call)});
       continue;
     }
     return op.emitOpError() << "is not part of a CPU host program";
@@ -575,6 +590,14 @@ bool CPUExecutable::Impl::run(ArrayRef<void *> args, std::string &error) const {
       runGemm(*step.gemm, ptrs);
       continue;
     }
+    if (step.conv) {
+      runtime::runReferenceConv(
+          *step.conv, ptrs,
+          [&](int64_t n, const std::function<void(int64_t)> &body) {
+            pool.parallelFor(n, body);
+          });
+      continue;
+    }
     const Launch &launch = *step.launch;
     int64_t chunks = launch.points >= kParallelPoints
                          ? std::min<int64_t>(pool.size() * 4, launch.rows)
@@ -603,8 +626,15 @@ static std::string printIR(ModuleOp module) {
 }
 
 std::unique_ptr<CPUExecutable>
-CPUExecutable::compile(StringRef source, bool keepStageIR,
-                       std::string &diagnostics, StringRef cacheDir) {
+CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
+                       bool keepStageIR, std::string &diagnostics,
+                       StringRef cacheDir) {
+  auto decompose = DecomposeOptions::createFromString(pipelineOptions);
+  if (!decompose) {
+    diagnostics += "error: invalid CPU pipeline options '" +
+                   pipelineOptions.str() + "'\n";
+    return nullptr;
+  }
   static std::once_flag initLLVM;
   std::call_once(initLLVM, [] {
     llvm::InitializeNativeTarget();
@@ -613,7 +643,7 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
 
   SmallString<256> planPath, objectPath;
   if (!cacheDir.empty()) {
-    std::string key = cacheKey(source);
+    std::string key = cacheKey(source, pipelineOptions);
     planPath = cacheDir;
     llvm::sys::path::append(planPath, key + ".plan");
     objectPath = cacheDir;
@@ -652,9 +682,12 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
 
   struct Stage {
     const char *name;
-    void (*build)(OpPassManager &);
+    std::function<void(OpPassManager &)> build;
   };
-  const Stage stages[] = {{"prim", buildDecomposePipeline},
+  const Stage stages[] = {{"prim",
+                           [&](OpPassManager &pm) {
+                             buildDecomposePipeline(pm, *decompose);
+                           }},
                           {"kernel",
                            [](OpPassManager &pm) { buildFusePipeline(pm); }},
                           {"loops", buildCPULoopsPipeline}};
@@ -690,7 +723,11 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     });
 
   // A graph of library calls only (GEMMs) has no code to generate, and
-  // nothing worth caching: the JIT would emit no object to dump.
+  // nothing worth caching: the JIT would emit no object to dump. The plan
+  // format has no convolutions (a test path on the CPU): not cached either.
+  bool cacheable =
+      !cacheDir.empty() &&
+      llvm::none_of(impl->steps, [](const Step &step) { return step.conv; });
   if (impl->launches().empty())
     return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
 
@@ -707,7 +744,7 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(3, 0, tm->get());
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  options.enableObjectDump = !cacheDir.empty();
+  options.enableObjectDump = cacheable;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
     diag << "error: " << llvm::toString(engine.takeError()) << "\n";
@@ -722,7 +759,7 @@ CPUExecutable::compile(StringRef source, bool keepStageIR,
     }
     launch->fn = *fn;
   }
-  if (!cacheDir.empty()) {
+  if (cacheable) {
     // Best effort: a cache that cannot be written is no error. The plan is
     // written last, through a rename, so a reader never sees half of it.
     if (!llvm::sys::fs::create_directories(cacheDir)) {

@@ -15,6 +15,7 @@
 #include "tc/InitAll.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -71,7 +72,7 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       for (Value v : launch.getBuffers())
         step.buffers.push_back(ids.lookup(v));
       kernels.insert(step.kernel);
-      steps.push_back({std::move(step), std::nullopt});
+      steps.push_back({std::move(step), std::nullopt, std::nullopt});
       continue;
     }
     if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
@@ -96,7 +97,14 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
       if (g.bias >= 0)
         maxBiasRows = std::max(maxBiasRows, g.m);
-      steps.push_back({std::nullopt, g});
+      steps.push_back({std::nullopt, g, std::nullopt});
+      continue;
+    }
+    if (auto conv = dyn_cast<kernel::ConvOp>(op)) {
+      FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
+      if (failed(call))
+        return failure();
+      steps.push_back({std::nullopt, std::nullopt, std::move(*call)});
       continue;
     }
     return op.emitOpError() << "is not part of a " << platform
@@ -135,26 +143,39 @@ static std::string printIR(ModuleOp module) {
 
 std::unique_ptr<GPUProgram> GPUProgram::compile(
     StringRef source, StringRef platform,
+    const std::function<void(OpPassManager &)> &decompose,
     const std::function<void(OpPassManager &)> &lowerKernels,
     const std::function<void(OpPassManager &)> &lowerToBinary,
     bool keepStageIR, std::string &diagnostics) {
   auto program = std::make_unique<GPUProgram>();
-  // One context serves every GPU compile of the process, one compile at a
-  // time: making a context and loading its dialects costs as much as the
-  // passes of a small graph. (What a compile interns, such as locations and
-  // constants, stays; compiles are few.) Never destroyed: LLVM's own static
-  // objects may be gone by then.
-  static std::mutex contextMutex;
-  static MLIRContext *sharedContext = [] {
-    auto *context = new MLIRContext(MLIRContext::Threading::DISABLED);
+  // Contexts are reused across the GPU compiles of the process: making one
+  // and loading its dialects costs as much as the passes of a small graph.
+  // Compiles on several threads at once (a training graph's two halves)
+  // each take one of their own. (What a compile interns, such as locations
+  // and constants, stays; compiles are few.) Never destroyed: LLVM's own
+  // static objects may be gone by then.
+  static std::mutex poolMutex;
+  static std::vector<MLIRContext *> idle;
+  MLIRContext *taken = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    if (!idle.empty()) {
+      taken = idle.back();
+      idle.pop_back();
+    }
+  }
+  if (!taken) {
+    taken = new MLIRContext(MLIRContext::Threading::DISABLED);
     DialectRegistry registry;
     registerAllDialects(registry);
-    context->appendDialectRegistry(registry);
-    context->loadAllAvailableDialects();
-    return context;
-  }();
-  std::lock_guard<std::mutex> lock(contextMutex);
-  MLIRContext &context = *sharedContext;
+    taken->appendDialectRegistry(registry);
+    taken->loadAllAvailableDialects();
+  }
+  auto giveBack = llvm::make_scope_exit([taken] {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    idle.push_back(taken);
+  });
+  MLIRContext &context = *taken;
 
   llvm::raw_string_ostream diag(diagnostics);
   DiagnosticCollector handler(&context, diag);
@@ -166,7 +187,7 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
 
   using Build = std::function<void(OpPassManager &)>;
   const std::pair<const char *, Build> stages[] = {
-      {"prim", buildDecomposePipeline},
+      {"prim", decompose},
       {"kernel",
        [](OpPassManager &pm) { buildFusePipeline(pm, FuseOptions::gpu()); }},
       {"gpu", lowerKernels},

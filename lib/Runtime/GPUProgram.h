@@ -14,6 +14,8 @@
 #ifndef TC_LIB_RUNTIME_GPUPROGRAM_H
 #define TC_LIB_RUNTIME_GPUPROGRAM_H
 
+#include "Convolution.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -51,6 +53,7 @@ struct Gemm {
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;
+  std::optional<runtime::ConvCall> conv;
 };
 
 /// The host program and kernels of one graph.
@@ -66,12 +69,14 @@ struct GPUProgram {
   std::string format, binary;
   std::map<std::string, std::string> stageIR;
 
-  /// Compiles `source` (a module holding one fx.graph) through the shared
-  /// stages and then `lowerToBinary` (the platform's gpu.module -> binary
+  /// Compiles `source` (a module holding one fx.graph) through `decompose`
+  /// (the platform's fx -> prim stage), the shared stages and then
+  /// `lowerToBinary` (the platform's gpu.module -> binary
   /// pipeline). `platform` names the target in diagnostics. Returns null and
   /// sets `diagnostics` on failure.
   static std::unique_ptr<GPUProgram>
   compile(StringRef source, StringRef platform,
+          const std::function<void(OpPassManager &)> &decompose,
           const std::function<void(OpPassManager &)> &lowerKernels,
           const std::function<void(OpPassManager &)> &lowerToBinary,
           bool keepStageIR, std::string &diagnostics);
@@ -80,13 +85,19 @@ struct GPUProgram {
   /// arena).
   SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
 
+  /// Whether the host program calls a library convolution.
+  bool hasConvolutions() const {
+    return llvm::any_of(steps, [](const Step &step) { return step.conv; });
+  }
+
   /// Runs the host program over `args` (arguments, then the arena): for
   /// each launch `launch(launch, params)` with the kernel's parameter
-  /// array, for each GEMM `gemm(gemm, stepIndex, buffers)`. Each returns
-  /// false with `error` set to stop the run.
-  template <typename LaunchFn, typename GemmFn>
+  /// array, for each GEMM `gemm(gemm, stepIndex, buffers)`, for each
+  /// convolution `conv(call, stepIndex, buffers)`. Each returns false with
+  /// `error` set to stop the run.
+  template <typename LaunchFn, typename GemmFn, typename ConvFn>
   bool execute(ArrayRef<void *> args, LaunchFn launch, GemmFn gemm,
-               std::string &error) const {
+               ConvFn conv, std::string &error) const {
     if (args.size() != static_cast<size_t>(numArguments) + 1) {
       error = "expected " + std::to_string(numArguments + 1) +
               " buffers, got " + std::to_string(args.size());
@@ -97,6 +108,11 @@ struct GPUProgram {
       const Step &step = steps[index];
       if (step.gemm) {
         if (!gemm(*step.gemm, index, ArrayRef<void *>(ptrs)))
+          return false;
+        continue;
+      }
+      if (step.conv) {
+        if (!conv(*step.conv, index, ArrayRef<void *>(ptrs)))
           return false;
         continue;
       }

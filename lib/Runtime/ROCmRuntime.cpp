@@ -252,7 +252,11 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
               ") failed with status " + std::to_string(status);
     return status == 0;
   };
-  return program->execute(args, launch, gemm, error);
+  auto conv = [&](const runtime::ConvCall &, size_t, ArrayRef<void *>) {
+    error = "ROCm has no library convolution in tc yet";
+    return false;
+  };
+  return program->execute(args, launch, gemm, conv, error);
 }
 
 bool ROCmExecutable::runtimeAvailable() { return true; }
@@ -293,11 +297,17 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
   auto impl = std::make_unique<Impl>();
   impl->program = GPUProgram::compile(
       source, "ROCm",
+      [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
       [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
       [&](OpPassManager &pm) { buildROCmBinaryPipeline(pm, *options); },
       keepStageIR, diagnostics);
   if (!impl->program)
     return nullptr;
+  if (impl->program->hasConvolutions()) {
+    diagnostics += "error: ROCm has no library convolution in tc yet (use "
+                   "the default expand-convolutions=true)\n";
+    return nullptr;
+  }
   return std::unique_ptr<ROCmExecutable>(new ROCmExecutable(std::move(impl)));
 }
 

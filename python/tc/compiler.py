@@ -240,7 +240,19 @@ def _pipeline(device: torch.device, text: str) -> tuple[str, str, str]:
         return platform, f'--tc-{platform}-pipeline="{options}"', options
     if device.type != "cpu":
         raise Unsupported(f"tc does not compile for {device.type} devices")
-    return "cpu", "--tc-cpu-pipeline", ""
+    # TC_CPU_OPTIONS: tc-cpu-pipeline's options, such as
+    # "expand-convolutions=false" (convolutions by the runtime's reference
+    # loops, to test the library-convolution path without a GPU).
+    options = os.environ.get("TC_CPU_OPTIONS", "").strip()
+    flag = f'--tc-cpu-pipeline="{options}"' if options else "--tc-cpu-pipeline"
+    return "cpu", flag, options
+
+
+def _split_options(options: str) -> str:
+    """The options of tc-split-training-pipeline that a target pipeline's
+    `options` imply: whether convolutions are expanded before autodiff."""
+    return " ".join(token for token in options.split()
+                    if token.startswith("expand-convolutions="))
 
 
 def _compile_module(text: str, device: torch.device,
@@ -280,7 +292,7 @@ def _compile_module(text: str, device: torch.device,
         else:
             # Compiled graphs persist in the cache folder across processes.
             compiled = native.compile(text, dump_stages,
-                                      str(tc.cache_dir() / "cpu"))
+                                      str(tc.cache_dir() / "cpu"), options)
     except RuntimeError as error:
         _failures[failure_key] = str(error)
         raise CompileError(str(error), text, dump_ir(text),
@@ -357,11 +369,16 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
     if native is None:
         raise CompileError(_native_error or "tc native extension not built",
                            text, dump_ir(text), native_missing=True)
+    split_options = _split_options(_pipeline(device, text)[2])
     try:
-        forward_text, backward_text, layout = native.split_training(text)
+        forward_text, backward_text, layout = native.split_training(
+            text, split_options)
     except RuntimeError as error:
+        flag = "--tc-split-training-pipeline"
+        if split_options:
+            flag += f'="{split_options}"'
         raise CompileError(str(error), text, dump_ir(text),
-                           pipeline="--tc-split-training-pipeline") from None
+                           pipeline=flag) from None
 
     num_outputs = len(imported.output_specs)
     saved: list[tuple[str, int]] = []
@@ -402,10 +419,20 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         outputs_alias_inputs=[None] * len(gradients),
         output_structure="tuple", seed_index=None)
     # The two halves compile at once: the native compiler releases the GIL.
-    # (On a GPU, a worker thread without a current CUDA context leaves the
-    # kernels to load at the first run.)
+    # A CUDA worker thread makes the graph's device current first, so that
+    # its kernels load (the driver compiles their PTX) in the thread too.
+    index = None
+    if device.type == "cuda" and torch.version.hip is None:
+        index = (device.index if device.index is not None
+                 else torch.cuda.current_device())
+
+    def compile_half(text: str) -> Any:
+        if index is not None:
+            torch.cuda.set_device(index)
+        return _compile_module(text, device, dump_stages)
+
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        halves = [pool.submit(_compile_module, text, device, dump_stages)
+        halves = [pool.submit(compile_half, text)
                   for text in (forward_text, backward_text)]
         forward_native, backward_native = [h.result() for h in halves]
     forward = CompiledFunction(forward_native, forward_imported, gm, device)

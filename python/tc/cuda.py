@@ -16,8 +16,9 @@ instead. Both tools are looked for in, in order:
 MLIR's NVVM target wants them laid out as a toolkit; when they come from
 elsewhere tc links them into one under its cache folder.
 `TC_CUDA_OPTIONS` adds or overrides options of `tc-cuda-pipeline` (schedule
-knobs such as `max-block-size=512 vector-width=2 replicate-trig=false`, or
-`format=isa`).
+knobs such as `max-block-size=512 vector-width=2 replicate-trig=false`,
+`format=isa`, or `expand-convolutions=true` for im2col convolutions instead
+of cuDNN's).
 """
 
 from __future__ import annotations
@@ -121,6 +122,13 @@ def pipeline_options(device: torch.device) -> str:
     toolkit, libdevice, fmt = toolchain()
     options = {"chip": chip(device), "format": fmt, "toolkit": toolkit,
                "link": libdevice}
+    # Convolutions run on cuDNN where PyTorch has it (kernel.conv), with
+    # TF32 as PyTorch's own convolutions allow it; elsewhere they are
+    # matrix products of windows.
+    if torch.backends.cudnn.is_available():
+        options["expand-convolutions"] = "false"
+        options["allow-tf32"] = str(
+            bool(torch.backends.cudnn.allow_tf32)).lower()
     for token in os.environ.get("TC_CUDA_OPTIONS", "").split():
         key, _, value = token.partition("=")
         options[key] = value

@@ -38,7 +38,7 @@ class _FailingNative:
     """A native module whose compiler always reports an error."""
 
     @staticmethod
-    def compile(ir, dump_stages, cache_dir=""):
+    def compile(ir, dump_stages, cache_dir="", options=""):
         raise RuntimeError("loc(\"sin\"): error: boom from the compiler")
 
 

@@ -284,6 +284,49 @@ def test_cuda_resnet18_sgd_steps_match_eager(fresh_tc):
 
 
 @cuda
+@pytest.mark.parametrize("make", [
+    lambda: torch.nn.Conv2d(8, 16, 3, padding=1),
+    lambda: torch.nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False),
+    lambda: torch.nn.Conv2d(8, 16, (3, 1), stride=(2, 1), padding=(0, 2),
+                            dilation=(1, 2)),
+    lambda: torch.nn.Conv1d(8, 16, 5, stride=2, padding=2),
+], ids=["same", "strided", "mixed", "1d"])
+def test_cuda_convolutions_run_on_cudnn(fresh_tc, make):
+    """Convolutions and both their gradients are cuDNN calls (kernel.conv,
+    not im2col): eager's output and gradients, TF32 off on both sides."""
+    import tc.compiler
+    cudnn_tf32 = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        torch.manual_seed(0)
+        conv = make().cuda()
+        spatial = (17, 15) if isinstance(conv, torch.nn.Conv2d) else (19,)
+        x = torch.randn(4, 8, *spatial, device="cuda", requires_grad=True)
+
+        def f(x):
+            return torch.tanh(conv(x))
+
+        expected = f(x)
+        cotangent = torch.randn_like(expected)
+        expected.backward(cotangent)
+        tensors = (x, *conv.parameters())
+        grads = [t.grad.clone() for t in tensors]
+        for t in tensors:
+            t.grad = None
+        got = torch.compile(f, backend="tc")(x)
+        got.backward(cotangent)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        for g, t in zip(grads, tensors):
+            torch.testing.assert_close(t.grad, g, rtol=1e-4, atol=1e-4)
+        assert tc.counters["training_graphs"] == 1
+        assert any("prim.convolution_backward_weight" in key[0]
+                   and "expand-convolutions=false" in key[2]
+                   for key in tc.compiler._cache)
+    finally:
+        torch.backends.cudnn.allow_tf32 = cudnn_tf32
+
+
+@cuda
 def test_cuda_dropout_mask_and_gradient(fresh_tc):
     """Dropout on the GPU (tc's Philox numbers in the kernel): the kept
     fraction within 6 standard deviations of 1 - p, kept values exactly

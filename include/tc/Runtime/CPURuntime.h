@@ -31,11 +31,12 @@ public:
   /// locations. With a `cacheDir`, the native code and the host program are
   /// cached there, keyed on the source, tc's version and the host CPU; a
   /// later compile of the same source (in any process) loads them instead
-  /// of running the pipeline.
-  static std::unique_ptr<CPUExecutable> compile(llvm::StringRef source,
-                                                bool keepStageIR,
-                                                std::string &diagnostics,
-                                                llvm::StringRef cacheDir = "");
+  /// of running the pipeline. `pipelineOptions` are tc-cpu-pipeline's
+  /// ("expand-convolutions=false"; empty for the defaults).
+  static std::unique_ptr<CPUExecutable>
+  compile(llvm::StringRef source, llvm::StringRef pipelineOptions,
+          bool keepStageIR, std::string &diagnostics,
+          llvm::StringRef cacheDir = "");
   ~CPUExecutable();
 
   /// Runs the graph. `buffers` holds the inputs' data pointers, then the

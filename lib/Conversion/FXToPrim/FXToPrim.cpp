@@ -1205,20 +1205,15 @@ FailureOr<SmallVector<Value>> Decomposer::embedding() {
       coerce(prim::GatherOp::create(b, loc, table, indices, 0), type)};
 }
 
-/// aten::convolution (not transposed, one group) as one matrix product
-/// (im2col): the input is zero-padded once; the strided window each kernel
-/// offset reads, laid out as (N * out..., C), is concatenated side by side
-/// into (N * out..., K * C) rows, multiplied by the weights laid out as
-/// (K * C, O). The product reuses tc's GEMM path, and tc-autodiff
-/// differentiates the convolution through the slice, concatenate, pad and
-/// dot rules.
+/// aten::convolution (not transposed) as prim.convolution, its bias as an
+/// add. Targets without a library convolution expand it into a matrix
+/// product (tc-expand-convolutions).
 FailureOr<SmallVector<Value>> Decomposer::convolution() {
   RankedTensorType type = resultType();
   Type elt = type.getElementType();
   if (boolArg("transposed", false))
     return fail("transposed convolutions are not supported yet");
-  if (intArg("groups", 1) != 1)
-    return fail("grouped convolutions are not supported yet");
+  int64_t groups = intArg("groups", 1);
   ArrayRef<int32_t> sizes;
   if (auto attr = op.getTensorArgSizes())
     sizes = *attr;
@@ -1227,7 +1222,8 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
   RankedTensorType xType = typeOf(x), wType = typeOf(w);
   int64_t rank = xType.getRank(), spatial = rank - 2;
   if (spatial < 1 || wType.getRank() != rank || type.getRank() != rank ||
-      xType.getDimSize(1) != wType.getDimSize(1))
+      groups < 1 || xType.getDimSize(1) != wType.getDimSize(1) * groups ||
+      wType.getDimSize(0) % groups != 0)
     return fail("input " + quoted(xType) + " and weight " + quoted(wType) +
                 " do not make a convolution");
   SmallVector<int64_t> stride = spatialListArg(
@@ -1242,77 +1238,19 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
       static_cast<int64_t>(dilation.size()) != spatial)
     return fail("stride, padding and dilation need " + Twine(spatial) +
                 " entries");
-  int64_t n = xType.getDimSize(0), c = xType.getDimSize(1),
-          o = wType.getDimSize(0);
-  SmallVector<int64_t> out, kernel;
+  int64_t o = wType.getDimSize(0);
   for (int64_t d = 0; d < spatial; ++d) {
-    kernel.push_back(wType.getDimSize(2 + d));
-    out.push_back(type.getDimSize(2 + d));
     int64_t expected = (xType.getDimSize(2 + d) + 2 * padding[d] -
-                        dilation[d] * (kernel[d] - 1) - 1) /
+                        dilation[d] * (wType.getDimSize(2 + d) - 1) - 1) /
                            stride[d] +
                        1;
-    if (expected != out[d] || stride[d] < 1 || dilation[d] < 1 ||
+    if (expected != type.getDimSize(2 + d) || stride[d] < 1 || dilation[d] < 1 ||
         padding[d] < 0)
       return fail("result " + quoted(type) + " does not match the input " +
                   quoted(xType) + ", weight and window");
   }
-  if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
-    SmallVector<int64_t> low(rank, 0), interior(rank, 0);
-    for (int64_t d = 0; d < spatial; ++d)
-      low[2 + d] = padding[d];
-    x = prim::PadOp::create(b, loc, x, low, low, interior, APFloat(0.0));
-  }
-  int64_t points = n;
-  for (int64_t s : out)
-    points *= s;
-  // (N, C, out...) -> (N, out..., C).
-  SmallVector<int64_t> toLast = {0};
-  for (int64_t d = 0; d < spatial; ++d)
-    toLast.push_back(2 + d);
-  toLast.push_back(1);
-  // One (N * out..., C) block of rows per kernel offset, side by side:
-  // (N * out..., K * C), K = the kernel's size, offsets outermost.
-  SmallVector<int64_t> offset(spatial, 0);
-  SmallVector<Value> blocks;
-  while (true) {
-    SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
-        steps(rank, 1);
-    for (int64_t d = 0; d < spatial; ++d) {
-      start[2 + d] = offset[d] * dilation[d];
-      limit[2 + d] = start[2 + d] + (out[d] - 1) * stride[d] + 1;
-      steps[2 + d] = stride[d];
-    }
-    Value window = prim::SliceOp::create(b, loc, x, start, limit, steps);
-    blocks.push_back(reshape(prim::PermuteOp::create(b, loc, window, toLast),
-                             {points, c}));
-    int64_t d = spatial - 1;
-    while (d >= 0 && ++offset[d] == kernel[d])
-      offset[d--] = 0;
-    if (d < 0)
-      break;
-  }
-  Value rows = blocks.size() == 1
-                   ? blocks.front()
-                   : prim::ConcatenateOp::create(b, loc, blocks, 1).getResult();
-  // The weights in the same order: (O, C, kernel...) -> (kernel..., C, O).
-  SmallVector<int64_t> weightOrder;
-  for (int64_t d = 0; d < spatial; ++d)
-    weightOrder.push_back(2 + d);
-  weightOrder.push_back(1);
-  weightOrder.push_back(0);
-  int64_t taps = static_cast<int64_t>(blocks.size());
-  Value cols = reshape(prim::PermuteOp::create(b, loc, w, weightOrder),
-                       {taps * c, o});
-  Value sum = matmul(rows, cols);
-  // (N * out..., O) -> (N, O, out...).
-  SmallVector<int64_t> nhwo = {n};
-  llvm::append_range(nhwo, out);
-  nhwo.push_back(o);
-  SmallVector<int64_t> toChannels = {0, spatial + 1};
-  for (int64_t d = 0; d < spatial; ++d)
-    toChannels.push_back(1 + d);
-  Value y = prim::PermuteOp::create(b, loc, reshape(sum, nhwo), toChannels);
+  Value y = prim::ConvolutionOp::create(b, loc, x, w, stride, padding,
+                                        dilation, groups);
   if (hasBias) {
     Value bias = convert(operands[2], elt);
     if (typeOf(bias).getShape() != ArrayRef<int64_t>{o})

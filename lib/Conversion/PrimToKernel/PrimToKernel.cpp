@@ -73,6 +73,16 @@ struct Gemm {
   Value result;
 };
 
+/// A convolution or one of its gradients, a library call that writes
+/// `result` from two realized operands.
+struct Conv {
+  kernel::ConvKind kind;
+  Location loc;
+  Value grad, other; // the gradients' operands; the forward's input, weight
+  DenseI64ArrayAttr stride, padding, dilation;
+  IntegerAttr groups;
+};
+
 /// A value that several kernels would inline is realized instead when
 /// computing it reads this many large tensors per element.
 constexpr int64_t kSharedReadsToRealize = 4;
@@ -94,6 +104,10 @@ public:
   const Gemm *gemmFor(Value v) const {
     auto it = gemms.find(v);
     return it == gemms.end() ? nullptr : &it->second;
+  }
+  const Conv *convFor(Value v) const {
+    auto it = convs.find(v);
+    return it == convs.end() ? nullptr : &it->second;
   }
 
 private:
@@ -140,6 +154,7 @@ private:
   func::FuncOp func;
   llvm::SetVector<Value> realized;
   llvm::DenseMap<Value, Gemm> gemms;
+  llvm::DenseMap<Value, Conv> convs;
 };
 
 LogicalResult FusionPlan::build() {
@@ -187,6 +202,28 @@ LogicalResult FusionPlan::build() {
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // So are convolutions and their gradients.
+  auto addConv = [&](auto op, kernel::ConvKind kind, Value a, Value b) {
+    realized.insert(a);
+    realized.insert(b);
+    realized.insert(op.getResult());
+    convs.try_emplace(op.getResult(),
+                      Conv{kind, op.getLoc(), a, b, op.getStrideAttr(),
+                           op.getPaddingAttr(), op.getDilationAttr(),
+                           op.getGroupsAttr()});
+  };
+  func.walk([&](prim::ConvolutionOp op) {
+    addConv(op, kernel::ConvKind::Forward, op.getInput(), op.getWeight());
+  });
+  func.walk([&](prim::ConvolutionBackwardInputOp op) {
+    addConv(op, kernel::ConvKind::BackwardInput, op.getGrad(),
+            op.getOther());
+  });
+  func.walk([&](prim::ConvolutionBackwardWeightOp op) {
+    addConv(op, kernel::ConvKind::BackwardWeight, op.getGrad(),
+            op.getOther());
+  });
 
   for (Value v : ret.getOperands())
     realized.insert(v);
@@ -591,7 +628,8 @@ LogicalResult KernelBuilder::collectInputs(Value v,
   Operation *op = v.getDefiningOp();
   if (!op)
     return success();
-  if (isa<prim::DotOp>(op))
+  if (isa<prim::DotOp, prim::ConvolutionOp, prim::ConvolutionBackwardInputOp,
+          prim::ConvolutionBackwardWeightOp>(op))
     return op->emitOpError() << "must be realized before it is read";
   for (Value operand : op->getOperands())
     if (failed(collectInputs(operand, inputs, visited, false)))
@@ -1560,6 +1598,26 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
           gemm->bias ? buffers.lookup(gemm->bias) : Value(),
           gemm->lhs.transposed, gemm->rhs.transposed);
       (void)op;
+      continue;
+    }
+    if (const Conv *conv = plan.convFor(v)) {
+      // The three buffers in the forward's roles, the written one `out`.
+      Value input = buffers.lookup(conv->grad),
+            weight = buffers.lookup(conv->other), output = out;
+      if (conv->kind == kernel::ConvKind::BackwardInput) {
+        input = out;
+        weight = buffers.lookup(conv->other);
+        output = buffers.lookup(conv->grad);
+      } else if (conv->kind == kernel::ConvKind::BackwardWeight) {
+        input = buffers.lookup(conv->other);
+        weight = out;
+        output = buffers.lookup(conv->grad);
+      }
+      kernel::ConvOp::create(
+          sb, conv->loc,
+          kernel::ConvKindAttr::get(sb.getContext(), conv->kind), input,
+          weight, output, conv->stride, conv->padding, conv->dilation,
+          conv->groups);
       continue;
     }
     if (failed(launch(v, out)))

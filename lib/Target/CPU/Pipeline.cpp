@@ -17,9 +17,14 @@
 
 using namespace mlir;
 
-void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
+void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
+                                      const DecomposeOptions &options) {
   // ATen ops to prims, broadcasting and promotion made explicit.
   pm.addPass(tc::createConvertFXToPrimPass());
+  // Without a library convolution, convolutions are matrix products of
+  // windows, differentiated as such.
+  if (options.expandConvolutions)
+    pm.addNestedPass<func::FuncOp>(tc::prim::createExpandConvolutionsPass());
   // Training: the joint forward + backward graph of functions with
   // arguments marked tc.requires_grad (nothing to do otherwise).
   pm.addPass(tc::prim::createAutodiffPass());
@@ -29,8 +34,9 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm) {
-  buildDecomposePipeline(pm);
+void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
+                                          const DecomposeOptions &options) {
+  buildDecomposePipeline(pm, options);
   // Save or recompute each forward value the backward reads, by a min-cut.
   pm.addPass(tc::prim::createPartitionPass());
   // The backward's copies of forward ops read only what was saved: what
@@ -81,23 +87,24 @@ void mlir::tc::buildCPULLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::tc::buildCPUPipeline(OpPassManager &pm) {
-  buildDecomposePipeline(pm);
+void mlir::tc::buildCPUPipeline(OpPassManager &pm,
+                                const DecomposeOptions &options) {
+  buildDecomposePipeline(pm, options);
   buildFusePipeline(pm);
   buildCPULoopsPipeline(pm);
   buildCPULLVMPipeline(pm);
 }
 
 void mlir::tc::registerCPUPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<DecomposeOptions>(
       "tc-cpu-pipeline",
       "The whole CPU pipeline the Python backend runs: fx graph to LLVM "
       "dialect kernels and a kernel.schedule host program",
       buildCPUPipeline);
-  PassPipelineRegistration<>("tc-decompose-pipeline",
+  PassPipelineRegistration<DecomposeOptions>("tc-decompose-pipeline",
                              "Stage 1 of tc-cpu-pipeline: fx to prim",
                              buildDecomposePipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<DecomposeOptions>(
       "tc-split-training-pipeline",
       "What the backend runs on a training graph first: fx to prim, the "
       "joint graph (tc-autodiff), split into forward and backward "

@@ -99,9 +99,16 @@ void mlir::tc::buildROCmBinaryPipeline(OpPassManager &pm,
                       });
 }
 
+void mlir::tc::buildGPUDecomposePipeline(OpPassManager &pm,
+                                         const GPUPipelineOptions &options) {
+  DecomposeOptions decompose;
+  decompose.expandConvolutions = options.expandConvolutions;
+  buildDecomposePipeline(pm, decompose);
+}
+
 void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
-  buildDecomposePipeline(pm);
+  buildGPUDecomposePipeline(pm, options);
   buildFusePipeline(pm, FuseOptions::gpu());
   buildGPUKernelsPipeline(pm, options);
   buildCUDABinaryPipeline(pm, options);
@@ -109,7 +116,7 @@ void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
 
 void mlir::tc::buildROCmPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
-  buildDecomposePipeline(pm);
+  buildGPUDecomposePipeline(pm, options);
   buildFusePipeline(pm, FuseOptions::gpu());
   buildGPUKernelsPipeline(pm, options);
   buildROCmBinaryPipeline(pm, options);

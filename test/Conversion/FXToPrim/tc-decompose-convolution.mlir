@@ -1,28 +1,12 @@
 // RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
 
-// A 2x2 convolution, stride 2, padding 1, as one matrix product (im2col):
-// the input is padded once, the strided window of each of the four kernel
-// offsets laid out as (N * out, C) rows, the four side by side times the
-// weights as (K * C, O); then (N, O, out...) and the bias over channels.
+// A convolution is prim.convolution, its bias an add over channels (the
+// im2col expansion is tc-expand-convolutions', run by targets without a
+// library convolution).
 // CHECK-LABEL: func.func @conv
-// CHECK: %[[P:.*]] = prim.pad %arg0, low [0, 0, 1, 1], high [0, 0, 1, 1], interior [0, 0, 0, 0]
-// CHECK: prim.slice %[[P]], start [0, 0, 0, 0], limit [2, 3, 5, 5], strides [1, 1, 2, 2]
-// CHECK: %[[R0:.*]] = prim.reshape %{{.*}}, shape [18, 3]
-// CHECK: prim.slice %[[P]], start [0, 0, 0, 1], limit [2, 3, 5, 6], strides [1, 1, 2, 2]
-// CHECK: %[[R1:.*]] = prim.reshape %{{.*}}, shape [18, 3]
-// CHECK: prim.slice %[[P]], start [0, 0, 1, 0], limit [2, 3, 6, 5], strides [1, 1, 2, 2]
-// CHECK: %[[R2:.*]] = prim.reshape %{{.*}}, shape [18, 3]
-// CHECK: prim.slice %[[P]], start [0, 0, 1, 1], limit [2, 3, 6, 6], strides [1, 1, 2, 2]
-// CHECK: %[[R3:.*]] = prim.reshape %{{.*}}, shape [18, 3]
-// CHECK: %[[ROWS:.*]] = prim.concatenate %[[R0]], %[[R1]], %[[R2]], %[[R3]] dim 1
-// CHECK: %[[WT:.*]] = prim.permute %arg1, [2, 3, 1, 0]
-// CHECK: %[[COLS:.*]] = prim.reshape %[[WT]], shape [12, 4]
-// CHECK: %[[D:.*]] = prim.dot %[[ROWS]], %[[COLS]], batch [] x [], contract [1] x [0] : tensor<18x12xf32>, tensor<12x4xf32>
-// CHECK-NOT: prim.dot
-// CHECK: %[[Y:.*]] = prim.reshape %[[D]], shape [2, 3, 3, 4] : tensor<18x4xf32>
-// CHECK: %[[T:.*]] = prim.permute %[[Y]], [0, 3, 1, 2]
+// CHECK: %[[C:.*]] = prim.convolution %arg0, %arg1, stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 : tensor<2x3x5x5xf32>, tensor<4x3x2x2xf32>
 // CHECK: %[[B:.*]] = prim.broadcast_in_dim %arg2, shape [2, 4, 3, 3], dims [1]
-// CHECK: prim.add %[[T]], %[[B]]
+// CHECK: prim.add %[[C]], %[[B]]
 fx.graph @conv(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<4xf32>) -> tensor<2x4x3x3xf32> {
   %0 = fx.call_function "aten::convolution"(%x, %w, %b) {args = {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1 : i64}} : (tensor<2x3x5x5xf32>, tensor<4x3x2x2xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
   fx.output %0 : tensor<2x4x3x3xf32>
@@ -30,8 +14,9 @@ fx.graph @conv(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<4xf3
 
 // -----
 
+// CHECK-LABEL: func.func @grouped
+// CHECK: prim.convolution %arg0, %arg1, stride [1, 1], padding [0, 0], dilation [1, 1], groups 2
 fx.graph @grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32> {
-  // expected-error @+1 {{cannot decompose 'aten::convolution': grouped convolutions are not supported yet}}
   %0 = fx.call_function "aten::convolution"(%x, %w) {args = {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 2 : i64}} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32>
   fx.output %0 : tensor<1x4x3x3xf32>
 }

@@ -237,3 +237,19 @@ kernel.schedule @gemm_batch(%a: memref<2x3x4xf32>, %b: memref<3x4x6xf32>, %c: me
   kernel.gemm %a, %b, %c : memref<2x3x4xf32>, memref<3x4x6xf32>, memref<2x3x6xf32>
   kernel.return
 }
+
+// -----
+
+kernel.schedule @conv_size(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %y: memref<1x4x8x8xf32>) {
+  // expected-error @+1 {{'kernel.conv' op output size 8 in spatial dimension 0 does not match the input and window}}
+  kernel.conv forward %x, %w, %y stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x2x8x8xf32>, memref<4x2x3x3xf32>, memref<1x4x8x8xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @conv_channels(%x: memref<1x3x8x8xf32>, %w: memref<4x2x3x3xf32>, %y: memref<1x4x6x6xf32>) {
+  // expected-error @+1 {{'kernel.conv' op input channels 3 and weight 'memref<4x2x3x3xf32>' do not make a convolution of 1 groups}}
+  kernel.conv backward_input %x, %w, %y stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x2x3x3xf32>, memref<1x4x6x6xf32>
+  kernel.return
+}

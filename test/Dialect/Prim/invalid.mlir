@@ -311,3 +311,27 @@ func.func @gather_result(%x: tensor<3x4xf32>, %i: tensor<2xi64>) {
   %0 = "prim.gather"(%x, %i) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x4xf32>
   return
 }
+
+// -----
+
+func.func @conv_grad_shape(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x2x6x6xf32> {
+  // expected-error @+1 {{'prim.convolution_backward_input' op grad 'tensor<1x4x3x3xf32>' is not the shape of the convolution's result 'tensor<1x4x4x4xf32>'}}
+  %0 = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x4x3x3xf32>, tensor<4x2x3x3xf32> -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+func.func @conv_grad_groups(%dy: tensor<1x4x3x3xf32>, %x: tensor<1x4x5x5xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+1 {{'prim.convolution_backward_weight' op input has 4 channels but weight expects 3 x 1 groups}}
+  %0 = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x4x3x3xf32>, tensor<1x4x5x5xf32> -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+func.func @conv_grad_type(%dy: tensor<1x4x3x3xf32>, %x: tensor<1x4x5x5xf16>) -> tensor<4x4x3x3xf32> {
+  // expected-error @+1 {{'prim.convolution_backward_weight' op needs one element type for all tensors}}
+  %0 = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x4x3x3xf32>, tensor<1x4x5x5xf16> -> tensor<4x4x3x3xf32>
+  return %0 : tensor<4x4x3x3xf32>
+}

@@ -14,16 +14,31 @@
 #define TC_TARGET_CPU_PIPELINE_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::tc {
 
+/// The options of the decomposition stage (and of the pipelines that start
+/// with it: tc-cpu-pipeline, tc-split-training-pipeline).
+struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
+  PassOptions::Option<bool> expandConvolutions{
+      *this, "expand-convolutions",
+      llvm::cl::desc("Expand convolutions into matrix products "
+                     "(tc-expand-convolutions) before differentiation; "
+                     "false keeps them, and their gradients, for the "
+                     "target's library convolution"),
+      llvm::cl::init(true)};
+};
+
 /// fx -> prim: decomposition and simplification.
-void buildDecomposePipeline(OpPassManager &pm);
+void buildDecomposePipeline(OpPassManager &pm,
+                            const DecomposeOptions &options);
 
 /// Training: fx -> prim, then the joint graph `tc-autodiff` makes split by
 /// `tc-partition` into `<graph>_forward` and `<graph>_backward`, each of
 /// which then compiles like any prim function.
-void buildTrainingSplitPipeline(OpPassManager &pm);
+void buildTrainingSplitPipeline(OpPassManager &pm,
+                                const DecomposeOptions &options);
 
 /// How the fusion stage differs between targets.
 struct FuseOptions {
@@ -45,7 +60,7 @@ void buildCPULoopsPipeline(OpPassManager &pm);
 void buildCPULLVMPipeline(OpPassManager &pm);
 
 /// All of the above, in order.
-void buildCPUPipeline(OpPassManager &pm);
+void buildCPUPipeline(OpPassManager &pm, const DecomposeOptions &options);
 
 /// Registers `tc-cpu-pipeline` (and its stages) with the pass registry.
 void registerCPUPipelines();

@@ -58,12 +58,26 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "
                      "trigonometry"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> expandConvolutions{
+      *this, "expand-convolutions",
+      llvm::cl::desc("Expand convolutions into matrix products; false keeps "
+                     "them as kernel.conv library calls (cuDNN)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> allowTF32{
+      *this, "allow-tf32",
+      llvm::cl::desc("Let f32 library convolutions use TF32 tensor cores, "
+                     "as torch.backends.cudnn.allow_tf32 does for PyTorch's"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> preciseDiv{
       *this, "precise-div",
       llvm::cl::desc("CUDA: keep IEEE f32 division (div.rn.f32) instead of "
                      "tc-nvvm-div-full's div.full.f32"),
       llvm::cl::init(false)};
 };
+
+/// fx -> prim (tc-decompose-pipeline) with the GPU options that apply.
+void buildGPUDecomposePipeline(OpPassManager &pm,
+                               const GPUPipelineOptions &options);
 
 /// kernel -> gpu.func kernels in one gpu.module, launches configured.
 void buildGPUKernelsPipeline(OpPassManager &pm,

@@ -275,6 +275,52 @@ LogicalResult LaunchOp::verify() {
 // GemmOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult ConvOp::verify() {
+  auto input = cast<MemRefType>(getInput().getType());
+  auto weight = cast<MemRefType>(getWeight().getType());
+  auto output = cast<MemRefType>(getOutput().getType());
+  int64_t rank = input.getRank();
+  if (rank < 3 || weight.getRank() != rank || output.getRank() != rank)
+    return emitOpError() << "input, weight and output need one rank of at "
+                            "least 3";
+  if (input.getElementType() != weight.getElementType() ||
+      input.getElementType() != output.getElementType())
+    return emitOpError() << "operands must have one element type";
+  if (!input.hasStaticShape() || !weight.hasStaticShape() ||
+      !output.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  size_t spatial = rank - 2;
+  ArrayRef<int64_t> stride = getStride(), padding = getPadding(),
+                    dilation = getDilation();
+  if (stride.size() != spatial || padding.size() != spatial ||
+      dilation.size() != spatial)
+    return emitOpError() << "stride, padding and dilation need " << spatial
+                         << " entries each";
+  int64_t groups = getGroups();
+  if (groups < 1 || input.getDimSize(1) != weight.getDimSize(1) * groups ||
+      weight.getDimSize(0) % groups != 0)
+    return emitOpError() << "input channels " << input.getDimSize(1)
+                         << " and weight " << weight
+                         << " do not make a convolution of " << groups
+                         << " groups";
+  if (output.getDimSize(0) != input.getDimSize(0) ||
+      output.getDimSize(1) != weight.getDimSize(0))
+    return emitOpError() << "output must be " << input.getDimSize(0) << "x"
+                         << weight.getDimSize(0) << "x...";
+  for (size_t d = 0; d < spatial; ++d) {
+    if (stride[d] < 1 || dilation[d] < 1 || padding[d] < 0)
+      return emitOpError() << "stride and dilation must be positive and "
+                              "padding non-negative";
+    int64_t span = input.getDimSize(2 + d) + 2 * padding[d] -
+                   dilation[d] * (weight.getDimSize(2 + d) - 1) - 1;
+    if (span < 0 || span / stride[d] + 1 != output.getDimSize(2 + d))
+      return emitOpError() << "output size " << output.getDimSize(2 + d)
+                           << " in spatial dimension " << d
+                           << " does not match the input and window";
+  }
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
   auto a = cast<MemRefType>(getA().getType());
   auto b = cast<MemRefType>(getB().getType());

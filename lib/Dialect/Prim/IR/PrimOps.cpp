@@ -396,26 +396,23 @@ LogicalResult DotOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ConvolutionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
-  StringRef name = "convolution";
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+/// The result type of a convolution of `input` by `weight`; `name` is the
+/// op diagnostics name.
+static FailureOr<RankedTensorType>
+inferConvolution(std::optional<Location> loc, StringRef name,
+                 RankedTensorType input, RankedTensorType weight,
+                 ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                 ArrayRef<int64_t> dilation, int64_t groups) {
   int64_t rank = input.getRank();
   if (rank < 3 || weight.getRank() != rank)
     return emitInferError(loc, name,
                           "input and weight need one rank of at least 3");
   size_t spatial = rank - 2;
-  ArrayRef<int64_t> stride = adaptor.getStride(),
-                    padding = adaptor.getPadding(),
-                    dilation = adaptor.getDilation();
   if (stride.size() != spatial || padding.size() != spatial ||
       dilation.size() != spatial)
     return emitInferError(loc, name,
                           "stride, padding and dilation need " +
                               Twine(spatial) + " entries each");
-  int64_t groups = adaptor.getGroups();
   if (groups < 1)
     return emitInferError(loc, name, "groups must be positive");
   int64_t channels = input.getDimSize(1), perGroup = weight.getDimSize(1),
@@ -449,8 +446,55 @@ LogicalResult ConvolutionOp::inferReturnTypes(
                                 Twine(i));
     shape.push_back(span / stride[i] + 1);
   }
-  inferred.push_back(input.clone(shape));
+  return input.clone(shape);
+}
+
+LogicalResult ConvolutionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> type = inferConvolution(
+      loc, "convolution", cast<RankedTensorType>(adaptor.getInput().getType()),
+      cast<RankedTensorType>(adaptor.getWeight().getType()),
+      adaptor.getStride(), adaptor.getPadding(), adaptor.getDilation(),
+      adaptor.getGroups());
+  if (failed(type))
+    return failure();
+  inferred.push_back(*type);
   return success();
+}
+
+/// A convolution gradient is well formed when the forward convolution of
+/// `input` by `weight` (one of them the gradient's result) has `grad`'s
+/// type.
+template <typename Op>
+static LogicalResult verifyConvolutionGrad(Op op, Value input, Value weight) {
+  auto grad = cast<RankedTensorType>(op.getGrad().getType());
+  if (cast<RankedTensorType>(op.getOther().getType()).getElementType() !=
+          grad.getElementType() ||
+      cast<RankedTensorType>(op.getType()).getElementType() !=
+          grad.getElementType())
+    return op.emitOpError() << "needs one element type for all tensors";
+  FailureOr<RankedTensorType> forward = inferConvolution(
+      op.getLoc(), op->getName().stripDialect(),
+      cast<RankedTensorType>(input.getType()),
+      cast<RankedTensorType>(weight.getType()), op.getStride(),
+      op.getPadding(), op.getDilation(), op.getGroups());
+  if (failed(forward))
+    return failure();
+  if (failed(verifyCompatibleShape(*forward, grad)))
+    return op.emitOpError() << "grad " << grad
+                            << " is not the shape of the convolution's "
+                               "result "
+                            << *forward;
+  return success();
+}
+
+LogicalResult ConvolutionBackwardInputOp::verify() {
+  return verifyConvolutionGrad(*this, getResult(), getOther());
+}
+
+LogicalResult ConvolutionBackwardWeightOp::verify() {
+  return verifyConvolutionGrad(*this, getOther(), getResult());
 }
 
 #define GET_OP_CLASSES

@@ -503,6 +503,21 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
     }
   } else if (auto dot = dyn_cast<DotOp>(op)) {
     return dotRule(dot, grad);
+  } else if (auto conv = dyn_cast<ConvolutionOp>(op)) {
+    // The input's gradient is the transposed convolution of the cotangent,
+    // the weight's the correlation of the input with it: two ops the
+    // targets run as library calls (or expand into matrix products).
+    Value x = conv.getInput(), w = conv.getWeight();
+    if (active.contains(x))
+      accumulate(x, ConvolutionBackwardInputOp::create(
+                        b, loc, typeOf(x), grad, w, conv.getStride(),
+                        conv.getPadding(), conv.getDilation(),
+                        conv.getGroups()));
+    if (active.contains(w))
+      accumulate(w, ConvolutionBackwardWeightOp::create(
+                        b, loc, typeOf(w), grad, x, conv.getStride(),
+                        conv.getPadding(), conv.getDilation(),
+                        conv.getGroups()));
   } else {
     return op->emitOpError() << "has no gradient rule yet";
   }

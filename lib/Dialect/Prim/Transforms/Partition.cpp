@@ -114,7 +114,8 @@ static int64_t bytesOf(Value v) {
 /// counter-based random numbers, a function of the seed argument and the
 /// element's index (a dropout's mask is recomputed, not saved).
 static bool isCheapToRecompute(Operation *op) {
-  return !isa<DotOp, ConvolutionOp, ReduceOp, ArgReduceOp>(op);
+  return !isa<DotOp, ConvolutionOp, ConvolutionBackwardInputOp,
+              ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp>(op);
 }
 
 /// Moves each op of `block` right before its first user, last ops first:

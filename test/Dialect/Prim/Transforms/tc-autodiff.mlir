@@ -188,3 +188,30 @@ func.func @dropout(%x: tensor<16xf32> {tc.requires_grad}, %seed: tensor<i64>) ->
   %y = prim.mul %mx, %s : tensor<16xf32>
   return %y : tensor<16xf32>
 }
+
+// -----
+
+// A convolution's gradients are its two gradient ops, with its window:
+// the input's from the cotangent and the weight, the weight's from the
+// cotangent and the input.
+// CHECK-LABEL: func.func @convolution
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x7x7xf32>, %[[W:[^:]*]]: tensor<4x3x3x3xf32>, %[[G:[^:]*]]: tensor<2x4x3x3xf32> {fx.name = "cotangent_0"}
+// CHECK: %[[Y:.*]] = prim.convolution %[[X]], %[[W]], stride [2, 2], padding [0, 0], dilation [1, 1], groups 1
+// CHECK-DAG: %[[GX:.*]] = prim.convolution_backward_input %[[G]], %[[W]], stride [2, 2], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x4x3x3xf32>, tensor<4x3x3x3xf32> -> tensor<2x3x7x7xf32>
+// CHECK-DAG: %[[GW:.*]] = prim.convolution_backward_weight %[[G]], %[[X]], stride [2, 2], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x4x3x3xf32>, tensor<2x3x7x7xf32> -> tensor<4x3x3x3xf32>
+// CHECK: return %[[Y]], %[[GX]], %[[GW]]
+func.func @convolution(%x: tensor<2x3x7x7xf32> {tc.requires_grad}, %w: tensor<4x3x3x3xf32> {tc.requires_grad}) -> tensor<2x4x3x3xf32> {
+  %0 = prim.convolution %x, %w, stride [2, 2], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x3x7x7xf32>, tensor<4x3x3x3xf32>
+  return %0 : tensor<2x4x3x3xf32>
+}
+
+// -----
+
+// Only what is marked gets a gradient: the weight's alone here.
+// CHECK-LABEL: func.func @convolution_weight_only
+// CHECK-NOT: prim.convolution_backward_input
+// CHECK: prim.convolution_backward_weight
+func.func @convolution_weight_only(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32> {tc.requires_grad}) -> tensor<1x2x4x4xf32> {
+  %0 = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

@@ -40,4 +40,13 @@ def Kernel_CombinerKind : I32EnumAttr<"CombinerKind", "reduction combiner", [
   let cppNamespace = "::mlir::tc::kernel";
 }
 
+def Kernel_ConvKind : I32EnumAttr<"ConvKind",
+    "which operand of a convolution a library call computes", [
+      I32EnumAttrCase<"Forward", 0, "forward">,
+      I32EnumAttrCase<"BackwardInput", 1, "backward_input">,
+      I32EnumAttrCase<"BackwardWeight", 2, "backward_weight">
+    ]> {
+  let cppNamespace = "::mlir::tc::kernel";
+}
+
 #endif // TC_DIALECT_KERNEL_IR_KERNELBASE_TD

@@ -291,4 +291,37 @@ def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {
   let hasVerifier = 1;
 }
 
+def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
+  let summary = "A library convolution, or one of its gradients";
+  let description = [{
+    Calls the target's convolution library (cuDNN on CUDA) on the buffers
+    of a convolution `output = conv(input, weight)` in PyTorch's layout
+    (input N, C, spatial...; weight O, C / groups, kernel...; output N, O,
+    out...), contiguous. `kind` says which buffer the call writes; it reads
+    the other two:
+
+    * `forward`: `output` from `input` and `weight`;
+    * `backward_input`: `input` (its gradient) from `output` (the output's
+      gradient) and `weight`;
+    * `backward_weight`: `weight` (its gradient) from `input` and `output`
+      (the output's gradient).
+
+    ```mlir
+    kernel.conv backward_weight %x, %dw, %dy stride [1, 1] padding [1, 1]
+        dilation [1, 1] groups 1
+        : memref<16x64x56x56xf32>, memref<64x64x3x3xf32>, memref<16x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Kernel_ConvKind:$kind, AnyMemRef:$input,
+                       AnyMemRef:$weight, AnyMemRef:$output,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let assemblyFormat = [{
+    $kind $input `,` $weight `,` $output `stride` $stride `padding` $padding
+    `dilation` $dilation `groups` $groups attr-dict `:` type($input) `,`
+    type($weight) `,` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TC_DIALECT_KERNEL_IR_KERNELOPS_TD

@@ -476,4 +476,55 @@ def Prim_ConvolutionOp : Prim_ShapeOp<"convolution", [
   }];
 }
 
+// The two gradients of a convolution. Their result types are explicit: the
+// input's or the weight's spatial size is not determined by the others when
+// a stride drops trailing positions.
+class Prim_ConvolutionGradOp<string mnemonic>
+    : Prim_Op<mnemonic, [Pure]> {
+  let arguments = (ins Prim_Tensor:$grad, Prim_Tensor:$other,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $other `,` `stride` $stride `,` `padding` $padding `,`
+    `dilation` $dilation `,` `groups` $groups attr-dict `:` type($grad) `,`
+    type($other) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Prim_ConvolutionBackwardInputOp
+    : Prim_ConvolutionGradOp<"convolution_backward_input"> {
+  let summary = "The input gradient of a convolution";
+  let description = [{
+    Given the cotangent `grad` of `prim.convolution %x, %weight` (same
+    window attributes), the cotangent of `%x`, whose type is the result
+    type (a transposed convolution of `grad` by `weight`). tc-autodiff makes
+    it; GPU targets run it as a library call, tc-expand-convolutions writes
+    it as matrix products for the others.
+
+    ```mlir
+    %dx = prim.convolution_backward_input %dy, %w, stride [2, 2],
+        padding [1, 1], dilation [1, 1], groups 1
+        : tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+}
+
+def Prim_ConvolutionBackwardWeightOp
+    : Prim_ConvolutionGradOp<"convolution_backward_weight"> {
+  let summary = "The weight gradient of a convolution";
+  let description = [{
+    Given the cotangent `grad` of `prim.convolution %input, %w` (same
+    window attributes), the cotangent of `%w`, whose type is the result
+    type.
+
+    ```mlir
+    %dw = prim.convolution_backward_weight %dy, %x, stride [2, 2],
+        padding [1, 1], dilation [1, 1], groups 1
+        : tensor<1x6x4x4xf32>, tensor<1x3x8x8xf32> -> tensor<6x3x3x3xf32>
+    ```
+  }];
+}
+
 #endif // TC_DIALECT_PRIM_IR_PRIMOPS_TD

@@ -41,6 +41,31 @@ def AutodiffPass : Pass<"tc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def ExpandConvolutionsPass
+    : Pass<"tc-expand-convolutions", "::mlir::func::FuncOp"> {
+  let summary = "Convolutions as one matrix product of the input's windows";
+  let description = [{
+    For targets without a library convolution (the CPU, ROCm), rewrites
+    each `prim.convolution` of one group as im2col: the input is padded
+    once, the strided window of each kernel offset is laid out as
+    (N * out..., C) rows, the windows are concatenated side by side and
+    multiplied by the weights laid out as (kernel... * C, O).
+
+    ```mlir
+    %y = prim.convolution %x, %w, stride [1, 1], padding [1, 1],
+        dilation [1, 1], groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+    ```
+
+    becomes a `prim.pad`, nine `prim.slice`/`prim.permute`/`prim.reshape`
+    windows, a `prim.concatenate` of them and one `prim.dot`. It runs
+    before `tc-autodiff`, which then differentiates those ops; tc-fuse
+    reads the concatenated windows with one load per element. Grouped
+    convolutions and the gradient ops that `tc-autodiff` makes from
+    `prim.convolution` (on targets that keep it) are errors here.
+  }];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 def PartitionPass : Pass<"tc-partition", "::mlir::ModuleOp"> {
   let summary = "Split a joint graph into forward and backward by a min-cut";
   let description = [{

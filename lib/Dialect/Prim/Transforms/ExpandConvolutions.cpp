@@ -1,0 +1,157 @@
+//===- ExpandConvolutions.cpp - convolutions as matrix products -*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites prim.convolution as one matrix product of the input's windows
+// (im2col) for targets without a library convolution. See the pass
+// description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Dialect/Prim/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tc::prim {
+#define GEN_PASS_DEF_EXPANDCONVOLUTIONSPASS
+#include "tc/Dialect/Prim/Transforms/Passes.h.inc"
+} // namespace mlir::tc::prim
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::prim;
+
+namespace {
+
+static RankedTensorType typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The input is zero-padded once; the strided window each kernel offset
+/// reads, laid out as (N * out..., C), is concatenated side by side into
+/// (N * out..., K * C) rows and multiplied by the weights laid out as
+/// (K * C, O). tc-autodiff differentiates the result through the slice,
+/// concatenate, pad and dot rules, and tc-fuse reads the concatenation of
+/// windows with one load per element.
+struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvolutionOp op,
+                                PatternRewriter &b) const override {
+    if (op.getGroups() != 1)
+      return b.notifyMatchFailure(op, "more than one group");
+    Location loc = op.getLoc();
+    Value x = op.getInput(), w = op.getWeight();
+    RankedTensorType xType = typeOf(x), wType = typeOf(w),
+                     type = typeOf(op.getResult());
+    if (!xType.hasStaticShape() || !wType.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                      dilation = op.getDilation();
+    int64_t rank = xType.getRank(), spatial = rank - 2;
+    int64_t n = xType.getDimSize(0), c = xType.getDimSize(1),
+            o = wType.getDimSize(0);
+    SmallVector<int64_t> out, kernel;
+    for (int64_t d = 0; d < spatial; ++d) {
+      kernel.push_back(wType.getDimSize(2 + d));
+      out.push_back(type.getDimSize(2 + d));
+    }
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      return ReshapeOp::create(b, loc, v, shape);
+    };
+    if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
+      SmallVector<int64_t> low(rank, 0), interior(rank, 0);
+      for (int64_t d = 0; d < spatial; ++d)
+        low[2 + d] = padding[d];
+      x = PadOp::create(b, loc, x, low, low, interior, APFloat(0.0));
+    }
+    int64_t points = n;
+    for (int64_t s : out)
+      points *= s;
+    // (N, C, out...) -> (N, out..., C).
+    SmallVector<int64_t> toLast = {0};
+    for (int64_t d = 0; d < spatial; ++d)
+      toLast.push_back(2 + d);
+    toLast.push_back(1);
+    // One (N * out..., C) block of rows per kernel offset, side by side:
+    // (N * out..., K * C), K = the kernel's size, offsets outermost.
+    SmallVector<int64_t> offset(spatial, 0);
+    SmallVector<Value> blocks;
+    while (true) {
+      SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
+          steps(rank, 1);
+      for (int64_t d = 0; d < spatial; ++d) {
+        start[2 + d] = offset[d] * dilation[d];
+        limit[2 + d] = start[2 + d] + (out[d] - 1) * stride[d] + 1;
+        steps[2 + d] = stride[d];
+      }
+      Value window = SliceOp::create(b, loc, x, start, limit, steps);
+      blocks.push_back(
+          reshape(PermuteOp::create(b, loc, window, toLast), {points, c}));
+      int64_t d = spatial - 1;
+      while (d >= 0 && ++offset[d] == kernel[d])
+        offset[d--] = 0;
+      if (d < 0)
+        break;
+    }
+    Value rows = blocks.size() == 1
+                     ? blocks.front()
+                     : ConcatenateOp::create(b, loc, blocks, 1).getResult();
+    // The weights in the same order: (O, C, kernel...) -> (kernel..., C, O).
+    SmallVector<int64_t> weightOrder;
+    for (int64_t d = 0; d < spatial; ++d)
+      weightOrder.push_back(2 + d);
+    weightOrder.push_back(1);
+    weightOrder.push_back(0);
+    int64_t taps = static_cast<int64_t>(blocks.size());
+    Value cols =
+        reshape(PermuteOp::create(b, loc, w, weightOrder), {taps * c, o});
+    Value sum = DotOp::create(b, loc, rows, cols, ArrayRef<int64_t>{},
+                              ArrayRef<int64_t>{}, ArrayRef<int64_t>{1},
+                              ArrayRef<int64_t>{0});
+    // (N * out..., O) -> (N, O, out...).
+    SmallVector<int64_t> nhwo = {n};
+    llvm::append_range(nhwo, out);
+    nhwo.push_back(o);
+    SmallVector<int64_t> toChannels = {0, spatial + 1};
+    for (int64_t d = 0; d < spatial; ++d)
+      toChannels.push_back(1 + d);
+    b.replaceOpWithNewOp<PermuteOp>(op, reshape(sum, nhwo), toChannels);
+    return success();
+  }
+};
+
+struct ExpandConvolutionsPass
+    : public prim::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandConvolution>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // What is left has no expansion: an error at its location.
+    WalkResult walk = getOperation().walk([](Operation *op) {
+      if (auto conv = dyn_cast<ConvolutionOp>(op)) {
+        conv.emitOpError()
+            << "with " << conv.getGroups()
+            << " groups needs a library convolution (tc-expand-convolutions "
+               "expands one group)";
+        return WalkResult::interrupt();
+      }
+      if (isa<ConvolutionBackwardInputOp, ConvolutionBackwardWeightOp>(op)) {
+        op->emitOpError() << "needs a library convolution: "
+                             "tc-expand-convolutions expands forward "
+                             "convolutions, before tc-autodiff";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

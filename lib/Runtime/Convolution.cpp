@@ -76,7 +76,7 @@ void referenceConv(
     const std::function<void(int64_t, const std::function<void(int64_t)> &)>
         &parallelFor) {
   int64_t spatial = static_cast<int64_t>(c.inputShape.size()) - 2;
-  int64_t n = c.inputShape[0], channels = c.inputShape[1];
+  int64_t n = c.inputShape[0];
   int64_t outChannels = c.weightShape[0], perGroup = c.weightShape[1];
   int64_t outPerGroup = outChannels / c.groups;
   ArrayRef<int64_t> inSpace = ArrayRef<int64_t>(c.inputShape).drop_front(2),
@@ -161,7 +161,6 @@ void referenceConv(
     });
     return;
   }
-  (void)channels;
 }
 
 } // namespace

@@ -18,6 +18,7 @@ ops ran in eager. TF32 is off everywhere.
     python benchmarks/bench_resnet.py --autocast bf16      # bf16 autocast
     python benchmarks/bench_resnet.py --device cpu --batch 2 --size 64 --steps 3
     python benchmarks/bench_resnet.py --backends tc --profile tc  # top kernels
+    python benchmarks/bench_resnet.py --backends tc --host-profile tc
 
 Prints a table and writes resnet-<device>[-bf16].json to --out.
 """
@@ -127,13 +128,15 @@ def run(name, base, x, y, args, device):
     start = time.perf_counter()
     first_loss = step().item()
     first = time.perf_counter() - start
-    times = []
+    times, host = [], []
     for _ in range(args.steps):
         if device.type == "cuda":
             begin = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             begin.record()
+            issue = time.perf_counter()
             step()
+            host.append((time.perf_counter() - issue) * 1e3)
             end.record()
             torch.cuda.synchronize()
             times.append(begin.elapsed_time(end))
@@ -143,8 +146,13 @@ def run(name, base, x, y, args, device):
             times.append((time.perf_counter() - start) * 1e3)
     if args.profile and name in args.profile.split(","):
         _profile(name, step, device)
+    if args.host_profile and name in args.host_profile.split(","):
+        _host_profile(name, step, device)
     row = {"backend": name, "first_step_s": first,
            "step_ms": statistics.median(times), "first_loss": first_loss,
+           # The host's time to issue a step's work (a GPU step slower than
+           # its kernels is bound by this).
+           "host_ms": statistics.median(host) if host else None,
            "peak_mib": (torch.cuda.max_memory_allocated() / 2**20
                         if device.type == "cuda" else None)}
     if name == "tc":
@@ -170,6 +178,53 @@ def _profile(name, step, device):
     print(f"-- {name}: where one step goes")
     print(prof.key_averages().table(sort_by=key, row_limit=15,
                                     max_name_column_width=60))
+    if device.type == "cuda":
+        _print_families(prof)
+
+
+def _host_profile(name, step, device):
+    """Prints where the host's time goes in one step (Python's profiler:
+    the backend's own code and the native calls it makes)."""
+    import cProfile
+    import pstats
+    _sync(device)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    step()
+    profiler.disable()
+    _sync(device)
+    print(f"-- {name}: the host's time in one step")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+
+
+def _kernel_family(kernel):
+    """tc's kernels by what they fuse (`main_backward_fused_mul_reduce_5`
+    is `fused_mul_reduce`), library kernels by their name's head."""
+    import re
+    match = re.match(r"(?:\w+?_)?(?:forward|backward)_(fused_\w+?)_\d+$",
+                     kernel)
+    if match:
+        return "tc " + match.group(1)
+    return "lib " + re.split(r"[<(]", kernel)[0][:48]
+
+
+def _print_families(prof):
+    """Device time by kernel family: where tc's own kernels lose time."""
+    families = {}
+    for event in prof.key_averages():
+        us = event.self_device_time_total
+        if us <= 0 or event.key.startswith(("Function", "Activity")):
+            continue
+        family = _kernel_family(event.key)
+        total, count = families.get(family, (0.0, 0))
+        families[family] = (total + us, count + event.count)
+    tc_us = sum(t for f, (t, _) in families.items() if f.startswith("tc "))
+    lib_us = sum(t for f, (t, _) in families.items() if f.startswith("lib "))
+    print(f"device time: tc kernels {tc_us / 1e3:.2f} ms, library kernels "
+          f"{lib_us / 1e3:.2f} ms")
+    for family, (us, count) in sorted(families.items(),
+                                      key=lambda kv: -kv[1][0])[:25]:
+        print(f"  {us / 1e3:7.3f} ms  {count:4d}x  {family}")
 
 
 def main():
@@ -183,6 +238,8 @@ def main():
     parser.add_argument("--backends", default="eager,inductor,tc")
     parser.add_argument("--profile", default="",
                         help="backends to profile one step of (comma list)")
+    parser.add_argument("--host-profile", default="",
+                        help="backends to profile one step's host time of")
     parser.add_argument("--out", default=str(_ROOT / "benchmarks" /
                                              "results"))
     args = parser.parse_args()
@@ -209,16 +266,17 @@ def main():
           f"{args.size}, SGD, {device}, autocast {args.autocast}; "
           f"{flops / 1e9:.1f} GFLOP a step, floor {floor_ms:.2f} ms at "
           f"{rate / 1e12:.1f} TFLOP/s (a large matmul here)")
-    print("| backend | first step (s) | step (ms) | vs eager | vs inductor "
-          "| peak MiB | first loss |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| backend | first step (s) | step (ms) | host ms | vs eager "
+          "| vs inductor | peak MiB | first loss |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         vs = {k: (f"{by_name[k]['step_ms'] / r['step_ms']:.2f}x"
                   if k in by_name else "-") for k in ("eager", "inductor")}
         peak = f"{r['peak_mib']:.0f}" if r["peak_mib"] is not None else "-"
+        host = f"{r['host_ms']:.2f}" if r["host_ms"] is not None else "-"
         print(f"| {r['backend']} | {r['first_step_s']:.2f} | "
-              f"{r['step_ms']:.2f} | {vs['eager']} | {vs['inductor']} | "
-              f"{peak} | {r['first_loss']:.5f} |")
+              f"{r['step_ms']:.2f} | {host} | {vs['eager']} | "
+              f"{vs['inductor']} | {peak} | {r['first_loss']:.5f} |")
     if "tc" in by_name:
         r = by_name["tc"]
         print(f"tc: {r['tc_training_graphs']} training graph(s) compiled by "

@@ -13,7 +13,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tc/Conversion/KernelLoops.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -81,6 +83,55 @@ static bool hasNarrowAccesses(Block &body) {
       narrow = false;
   });
   return narrow;
+}
+
+/// Pointwise rows shorter than this run as one thread per point: a block per
+/// row would have fewer than 128 threads, a few elements each.
+constexpr int64_t kMinPointwiseRow = 512;
+
+/// A pointwise kernel over short rows (one top-level `kernel.loop` and no
+/// reduction) becomes a kernel over points: the loop's dimension joins the
+/// domain, and what the row computed once (a channel's scale and shift)
+/// each point computes. Rows are short in convolutional networks (56 or 7
+/// elements): a block per row would leave most threads of each block idle,
+/// while one thread per point (or per group of `vector-width` points) fills
+/// blocks and coalesces across rows.
+static void flattenPointwiseRows(kernel::KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  kernel::LoopOp loop;
+  for (Operation &op : body) {
+    if (auto nested = dyn_cast<kernel::LoopOp>(op)) {
+      if (loop)
+        return;
+      loop = nested;
+      continue;
+    }
+    // A top-level op that writes would run once per point instead of once
+    // per row.
+    if (!isa<memref::LoadOp, kernel::ReturnOp>(op) && !isMemoryEffectFree(&op))
+      return;
+  }
+  APInt size;
+  if (!loop || !matchPattern(loop.getSize(), m_ConstantInt(&size)) ||
+      size.getSExtValue() >= kMinPointwiseRow)
+    return;
+  bool nested = false;
+  loop.getBody().walk([&](Operation *op) {
+    nested |= isa<kernel::LoopOp, kernel::ReduceOp>(op);
+  });
+  if (nested)
+    return;
+  SmallVector<int64_t> domain(kernel.getDomain());
+  domain.push_back(size.getSExtValue());
+  kernel.setDomain(domain);
+  OpBuilder b(loop);
+  Value point = kernel::IndexOp::create(b, loop.getLoc(), b.getIndexType(),
+                                        domain.size() - 1);
+  Block &row = loop.getBody().front();
+  row.getArgument(0).replaceAllUsesWith(point);
+  for (Operation &op : llvm::make_early_inc_range(row.without_terminator()))
+    op.moveBefore(loop);
+  loop.erase();
 }
 
 /// The launch configuration chosen for one kernel.
@@ -550,6 +601,7 @@ struct ConvertKernelToGPUPass
 
     llvm::DenseMap<StringAttr, GPUSchedule> schedules;
     for (kernel::KernelOp k : kernels) {
+      flattenPointwiseRows(k);
       GPUSchedule schedule = chooseSchedule(k, options);
       if (failed(GPUKernelLowering(k, schedule, options).run(gpuModule)))
         return signalPassFailure();

@@ -1,6 +1,6 @@
 // RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu -canonicalize | FileCheck %s
 
-// Pointwise rows: one block per row; each thread takes 4 neighbouring
+// Long pointwise rows: one block per row; each thread takes 4 neighbouring
 // elements (one 16-byte access once lowered) at (tid + i * block) * 4, the
 // four copies of the body interleaved op by op (loads side by side, then
 // the tanh's, then the stores). Buffers never alias and are 16-byte
@@ -37,6 +37,44 @@ kernel.kernel @tanh(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) attribut
 }
 kernel.schedule @main(%x: memref<2x3x512xf32>, %out: memref<2x3x512xf32>) {
   kernel.launch @tanh(%x, %out) : memref<2x3x512xf32>, memref<2x3x512xf32>
+  kernel.return
+}
+
+// -----
+
+// Short pointwise rows (a convolution's 56-wide rows): the row's loop joins
+// the domain, one thread per point over all 4 * 64 * 56 of them, each
+// computing what the row computed once (the channel's scale).
+// CHECK: kernel.launch @tc_kernels::@scale_rows(%{{.*}}) {block = 256 : i64, grid = 56 : i64}
+// CHECK: gpu.func @scale_rows(%[[X:[^:]*]]: memref<4x64x56xf32> {{.*}}, %[[S:[^:]*]]: memref<64xf32> {{.*}}, %[[OUT:[^:]*]]: memref<4x64x56xf32>
+// CHECK: %[[LINEAR:.*]] = arith.addi
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %c14336
+// CHECK: scf.if %[[IN]]
+// CHECK-DAG: %[[K:.*]] = arith.remui %[[LINEAR]], %c56
+// CHECK-DAG: %[[ROW:.*]] = arith.divui %[[LINEAR]], %c56
+// CHECK-DAG: %[[C:.*]] = arith.remui %[[ROW]], %c64
+// CHECK-DAG: %[[I:.*]] = arith.divui %[[ROW]], %c64
+// CHECK: memref.load %[[S]][%[[C]]]
+// CHECK: math.rsqrt
+// CHECK: memref.load %[[X]][%[[I]], %[[C]], %[[K]]]
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[I]], %[[C]], %[[K]]]
+// CHECK-NOT: scf.for
+kernel.kernel @scale_rows(%x: memref<4x64x56xf32>, %s: memref<64xf32>, %out: memref<4x64x56xf32>) attributes {domain = array<i64: 4, 64>} {
+  %i = kernel.index 0
+  %c = kernel.index 1
+  %c56 = arith.constant 56 : index
+  %scale = memref.load %s[%c] : memref<64xf32>
+  %r = math.rsqrt %scale : f32
+  kernel.loop %c56 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %c, %k] : memref<4x64x56xf32>
+    %y = arith.mulf %v, %r : f32
+    memref.store %y, %out[%i, %c, %k] : memref<4x64x56xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<4x64x56xf32>, %s: memref<64xf32>, %out: memref<4x64x56xf32>) {
+  kernel.launch @scale_rows(%x, %s, %out) : memref<4x64x56xf32>, memref<64xf32>, memref<4x64x56xf32>
   kernel.return
 }
 

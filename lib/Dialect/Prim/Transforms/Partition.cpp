@@ -118,13 +118,13 @@ static bool isCheapToRecompute(Operation *op) {
               ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp>(op);
 }
 
-/// Moves each op of `block` right before its first user, last ops first:
-/// the forward values the backward recomputes are then computed where they
-/// are needed instead of all at its start, all alive until their use.
-static void sinkToFirstUse(Block &block) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : block.without_terminator())
-    ops.push_back(&op);
+/// Moves each of `ops` right before its first user, last ops first: the
+/// forward values the backward recomputes are then computed where they are
+/// needed instead of all at its start, all alive until their use. The
+/// backward's own ops keep the joint graph's order, which computes each
+/// gradient where its cotangent is ready (sinking a weight's gradient to the
+/// return would keep every cotangent it reads alive until the end).
+static void sinkToFirstUse(Block &block, ArrayRef<Operation *> ops) {
   for (Operation *op : llvm::reverse(ops)) {
     Operation *first = nullptr;
     for (Operation *user : op->getUsers()) {
@@ -267,12 +267,13 @@ LogicalResult partition(func::FuncOp joint) {
          llvm::enumerate(body.getArguments().drop_front(numPrimals)))
       map.map(arg, entry->getArgument(saved.size() + i));
     OpBuilder bb = OpBuilder::atBlockEnd(entry);
+    SmallVector<Operation *> recomputedOps;
     for (Operation *op : forwardOps) {
       bool recomputed = llvm::any_of(op->getResults(), [&](Value r) {
         return !sourceSide[2 * ids.lookup(r)] && !map.contains(r);
       });
       if (recomputed)
-        bb.clone(*op, map);
+        recomputedOps.push_back(bb.clone(*op, map));
     }
     for (Operation *op : backwardOps)
       bb.clone(*op, map);
@@ -285,7 +286,7 @@ LogicalResult partition(func::FuncOp joint) {
       results.push_back(mapped);
     }
     func::ReturnOp::create(bb, loc, results);
-    sinkToFirstUse(*entry);
+    sinkToFirstUse(*entry, recomputedOps);
   }
   joint.erase();
   return success();

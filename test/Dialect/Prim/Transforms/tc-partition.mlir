@@ -77,3 +77,24 @@ func.func @dropout(%x: tensor<4x8xf32> {tc.requires_grad}, %seed: tensor<i64>) -
   %y = prim.where %m, %x, %z : tensor<4x8xi1>, tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// The backward keeps the joint graph's order: w2's gradient is computed
+// where the cotangent is ready, not sunk to the return after w1's (which
+// would keep every cotangent it reads alive through the rest of the
+// backward). Only the recomputed tanh moves, to its first use.
+// CHECK-LABEL: func.func @two_layers_backward
+// CHECK-SAME: (%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<32x4xf32>, %[[H:.*]]: tensor<8x32xf32>, %[[G:.*]]: tensor<8x4xf32>)
+// CHECK: %[[T:.*]] = prim.tanh %[[H]]
+// CHECK: %[[TT:.*]] = prim.permute %[[T]], [1, 0]
+// CHECK: %[[GW2:.*]] = prim.dot %[[TT]], %[[G]]
+// CHECK: prim.mul %[[T]], %[[T]]
+// CHECK: %[[GW1:.*]] = prim.dot
+// CHECK-NEXT: return %[[GW1]], %[[GW2]]
+func.func @two_layers(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32> {tc.requires_grad}, %w2: tensor<32x4xf32> {tc.requires_grad}) -> tensor<8x4xf32> {
+  %h = prim.dot %x, %w1, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x32xf32>
+  %t = prim.tanh %h : tensor<8x32xf32>
+  %y = prim.dot %t, %w2, batch [] x [], contract [1] x [0] : tensor<8x32xf32>, tensor<32x4xf32>
+  return %y : tensor<8x4xf32>
+}

@@ -94,6 +94,21 @@ NB_MODULE(_tc, m) {
                    [](Executable &e) { return tcExecutableNumKernels(e.exe); })
       .def_prop_ro("num_buffers",
                    [](Executable &e) { return tcExecutableNumBuffers(e.exe); })
+      .def_prop_ro("num_convolution_plans",
+                   [](Executable &e) {
+                     return tcExecutableNumConvolutionPlans(e.exe);
+                   })
+      .def_prop_ro("compile_seconds",
+                   [](Executable &e) {
+                     nb::dict phases;
+                     for (const char *phase : {"prim", "kernel", "gpu",
+                                               "schedule", "cudnn", "load"}) {
+                       double s = tcExecutableCompileSeconds(e.exe, phase);
+                       if (s >= 0)
+                         phases[phase] = s;
+                     }
+                     return phases;
+                   })
       .def_prop_ro("from_cache",
                    [](Executable &e) {
                      return tcExecutableFromCache(e.exe) != 0;

@@ -81,6 +81,14 @@ int64_t tcExecutableNumKernels(TcExecutableRef exe);
 int64_t tcExecutableNumBuffers(TcExecutableRef exe);
 /// 1 if the graph was loaded from the cache folder rather than compiled.
 int tcExecutableFromCache(TcExecutableRef exe);
+/// How many of the graph's library convolutions run on cuDNN execution
+/// plans (graph API) made at compile time; 0 for other targets.
+int64_t tcExecutableNumConvolutionPlans(TcExecutableRef exe);
+/// Seconds the compile spent in `phase` ("prim", "kernel", "gpu",
+/// "schedule", "cudnn", "load"; see CUDAExecutable::compileSeconds), or -1
+/// where it was not measured (CPU and ROCm graphs, phases that did not
+/// run).
+double tcExecutableCompileSeconds(TcExecutableRef exe, const char *phase);
 
 /// The IR after stage `stage` when compiled with keepStageIR, else NULL:
 /// "prim", "kernel", then "loops", "llvm" (CPU) or "gpu", "schedule"

@@ -151,6 +151,16 @@ int64_t tcExecutableNumKernels(TcExecutableRef exe) {
 int64_t tcExecutableNumBuffers(TcExecutableRef exe) {
   return exe->visit([](auto &e) { return e.numBuffers(); });
 }
+int64_t tcExecutableNumConvolutionPlans(TcExecutableRef exe) {
+  return exe->cuda ? exe->cuda->numConvolutionPlans() : 0;
+}
+double tcExecutableCompileSeconds(TcExecutableRef exe, const char *phase) {
+  if (!exe->cuda)
+    return -1;
+  const auto &seconds = exe->cuda->compileSeconds();
+  auto it = seconds.find(phase);
+  return it == seconds.end() ? -1 : it->second;
+}
 int tcExecutableFromCache(TcExecutableRef exe) {
   return exe->cpu && exe->cpu->fromCache() ? 1 : 0;
 }

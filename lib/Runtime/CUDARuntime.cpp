@@ -6,11 +6,13 @@
 
 #include "tc/Runtime/CUDARuntime.h"
 
+#include "Cudnn.h"
 #include "GPUProgram.h"
 #include "tc/Target/GPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <chrono>
 #include <mutex>
 
 using namespace mlir;
@@ -203,261 +205,6 @@ struct CublasLt {
   }
 };
 
-//===----------------------------------------------------------------------===//
-// cuDNN, for kernel.conv
-//===----------------------------------------------------------------------===//
-
-// cuDNN's (legacy convolution API) types and codes; their ABI is stable.
-using CudnnHandle = void *;
-using CudnnDesc = void *;
-constexpr int kCudnnFloat = 0, kCudnnDouble = 1, kCudnnHalf = 2,
-              kCudnnBFloat16 = 9;
-constexpr int kCudnnNCHW = 0, kCudnnCrossCorrelation = 1;
-constexpr int kCudnnDefaultMath = 0, kCudnnTensorOpMath = 1,
-              kCudnnFmaMath = 3;
-
-/// cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t (one layout).
-struct CudnnAlgoPerf {
-  int algo;
-  int status;
-  float time;
-  size_t memory;
-  int determinism;
-  int mathType;
-  int reserved[3];
-};
-
-struct Cudnn {
-  int (*create)(CudnnHandle *);
-  int (*setStream)(CudnnHandle, CUstream);
-  const char *(*errorString)(int);
-  int (*createTensor)(CudnnDesc *);
-  int (*setTensor)(CudnnDesc, int, int, const int *, const int *);
-  int (*createFilter)(CudnnDesc *);
-  int (*setFilter)(CudnnDesc, int, int, int, const int *);
-  int (*createConv)(CudnnDesc *);
-  int (*setConv)(CudnnDesc, int, const int *, const int *, const int *, int,
-                 int);
-  int (*setGroups)(CudnnDesc, int);
-  int (*setMath)(CudnnDesc, int);
-  // Heuristics, workspace size and the call, per kind. Their descriptor
-  // arguments come in each function's own order (see ConvPlan::plan).
-  int (*fwdAlgos)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc, CudnnDesc,
-                  int, int *, CudnnAlgoPerf *);
-  int (*fwdWorkspace)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc,
-                      CudnnDesc, int, size_t *);
-  int (*fwd)(CudnnHandle, const void *, CudnnDesc, const void *, CudnnDesc,
-             const void *, CudnnDesc, int, void *, size_t, const void *,
-             CudnnDesc, void *);
-  int (*dataAlgos)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc, CudnnDesc,
-                   int, int *, CudnnAlgoPerf *);
-  int (*dataWorkspace)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc,
-                       CudnnDesc, int, size_t *);
-  int (*data)(CudnnHandle, const void *, CudnnDesc, const void *, CudnnDesc,
-              const void *, CudnnDesc, int, void *, size_t, const void *,
-              CudnnDesc, void *);
-  int (*filterAlgos)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc,
-                     CudnnDesc, int, int *, CudnnAlgoPerf *);
-  int (*filterWorkspace)(CudnnHandle, CudnnDesc, CudnnDesc, CudnnDesc,
-                         CudnnDesc, int, size_t *);
-  int (*filter)(CudnnHandle, const void *, CudnnDesc, const void *,
-                CudnnDesc, const void *, CudnnDesc, int, void *, size_t,
-                const void *, CudnnDesc, void *);
-
-  /// The process's cuDNN (PyTorch's, when it has loaded one), or null with
-  /// `error` set.
-  static const Cudnn *get(std::string &error) {
-    static std::once_flag once;
-    static Cudnn c;
-    static std::string loadError;
-    static bool ok = false;
-    std::call_once(once, [] {
-      void *lib = openLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"});
-      if (!lib) {
-        loadError = "cuDNN (libcudnn.so) could not be opened";
-        return;
-      }
-      std::string &e = loadError;
-      ok = bindSymbol(lib, "cudnnCreate", c.create, e) &&
-           bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
-           bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
-           bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor, e) &&
-           bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
-           bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter, e) &&
-           bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
-           bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
-                      e) &&
-           bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv, e) &&
-           bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups, e) &&
-           bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
-                      c.fwdAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
-                      c.fwdWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-                      c.dataAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
-                      c.dataWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                      c.filterAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
-                      c.filterWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
-    });
-    if (!ok)
-      error = loadError;
-    return ok ? &c : nullptr;
-  }
-
-  std::string describe(int status) const {
-    const char *text = errorString ? errorString(status) : nullptr;
-    return text ? text : "cuDNN status " + std::to_string(status);
-  }
-
-  /// This thread's handle (cuDNN handles are per thread, and bind the
-  /// device current when they are made).
-  CudnnHandle handle(std::string &error) const {
-    thread_local CudnnHandle h = nullptr;
-    if (!h)
-      if (int status = create(&h)) {
-        error = "cudnnCreate: " + describe(status);
-        h = nullptr;
-      }
-    return h;
-  }
-};
-
-/// A kernel.conv's cuDNN descriptors and algorithm, made at compile time.
-struct ConvPlan {
-  CudnnDesc x = nullptr, y = nullptr, w = nullptr, conv = nullptr;
-  int algo = 0;
-  size_t workspace = 0;
-
-  /// Describes `call` to cuDNN and picks the algorithm its heuristics rank
-  /// first. `allowTF32`: f32 may run on TF32 tensor cores.
-  bool plan(const Cudnn &c, CudnnHandle h, const runtime::ConvCall &call,
-            bool allowTF32, std::string &error);
-};
-
-bool ConvPlan::plan(const Cudnn &c, CudnnHandle h,
-                    const runtime::ConvCall &call, bool allowTF32,
-                    std::string &error) {
-  int dataType = kCudnnFloat, computeType = kCudnnFloat,
-      mathType = allowTF32 ? kCudnnDefaultMath : kCudnnFmaMath;
-  switch (call.element) {
-  case runtime::ConvElement::F32:
-    break;
-  case runtime::ConvElement::F64:
-    dataType = computeType = kCudnnDouble;
-    mathType = kCudnnDefaultMath;
-    break;
-  case runtime::ConvElement::F16:
-    dataType = kCudnnHalf;
-    mathType = kCudnnTensorOpMath;
-    break;
-  case runtime::ConvElement::BF16:
-    dataType = kCudnnBFloat16;
-    mathType = kCudnnTensorOpMath;
-    break;
-  }
-  // cuDNN describes at least two spatial dimensions: a 1-d convolution is
-  // a 2-d one of height 1.
-  auto dims = [&](ArrayRef<int64_t> shape) {
-    SmallVector<int> out(shape.begin(), shape.end());
-    if (out.size() == 3)
-      out.insert(out.begin() + 2, 1);
-    return out;
-  };
-  auto window = [&](ArrayRef<int64_t> values, int pad) {
-    SmallVector<int> out(values.begin(), values.end());
-    if (out.size() == 1)
-      out.insert(out.begin(), pad);
-    return out;
-  };
-  auto strides = [](ArrayRef<int> shape) {
-    SmallVector<int> out(shape.size(), 1);
-    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-      out[d] = out[d + 1] * shape[d + 1];
-    return out;
-  };
-  SmallVector<int> xDims = dims(call.inputShape), wDims = dims(call.weightShape),
-                   yDims = dims(call.outputShape);
-  SmallVector<int> pad = window(call.padding, 0),
-                   stride = window(call.stride, 1),
-                   dilation = window(call.dilation, 1);
-  int rank = xDims.size();
-  auto check = [&](int status, const char *what) {
-    if (status)
-      error = std::string(what) + ": " + c.describe(status);
-    return status == 0;
-  };
-  if (!check(c.createTensor(&x), "cudnnCreateTensorDescriptor") ||
-      !check(c.setTensor(x, dataType, rank, xDims.data(),
-                         strides(xDims).data()),
-             "cudnnSetTensorNdDescriptor (input)") ||
-      !check(c.createTensor(&y), "cudnnCreateTensorDescriptor") ||
-      !check(c.setTensor(y, dataType, rank, yDims.data(),
-                         strides(yDims).data()),
-             "cudnnSetTensorNdDescriptor (output)") ||
-      !check(c.createFilter(&w), "cudnnCreateFilterDescriptor") ||
-      !check(c.setFilter(w, dataType, kCudnnNCHW, rank, wDims.data()),
-             "cudnnSetFilterNdDescriptor") ||
-      !check(c.createConv(&conv), "cudnnCreateConvolutionDescriptor") ||
-      !check(c.setConv(conv, rank - 2, pad.data(), stride.data(),
-                       dilation.data(), kCudnnCrossCorrelation, computeType),
-             "cudnnSetConvolutionNdDescriptor") ||
-      !check(c.setGroups(conv, static_cast<int>(call.groups)),
-             "cudnnSetConvolutionGroupCount") ||
-      !check(c.setMath(conv, mathType), "cudnnSetConvolutionMathType"))
-    return false;
-
-  constexpr int kCandidates = 8;
-  CudnnAlgoPerf perf[kCandidates];
-  int found = 0;
-  int status = 0;
-  switch (call.kind) {
-  case kernel::ConvKind::Forward:
-    status = c.fwdAlgos(h, x, w, conv, y, kCandidates, &found, perf);
-    break;
-  case kernel::ConvKind::BackwardInput:
-    status = c.dataAlgos(h, w, y, conv, x, kCandidates, &found, perf);
-    break;
-  case kernel::ConvKind::BackwardWeight:
-    status = c.filterAlgos(h, x, y, conv, w, kCandidates, &found, perf);
-    break;
-  }
-  if (!check(status, "cuDNN algorithm heuristics"))
-    return false;
-  for (int i = 0; i < found; ++i) {
-    if (perf[i].status != 0)
-      continue;
-    // f32 without TF32 keeps the FMA math it asked for.
-    if (call.element != runtime::ConvElement::F32 || allowTF32)
-      c.setMath(conv, perf[i].mathType);
-    size_t bytes = 0;
-    switch (call.kind) {
-    case kernel::ConvKind::Forward:
-      status = c.fwdWorkspace(h, x, w, conv, y, perf[i].algo, &bytes);
-      break;
-    case kernel::ConvKind::BackwardInput:
-      status = c.dataWorkspace(h, w, y, conv, x, perf[i].algo, &bytes);
-      break;
-    case kernel::ConvKind::BackwardWeight:
-      status = c.filterWorkspace(h, x, y, conv, w, perf[i].algo, &bytes);
-      break;
-    }
-    if (status == 0) {
-      algo = perf[i].algo;
-      workspace = bytes;
-      return true;
-    }
-  }
-  error = "cuDNN has no algorithm for this convolution";
-  return false;
-}
-
 /// A bias GEMM's cublasLt descriptors and algorithm, made on first use.
 struct LtPlan {
   LtDesc desc = nullptr;
@@ -483,7 +230,7 @@ struct CUDAExecutable::Impl {
   mutable std::vector<char> ltUnavailable;
   /// Per step: a convolution's cuDNN plan (made at compile time), and the
   /// arena offset of the workspace all convolutions share.
-  std::vector<ConvPlan> convPlans;
+  std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
   int64_t workspaceOffset = 0, workspaceBytes = 0;
 
   /// Plans every convolution of the program; false with `error` set when
@@ -518,6 +265,8 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
   const GPUProgram &p = *program;
   if (!p.binary.empty()) {
     // PTX is text the driver compiles (and caches); it wants a terminator.
+    // (Splitting it into modules loaded on several threads measured no
+    // faster on the H100: the driver compiles one at a time.)
     std::string image = p.binary;
     if (p.format == "isa")
       image.push_back('\0');
@@ -572,19 +321,14 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
   convPlans.resize(p.steps.size());
   if (!p.hasConvolutions())
     return true;
-  const Cudnn *cudnn = Cudnn::get(error);
-  if (!cudnn)
-    return false;
-  CudnnHandle handle = cudnn->handle(error);
-  if (!handle)
-    return false;
   size_t workspace = 0;
   for (auto [index, step] : llvm::enumerate(p.steps)) {
     if (!step.conv)
       continue;
-    if (!convPlans[index].plan(*cudnn, handle, *step.conv, allowTF32, error))
+    convPlans[index] = CudnnConvolution::plan(*step.conv, allowTF32, error);
+    if (!convPlans[index])
       return false;
-    workspace = std::max(workspace, convPlans[index].workspace);
+    workspace = std::max(workspace, convPlans[index]->workspaceBytes());
   }
   // The workspace follows the intermediates in the arena, which comes from
   // PyTorch's allocator (and counts in its statistics).
@@ -695,46 +439,10 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
               ") failed with status " + std::to_string(status);
     return status == 0;
   };
-  auto conv = [&](const runtime::ConvCall &call, size_t index,
+  auto conv = [&](const runtime::ConvCall &, size_t index,
                   ArrayRef<void *> ptrs) {
-    const Cudnn *cudnn = Cudnn::get(error);
-    if (!cudnn)
-      return false;
-    CudnnHandle handle = cudnn->handle(error);
-    if (!handle)
-      return false;
-    cudnn->setStream(handle, cuStream);
-    const ConvPlan &plan = convPlans[index];
     void *workspace = static_cast<char *>(args.back()) + workspaceOffset;
-    const double oneD = 1, zeroD = 0;
-    const float oneF = 1, zeroF = 0;
-    bool isDouble = call.element == runtime::ConvElement::F64;
-    const void *alpha = isDouble ? static_cast<const void *>(&oneD) : &oneF;
-    const void *beta = isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
-    void *x = ptrs[call.input], *w = ptrs[call.weight], *y = ptrs[call.output];
-    int status = 0;
-    switch (call.kind) {
-    case kernel::ConvKind::Forward:
-      status = cudnn->fwd(handle, alpha, plan.x, x, plan.w, w, plan.conv,
-                          plan.algo, workspace, plan.workspace, beta, plan.y,
-                          y);
-      break;
-    case kernel::ConvKind::BackwardInput:
-      status = cudnn->data(handle, alpha, plan.w, w, plan.y, y, plan.conv,
-                           plan.algo, workspace, plan.workspace, beta, plan.x,
-                           x);
-      break;
-    case kernel::ConvKind::BackwardWeight:
-      status = cudnn->filter(handle, alpha, plan.x, x, plan.y, y, plan.conv,
-                             plan.algo, workspace, plan.workspace, beta,
-                             plan.w, w);
-      break;
-    }
-    if (status)
-      error = "cuDNN convolution (" +
-              std::string(kernel::stringifyConvKind(call.kind)) +
-              ") failed: " + cudnn->describe(status);
-    return status == 0;
+    return convPlans[index]->run(ptrs, workspace, cuStream, error);
   };
   return program->execute(args, launch, gemm, conv, error);
 }
@@ -767,12 +475,21 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   impl->ltPlans.resize(impl->program->steps.size());
   impl->ltUnavailable.resize(impl->program->steps.size());
+  // Seconds per phase after the pipeline's stages. (Planning cuDNN while
+  // the driver compiles the PTX measured slower on the H100: they contend.)
+  auto seconds = [start = std::chrono::steady_clock::now()]() mutable {
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    start = now;
+    return elapsed;
+  };
   {
     std::string error;
     if (!impl->planConvolutions(options->allowTF32, error)) {
       diagnostics += "error: " + error + "\n";
       return nullptr;
     }
+    impl->program->compileSeconds["cudnn"] = seconds();
   }
   // Where a CUDA context is current (the backend compiles in PyTorch's),
   // the kernels load now: the driver's compile of the PTX is part of the
@@ -788,6 +505,7 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
         diagnostics += "error: " + error + "\n";
         return nullptr;
       }
+      impl->program->compileSeconds["load"] = seconds();
     }
   }
   return std::unique_ptr<CUDAExecutable>(new CUDAExecutable(std::move(impl)));
@@ -811,10 +529,18 @@ int64_t CUDAExecutable::numKernels() const {
 int64_t CUDAExecutable::numBuffers() const {
   return impl->program->numArguments + 1;
 }
+int64_t CUDAExecutable::numConvolutionPlans() const {
+  return llvm::count_if(impl->convPlans, [](const auto &plan) {
+    return plan && plan->hasExecutionPlan();
+  });
+}
 StringRef CUDAExecutable::binaryFormat() const {
   return impl->program->format;
 }
 StringRef CUDAExecutable::binary() const { return impl->program->binary; }
 const std::map<std::string, std::string> &CUDAExecutable::stageIR() const {
   return impl->program->stageIR;
+}
+const std::map<std::string, double> &CUDAExecutable::compileSeconds() const {
+  return impl->program->compileSeconds;
 }

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <mutex>
 
 using namespace mlir;
@@ -171,7 +172,7 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     taken->appendDialectRegistry(registry);
     taken->loadAllAvailableDialects();
   }
-  auto giveBack = llvm::make_scope_exit([taken] {
+  llvm::scope_exit giveBack([taken] {
     std::lock_guard<std::mutex> lock(poolMutex);
     idle.push_back(taken);
   });
@@ -193,10 +194,15 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
       {"gpu", lowerKernels},
       {"schedule", lowerToBinary}};
   for (const auto &[name, build] : stages) {
+    auto start = std::chrono::steady_clock::now();
     PassManager pm(&context);
     build(pm);
     if (failed(pm.run(*module)))
       return nullptr;
+    program->compileSeconds[name] = std::chrono::duration<double>(
+                                        std::chrono::steady_clock::now() -
+                                        start)
+                                        .count();
     if (keepStageIR && StringRef(name) != "schedule")
       program->stageIR[name] = printIR(*module);
   }

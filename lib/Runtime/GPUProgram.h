@@ -68,6 +68,10 @@ struct GPUProgram {
   /// "bin" (cubin/hsaco) or "isa" (PTX/AMDGPU assembly), and the bytes.
   std::string format, binary;
   std::map<std::string, std::string> stageIR;
+  /// Seconds each phase of the compile took: the stages ("prim", "kernel",
+  /// "gpu", "schedule"), then what the runtime adds (loading the kernels,
+  /// planning library calls).
+  std::map<std::string, double> compileSeconds;
 
   /// Compiles `source` (a module holding one fx.graph) through `decompose`
   /// (the platform's fx -> prim stage), the shared stages and then

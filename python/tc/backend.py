@@ -805,9 +805,10 @@ class _TrainingGraph:
         values (the last outputs) into them."""
         count = len(outputs) - len(self.mutated)
         if self.mutated:
+            # One multi-tensor copy (a launch or two), not one per input.
             with torch.no_grad():
-                for index, value in zip(self.mutated, outputs[count:]):
-                    args[index].copy_(value)
+                torch._foreach_copy_([args[i] for i in self.mutated],
+                                     list(outputs[count:]))
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)
 

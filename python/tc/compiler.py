@@ -38,6 +38,7 @@ import os
 import pathlib
 import sys
 import threading
+import time
 from types import ModuleType
 from typing import Any, Sequence
 
@@ -276,6 +277,7 @@ def _compile_module(text: str, device: torch.device,
     if failure_key in _failures:
         raise CompileError(_failures[failure_key], text, dump_ir(text),
                            pipeline=pipeline)
+    start = time.perf_counter()
     try:
         if platform == "cuda":
             # The kernels load while compiling, into the context of the
@@ -300,6 +302,13 @@ def _compile_module(text: str, device: torch.device,
     _cache[key] = compiled
     if compiled.from_cache:
         tc.counters["disk_cache_hits"] += 1
+    if logs.enabled("compile_time"):
+        phases = dict(compiled.compile_seconds)
+        logs.channel_logger("compile_time").info(
+            "%s graph compiled in %.3f s%s", platform,
+            time.perf_counter() - start,
+            "".join(f", {name} {seconds:.3f} s"
+                    for name, seconds in phases.items()))
 
     if logs.enabled("output_code"):
         out = logs.channel_logger("output_code")
@@ -370,6 +379,7 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         raise CompileError(_native_error or "tc native extension not built",
                            text, dump_ir(text), native_missing=True)
     split_options = _split_options(_pipeline(device, text)[2])
+    start = time.perf_counter()
     try:
         forward_text, backward_text, layout = native.split_training(
             text, split_options)
@@ -380,6 +390,10 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         raise CompileError(str(error), text, dump_ir(text),
                            pipeline=flag) from None
 
+    if logs.enabled("compile_time"):
+        logs.channel_logger("compile_time").info(
+            "training graph: autodiff and partition in %.3f s",
+            time.perf_counter() - start)
     num_outputs = len(imported.output_specs)
     saved: list[tuple[str, int]] = []
     saved_specs = []
@@ -488,6 +502,16 @@ class CompiledFunction:
         self.arena_bytes = int(native.arena_bytes)
         self.intermediate_bytes = int(native.intermediate_bytes)
         self.num_kernels = int(native.num_kernels)
+        # What each call checks and allocates, computed once: calls are on
+        # the host's critical path (a training step makes two per graph).
+        self._input_checks = [(torch.Size(shape), dtype)
+                              for shape, dtype in imported.input_specs]
+        self._outputs = [(torch.Size(shape), dtype, alias)
+                         for (shape, dtype), alias in zip(
+                             imported.output_specs,
+                             imported.outputs_alias_inputs)]
+        self._cuda = device.type == "cuda"
+        self._index = device.index
 
     @property
     def stage_ir(self) -> dict[str, str]:
@@ -514,52 +538,55 @@ class CompiledFunction:
         if len(args) != self._num_placeholders:
             raise TypeError(f"tc graph takes {self._num_placeholders} "
                             f"inputs, got {len(args)}")
-        given = list(args) + [_resolve_attr(self._root, t)
-                              for t in self._attrs]
+        given = list(args)
+        if self._attrs:
+            given += [_resolve_attr(self._root, t) for t in self._attrs]
         if imported.seed_index is not None:
             given.insert(imported.seed_index,
                          self.draw_seed() if seed is None else seed)
+        device, cuda = self.device, self._cuda
         inputs = []
-        for i, (tensor, (shape, dtype)) in enumerate(
-                zip(given, imported.input_specs)):
+        pointers = []
+        for i, (tensor, (size, dtype)) in enumerate(
+                zip(given, self._input_checks)):
             if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
-                    or tuple(tensor.shape) != shape
-                    or tensor.device != self.device):
+                    or tensor.shape != size or tensor.device != device):
                 raise TypeError(
                     f"tc graph input #{i} ({imported.input_names[i]}) "
-                    f"expects a {self.device} tensor of shape {shape} and "
+                    f"expects a {device} tensor of shape {tuple(size)} and "
                     f"dtype {dtype}, got {_describe(tensor)}")
-            tensor = tensor.contiguous()
-            if self.device.type == "cuda" and tensor.data_ptr() % 16:
+            if not tensor.is_contiguous():
+                tensor = tensor.contiguous()
+            pointer = tensor.data_ptr()
+            if cuda and pointer % 16:
                 # GPU kernels assume 16-byte aligned buffers (vector
                 # accesses); a view at an odd offset is copied.
                 tensor = tensor.clone()
+                pointer = tensor.data_ptr()
             inputs.append(tensor)
+            pointers.append(pointer)
 
         outputs = []
-        output_ptrs = []
-        for (shape, dtype), alias in zip(imported.output_specs,
-                                         imported.outputs_alias_inputs):
+        for size, dtype, alias in self._outputs:
             if alias is not None:
                 outputs.append(given[alias])
-                output_ptrs.append(inputs[alias].data_ptr())
+                pointers.append(pointers[alias])
             else:
-                out = torch.empty(shape, dtype=dtype, device=self.device)
+                out = torch.empty(size, dtype=dtype, device=device)
                 outputs.append(out)
-                output_ptrs.append(out.data_ptr())
+                pointers.append(out.data_ptr())
         # The arena comes from PyTorch's allocator (its caching allocator on
         # a GPU), like any intermediate of an eager program.
         arena = (torch.empty(self.arena_bytes, dtype=torch.uint8,
-                             device=self.device)
+                             device=device)
                  if self.arena_bytes > 0 else None)
-        pointers = ([t.data_ptr() for t in inputs] + output_ptrs
-                    + [arena.data_ptr() if arena is not None else 0])
-        if self.device.type == "cuda":
-            index = self.device.index
+        pointers.append(arena.data_ptr() if arena is not None else 0)
+        if cuda:
+            index = self._index
             if index is None or torch.cuda.current_device() == index:
                 self.native.run(pointers, _raw_stream(index))
             else:
-                with torch.cuda.device(self.device):
+                with torch.cuda.device(device):
                     self.native.run(pointers, _raw_stream(index))
         else:
             self.native.run(pointers)

@@ -5,7 +5,8 @@ Channels (each a child of the `tc` logger, logging at INFO):
 * `graph_code`: the fx-dialect IR of every graph handed to the compiler;
 * `output_code`: what the compiler produced, stage by stage;
 * `fallbacks`: every op left to eager PyTorch, and why;
-* `memory`: the arena each compiled graph uses.
+* `memory`: the arena each compiled graph uses;
+* `compile_time`: where each graph's compile went, phase by phase.
 
 Enable them with the environment variable `TC_LOGS=graph_code,fallbacks`
 (`all` enables every channel) or with `tc.set_logs("graph_code",
@@ -22,7 +23,8 @@ import sys
 __all__ = ["CHANNELS", "channel_logger", "enabled", "set_logs"]
 
 #: The channels that `TC_LOGS` and `set_logs` know.
-CHANNELS = ("graph_code", "output_code", "fallbacks", "memory")
+CHANNELS = ("graph_code", "output_code", "fallbacks", "memory",
+            "compile_time")
 
 logger = logging.getLogger("tc")
 if logger.level == logging.NOTSET:

@@ -210,6 +210,7 @@ def test_foo_compiles(fresh_tc, tc_logs):
     assert tc.counters["kernels"] >= 1
     assert 'fx.graph @main' in tc_logs.text  # graph_code
     assert "arena peak" in tc_logs.text  # memory
+    assert "cpu graph compiled in" in tc_logs.text  # compile_time
 
 
 @pytest.mark.requires_native

@@ -322,6 +322,13 @@ def test_cuda_convolutions_run_on_cudnn(fresh_tc, make):
         assert any("prim.convolution_backward_weight" in key[0]
                    and "expand-convolutions=false" in key[2]
                    for key in tc.compiler._cache)
+        # All three run on execution plans of cuDNN's graph API (planned at
+        # compile time), not its legacy calls.
+        assert sum(native.num_convolution_plans
+                   for native in tc.compiler._cache.values()) == 3
+        for native in tc.compiler._cache.values():
+            assert {"prim", "schedule", "cudnn", "load"} <= set(
+                native.compile_seconds)
     finally:
         torch.backends.cudnn.allow_tf32 = cudnn_tf32
 

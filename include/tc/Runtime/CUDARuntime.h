@@ -50,12 +50,19 @@ public:
   int64_t intermediateBytes() const;
   int64_t numKernels() const;
   int64_t numBuffers() const;
+  /// How many convolutions run on cuDNN execution plans (the rest take
+  /// cuDNN's legacy calls).
+  int64_t numConvolutionPlans() const;
   /// "bin" (cubin) or "isa" (PTX).
   llvm::StringRef binaryFormat() const;
   /// The kernels' binary (cubin bytes or PTX text).
   llvm::StringRef binary() const;
   /// IR after each stage ("prim", "kernel", "gpu", "schedule"), if kept.
   const std::map<std::string, std::string> &stageIR() const;
+  /// Seconds per compile phase: "prim", "kernel", "gpu", "schedule" (the
+  /// pipeline's stages), "cudnn" (planning convolutions), "load" (the
+  /// driver loading, and for PTX compiling, the kernels).
+  const std::map<std::string, double> &compileSeconds() const;
 
   struct Impl;
 

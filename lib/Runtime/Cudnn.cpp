@@ -1,0 +1,665 @@
+//===- Cudnn.cpp - kernel.conv on cuDNN, planned at compile time -*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cudnn.h"
+
+#include "GPUProgram.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::gpu_runtime;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// cuDNN's ABI
+//===----------------------------------------------------------------------===//
+
+// cuDNN's types and codes that tc uses (cudnn_graph.h and the legacy
+// convolution API); their values are part of cuDNN's stable ABI.
+using Handle = void *;
+using Desc = void *;
+constexpr int kFloat = 0, kDouble = 1, kHalf = 2, kBFloat16 = 9;
+constexpr int kNCHW = 0, kCrossCorrelation = 1;
+constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
+
+// Graph API: descriptor kinds, attribute value types and names.
+enum DescriptorKind : int {
+  kConvolutionDesc = 1,
+  kEngineDesc = 2,
+  kEngineConfigDesc = 3,
+  kEngineHeuristicsDesc = 4,
+  kExecutionPlanDesc = 5,
+  kConvForwardOpDesc = 10,
+  kConvBackwardFilterOpDesc = 11,
+  kConvBackwardDataOpDesc = 12,
+  kOperationGraphDesc = 15,
+  kVariantPackDesc = 16,
+  kTensorDesc = 17,
+};
+enum AttributeType : int {
+  kTypeHandle = 0,
+  kTypeDataType = 1,
+  kTypeInt64 = 3,
+  kTypeFloat = 4,
+  kTypeDouble = 5,
+  kTypeVoidPtr = 6,
+  kTypeConvolutionMode = 7,
+  kTypeHeuristicsMode = 8,
+  kTypeNumericalNote = 11,
+  kTypeDescriptor = 15,
+  kTypeBehaviorNote = 19,
+};
+enum Attribute : int {
+  kConvComputeType = 100,
+  kConvMode = 101,
+  kConvDilations = 102,
+  kConvFilterStrides = 103,
+  kConvPostPaddings = 104,
+  kConvPrePaddings = 105,
+  kConvSpatialDims = 106,
+  kHeuristicsMode = 200,
+  kHeuristicsGraph = 201,
+  kHeuristicsResults = 202,
+  kEngineConfigEngine = 300,
+  kPlanHandle = 400,
+  kPlanEngineConfig = 401,
+  kPlanWorkspaceSize = 402,
+  // Forward: alpha, beta, convolution, W, X, Y. Backward data: alpha, beta,
+  // convolution, W, dX, dY. Backward filter: alpha, beta, convolution, dW,
+  // X, dY.
+  kConvForwardFirst = 700,
+  kConvBackwardDataFirst = 706,
+  kConvBackwardFilterFirst = 712,
+  kGraphHandle = 800,
+  kGraphOps = 801,
+  kTensorAlignment = 900,
+  kTensorDataType = 901,
+  kTensorDims = 902,
+  kTensorStrides = 903,
+  kTensorUid = 906,
+  kVariantPackUids = 1000,
+  kVariantPackPointers = 1001,
+  kVariantPackWorkspace = 1003,
+  kEngineNumericalNote = 1303,
+  kEngineBehaviorNote = 1305,
+};
+constexpr int kHeuristicsInstant = 0;
+constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1;
+constexpr int kNoteRuntimeCompilation = 0;
+/// The byte alignment execution plans assume of every buffer; a run on
+/// buffers that lack it takes the legacy path.
+constexpr int64_t kPlanAlignment = 16;
+// The tensors' unique ids in a plan's variant pack.
+constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
+
+/// cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t (one layout).
+struct AlgoPerf {
+  int algo;
+  int status;
+  float time;
+  size_t memory;
+  int determinism;
+  int mathType;
+  int reserved[3];
+};
+
+struct Cudnn {
+  int (*create)(Handle *);
+  int (*setStream)(Handle, void *);
+  const char *(*errorString)(int);
+  // Legacy descriptors.
+  int (*createTensor)(Desc *);
+  int (*setTensor)(Desc, int, int, const int *, const int *);
+  int (*destroyTensor)(Desc);
+  int (*createFilter)(Desc *);
+  int (*setFilter)(Desc, int, int, int, const int *);
+  int (*destroyFilter)(Desc);
+  int (*createConv)(Desc *);
+  int (*setConv)(Desc, int, const int *, const int *, const int *, int, int);
+  int (*destroyConv)(Desc);
+  int (*setGroups)(Desc, int);
+  int (*setMath)(Desc, int);
+  // Legacy heuristics, workspace size and the call, per kind. Their
+  // descriptor arguments come in each function's own order.
+  int (*fwdAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
+  int (*fwdWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
+  int (*fwd)(Handle, const void *, Desc, const void *, Desc, const void *,
+             Desc, int, void *, size_t, const void *, Desc, void *);
+  int (*dataAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
+  int (*dataWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
+  int (*data)(Handle, const void *, Desc, const void *, Desc, const void *,
+              Desc, int, void *, size_t, const void *, Desc, void *);
+  int (*filterAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
+  int (*filterWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
+  int (*filter)(Handle, const void *, Desc, const void *, Desc, const void *,
+                Desc, int, void *, size_t, const void *, Desc, void *);
+  // The graph API; null where the library predates it.
+  int (*createDescriptor)(int, Desc *) = nullptr;
+  int (*destroyDescriptor)(Desc) = nullptr;
+  int (*setAttribute)(Desc, int, int, int64_t, const void *) = nullptr;
+  int (*getAttribute)(Desc, int, int, int64_t, int64_t *, void *) = nullptr;
+  int (*finalize)(Desc) = nullptr;
+  int (*execute)(Handle, Desc, Desc) = nullptr;
+
+  /// The process's cuDNN (PyTorch's, when it has loaded one), or null with
+  /// `error` set.
+  static const Cudnn *get(std::string &error) {
+    static std::once_flag once;
+    static Cudnn c;
+    static std::string loadError;
+    static bool ok = false;
+    std::call_once(once, [] {
+      void *lib = openLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"});
+      if (!lib) {
+        loadError = "cuDNN (libcudnn.so) could not be opened";
+        return;
+      }
+      std::string &e = loadError;
+      ok = bindSymbol(lib, "cudnnCreate", c.create, e) &&
+           bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
+           bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
+           bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor, e) &&
+           bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
+           bindSymbol(lib, "cudnnDestroyTensorDescriptor", c.destroyTensor,
+                      e) &&
+           bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter, e) &&
+           bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
+           bindSymbol(lib, "cudnnDestroyFilterDescriptor", c.destroyFilter,
+                      e) &&
+           bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
+                      e) &&
+           bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv, e) &&
+           bindSymbol(lib, "cudnnDestroyConvolutionDescriptor",
+                      c.destroyConv, e) &&
+           bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups, e) &&
+           bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
+                      c.fwdAlgos, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
+                      c.fwdWorkspace, e) &&
+           bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                      c.dataAlgos, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
+                      c.dataWorkspace, e) &&
+           bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                      c.filterAlgos, e) &&
+           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
+                      c.filterWorkspace, e) &&
+           bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
+      // The graph API is optional: without it, the legacy calls run.
+      std::string ignored;
+      Cudnn g = c;
+      if (bindSymbol(lib, "cudnnBackendCreateDescriptor", g.createDescriptor,
+                     ignored) &&
+          bindSymbol(lib, "cudnnBackendDestroyDescriptor",
+                     g.destroyDescriptor, ignored) &&
+          bindSymbol(lib, "cudnnBackendSetAttribute", g.setAttribute,
+                     ignored) &&
+          bindSymbol(lib, "cudnnBackendGetAttribute", g.getAttribute,
+                     ignored) &&
+          bindSymbol(lib, "cudnnBackendFinalize", g.finalize, ignored) &&
+          bindSymbol(lib, "cudnnBackendExecute", g.execute, ignored))
+        c = g;
+    });
+    if (!ok)
+      error = loadError;
+    return ok ? &c : nullptr;
+  }
+
+  bool hasGraphAPI() const { return execute != nullptr; }
+
+  std::string describe(int status) const {
+    const char *text = errorString ? errorString(status) : nullptr;
+    return text ? text : "cuDNN status " + std::to_string(status);
+  }
+
+  /// This thread's handle (cuDNN handles are per thread, and bind the
+  /// device current when they are made).
+  Handle handle(std::string &error) const {
+    thread_local Handle h = nullptr;
+    if (!h)
+      if (int status = create(&h)) {
+        error = "cudnnCreate: " + describe(status);
+        h = nullptr;
+      }
+    return h;
+  }
+};
+
+/// cuDNN describes at least two spatial dimensions: a 1-d convolution is a
+/// 2-d one of height 1 (sizes and strides 1, padding 0 there).
+template <typename T>
+SmallVector<T> spatial2d(ArrayRef<int64_t> values, int64_t fill,
+                         size_t position) {
+  SmallVector<T> out(values.begin(), values.end());
+  if (out.size() == position + 1)
+    out.insert(out.begin() + position, static_cast<T>(fill));
+  return out;
+}
+
+template <typename T> SmallVector<T> rowMajorStrides(ArrayRef<T> shape) {
+  SmallVector<T> out(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
+    out[d] = out[d + 1] * shape[d + 1];
+  return out;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<CudnnConvolution>
+CudnnConvolution::plan(const runtime::ConvCall &call, bool allowTF32,
+                       std::string &error) {
+  std::unique_ptr<CudnnConvolution> conv(new CudnnConvolution(call));
+  if (!conv->planLegacy(allowTF32, error))
+    return nullptr;
+  conv->planGraph(allowTF32);
+  return conv;
+}
+
+bool CudnnConvolution::planLegacy(bool allowTF32, std::string &error) {
+  const Cudnn *c = Cudnn::get(error);
+  if (!c)
+    return false;
+  Handle h = c->handle(error);
+  if (!h)
+    return false;
+  int dataType = kFloat, computeType = kFloat,
+      mathType = allowTF32 ? kDefaultMath : kFmaMath;
+  switch (call.element) {
+  case runtime::ConvElement::F32:
+    break;
+  case runtime::ConvElement::F64:
+    dataType = computeType = kDouble;
+    mathType = kDefaultMath;
+    break;
+  case runtime::ConvElement::F16:
+    dataType = kHalf;
+    mathType = kTensorOpMath;
+    break;
+  case runtime::ConvElement::BF16:
+    dataType = kBFloat16;
+    mathType = kTensorOpMath;
+    break;
+  }
+  size_t spatialAt = 2;
+  auto xDims = spatial2d<int>(call.inputShape, 1, spatialAt),
+       wDims = spatial2d<int>(call.weightShape, 1, spatialAt),
+       yDims = spatial2d<int>(call.outputShape, 1, spatialAt);
+  auto pad = spatial2d<int>(call.padding, 0, 0),
+       stride = spatial2d<int>(call.stride, 1, 0),
+       dilation = spatial2d<int>(call.dilation, 1, 0);
+  int rank = xDims.size();
+  auto check = [&](int status, const char *what) {
+    if (status)
+      error = std::string(what) + ": " + c->describe(status);
+    return status == 0;
+  };
+  if (!check(c->createTensor(&x), "cudnnCreateTensorDescriptor") ||
+      !check(c->setTensor(x, dataType, rank, xDims.data(),
+                          rowMajorStrides<int>(xDims).data()),
+             "cudnnSetTensorNdDescriptor (input)") ||
+      !check(c->createTensor(&y), "cudnnCreateTensorDescriptor") ||
+      !check(c->setTensor(y, dataType, rank, yDims.data(),
+                          rowMajorStrides<int>(yDims).data()),
+             "cudnnSetTensorNdDescriptor (output)") ||
+      !check(c->createFilter(&w), "cudnnCreateFilterDescriptor") ||
+      !check(c->setFilter(w, dataType, kNCHW, rank, wDims.data()),
+             "cudnnSetFilterNdDescriptor") ||
+      !check(c->createConv(&conv), "cudnnCreateConvolutionDescriptor") ||
+      !check(c->setConv(conv, rank - 2, pad.data(), stride.data(),
+                        dilation.data(), kCrossCorrelation, computeType),
+             "cudnnSetConvolutionNdDescriptor") ||
+      !check(c->setGroups(conv, static_cast<int>(call.groups)),
+             "cudnnSetConvolutionGroupCount") ||
+      !check(c->setMath(conv, mathType), "cudnnSetConvolutionMathType"))
+    return false;
+
+  constexpr int kCandidates = 8;
+  AlgoPerf perf[kCandidates];
+  int found = 0;
+  int status = 0;
+  switch (call.kind) {
+  case kernel::ConvKind::Forward:
+    status = c->fwdAlgos(h, x, w, conv, y, kCandidates, &found, perf);
+    break;
+  case kernel::ConvKind::BackwardInput:
+    status = c->dataAlgos(h, w, y, conv, x, kCandidates, &found, perf);
+    break;
+  case kernel::ConvKind::BackwardWeight:
+    status = c->filterAlgos(h, x, y, conv, w, kCandidates, &found, perf);
+    break;
+  }
+  if (!check(status, "cuDNN algorithm heuristics"))
+    return false;
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != 0)
+      continue;
+    // f32 without TF32 keeps the FMA math it asked for.
+    if (call.element != runtime::ConvElement::F32 || allowTF32)
+      c->setMath(conv, perf[i].mathType);
+    size_t bytes = 0;
+    switch (call.kind) {
+    case kernel::ConvKind::Forward:
+      status = c->fwdWorkspace(h, x, w, conv, y, perf[i].algo, &bytes);
+      break;
+    case kernel::ConvKind::BackwardInput:
+      status = c->dataWorkspace(h, w, y, conv, x, perf[i].algo, &bytes);
+      break;
+    case kernel::ConvKind::BackwardWeight:
+      status = c->filterWorkspace(h, x, y, conv, w, perf[i].algo, &bytes);
+      break;
+    }
+    if (status == 0) {
+      algo = perf[i].algo;
+      legacyWorkspace = bytes;
+      return true;
+    }
+  }
+  error = "cuDNN has no algorithm for this convolution";
+  return false;
+}
+
+bool CudnnConvolution::planGraph(bool allowTF32) {
+  std::string error;
+  const Cudnn *c = Cudnn::get(error);
+  if (!c || !c->hasGraphAPI())
+    return false;
+  Handle h = c->handle(error);
+  if (!h)
+    return false;
+  // Every descriptor made here is kept (the plan refers to them) and
+  // destroyed with the convolution.
+  auto make = [&](int kind) -> Desc {
+    Desc d = nullptr;
+    if (c->createDescriptor(kind, &d))
+      return nullptr;
+    graphDescriptors.push_back(d);
+    return d;
+  };
+  auto set = [&](Desc d, int name, int type, int64_t count,
+                 const void *values) {
+    return c->setAttribute(d, name, type, count, values) == 0;
+  };
+
+  int dataType = kFloat, computeType = kFloat;
+  switch (call.element) {
+  case runtime::ConvElement::F32:
+    break;
+  case runtime::ConvElement::F64:
+    dataType = computeType = kDouble;
+    break;
+  case runtime::ConvElement::F16:
+    dataType = kHalf;
+    break;
+  case runtime::ConvElement::BF16:
+    dataType = kBFloat16;
+    break;
+  }
+  auto tensor = [&](ArrayRef<int64_t> shape, int64_t uid) -> Desc {
+    auto dims = spatial2d<int64_t>(shape, 1, 2);
+    auto strides = rowMajorStrides<int64_t>(dims);
+    Desc t = make(kTensorDesc);
+    bool ok = t && set(t, kTensorDataType, kTypeDataType, 1, &dataType) &&
+              set(t, kTensorDims, kTypeInt64, dims.size(), dims.data()) &&
+              set(t, kTensorStrides, kTypeInt64, strides.size(),
+                  strides.data()) &&
+              set(t, kTensorUid, kTypeInt64, 1, &uid) &&
+              set(t, kTensorAlignment, kTypeInt64, 1, &kPlanAlignment) &&
+              c->finalize(t) == 0;
+    return ok ? t : nullptr;
+  };
+  // Groups follow from the shapes: the weight holds C / groups channels.
+  Desc xDesc = tensor(call.inputShape, kUidX),
+       wDesc = tensor(call.weightShape, kUidW),
+       yDesc = tensor(call.outputShape, kUidY);
+  if (!xDesc || !wDesc || !yDesc)
+    return false;
+
+  auto pad = spatial2d<int64_t>(call.padding, 0, 0),
+       stride = spatial2d<int64_t>(call.stride, 1, 0),
+       dilation = spatial2d<int64_t>(call.dilation, 1, 0);
+  int64_t spatialDims = pad.size();
+  int mode = kCrossCorrelation;
+  Desc convDesc = make(kConvolutionDesc);
+  if (!convDesc ||
+      !set(convDesc, kConvComputeType, kTypeDataType, 1, &computeType) ||
+      !set(convDesc, kConvMode, kTypeConvolutionMode, 1, &mode) ||
+      !set(convDesc, kConvSpatialDims, kTypeInt64, 1, &spatialDims) ||
+      !set(convDesc, kConvPrePaddings, kTypeInt64, spatialDims, pad.data()) ||
+      !set(convDesc, kConvPostPaddings, kTypeInt64, spatialDims, pad.data()) ||
+      !set(convDesc, kConvFilterStrides, kTypeInt64, spatialDims,
+           stride.data()) ||
+      !set(convDesc, kConvDilations, kTypeInt64, spatialDims,
+           dilation.data()) ||
+      c->finalize(convDesc))
+    return false;
+
+  // The operation's attributes: alpha, beta, the convolution, then its
+  // three tensors in the order of its kind.
+  int opKind = kConvForwardOpDesc, first = kConvForwardFirst;
+  Desc tensors[3] = {wDesc, xDesc, yDesc};
+  switch (call.kind) {
+  case kernel::ConvKind::Forward:
+    break;
+  case kernel::ConvKind::BackwardInput:
+    opKind = kConvBackwardDataOpDesc;
+    first = kConvBackwardDataFirst;
+    break;
+  case kernel::ConvKind::BackwardWeight:
+    opKind = kConvBackwardFilterOpDesc;
+    first = kConvBackwardFilterFirst;
+    break;
+  }
+  bool isDouble = computeType == kDouble;
+  const double oneD = 1, zeroD = 0;
+  const float oneF = 1, zeroF = 0;
+  int scalarType = isDouble ? kTypeDouble : kTypeFloat;
+  const void *alpha = isDouble ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
+  Desc op = make(opKind);
+  if (!op || !set(op, first, scalarType, 1, alpha) ||
+      !set(op, first + 1, scalarType, 1, beta) ||
+      !set(op, first + 2, kTypeDescriptor, 1, &convDesc) ||
+      !set(op, first + 3, kTypeDescriptor, 1, &tensors[0]) ||
+      !set(op, first + 4, kTypeDescriptor, 1, &tensors[1]) ||
+      !set(op, first + 5, kTypeDescriptor, 1, &tensors[2]) || c->finalize(op))
+    return false;
+
+  Desc graph = make(kOperationGraphDesc);
+  if (!graph || !set(graph, kGraphHandle, kTypeHandle, 1, &h) ||
+      !set(graph, kGraphOps, kTypeDescriptor, 1, &op) || c->finalize(graph))
+    return false;
+
+  int heuristicsMode = kHeuristicsInstant;
+  Desc heuristics = make(kEngineHeuristicsDesc);
+  if (!heuristics ||
+      !set(heuristics, kHeuristicsGraph, kTypeDescriptor, 1, &graph) ||
+      !set(heuristics, kHeuristicsMode, kTypeHeuristicsMode, 1,
+           &heuristicsMode) ||
+      c->finalize(heuristics))
+    return false;
+  int64_t count = 0;
+  if (c->getAttribute(heuristics, kHeuristicsResults, kTypeDescriptor, 0,
+                      &count, nullptr) ||
+      count <= 0)
+    return false;
+  SmallVector<Desc> configs;
+  for (int64_t i = 0; i < count; ++i) {
+    Desc config = make(kEngineConfigDesc);
+    if (!config)
+      return false;
+    configs.push_back(config);
+  }
+  if (c->getAttribute(heuristics, kHeuristicsResults, kTypeDescriptor, count,
+                      &count, configs.data()))
+    return false;
+  configs.resize(count);
+
+  // The first configuration (in the heuristics' order) whose notes the call
+  // allows and that makes a plan. Engines that compile at plan time come
+  // last: they cost the compile seconds.
+  bool strictF32 = call.element == runtime::ConvElement::F32 && !allowTF32;
+  auto allowed = [&](Desc config, bool allowRuntimeCompilation) {
+    Desc engine = make(kEngineDesc);
+    int64_t n = 0;
+    if (!engine || c->getAttribute(config, kEngineConfigEngine,
+                                   kTypeDescriptor, 1, &n, &engine))
+      return false;
+    int notes[32];
+    n = 0;
+    if (c->getAttribute(engine, kEngineNumericalNote, kTypeNumericalNote, 32,
+                        &n, notes))
+      return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (strictF32 &&
+          (notes[i] == kNoteTensorCore || notes[i] == kNoteDownConvertInputs))
+        return false;
+    if (allowRuntimeCompilation)
+      return true;
+    n = 0;
+    if (c->getAttribute(engine, kEngineBehaviorNote, kTypeBehaviorNote, 32,
+                        &n, notes))
+      return true; // a library without behavior notes
+    return llvm::none_of(ArrayRef<int>(notes, n), [](int note) {
+      return note == kNoteRuntimeCompilation;
+    });
+  };
+  for (bool allowRuntimeCompilation : {false, true}) {
+    for (Desc config : configs) {
+      if (!allowed(config, allowRuntimeCompilation))
+        continue;
+      Desc plan = nullptr;
+      if (c->createDescriptor(kExecutionPlanDesc, &plan))
+        return false;
+      int64_t workspace = 0, n = 0;
+      if (set(plan, kPlanHandle, kTypeHandle, 1, &h) &&
+          set(plan, kPlanEngineConfig, kTypeDescriptor, 1, &config) &&
+          c->finalize(plan) == 0 &&
+          c->getAttribute(plan, kPlanWorkspaceSize, kTypeInt64, 1, &n,
+                          &workspace) == 0 &&
+          workspace >= 0) {
+        graphDescriptors.push_back(plan);
+        executionPlan = plan;
+        planWorkspace = static_cast<size_t>(workspace);
+        return true;
+      }
+      c->destroyDescriptor(plan);
+    }
+  }
+  return false;
+}
+
+CudnnConvolution::~CudnnConvolution() {
+  std::string error;
+  const Cudnn *c = Cudnn::get(error);
+  if (!c)
+    return;
+  // The graph API's descriptors stay: an execution plan may own device code
+  // (engines compiled at plan time) that work already queued on the stream
+  // still runs, and a graph is destroyed without synchronizing. (PyTorch
+  // keeps its plans for the life of the process too.) The legacy
+  // descriptors are host structures.
+  if (x)
+    c->destroyTensor(x);
+  if (y)
+    c->destroyTensor(y);
+  if (w)
+    c->destroyFilter(w);
+  if (conv)
+    c->destroyConv(conv);
+}
+
+size_t CudnnConvolution::workspaceBytes() const {
+  return std::max(legacyWorkspace, executionPlan ? planWorkspace : 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+bool CudnnConvolution::run(ArrayRef<void *> ptrs, void *workspace,
+                           void *stream, std::string &error) const {
+  const Cudnn *c = Cudnn::get(error);
+  if (!c)
+    return false;
+  Handle h = c->handle(error);
+  if (!h)
+    return false;
+  c->setStream(h, stream);
+  void *xPtr = ptrs[call.input], *wPtr = ptrs[call.weight],
+       *yPtr = ptrs[call.output];
+  auto aligned = [](void *p) {
+    return reinterpret_cast<uintptr_t>(p) % kPlanAlignment == 0;
+  };
+  if (executionPlan && planUsable.load(std::memory_order_relaxed) &&
+      aligned(xPtr) && aligned(wPtr) && aligned(yPtr) && aligned(workspace)) {
+    Desc pack = nullptr;
+    const int64_t uids[3] = {kUidX, kUidW, kUidY};
+    void *data[3] = {xPtr, wPtr, yPtr};
+    int status = c->createDescriptor(kVariantPackDesc, &pack);
+    if (status == 0) {
+      status = c->setAttribute(pack, kVariantPackUids, kTypeInt64, 3, uids);
+      if (status == 0)
+        status = c->setAttribute(pack, kVariantPackPointers, kTypeVoidPtr, 3,
+                                 data);
+      if (status == 0)
+        status = c->setAttribute(pack, kVariantPackWorkspace, kTypeVoidPtr, 1,
+                                 &workspace);
+      if (status == 0)
+        status = c->finalize(pack);
+      if (status == 0)
+        status = c->execute(h, executionPlan, pack);
+      c->destroyDescriptor(pack);
+    }
+    if (status == 0)
+      return true;
+    // The legacy calls take over from now on (a plan cuDNN made but will
+    // not run is its problem, not the user's).
+    planUsable.store(false, std::memory_order_relaxed);
+  }
+  return runLegacy(xPtr, wPtr, yPtr, workspace, stream, error);
+}
+
+bool CudnnConvolution::runLegacy(void *xPtr, void *wPtr, void *yPtr,
+                                 void *workspace, void *stream,
+                                 std::string &error) const {
+  const Cudnn *c = Cudnn::get(error);
+  Handle h = c->handle(error);
+  const double oneD = 1, zeroD = 0;
+  const float oneF = 1, zeroF = 0;
+  bool isDouble = call.element == runtime::ConvElement::F64;
+  const void *alpha = isDouble ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
+  int status = 0;
+  switch (call.kind) {
+  case kernel::ConvKind::Forward:
+    status = c->fwd(h, alpha, x, xPtr, w, wPtr, conv, algo, workspace,
+                    legacyWorkspace, beta, y, yPtr);
+    break;
+  case kernel::ConvKind::BackwardInput:
+    status = c->data(h, alpha, w, wPtr, y, yPtr, conv, algo, workspace,
+                     legacyWorkspace, beta, x, xPtr);
+    break;
+  case kernel::ConvKind::BackwardWeight:
+    status = c->filter(h, alpha, x, xPtr, y, yPtr, conv, algo, workspace,
+                       legacyWorkspace, beta, w, wPtr);
+    break;
+  }
+  if (status)
+    error = "cuDNN convolution (" +
+            std::string(kernel::stringifyConvKind(call.kind)) +
+            ") failed: " + c->describe(status);
+  return status == 0;
+}

@@ -1,0 +1,79 @@
+//===- Cudnn.h - kernel.conv on cuDNN, planned at compile time --*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A `kernel.conv` of a CUDA program, planned for cuDNN when the graph
+// compiles. The plan is an execution plan of cuDNN's graph (backend) API:
+// running it costs a variant pack and one cudnnBackendExecute, a few
+// microseconds of host time, where the legacy calls
+// (cudnnConvolutionForward and its two gradients) spend tens of microseconds
+// re-deriving their engine on every call. The legacy descriptors and
+// algorithm are planned too: they run what the graph API cannot (buffers
+// below its alignment, a cuDNN without an engine for the convolution).
+// Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_LIB_RUNTIME_CUDNN_H
+#define TC_LIB_RUNTIME_CUDNN_H
+
+#include "Convolution.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+namespace mlir::tc::gpu_runtime {
+
+class CudnnConvolution {
+public:
+  /// Plans `call` for the current device; null with `error` set when cuDNN
+  /// cannot run it. `allowTF32`: f32 may run on TF32 tensor cores.
+  static std::unique_ptr<CudnnConvolution>
+  plan(const runtime::ConvCall &call, bool allowTF32, std::string &error);
+
+  ~CudnnConvolution();
+  CudnnConvolution(const CudnnConvolution &) = delete;
+  CudnnConvolution &operator=(const CudnnConvolution &) = delete;
+
+  /// The workspace either path may use.
+  size_t workspaceBytes() const;
+  /// Whether runs take the graph API's execution plan.
+  bool hasExecutionPlan() const { return executionPlan != nullptr; }
+
+  /// Runs the convolution on `ptrs` (the buffers by id) on `stream`.
+  bool run(llvm::ArrayRef<void *> ptrs, void *workspace, void *stream,
+           std::string &error) const;
+
+private:
+  CudnnConvolution(const runtime::ConvCall &call) : call(call) {}
+  bool planLegacy(bool allowTF32, std::string &error);
+  /// False (and no plan) where the graph API has no engine for the call.
+  bool planGraph(bool allowTF32);
+  bool runLegacy(void *x, void *w, void *y, void *workspace, void *stream,
+                 std::string &error) const;
+
+  runtime::ConvCall call;
+
+  // The legacy API: tensor, filter and convolution descriptors, algorithm.
+  void *x = nullptr, *y = nullptr, *w = nullptr, *conv = nullptr;
+  int algo = 0;
+  size_t legacyWorkspace = 0;
+
+  // The graph API: every descriptor the execution plan was made from (kept
+  // for the life of the process, see ~CudnnConvolution), the plan and its
+  // workspace.
+  llvm::SmallVector<void *> graphDescriptors;
+  void *executionPlan = nullptr;
+  size_t planWorkspace = 0;
+  /// Cleared when the plan fails to run; the legacy path takes over.
+  mutable std::atomic<bool> planUsable{true};
+};
+
+} // namespace mlir::tc::gpu_runtime
+
+#endif // TC_LIB_RUNTIME_CUDNN_H

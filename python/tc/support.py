@@ -10,6 +10,7 @@ rest to eager PyTorch.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -19,6 +20,10 @@ import torch.fx
 from tc.importer import Unsupported, _attribute, _arg_kind, qualified_name
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
+
+#: The largest max-pooling window (points) tc compiles (FXToPrim's
+#: kMaxPoolPositions: kernels unroll the window).
+MAX_POOL_POSITIONS = 256
 
 #: ATen overloads tc compiles.
 SUPPORTED_OPS: set[str] = {
@@ -62,8 +67,8 @@ SUPPORTED_OPS: set[str] = {
     "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
     "aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
     "aten::_native_batch_norm_legit_no_training",
-    # Pooling (max: the values; the indices are not computed).
-    "aten::max_pool2d_with_indices",
+    # Max pooling: values, indices, and the gradient by tc-autodiff.
+    "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices",
     # Factories.
     "aten::full", "aten::scalar_tensor",
     # Random numbers (counter-based, from a seed the graph takes) and
@@ -159,12 +164,15 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             _attribute(value, kind)
         except Unsupported as error:
             return False, f"argument '{arg.name}': {error.reason}"
-    if name == "aten::max_pool2d_with_indices":
-        if any(user.target is operator.getitem and user.args[1] == 1
-               for user in node.users):
-            return False, "the indices of max pooling are not computed yet"
-        if bound.get("ceil_mode"):
-            return False, "max pooling with ceil_mode is not supported yet"
+    if name in ("aten::max_pool2d_with_indices",
+                "aten::max_pool3d_with_indices"):
+        spatial = 2 if name == "aten::max_pool2d_with_indices" else 3
+        kernel = list(bound.get("kernel_size") or [1])
+        if len(kernel) == 1:
+            kernel *= spatial
+        if math.prod(kernel) > MAX_POOL_POSITIONS:
+            return False, (f"max pooling windows of more than "
+                           f"{MAX_POOL_POSITIONS} points are not supported")
     if name == "aten::embedding" and (bound.get("sparse")
                                       or bound.get("scale_grad_by_freq")):
         return False, ("sparse and scale_grad_by_freq embeddings are not "

@@ -110,6 +110,13 @@ CASES = [
      [(_randn, 2, 3, 9, 8)], None),
     ("max_pool_2x2", lambda x: F.max_pool2d(x, 2), [(_randn, 1, 2, 6, 6)],
      None),
+    ("max_pool_ceil_dilated", lambda x: F.max_pool2d(
+        x, (2, 3), stride=2, padding=1, dilation=(2, 1), ceil_mode=True),
+     [(_randn, 2, 3, 9, 8)], None),
+    # Integer-valued inputs tie within windows: the gradient goes to the
+    # first maximum of each window, as eager's indices do.
+    ("max_pool_ties", lambda x: F.max_pool2d(x, 3, 1, 1),
+     [(lambda *s: torch.randint(-2, 3, s).float(), 2, 3, 6, 7)], None),
     ("adaptive_avg_pool", lambda x: F.adaptive_avg_pool2d(x, 1).flatten(1),
      [(_randn, 2, 3, 5, 4)], None),
     ("batch_norm_train", lambda x, w, b: F.batch_norm(
@@ -173,7 +180,7 @@ def test_gradient_matches_autograd(name, fn, makers, marks):
                          ids=[c[0] for c in CASES])
 def test_gradient_matches_finite_differences(name, fn, makers, marks):
     if name in ("relu", "abs", "maximum", "minimum", "where", "clamp",
-                "amax", "max_dim", "manual_softmax"):
+                "amax", "max_dim", "manual_softmax", "max_pool_ties"):
         pytest.skip("not differentiable everywhere: a finite difference "
                     "across a kink is not a gradient")
     if name in ("erf", "gelu"):

@@ -8,6 +8,7 @@ import sys
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import tc
 import tc.backend
@@ -338,3 +339,34 @@ def test_graph_of_gemms_only_compiles(fresh_tc):
     assert tc.counters["subgraphs_compiled"] == 1
     assert tc.counters["fallback_graphs"] == 0
     assert tc.counters["kernels"] == 0
+
+
+@pytest.mark.requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_max_pool_indices_and_ties(fresh_tc, dtype):
+    """Max pooling's values, indices and gradient, as eager's, compiled by
+    tc: ties in a window pick the first maximum, NaN wins its window, ceil
+    mode adds a partial last window, and a window of -inf still picks its
+    first point."""
+    def f(x):
+        values, indices = F.max_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                       return_indices=True)
+        return values * 2, indices
+
+    torch.manual_seed(0)
+    x = torch.randint(-3, 4, (2, 3, 10, 9)).to(dtype)
+    x[0, 0, 4, 4] = float("nan")
+    x[1, 2, :3, :3] = float("-inf")
+    compiled = torch.compile(f, backend="tc")
+    got_x = x.clone().requires_grad_()
+    want_x = x.clone().requires_grad_()
+    got, want = compiled(got_x), f(want_x)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["training_graphs"] == 1  # tc's own backward
+    torch.testing.assert_close(got[0], want[0], equal_nan=True)
+    assert torch.equal(got[1], want[1])
+    cotangent = torch.randn(want[0].shape).to(dtype)
+    (got[0] * cotangent).nansum().backward()
+    (want[0] * cotangent).nansum().backward()
+    torch.testing.assert_close(got_x.grad, want_x.grad, equal_nan=True)

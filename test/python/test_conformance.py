@@ -19,6 +19,7 @@ from sweep import run_sweep  # noqa: E402
 COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "erf", "gather", "log_softmax", "masked_fill", "maximum",
             "native_layer_norm", "nn.functional.cross_entropy",
+            "nn.functional.max_pool2d",
             "nn.functional.gelu", "nn.functional.embedding", "pow",
             "softmax", "sqrt", "tanh", "where"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must

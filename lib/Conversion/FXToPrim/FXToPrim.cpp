@@ -45,7 +45,10 @@ static std::string quoted(Type type) {
   return text;
 }
 
-/// Builds the prim ops for one fx.call_function.
+/// The largest max-pooling window (points) tc compiles: kernels unroll the
+/// window, and the positions fit in i16.
+constexpr int64_t kMaxPoolPositions = 256;
+
 /// The type PyTorch computes a half-precision operation in (its "opmath"
 /// type): f32 for f16 and bf16, else the type itself.
 static Type opmathType(Type elt) {
@@ -54,6 +57,7 @@ static Type opmathType(Type elt) {
   return elt;
 }
 
+/// Builds the prim ops for one fx.call_function.
 class Decomposer {
 public:
   /// The graph's random state: its seed argument (null when it has none)
@@ -80,7 +84,7 @@ private:
   FailureOr<SmallVector<Value>> dispatch();
   FailureOr<SmallVector<Value>> convolution();
   FailureOr<SmallVector<Value>> batchNorm(bool training);
-  FailureOr<SmallVector<Value>> maxPool();
+  FailureOr<SmallVector<Value>> maxPool(int64_t spatial);
   FailureOr<SmallVector<Value>> dropout();
   FailureOr<SmallVector<Value>> embedding();
 
@@ -959,7 +963,9 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return batchNorm(target != "aten::_native_batch_norm_legit_no_training" &&
                      boolArg("training", false));
   if (target == "aten::max_pool2d_with_indices")
-    return maxPool();
+    return maxPool(2);
+  if (target == "aten::max_pool3d_with_indices")
+    return maxPool(3);
   if (target == "aten::native_dropout")
     return dropout();
   if (target == "aten::rand") {
@@ -1089,58 +1095,88 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
   return results;
 }
 
-/// 2-d max pooling (no ceil mode) as the maximum over the window's strided
-/// slices of the input padded with -inf. The indices result (which only
-/// eager's backward reads; tc-autodiff differentiates the maxima) must be
-/// unused.
-FailureOr<SmallVector<Value>> Decomposer::maxPool() {
-  RankedTensorType type = resultType();
-  Value x = convert(operands[0], type.getElementType());
+/// 2-d and 3-d max pooling: the position of each window's maximum
+/// (`prim.window_argmax`, PyTorch's tie rule), then the value there. The
+/// positions are what the backward keeps (i8 for windows of up to 128
+/// points), and the indices result, when used, is computed from them as
+/// eager's: the flat index of the maximum in its input plane (or volume).
+FailureOr<SmallVector<Value>> Decomposer::maxPool(int64_t spatial) {
+  RankedTensorType type = resultType(), indexType = resultType(1);
+  Value x = operands[0];
   RankedTensorType xType = typeOf(x);
-  int64_t rank = xType.getRank();
-  if (!op.getResult(1).use_empty())
-    return fail("the indices of max pooling are not computed yet");
-  if (boolArg("ceil_mode", false))
-    return fail("ceil_mode is not supported yet");
-  if (rank != 3 && rank != 4)
-    return fail("input " + quoted(xType) + " is not (N,) C, H, W");
-  SmallVector<int64_t> kernel = spatialListArg("kernel_size", 2, {1, 1});
-  SmallVector<int64_t> stride = spatialListArg("stride", 2, kernel);
-  SmallVector<int64_t> padding = spatialListArg("padding", 2, {0, 0});
-  SmallVector<int64_t> dilation = spatialListArg("dilation", 2, {1, 1});
-  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
-      dilation.size() != 2)
-    return fail("kernel_size, stride, padding and dilation need 2 entries");
-  SmallVector<int64_t> low(rank, 0), interior(rank, 0);
-  low[rank - 2] = padding[0];
-  low[rank - 1] = padding[1];
-  if (padding[0] || padding[1])
-    x = prim::PadOp::create(b, loc, x, low, low, interior,
-                            APFloat(-std::numeric_limits<double>::infinity()));
-  Value result;
-  for (int64_t i = 0; i < kernel[0]; ++i)
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      SmallVector<int64_t> start(rank, 0), limit(typeOf(x).getShape()),
-          steps(rank, 1);
-      int64_t offsets[2] = {i * dilation[0], j * dilation[1]};
-      for (int64_t d = 0; d < 2; ++d) {
-        int64_t dim = rank - 2 + d;
-        start[dim] = offsets[d];
-        limit[dim] = offsets[d] + (type.getDimSize(dim) - 1) * stride[d] + 1;
-        steps[dim] = stride[d];
-        if (limit[dim] > typeOf(x).getDimSize(dim))
-          return fail("result " + quoted(type) +
-                      " does not match the input and window");
-      }
-      Value window = prim::SliceOp::create(b, loc, x, start, limit, steps);
-      result = result ? prim::MaximumOp::create(b, loc, result, window)
-                            .getResult()
-                      : window;
+  int64_t rank = xType.getRank(), lead = rank - spatial;
+  if (rank != spatial + 1 && rank != spatial + 2)
+    return fail("input " + quoted(xType) + " is not (N,) C, and " +
+                Twine(spatial) + " spatial dimensions");
+  if (xType.getElementType() != type.getElementType())
+    return fail("result " + quoted(type) + " does not have the element type "
+                "of the input " + quoted(xType));
+  SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  SmallVector<int64_t> kernel = spatialListArg("kernel_size", spatial, ones);
+  SmallVector<int64_t> stride = spatialListArg("stride", spatial, kernel);
+  SmallVector<int64_t> padding = spatialListArg("padding", spatial, zeros);
+  SmallVector<int64_t> dilation = spatialListArg("dilation", spatial, ones);
+  for (ArrayRef<int64_t> list : {kernel, stride, padding, dilation})
+    if (static_cast<int64_t>(list.size()) != spatial)
+      return fail("kernel_size, stride, padding and dilation need " +
+                  Twine(spatial) + " entries");
+  int64_t positions = 1;
+  for (int64_t size : kernel)
+    positions *= size;
+  if (positions < 1 || positions > kMaxPoolPositions)
+    return fail("windows of " + Twine(positions) + " points are not "
+                "supported (at most " + Twine(kMaxPoolPositions) + ")");
+  Type positionElt = positions <= 128 ? b.getI8Type() : b.getI16Type();
+  auto positionType = type.clone(positionElt);
+  // Diagnose a result that is not the pooling's shape here, with the op's
+  // words, rather than in the window ops' verifiers.
+  if (type.getRank() != rank ||
+      xType.getShape().take_front(lead) != type.getShape().take_front(lead))
+    return fail("result " + quoted(type) + " does not match the input " +
+                quoted(xType));
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = xType.getDimSize(lead + i), out = type.getDimSize(lead + i);
+    int64_t span = in + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1;
+    int64_t floor = span < 0 ? -1 : span / stride[i] + 1;
+    bool ceil = out == floor + 1 && (out - 1) * stride[i] < in + padding[i];
+    if (out != floor && !ceil)
+      return fail("result " + quoted(type) + " does not match the input " +
+                  quoted(xType) + " and window");
+  }
+  Value argmax = prim::WindowArgmaxOp::create(
+      b, loc, positionType, x, kernel, stride, padding, dilation);
+  Value values = prim::WindowGatherOp::create(
+      b, loc, type, x, argmax, kernel, stride, padding, dilation);
+  if (op.getResult(1).use_empty())
+    return SmallVector<Value>{values, splat(indexType, 0)};
+
+  // indices = sum over spatial d of i_d * (the input's size after d), with
+  // i_d = o_d * stride - padding + (the position's offset along d) *
+  // dilation; offsets are the row-major digits of the position.
+  Value k = convert(argmax, indexType.getElementType());
+  Value indices;
+  int64_t scale = 1;
+  for (int64_t i = spatial - 1; i >= 0; --i) {
+    Value offset = k;
+    if (i > 0) {
+      offset = prim::RemOp::create(b, loc, k, splat(indexType, kernel[i]));
+      k = prim::DivOp::create(b, loc, k, splat(indexType, kernel[i]));
     }
-  if (typeOf(result).getShape() != type.getShape())
-    return fail("result " + quoted(type) + " does not match the input and "
-                "window");
-  return SmallVector<Value>{result, splat(resultType(1), 0)};
+    Value o = prim::IotaOp::create(b, loc, indexType.getShape(), lead + i,
+                                   indexType.getElementType());
+    Value coordinate = prim::AddOp::create(
+        b, loc,
+        prim::SubOp::create(
+            b, loc, prim::MulOp::create(b, loc, o, splat(indexType, stride[i])),
+            splat(indexType, padding[i])),
+        prim::MulOp::create(b, loc, offset, splat(indexType, dilation[i])));
+    Value term = prim::MulOp::create(b, loc, coordinate,
+                                     splat(indexType, scale));
+    indices = indices ? prim::AddOp::create(b, loc, indices, term).getResult()
+                      : term;
+    scale *= xType.getDimSize(lead + i);
+  }
+  return SmallVector<Value>{values, indices};
 }
 
 /// Dropout: an element is kept with probability 1 - p (a uniform number

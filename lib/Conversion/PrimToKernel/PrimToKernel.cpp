@@ -54,6 +54,42 @@ static bool isSplatConstant(Value v) {
   return cst && isa<SplatElementsAttr>(cst.getValue());
 }
 
+/// The attributes the window ops share, and a window position's offsets.
+struct WindowGeometry {
+  ArrayRef<int64_t> window, strides, padding, dilation;
+
+  template <typename Op>
+  explicit WindowGeometry(Op op)
+      : window(op.getWindow()), strides(op.getStrides()),
+        padding(op.getPadding()), dilation(op.getDilation()) {}
+
+  int64_t positions() const {
+    int64_t n = 1;
+    for (int64_t size : window)
+      n *= size;
+    return n;
+  }
+  /// Row-major position `k`'s offset along each window dimension.
+  SmallVector<int64_t> offsets(int64_t k) const {
+    SmallVector<int64_t> result(window.size());
+    for (size_t d = window.size(); d-- > 0;) {
+      result[d] = k % window[d];
+      k /= window[d];
+    }
+    return result;
+  }
+};
+
+/// How many points of each windowed operand computing one point of `op`
+/// reads (1 for ops other than the window ops).
+static int64_t windowReads(Operation *op) {
+  if (auto argmax = dyn_cast<prim::WindowArgmaxOp>(op))
+    return WindowGeometry(argmax).positions();
+  if (auto scatter = dyn_cast<prim::WindowScatterOp>(op))
+    return WindowGeometry(scatter).positions();
+  return 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Realization: which values get buffers
 //===----------------------------------------------------------------------===//
@@ -248,6 +284,18 @@ LogicalResult FusionPlan::build() {
     }
   });
 
+  // So is what a window op reads at every point of a window (a pooling's
+  // input, its backward's cotangent and positions), and a pooling's input,
+  // which the positions' and the values' kernels both read.
+  func.walk([&](Operation *op) {
+    if (isa<prim::WindowArgmaxOp, prim::WindowGatherOp>(op))
+      realized.insert(op->getOperand(0));
+    if (isa<prim::WindowScatterOp>(op)) {
+      realized.insert(op->getOperand(0));
+      realized.insert(op->getOperand(1));
+    }
+  });
+
   // A reduction over other than the trailing dimensions (batch norm's over
   // N, H, W) cannot be hoisted out of its consumer's inner loops: inlined,
   // it would be recomputed for every point it is broadcast to. Realize it.
@@ -309,13 +357,14 @@ int64_t FusionPlan::readCost(Value v, llvm::DenseMap<Value, int64_t> &costs) {
   int64_t cost = 0;
   if (Operation *op = v.getDefiningOp()) {
     int64_t points = tensorType(v).getNumElements();
+    int64_t reads = windowReads(op);
     for (Value operand : op->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()))
         continue;
       if (realized.contains(operand))
-        cost += tensorType(operand).getNumElements() * 16 >= points;
+        cost += reads * (tensorType(operand).getNumElements() * 16 >= points);
       else
-        cost += readCost(operand, costs);
+        cost += reads * readCost(operand, costs);
     }
   }
   costs[v] = cost;
@@ -409,6 +458,15 @@ private:
   FailureOr<Value> emit(Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitOp(Operation *op, Value v, ArrayRef<Value> idx);
   FailureOr<Value> emitReduce(prim::ReduceOp op, ArrayRef<Value> idx);
+  /// Max pooling's window ops at point `idx` (see their descriptions).
+  FailureOr<Value> emitWindowArgmax(prim::WindowArgmaxOp op,
+                                    ArrayRef<Value> idx);
+  FailureOr<Value> emitWindowGather(prim::WindowGatherOp op,
+                                    ArrayRef<Value> idx);
+  FailureOr<Value> emitWindowScatter(prim::WindowScatterOp op,
+                                     ArrayRef<Value> idx);
+  /// `i * scale + offset` on indices, folding the trivial cases.
+  Value affine(Value i, int64_t scale, int64_t offset);
   /// The operand index a reshape reads for result index `idx`.
   FailureOr<SmallVector<Value>> reshapeIndex(prim::ReshapeOp reshape,
                                              ArrayRef<Value> idx);
@@ -1288,6 +1346,12 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
     return emitReduce(reduce, idx);
   if (auto argReduce = dyn_cast<prim::ArgReduceOp>(op))
     return argReduce.emitOpError() << "has no kernel lowering yet";
+  if (auto argmax = dyn_cast<prim::WindowArgmaxOp>(op))
+    return emitWindowArgmax(argmax, idx);
+  if (auto gather = dyn_cast<prim::WindowGatherOp>(op))
+    return emitWindowGather(gather, idx);
+  if (auto scatter = dyn_cast<prim::WindowScatterOp>(op))
+    return emitWindowScatter(scatter, idx);
 
   // Elementwise: operands at the same index.
   SmallVector<Value> args;
@@ -1363,6 +1427,192 @@ static kernel::CombinerKind combinerFor(prim::ReductionKind kind) {
     return kernel::CombinerKind::Min;
   }
   llvm_unreachable("unknown reduction");
+}
+
+//===----------------------------------------------------------------------===//
+// Windows
+//===----------------------------------------------------------------------===//
+
+Value KernelBuilder::affine(Value i, int64_t scale, int64_t offset) {
+  Value scaled =
+      scale == 1 ? i : arith::MulIOp::create(b, loc, i, index(scale)).getResult();
+  return offset == 0
+             ? scaled
+             : arith::AddIOp::create(b, loc, scaled, index(offset)).getResult();
+}
+
+FailureOr<Value> KernelBuilder::emitWindowArgmax(prim::WindowArgmaxOp op,
+                                                 ArrayRef<Value> idx) {
+  // Scan the window in row-major order, keeping the first maximum: a later
+  // point wins if it is greater or NaN (PyTorch's rule), and the first
+  // point inside the input wins unconditionally.
+  WindowGeometry g(op);
+  ArrayRef<int64_t> inShape = tensorType(op.getOperand()).getShape();
+  Type elt = tensorType(op.getOperand()).getElementType();
+  auto positionType = cast<IntegerType>(tensorType(op).getElementType());
+  size_t lead = idx.size() - g.window.size();
+  // Per window dimension and offset: the input coordinate (clamped) and
+  // whether it is inside the input.
+  SmallVector<SmallVector<std::pair<Value, Value>>> coordinates;
+  for (size_t d = 0; d < g.window.size(); ++d) {
+    coordinates.emplace_back();
+    for (int64_t offset = 0; offset < g.window[d]; ++offset) {
+      int64_t shift = offset * g.dilation[d] - g.padding[d];
+      Value i = affine(idx[lead + d], g.strides[d], shift);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                       index(inShape[lead + d]));
+      if (shift < 0)
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i,
+                                  index(0)));
+      coordinates.back().emplace_back(
+          arith::SelectOp::create(b, loc, ok, i, index(0)), ok);
+    }
+  }
+  Value best, bestPosition, found;
+  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  for (int64_t k = 0, e = g.positions(); k < e; ++k) {
+    SmallVector<Value> at(idx.take_front(lead));
+    Value valid;
+    for (auto [d, offset] : llvm::enumerate(g.offsets(k))) {
+      auto [i, ok] = coordinates[d][offset];
+      at.push_back(i);
+      valid = valid ? arith::AndIOp::create(b, loc, valid, ok).getResult() : ok;
+    }
+    FailureOr<Value> x = emit(op.getOperand(), at);
+    if (failed(x))
+      return failure();
+    Value position = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(positionType, k));
+    if (k == 0) {
+      best = *x;
+      bestPosition = position;
+      found = valid;
+      continue;
+    }
+    Value greater;
+    if (isa<FloatType>(elt))
+      greater = arith::OrIOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, *x, best),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, *x, *x));
+    else
+      greater = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, *x,
+                                      best);
+    Value notFound = arith::XOrIOp::create(b, loc, found, yes);
+    Value take = arith::AndIOp::create(
+        b, loc, valid, arith::OrIOp::create(b, loc, notFound, greater));
+    best = arith::SelectOp::create(b, loc, take, *x, best);
+    bestPosition = arith::SelectOp::create(b, loc, take, position,
+                                           bestPosition);
+    found = arith::OrIOp::create(b, loc, found, valid);
+  }
+  return bestPosition;
+}
+
+FailureOr<Value> KernelBuilder::emitWindowGather(prim::WindowGatherOp op,
+                                                 ArrayRef<Value> idx) {
+  WindowGeometry g(op);
+  ArrayRef<int64_t> inShape = tensorType(op.getOperand()).getShape();
+  size_t lead = idx.size() - g.window.size();
+  FailureOr<Value> position = emit(op.getPositions(), idx);
+  if (failed(position))
+    return failure();
+  Value k = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
+  SmallVector<Value> at(idx.take_front(lead));
+  at.resize(idx.size());
+  for (size_t d = g.window.size(); d-- > 0;) {
+    Value offset = k;
+    if (d > 0) {
+      offset = arith::RemUIOp::create(b, loc, k, index(g.window[d]));
+      k = arith::DivUIOp::create(b, loc, k, index(g.window[d]));
+    }
+    // i = o * stride - padding + offset * dilation, clamped into the input
+    // (a position naming padding has no defined result).
+    Value i = affine(idx[lead + d], g.strides[d], -g.padding[d]);
+    i = arith::AddIOp::create(b, loc, i, affine(offset, g.dilation[d], 0));
+    i = arith::MaxSIOp::create(b, loc, i, index(0));
+    i = arith::MinSIOp::create(b, loc, i, index(inShape[lead + d] - 1));
+    at[lead + d] = i;
+  }
+  return emit(op.getOperand(), at);
+}
+
+FailureOr<Value> KernelBuilder::emitWindowScatter(prim::WindowScatterOp op,
+                                                  ArrayRef<Value> idx) {
+  // A gather over the windows that contain the point: for window position
+  // k, the window at o = (i + padding - k * dilation) / stride when that
+  // divides and o is a window; it contributes when its position is k.
+  // Positions go last to first, which visits the windows in row-major
+  // order (eager's summation order).
+  WindowGeometry g(op);
+  ArrayRef<int64_t> outShape = tensorType(op.getSource()).getShape();
+  Type elt = tensorType(op).getElementType();
+  // Half-precision sums accumulate in f32, as PyTorch's kernels do.
+  Type accumulator = elt.isF16() || elt.isBF16() ? b.getF32Type() : elt;
+  auto positionType =
+      cast<IntegerType>(tensorType(op.getPositions()).getElementType());
+  size_t lead = idx.size() - g.window.size();
+  // Per window dimension and offset: the window coordinate (clamped) and
+  // whether that window exists and holds the point at this offset.
+  SmallVector<SmallVector<std::pair<Value, Value>>> coordinates;
+  for (size_t d = 0; d < g.window.size(); ++d) {
+    coordinates.emplace_back();
+    for (int64_t offset = 0; offset < g.window[d]; ++offset) {
+      int64_t shift = g.padding[d] - offset * g.dilation[d];
+      Value t = affine(idx[lead + d], 1, shift);
+      Value o = t, ok;
+      auto require = [&](Value condition) {
+        ok = ok ? arith::AndIOp::create(b, loc, ok, condition).getResult()
+                : condition;
+      };
+      if (shift < 0)
+        require(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
+                                      index(0)));
+      if (g.strides[d] > 1) {
+        require(arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemSIOp::create(b, loc, t, index(g.strides[d])),
+            index(0)));
+        o = arith::DivSIOp::create(b, loc, t, index(g.strides[d]));
+      }
+      require(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, o,
+                                    index(outShape[lead + d])));
+      coordinates.back().emplace_back(
+          arith::SelectOp::create(b, loc, ok, o, index(0)), ok);
+    }
+  }
+  Value zero = arith::ConstantOp::create(
+      b, loc, isa<FloatType>(accumulator)
+                  ? TypedAttr(b.getFloatAttr(accumulator, 0.0))
+                  : TypedAttr(b.getIntegerAttr(accumulator, 0)));
+  Value sum = zero;
+  for (int64_t k = g.positions(); k-- > 0;) {
+    SmallVector<Value> at(idx.take_front(lead));
+    Value valid;
+    for (auto [d, offset] : llvm::enumerate(g.offsets(k))) {
+      auto [o, ok] = coordinates[d][offset];
+      at.push_back(o);
+      valid = valid ? arith::AndIOp::create(b, loc, valid, ok).getResult() : ok;
+    }
+    FailureOr<Value> position = emit(op.getPositions(), at);
+    FailureOr<Value> source = emit(op.getSource(), at);
+    if (failed(position) || failed(source))
+      return failure();
+    Value match = arith::AndIOp::create(
+        b, loc, valid,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, *position,
+            arith::ConstantOp::create(b, loc,
+                                      b.getIntegerAttr(positionType, k))));
+    Value term = arith::SelectOp::create(
+        b, loc, match, emitConvert(b, loc, *source, accumulator), zero);
+    sum = isa<FloatType>(accumulator)
+              ? arith::AddFOp::create(b, loc, sum, term).getResult()
+              : arith::AddIOp::create(b, loc, sum, term).getResult();
+  }
+  return emitConvert(b, loc, sum, elt);
 }
 
 FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,

@@ -103,3 +103,54 @@ func.func @mixed(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<4x3xf32> {
   %c = prim.concatenate %x, %e dim 0 : tensor<2x3xf32>, tensor<2x3xf32>
   return %c : tensor<4x3xf32>
 }
+
+// -----
+
+// Max pooling: the pooled value (read at every point of a window by both
+// kernels) is realized; the positions' kernel scans the window keeping the
+// first maximum (a later point wins if greater or NaN); the values' kernel
+// reads the window at its position.
+// CHECK-LABEL: kernel.kernel @max_pool_fused_exp_0
+// CHECK-LABEL: kernel.kernel @max_pool_fused_window_argmax_1
+// CHECK-SAME: (%[[E:.*]]: memref<1x2x6x6xf32>, %[[K:.*]]: memref<1x2x3x3xi8>)
+// CHECK: %[[X0:.*]] = memref.load %[[E]]
+// CHECK: %[[X1:.*]] = memref.load %[[E]]
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[X1]], %[[X0]] : f32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X1]], %[[X1]] : f32
+// CHECK: arith.ori %[[GT]], %[[NAN]]
+// CHECK: arith.select %{{.*}}, %c1_i8, %c0_i8 : i8
+// CHECK-COUNT-7: arith.cmpf ogt
+// CHECK: memref.store %{{.*}}, %[[K]]
+// CHECK-LABEL: kernel.kernel @max_pool_fused_window_gather_2
+// CHECK: %[[P:.*]] = memref.load %{{.*}} : memref<1x2x3x3xi8>
+// CHECK: %[[I:.*]] = arith.index_cast %[[P]] : i8 to index
+// CHECK: arith.remui %[[I]], %c3
+// CHECK: arith.divui %[[I]], %c3
+func.func @max_pool(%x: tensor<1x2x6x6xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi8>) {
+  %e = prim.exp %x : tensor<1x2x6x6xf32>
+  %k = prim.window_argmax %e, window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x2x6x6xf32> -> tensor<1x2x3x3xi8>
+  %y = prim.window_gather %e[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x2x6x6xf32>, tensor<1x2x3x3xi8> -> tensor<1x2x3x3xf32>
+  return %y, %k : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi8>
+}
+
+// -----
+
+// Its backward, one kernel over the input: each window that holds the
+// point (the offset divides by the stride) contributes its cotangent when
+// its position names the point; bf16 sums in f32.
+// CHECK-LABEL: kernel.kernel @max_pool_backward_fused_window_scatter_0
+// CHECK-SAME: (%[[G:.*]]: memref<1x2x3x3xbf16>, %[[K:.*]]: memref<1x2x3x3xi8>, %[[DX:.*]]: memref<1x2x6x6xbf16>)
+// CHECK: arith.remsi %{{.*}}, %c2 : index
+// CHECK: arith.divsi %{{.*}}, %c2 : index
+// CHECK: %[[P8:.*]] = memref.load %[[K]]
+// CHECK: %[[G8:.*]] = memref.load %[[G]]
+// CHECK: arith.cmpi eq, %[[P8]], %c8_i8 : i8
+// CHECK: arith.extf %[[G8]] : bf16 to f32
+// CHECK: arith.addf %cst, %{{.*}} : f32
+// CHECK-COUNT-8: arith.cmpi eq, %{{.*}}, %c{{[0-7]}}_i8 : i8
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.store %{{.*}}, %[[DX]]
+func.func @max_pool_backward(%g: tensor<1x2x3x3xbf16>, %k: tensor<1x2x3x3xi8>) -> tensor<1x2x6x6xbf16> {
+  %dx = prim.window_scatter %g[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x2x3x3xbf16>, tensor<1x2x3x3xi8> -> tensor<1x2x6x6xbf16>
+  return %dx : tensor<1x2x6x6xbf16>
+}

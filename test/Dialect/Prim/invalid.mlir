@@ -335,3 +335,59 @@ func.func @conv_grad_type(%dy: tensor<1x4x3x3xf32>, %x: tensor<1x4x5x5xf16>) -> 
   %0 = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x4x3x3xf32>, tensor<1x4x5x5xf16> -> tensor<4x4x3x3xf32>
   return %0 : tensor<4x4x3x3xf32>
 }
+
+// -----
+
+func.func @window_size(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x3x3xi8> {
+  // expected-error @+1 {{'prim.window_argmax' op output 'tensor<1x4x3x3xi8>' does not have 4 windows of input 'tensor<1x4x8x8xf32>' in dimension 2}}
+  %0 = prim.window_argmax %x, window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x3x3xi8>
+  return %0 : tensor<1x4x3x3xi8>
+}
+
+// -----
+
+func.func @window_ceil_outside(%x: tensor<2x8xf32>) -> tensor<2x6xi8> {
+  // expected-error @+1 {{'prim.window_argmax' op output 'tensor<2x6xi8>' does not have 5 windows of input 'tensor<2x8xf32>' in dimension 1}}
+  %0 = prim.window_argmax %x, window [2], strides [2], padding [1], dilation [1] : tensor<2x8xf32> -> tensor<2x6xi8>
+  return %0 : tensor<2x6xi8>
+}
+
+// -----
+
+func.func @window_position_width(%x: tensor<1x40x40xf32>) -> tensor<1x2x2xi8> {
+  // expected-error @+1 {{'prim.window_argmax' op 'i8' cannot hold the 400 positions of a window}}
+  %0 = prim.window_argmax %x, window [20, 20], strides [20, 20], padding [0, 0], dilation [1, 1] : tensor<1x40x40xf32> -> tensor<1x2x2xi8>
+  return %0 : tensor<1x2x2xi8>
+}
+
+// -----
+
+func.func @window_attributes(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xi8> {
+  // expected-error @+1 {{'prim.window_argmax' op needs window, strides, padding and dilation of one non-zero length}}
+  %0 = prim.window_argmax %x, window [2, 2], strides [2], padding [0, 0], dilation [1, 1] : tensor<1x8x8xf32> -> tensor<1x4x4xi8>
+  return %0 : tensor<1x4x4xi8>
+}
+
+// -----
+
+func.func @window_rank(%x: tensor<8x8xf32>) -> tensor<1x4x4xi8> {
+  // expected-error @+1 {{'prim.window_argmax' op needs input 'tensor<8x8xf32>' and output 'tensor<1x4x4xi8>' of one rank, at least 2}}
+  %0 = prim.window_argmax %x, window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<8x8xf32> -> tensor<1x4x4xi8>
+  return %0 : tensor<1x4x4xi8>
+}
+
+// -----
+
+func.func @window_gather_positions(%x: tensor<1x8x8xf32>, %k: tensor<1x4x3xi8>) -> tensor<1x4x4xf32> {
+  // expected-error @+1 {{'prim.window_gather' op positions 'tensor<1x4x3xi8>' do not have the windows' shape 'tensor<1x4x4xf32>'}}
+  %0 = prim.window_gather %x[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x8x8xf32>, tensor<1x4x3xi8> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @window_scatter_type(%g: tensor<1x4x4xf32>, %k: tensor<1x4x4xi8>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'prim.window_scatter' op output 'tensor<1x4x4xf32>' does not match input 'tensor<2x8x8xf32>' in dimension 0}}
+  %0 = prim.window_scatter %g[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x4x4xf32>, tensor<1x4x4xi8> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}

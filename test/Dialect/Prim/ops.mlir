@@ -86,3 +86,23 @@ func.func @gather(%x: tensor<10x8xf32>, %i: tensor<3x5xi64>, %j: tensor<2xi32>) 
   %1 = prim.gather %x[%j], dim 1 : tensor<10x8xf32>, tensor<2xi32>
   return %0, %1 : tensor<3x5x8xf32>, tensor<10x2xf32>
 }
+
+// CHECK-LABEL: func.func @windows
+func.func @windows(%x: tensor<1x4x8x8xf32>, %g: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) {
+  // CHECK: %[[K:.*]] = prim.window_argmax %{{.*}}, window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xi8>
+  %k = prim.window_argmax %x, window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xi8>
+  // CHECK: prim.window_gather %{{.*}}[%[[K]]], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x8x8xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x4x4xf32>
+  %y = prim.window_gather %x[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x8x8xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x4x4xf32>
+  // CHECK: prim.window_scatter %{{.*}}[%[[K]]], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x8x8xf32>
+  %dx = prim.window_scatter %g[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x8x8xf32>
+  return %y, %dx : tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>
+}
+
+// Ceil mode: a last window that starts inside the input (8 + 1 padding
+// points, windows of 2 at stride 2: 5 windows, the last one partial).
+// CHECK-LABEL: func.func @windows_ceil
+func.func @windows_ceil(%x: tensor<2x8xf32>) -> tensor<2x5xi8> {
+  // CHECK: prim.window_argmax %{{.*}}, window [2], strides [2], padding [1], dilation [1] : tensor<2x8xf32> -> tensor<2x5xi8>
+  %k = prim.window_argmax %x, window [2], strides [2], padding [1], dilation [1] : tensor<2x8xf32> -> tensor<2x5xi8>
+  return %k : tensor<2x5xi8>
+}

@@ -497,5 +497,103 @@ LogicalResult ConvolutionBackwardWeightOp::verify() {
   return verifyConvolutionGrad(*this, getOther(), getResult());
 }
 
+/// A window op is well formed when `output` has one point per window of
+/// `input`: leading dimensions equal, and each spatial size the number of
+/// windows PyTorch's pooling makes (rounding down, or up in ceil mode when
+/// the last window starts inside the input or its left padding).
+static LogicalResult verifyWindows(Operation *op, RankedTensorType input,
+                                   RankedTensorType output,
+                                   ArrayRef<int64_t> window,
+                                   ArrayRef<int64_t> strides,
+                                   ArrayRef<int64_t> padding,
+                                   ArrayRef<int64_t> dilation) {
+  size_t spatial = window.size();
+  if (spatial == 0 || strides.size() != spatial ||
+      padding.size() != spatial || dilation.size() != spatial)
+    return op->emitOpError() << "needs window, strides, padding and dilation "
+                                "of one non-zero length";
+  if (input.getRank() != output.getRank() ||
+      input.getRank() < static_cast<int64_t>(spatial))
+    return op->emitOpError() << "needs input " << input << " and output "
+                             << output << " of one rank, at least "
+                             << spatial;
+  for (size_t i = 0; i < spatial; ++i)
+    if (window[i] < 1 || strides[i] < 1 || dilation[i] < 1 || padding[i] < 0)
+      return op->emitOpError() << "needs positive window, strides and "
+                                  "dilation, and non-negative padding";
+  int64_t lead = input.getRank() - spatial;
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    int64_t in = input.getDimSize(d), out = output.getDimSize(d);
+    if (isDynamic(in) || isDynamic(out))
+      continue;
+    if (d < lead) {
+      if (in != out)
+        return op->emitOpError() << "output " << output << " does not match "
+                                 << "input " << input << " in dimension "
+                                 << d;
+      continue;
+    }
+    size_t i = d - lead;
+    int64_t span = in + 2 * padding[i] - dilation[i] * (window[i] - 1) - 1;
+    if (span < 0)
+      return op->emitOpError() << "window is larger than the padded input "
+                                  "in dimension "
+                               << d;
+    int64_t floor = span / strides[i] + 1;
+    bool ceil = out == floor + 1 && (out - 1) * strides[i] < in + padding[i];
+    if (out != floor && !ceil)
+      return op->emitOpError() << "output " << output << " does not have "
+                               << floor << " windows of input " << input
+                               << " in dimension " << d;
+  }
+  return success();
+}
+
+/// The positions' type matches the output's shape.
+static LogicalResult verifyPositions(Operation *op, RankedTensorType positions,
+                                     RankedTensorType output) {
+  if (failed(verifyCompatibleShape(positions.getShape(), output.getShape())))
+    return op->emitOpError() << "positions " << positions
+                             << " do not have the windows' shape " << output;
+  return success();
+}
+
+LogicalResult WindowArgmaxOp::verify() {
+  auto result = cast<RankedTensorType>(getType());
+  int64_t positions = 1;
+  for (int64_t size : getWindow())
+    positions *= std::max<int64_t>(size, 1);
+  if (!llvm::isIntN(result.getElementTypeBitWidth(), positions - 1))
+    return emitOpError() << result.getElementType() << " cannot hold the "
+                         << positions << " positions of a window";
+  return verifyWindows(*this, cast<RankedTensorType>(getOperand().getType()),
+                       result, getWindow(), getStrides(), getPadding(),
+                       getDilation());
+}
+
+LogicalResult WindowGatherOp::verify() {
+  auto input = cast<RankedTensorType>(getOperand().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (input.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result
+                         << " does not have the element type of " << input;
+  if (failed(verifyPositions(*this, getPositions().getType(), result)))
+    return failure();
+  return verifyWindows(*this, input, result, getWindow(), getStrides(),
+                       getPadding(), getDilation());
+}
+
+LogicalResult WindowScatterOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result
+                         << " does not have the element type of " << source;
+  if (failed(verifyPositions(*this, getPositions().getType(), source)))
+    return failure();
+  return verifyWindows(*this, result, source, getWindow(), getStrides(),
+                       getPadding(), getDilation());
+}
+
 #define GET_OP_CLASSES
 #include "tc/Dialect/Prim/IR/PrimOps.cpp.inc"

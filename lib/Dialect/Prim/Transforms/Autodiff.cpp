@@ -479,6 +479,23 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
   else if (auto gather = dyn_cast<GatherOp>(op)) {
     return gatherRule(gather, grad);
   }
+  // Windows: a gathered point's gradient goes back to the point it read,
+  // and the other way round.
+  else if (auto gather = dyn_cast<WindowGatherOp>(op)) {
+    accumulate(gather.getOperand(),
+               WindowScatterOp::create(
+                   b, loc, typeOf(gather.getOperand()), grad,
+                   gather.getPositions(), gather.getWindow(),
+                   gather.getStrides(), gather.getPadding(),
+                   gather.getDilation()));
+  } else if (auto scatter = dyn_cast<WindowScatterOp>(op)) {
+    accumulate(scatter.getSource(),
+               WindowGatherOp::create(
+                   b, loc, typeOf(scatter.getSource()), grad,
+                   scatter.getPositions(), scatter.getWindow(),
+                   scatter.getStrides(), scatter.getPadding(),
+                   scatter.getDilation()));
+  }
   // Reductions and contractions.
   else if (auto reduce = dyn_cast<ReduceOp>(op)) {
     Value x = reduce.getOperand();
@@ -549,7 +566,7 @@ LogicalResult Differentiator::run() {
                       [&](Value v) { return active.contains(v); }))
       continue;
     // Comparisons, index results and constants stop gradients.
-    if (isa<CompareOp, ArgReduceOp>(op))
+    if (isa<CompareOp, ArgReduceOp, WindowArgmaxOp>(op))
       continue;
     for (Value result : op.getResults())
       if (isDifferentiable(result.getType()))

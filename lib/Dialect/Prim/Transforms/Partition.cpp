@@ -112,10 +112,13 @@ static int64_t bytesOf(Value v) {
 /// Whether the backward may recompute what `op` computes instead of having
 /// it saved: elementwise and shape ops, which read what they write, and
 /// counter-based random numbers, a function of the seed argument and the
-/// element's index (a dropout's mask is recomputed, not saved).
+/// element's index (a dropout's mask is recomputed, not saved). A window's
+/// argmax reads a window per point, and its narrow positions are cheap to
+/// save: max pooling's backward keeps them, as eager keeps its indices.
 static bool isCheapToRecompute(Operation *op) {
   return !isa<DotOp, ConvolutionOp, ConvolutionBackwardInputOp,
-              ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp>(op);
+              ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp,
+              WindowArgmaxOp>(op);
 }
 
 /// Moves each of `ops` right before its first user, last ops first: the

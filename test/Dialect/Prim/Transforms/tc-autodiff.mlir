@@ -215,3 +215,17 @@ func.func @convolution_weight_only(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf
   %0 = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// The window ops are each other's transpose: a scatter's gradient gathers
+// the cotangent at the same positions (max pooling's double backward). The
+// positions get no gradient.
+// CHECK-LABEL: func.func @window_scatter
+// CHECK-SAME: (%[[S:.*]]: tensor<1x4x4xf32>, %[[K:.*]]: tensor<1x4x4xi8>, %[[G:.*]]: tensor<1x8x8xf32> {fx.name = "cotangent_0"})
+// CHECK: %[[DS:.*]] = prim.window_gather %[[G]][%[[K]]], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x8x8xf32>, tensor<1x4x4xi8> -> tensor<1x4x4xf32>
+// CHECK: return %{{.*}}, %[[DS]]
+func.func @window_scatter(%s: tensor<1x4x4xf32> {tc.requires_grad}, %k: tensor<1x4x4xi8>) -> tensor<1x8x8xf32> {
+  %0 = prim.window_scatter %s[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x4x4xf32>, tensor<1x4x4xi8> -> tensor<1x8x8xf32>
+  return %0 : tensor<1x8x8xf32>
+}

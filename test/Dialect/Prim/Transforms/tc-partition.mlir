@@ -98,3 +98,22 @@ func.func @two_layers(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32> {tc.requires_
   %y = prim.dot %t, %w2, batch [] x [], contract [1] x [0] : tensor<8x32xf32>, tensor<32x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// Max pooling: the backward scatters the cotangent to the positions of the
+// maxima, which are saved (1 byte per window, the positions are not
+// recomputed from the 16x larger input); the input itself is not saved.
+// CHECK-LABEL: func.func @max_pool_forward
+// CHECK-SAME: -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi8>) attributes {tc.saved_bytes = 32 : i64}
+// CHECK: %[[K:.*]] = prim.window_argmax
+// CHECK: return %{{.*}}, %[[K]]
+// CHECK-LABEL: func.func @max_pool_backward
+// CHECK-SAME: (%[[K:.*]]: tensor<1x2x4x4xi8>, %[[G:.*]]: tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+// CHECK: %[[DX:.*]] = prim.window_scatter %[[G]][%[[K]]], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x2x4x4xf32>, tensor<1x2x4x4xi8> -> tensor<1x2x8x8xf32>
+// CHECK: return %[[DX]]
+func.func @max_pool(%x: tensor<1x2x8x8xf32> {tc.requires_grad}) -> tensor<1x2x4x4xf32> {
+  %k = prim.window_argmax %x, window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x2x8x8xf32> -> tensor<1x2x4x4xi8>
+  %y = prim.window_gather %x[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x2x8x8xf32>, tensor<1x2x4x4xi8> -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

@@ -527,4 +527,97 @@ def Prim_ConvolutionBackwardWeightOp
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Windows (max pooling)
+//===----------------------------------------------------------------------===//
+
+// The window ops see the trailing `window.size()` dimensions of the pooled
+// tensor as spatial: output point `o` reads, for each window position `k`
+// (a row-major index into `window`), the input point
+// `o * strides - padding + k_d * dilation` in each spatial dimension, and
+// leading dimensions one to one. Positions outside the input are padding:
+// they are never selected and receive no gradient. Result types are
+// explicit: PyTorch's ceil mode adds a last, partial window.
+class Prim_WindowOp<string mnemonic, list<Trait> traits = []>
+    : Prim_Op<mnemonic, !listconcat(traits, [Pure])> {
+  code windowAttributes = [{
+    `window` $window `,` `strides` $strides `,` `padding` $padding `,`
+    `dilation` $dilation
+  }];
+  let hasVerifier = 1;
+}
+
+def Prim_WindowArgmaxOp : Prim_WindowOp<"window_argmax"> {
+  let summary = "Position of each window's maximum";
+  let description = [{
+    The window position (row-major, `[0, prod(window))`) of each window's
+    first maximum, scanning in row-major order, as PyTorch's max pooling
+    picks it: a later element wins only if it is greater, or NaN. The
+    result is an integer tensor of the output's shape, narrow enough to
+    save cheaply for a backward pass (`i8` for windows of up to 127
+    positions).
+
+    ```mlir
+    %k = prim.window_argmax %x, window [3, 3], strides [2, 2],
+        padding [1, 1], dilation [1, 1]
+        : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xi8>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$window,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation);
+  let results = (outs RankedTensorOf<[I8, I16, I32, I64]>:$result);
+  let assemblyFormat = "$operand `,` " # windowAttributes #
+                       " attr-dict `:` type($operand) `->` type($result)";
+}
+
+def Prim_WindowGatherOp : Prim_WindowOp<"window_gather"> {
+  let summary = "Reads each window at a given position";
+  let description = [{
+    `result[o] = operand[window point of o at position positions[o]]`:
+    with the positions of `prim.window_argmax`, max pooling. A position
+    that names padding has no defined result.
+
+    ```mlir
+    %y = prim.window_gather %x[%k], window [3, 3], strides [2, 2],
+        padding [1, 1], dilation [1, 1]
+        : tensor<1x4x8x8xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand,
+                       RankedTensorOf<[I8, I16, I32, I64]>:$positions,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `[` $positions `]` `,` " # windowAttributes #
+                       " attr-dict `:` type($operand) `,` type($positions) "
+                       "`->` type($result)";
+}
+
+def Prim_WindowScatterOp : Prim_WindowOp<"window_scatter"> {
+  let summary = "Sums each window's value into the position it names";
+  let description = [{
+    The transpose of `prim.window_gather` (its gradient, max pooling's
+    backward): each input point of the result is the sum of `source` over
+    the windows whose `positions` name that point, zero where none does.
+    Kernels compute it point by point as a gather over the windows that
+    contain the point (no atomics), summing windows in row-major order, in
+    f32 for narrower floats.
+
+    ```mlir
+    %dx = prim.window_scatter %dy[%k], window [3, 3], strides [2, 2],
+        padding [1, 1], dilation [1, 1]
+        : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi8> -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$source,
+                       RankedTensorOf<[I8, I16, I32, I64]>:$positions,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$source `[` $positions `]` `,` " # windowAttributes #
+                       " attr-dict `:` type($source) `,` type($positions) "
+                       "`->` type($result)";
+}
+
 #endif // TC_DIALECT_PRIM_IR_PRIMOPS_TD

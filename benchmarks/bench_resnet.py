@@ -6,8 +6,10 @@ torchvision's layout) with SGD (lr 0.01) on one random batch: model and
 cross-entropy in one compiled function, `loss.backward()`, `opt.step()`.
 For each: the first step's time (Dynamo capture, the backend's cold compile
 with fresh caches, the first run), the median of the later steps (CUDA
-events on a GPU, wall time on the CPU), peak memory
-(`torch.cuda.max_memory_allocated` on a GPU) and the first loss, which must
+events on a GPU, wall time on the CPU; timed in rounds that take the
+backends in turn, `--rounds` of `--steps` each), peak memory
+(`torch.cuda.max_memory_allocated` over the first three steps on a GPU,
+less what the other backends' models hold) and the first loss, which must
 agree between backends (same weights, same batch). The floor is the step's
 FLOPs (3x the forward's convolutions and linear layer) at the rate a large
 matrix product reaches in this process. tc's row says whether tc compiled
@@ -121,46 +123,55 @@ def run(name, base, x, y, args, device):
         opt.step()
         return loss
 
+    # Peak memory is this backend's: what the earlier backends' models keep
+    # allocated is subtracted, and the shared part (base model, batch) is
+    # added back, as if it ran alone.
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
     _sync(device)
     start = time.perf_counter()
     first_loss = step().item()
     first = time.perf_counter() - start
-    times, host = [], []
-    for _ in range(args.steps):
+    for _ in range(2):  # the peak of a steady step, too
+        step()
+    _sync(device)
+    row = {"backend": name, "first_step_s": first, "first_loss": first_loss,
+           "peak_mib": ((torch.cuda.max_memory_allocated() - before
+                         + args.shared_bytes) / 2**20
+                        if device.type == "cuda" else None),
+           "times": [], "host": []}
+    if name == "tc":
+        row["tc_training_graphs"] = tc.counters["training_graphs"]
+        row["tc_kernels"] = tc.counters["kernels"]
+        row["tc_eager_ops"] = tc.counters["ops_eager"]
+        row["tc_aot_autograd_graphs"] = tc.counters["aten_aot_autograd"]
+    if args.profile and name in args.profile.split(","):
+        _profile(name, step, device)
+    if args.host_profile and name in args.host_profile.split(","):
+        _host_profile(name, step, device)
+    return row, step
+
+
+def time_steps(row, step, steps, device):
+    """Times `steps` steps into row["times"] (and the host's issue time into
+    row["host"] on a GPU)."""
+    for _ in range(steps):
         if device.type == "cuda":
             begin = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             begin.record()
             issue = time.perf_counter()
             step()
-            host.append((time.perf_counter() - issue) * 1e3)
+            row["host"].append((time.perf_counter() - issue) * 1e3)
             end.record()
             torch.cuda.synchronize()
-            times.append(begin.elapsed_time(end))
+            row["times"].append(begin.elapsed_time(end))
         else:
             start = time.perf_counter()
             step()
-            times.append((time.perf_counter() - start) * 1e3)
-    if args.profile and name in args.profile.split(","):
-        _profile(name, step, device)
-    if args.host_profile and name in args.host_profile.split(","):
-        _host_profile(name, step, device)
-    row = {"backend": name, "first_step_s": first,
-           "step_ms": statistics.median(times), "first_loss": first_loss,
-           # The host's time to issue a step's work (a GPU step slower than
-           # its kernels is bound by this).
-           "host_ms": statistics.median(host) if host else None,
-           "peak_mib": (torch.cuda.max_memory_allocated() / 2**20
-                        if device.type == "cuda" else None)}
-    if name == "tc":
-        row["tc_training_graphs"] = tc.counters["training_graphs"]
-        row["tc_kernels"] = tc.counters["kernels"]
-        row["tc_eager_ops"] = tc.counters["ops_eager"]
-        row["tc_aot_autograd_graphs"] = tc.counters["aten_aot_autograd"]
-    return row
+            row["times"].append((time.perf_counter() - start) * 1e3)
 
 
 def _profile(name, step, device):
@@ -232,7 +243,9 @@ def main():
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--size", type=int, default=224)
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=10,
+                        help="timed steps per backend in each round")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--autocast", choices=["none", "bf16"],
                         default="none")
     parser.add_argument("--backends", default="eager,inductor,tc")
@@ -256,10 +269,25 @@ def main():
                        else torch.float32)
     floor_ms = flops / rate * 1e3
 
-    rows = []
+    args.shared_bytes = (torch.cuda.memory_allocated()
+                         if device.type == "cuda" else 0)
+    rows, steps = [], []
     for name in args.backends.split(","):
-        rows.append(run(name, base, x, y, args, device))
-        print(rows[-1], flush=True)
+        row, step = run(name, base, x, y, args, device)
+        rows.append(row)
+        steps.append(step)
+    # Steps are timed in rounds that take the backends in turn, so that a
+    # slow spell of the machine falls on all of them alike.
+    for _ in range(args.rounds):
+        for row, step in zip(rows, steps):
+            time_steps(row, step, args.steps, device)
+    for row in rows:
+        times, host = row.pop("times"), row.pop("host")
+        row["step_ms"] = statistics.median(times)
+        # The host's time to issue a step's work (a GPU step slower than
+        # its kernels is bound by this).
+        row["host_ms"] = statistics.median(host) if host else None
+        print(row, flush=True)
 
     by_name = {r["backend"]: r for r in rows}
     print(f"\nResNet-18 training step, batch {args.batch}, {args.size}x"
@@ -293,6 +321,7 @@ def main():
     path = out / f"resnet-{device.type}{suffix}.json"
     path.write_text(json.dumps({
         "batch": args.batch, "size": args.size, "steps": args.steps,
+        "rounds": args.rounds,
         "autocast": args.autocast, "device": (
             torch.cuda.get_device_name() if device.type == "cuda"
             else "cpu"),

@@ -11,6 +11,7 @@
 #include "tc/Target/GPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Parallel.h"
 
 #include <chrono>
 #include <mutex>
@@ -32,6 +33,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUdeviceptr = unsigned long long;
+using CUdevice = int;
+constexpr int kAttributeComputeMajor = 75, kAttributeComputeMinor = 76;
 using CublasHandle = void *;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 constexpr int kCublasOpN = 0, kCublasOpT = 1, kCublasDefaultMath = 0;
@@ -65,6 +68,8 @@ struct Driver {
   CUresult (*getErrorString)(CUresult, const char **);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*ctxGetDevice)(CUdevice *);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
 
   /// The process's driver, or null with `error` set.
   static const Driver *get(std::string &error) {
@@ -86,17 +91,96 @@ struct Driver {
            bindSymbol(lib, "cuLaunchKernel", driver.launchKernel, loadError) &&
            bindSymbol(lib, "cuGetErrorString", driver.getErrorString, loadError) &&
            bindSymbol(lib, "cuMemAlloc_v2", driver.memAlloc, loadError) &&
-           bindSymbol(lib, "cuMemcpyHtoD_v2", driver.memcpyHtoD, loadError);
+           bindSymbol(lib, "cuMemcpyHtoD_v2", driver.memcpyHtoD, loadError) &&
+           bindSymbol(lib, "cuCtxGetDevice", driver.ctxGetDevice, loadError) &&
+           bindSymbol(lib, "cuDeviceGetAttribute", driver.deviceGetAttribute,
+                      loadError);
     });
     if (!ok)
       error = loadError;
     return ok ? &driver : nullptr;
   }
 
+  /// The current context's device as 10 * major + minor (90 for sm_90),
+  /// or 0 when the driver cannot say.
+  int computeCapability() const {
+    CUdevice device = 0;
+    int major = 0, minor = 0;
+    if (ctxGetDevice(&device) ||
+        deviceGetAttribute(&major, kAttributeComputeMajor, device) ||
+        deviceGetAttribute(&minor, kAttributeComputeMinor, device))
+      return 0;
+    return major * 10 + minor;
+  }
+
   std::string describe(CUresult result) const {
     const char *text = nullptr;
     getErrorString(result, &text);
     return text ? text : "CUDA error " + std::to_string(result);
+  }
+};
+
+/// nvJitLink (CUDA 12 and later; PyTorch's CUDA builds load it), which
+/// compiles PTX to a cubin in the calling thread, with no lock shared
+/// between calls: several objects compile at once.
+struct JitLink {
+  using Handle = struct nvJitLink *;
+  int (*create)(Handle *, uint32_t, const char **);
+  int (*destroy)(Handle *);
+  int (*addData)(Handle, int, const void *, size_t, const char *);
+  int (*complete)(Handle);
+  int (*cubinSize)(Handle, size_t *);
+  int (*cubin)(Handle, void *);
+  static constexpr int kInputPTX = 2;
+
+  /// The process's nvJitLink, or null.
+  static const JitLink *get() {
+    static std::once_flag once;
+    static JitLink jitLink;
+    static bool ok = false;
+    std::call_once(once, [] {
+      void *lib = openLibrary(
+          {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"});
+      std::string ignored;
+      ok = lib && bindSymbol(lib, "nvJitLinkCreate", jitLink.create, ignored) &&
+           bindSymbol(lib, "nvJitLinkDestroy", jitLink.destroy, ignored) &&
+           bindSymbol(lib, "nvJitLinkAddData", jitLink.addData, ignored) &&
+           bindSymbol(lib, "nvJitLinkComplete", jitLink.complete, ignored) &&
+           bindSymbol(lib, "nvJitLinkGetLinkedCubinSize", jitLink.cubinSize,
+                      ignored) &&
+           bindSymbol(lib, "nvJitLinkGetLinkedCubin", jitLink.cubin, ignored);
+    });
+    return ok ? &jitLink : nullptr;
+  }
+
+  /// `ptx` compiled for sm_<arch>; empty when nvJitLink fails (the
+  /// driver's JIT then compiles it, and reports what is wrong).
+  std::string compile(const std::string &ptx, int arch) const {
+    std::string option = "-arch=sm_" + std::to_string(arch);
+    const char *options[] = {option.c_str()};
+    Handle handle = nullptr;
+    if (create(&handle, 1, options))
+      return {};
+    std::string result;
+    size_t size = 0;
+    if (!addData(handle, kInputPTX, ptx.data(), ptx.size(), "tc") &&
+        !complete(handle) && !cubinSize(handle, &size)) {
+      result.resize(size);
+      if (cubin(handle, result.data()))
+        result.clear();
+    }
+    destroy(&handle);
+    return result;
+  }
+
+  /// Each of `ptx` compiled, in parallel.
+  std::vector<std::string> compileAll(ArrayRef<std::string> ptx,
+                                      int arch) const {
+    std::vector<std::string> cubins(ptx.size());
+    llvm::parallelFor(0, ptx.size(), [&](size_t index) {
+      cubins[index] = compile(ptx[index], arch);
+    });
+    return cubins;
   }
 };
 
@@ -228,10 +312,11 @@ struct CUDAExecutable::Impl {
   /// whether cublasLt cannot do it.
   mutable std::vector<std::shared_ptr<LtPlan>> ltPlans;
   mutable std::vector<char> ltUnavailable;
-  /// Per step: a convolution's cuDNN plan (made at compile time), and the
-  /// arena offset of the workspace all convolutions share.
+  /// Per step: a convolution's cuDNN plan (made at compile time) and the
+  /// arena offset of its workspace; the bytes the arena needs with them.
   std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
-  int64_t workspaceOffset = 0, workspaceBytes = 0;
+  SmallVector<int64_t> workspaceOffsets;
+  int64_t arenaBytes = 0;
 
   /// Plans every convolution of the program; false with `error` set when
   /// cuDNN cannot run one.
@@ -263,34 +348,56 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     return false;
   }
   const GPUProgram &p = *program;
-  if (!p.binary.empty()) {
-    // PTX is text the driver compiles (and caches); it wants a terminator.
-    // (Splitting it into modules loaded on several threads measured no
-    // faster on the H100: the driver compiles one at a time.)
-    std::string image = p.binary;
+  // PTX goes to cubins on several threads through nvJitLink where the
+  // process has it; the driver's JIT (which compiles one module at a time,
+  // and caches) takes the rest.
+  std::vector<std::string> cubins;
+  if (p.format == "isa" && p.binaries.size() > 1)
+    if (const JitLink *jitLink = JitLink::get())
+      if (int arch = driver.computeCapability())
+        cubins = jitLink->compileAll(p.binaries, arch);
+  std::vector<CUmodule> modules;
+  for (auto [index, object] : llvm::enumerate(p.binaries)) {
+    CUmodule module = nullptr;
+    // A cubin the driver refuses (an nvJitLink newer than the driver)
+    // leaves the PTX to the driver.
+    if (index < cubins.size() && !cubins[index].empty() &&
+        driver.moduleLoadDataEx(&module, cubins[index].data(), 0, nullptr,
+                                nullptr) == 0) {
+      modules.push_back(module);
+      continue;
+    }
+    std::string image = object;
     if (p.format == "isa")
-      image.push_back('\0');
+      image.push_back('\0'); // PTX is text the driver wants terminated
     char log[4096] = {0};
     int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
     void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
-    CUmodule module = nullptr;
     if (CUresult r = driver.moduleLoadDataEx(&module, image.data(), 2,
                                              options, values)) {
       error = "loading tc's kernels (" + p.format + ") failed: " +
               driver.describe(r) + (log[0] ? std::string(": ") + log : "");
       return false;
     }
-    for (const Step &step : p.steps) {
-      if (!step.launch || functions.count(step.launch->kernel))
-        continue;
-      CUfunction fn = nullptr;
-      if (CUresult r = driver.moduleGetFunction(&fn, module,
-                                                step.launch->kernel.c_str())) {
-        error = "kernel " + step.launch->kernel + ": " + driver.describe(r);
-        return false;
-      }
-      functions[step.launch->kernel] = fn;
+    modules.push_back(module);
+  }
+  for (const Step &step : p.steps) {
+    if (!step.launch || functions.count(step.launch->kernel))
+      continue;
+    // Each kernel is in one of the modules.
+    CUfunction fn = nullptr;
+    CUresult r = 0;
+    for (CUmodule module : modules)
+      if (!(r = driver.moduleGetFunction(&fn, module,
+                                         step.launch->kernel.c_str())))
+        break;
+    if (!fn) {
+      error = "kernel " + step.launch->kernel + ": " +
+              (modules.empty() ? std::string("no kernels were compiled")
+                               : driver.describe(r));
+      return false;
     }
+    functions[step.launch->kernel] = fn;
   }
   int64_t maxBiasRows = p.maxBiasRows;
   if (maxBiasRows) {
@@ -319,21 +426,40 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
                                             std::string &error) {
   const GPUProgram &p = *program;
   convPlans.resize(p.steps.size());
+  arenaBytes = p.arenaBytes;
   if (!p.hasConvolutions())
     return true;
-  size_t workspace = 0;
+  SmallVector<int64_t> workspace(p.steps.size(), 0);
   for (auto [index, step] : llvm::enumerate(p.steps)) {
     if (!step.conv)
       continue;
     convPlans[index] = CudnnConvolution::plan(*step.conv, allowTF32, error);
     if (!convPlans[index])
       return false;
-    workspace = std::max(workspace, convPlans[index]->workspaceBytes());
+    workspace[index] = static_cast<int64_t>(convPlans[index]->workspaceBytes());
   }
-  // The workspace follows the intermediates in the arena, which comes from
-  // PyTorch's allocator (and counts in its statistics).
-  workspaceOffset = llvm::alignTo(p.arenaBytes, 256);
-  workspaceBytes = static_cast<int64_t>(workspace);
+  // Each workspace goes where the arena (which comes from PyTorch's
+  // allocator and counts in its statistics) is free during its step.
+  workspaceOffsets = p.placeScratch(workspace, arenaBytes);
+  if (arenaBytes == p.arenaBytes)
+    return true;
+  // A convolution whose workspace would grow the arena takes the best
+  // algorithm whose workspace fits in the arena's free space at its step
+  // instead (where cuDNN has one): the arena is the graph's memory for the
+  // whole run, and one large workspace (an FFT engine's, 89 MB in the
+  // ResNet-18 backward) would otherwise add to the peak.
+  for (auto [index, step] : llvm::enumerate(p.steps)) {
+    if (!step.conv || workspaceOffsets[index] + workspace[index] <= p.arenaBytes)
+      continue;
+    int64_t room = p.largestFreeSpan(index);
+    std::string ignored;
+    if (auto smaller = CudnnConvolution::plan(*step.conv, allowTF32, ignored,
+                                              static_cast<size_t>(room))) {
+      workspace[index] = static_cast<int64_t>(smaller->workspaceBytes());
+      convPlans[index] = std::move(smaller);
+    }
+  }
+  workspaceOffsets = p.placeScratch(workspace, arenaBytes);
   return true;
 }
 
@@ -441,7 +567,8 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
   };
   auto conv = [&](const runtime::ConvCall &, size_t index,
                   ArrayRef<void *> ptrs) {
-    void *workspace = static_cast<char *>(args.back()) + workspaceOffset;
+    void *workspace =
+        static_cast<char *>(args.back()) + workspaceOffsets[index];
     return convPlans[index]->run(ptrs, workspace, cuStream, error);
   };
   return program->execute(args, launch, gemm, conv, error);
@@ -516,9 +643,7 @@ bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
   return impl->run(buffers, stream, error);
 }
 int64_t CUDAExecutable::arenaBytes() const {
-  if (impl->workspaceBytes)
-    return impl->workspaceOffset + impl->workspaceBytes;
-  return impl->program->arenaBytes;
+  return impl->arenaBytes;
 }
 int64_t CUDAExecutable::intermediateBytes() const {
   return impl->program->intermediateBytes;
@@ -537,7 +662,9 @@ int64_t CUDAExecutable::numConvolutionPlans() const {
 StringRef CUDAExecutable::binaryFormat() const {
   return impl->program->format;
 }
-StringRef CUDAExecutable::binary() const { return impl->program->binary; }
+ArrayRef<std::string> CUDAExecutable::binaries() const {
+  return impl->program->binaries;
+}
 const std::map<std::string, std::string> &CUDAExecutable::stageIR() const {
   return impl->program->stageIR;
 }

@@ -260,8 +260,9 @@ template <typename T> SmallVector<T> rowMajorStrides(ArrayRef<T> shape) {
 
 std::unique_ptr<CudnnConvolution>
 CudnnConvolution::plan(const runtime::ConvCall &call, bool allowTF32,
-                       std::string &error) {
-  std::unique_ptr<CudnnConvolution> conv(new CudnnConvolution(call));
+                       std::string &error, size_t workspaceLimit) {
+  std::unique_ptr<CudnnConvolution> conv(
+      new CudnnConvolution(call, workspaceLimit));
   if (!conv->planLegacy(allowTF32, error))
     return nullptr;
   conv->planGraph(allowTF32);
@@ -361,7 +362,7 @@ bool CudnnConvolution::planLegacy(bool allowTF32, std::string &error) {
       status = c->filterWorkspace(h, x, y, conv, w, perf[i].algo, &bytes);
       break;
     }
-    if (status == 0) {
+    if (status == 0 && bytes <= workspaceLimit) {
       algo = perf[i].algo;
       legacyWorkspace = bytes;
       return true;
@@ -549,7 +550,7 @@ bool CudnnConvolution::planGraph(bool allowTF32) {
           c->finalize(plan) == 0 &&
           c->getAttribute(plan, kPlanWorkspaceSize, kTypeInt64, 1, &n,
                           &workspace) == 0 &&
-          workspace >= 0) {
+          workspace >= 0 && static_cast<size_t>(workspace) <= workspaceLimit) {
         graphDescriptors.push_back(plan);
         executionPlan = plan;
         planWorkspace = static_cast<size_t>(workspace);

@@ -24,6 +24,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -32,9 +33,12 @@ namespace mlir::tc::gpu_runtime {
 class CudnnConvolution {
 public:
   /// Plans `call` for the current device; null with `error` set when cuDNN
-  /// cannot run it. `allowTF32`: f32 may run on TF32 tensor cores.
+  /// cannot run it. `allowTF32`: f32 may run on TF32 tensor cores. Only
+  /// algorithms and engines whose workspace is at most `workspaceLimit`
+  /// bytes are candidates.
   static std::unique_ptr<CudnnConvolution>
-  plan(const runtime::ConvCall &call, bool allowTF32, std::string &error);
+  plan(const runtime::ConvCall &call, bool allowTF32, std::string &error,
+       size_t workspaceLimit = SIZE_MAX);
 
   ~CudnnConvolution();
   CudnnConvolution(const CudnnConvolution &) = delete;
@@ -50,7 +54,8 @@ public:
            std::string &error) const;
 
 private:
-  CudnnConvolution(const runtime::ConvCall &call) : call(call) {}
+  CudnnConvolution(const runtime::ConvCall &call, size_t workspaceLimit)
+      : call(call), workspaceLimit(workspaceLimit) {}
   bool planLegacy(bool allowTF32, std::string &error);
   /// False (and no plan) where the graph API has no engine for the call.
   bool planGraph(bool allowTF32);
@@ -58,6 +63,7 @@ private:
                  std::string &error) const;
 
   runtime::ConvCall call;
+  size_t workspaceLimit;
 
   // The legacy API: tensor, filter and convolution descriptors, algorithm.
   void *x = nullptr, *y = nullptr, *w = nullptr, *conv = nullptr;

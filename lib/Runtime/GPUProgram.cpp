@@ -16,7 +16,9 @@
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -60,7 +62,11 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       continue;
     if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
       ids[buffer.getResult()] = buffers.size();
-      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
+      auto type = cast<MemRefType>(buffer.getType());
+      int64_t bytes =
+          type.getNumElements() *
+          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()), bytes});
       continue;
     }
     if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
@@ -119,10 +125,11 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       return module.emitError() << "the kernels were not serialized";
     return success();
   }
-  auto object = cast<gpu::ObjectAttr>(binaryOp.getObjects()[0]);
-  binary = object.getObject().getValue().str();
-  format = object.getFormat() == gpu::CompilationTarget::Assembly ? "isa"
-                                                                   : "bin";
+  for (auto object : binaryOp.getObjects().getAsRange<gpu::ObjectAttr>()) {
+    binaries.push_back(object.getObject().getValue().str());
+    format = object.getFormat() == gpu::CompilationTarget::Assembly ? "isa"
+                                                                     : "bin";
+  }
   return success();
 }
 
@@ -133,6 +140,73 @@ SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args) const {
     ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
                                      : arena + ref.offset);
   return ptrs;
+}
+
+/// The arena bytes ([begin, end), in order) that buffers live at `step`
+/// occupy: each arena buffer is live from the first step that uses it to
+/// the last (tc-plan-memory keeps buffers apart only while they are live).
+static SmallVector<std::pair<int64_t, int64_t>>
+occupiedAt(const GPUProgram &program, size_t step) {
+  SmallVector<int64_t> users;
+  auto used = [&](size_t index) {
+    users.clear();
+    const Step &s = program.steps[index];
+    if (s.launch)
+      llvm::append_range(users, s.launch->buffers);
+    if (s.gemm)
+      users.append({s.gemm->a, s.gemm->b, s.gemm->out, s.gemm->bias});
+    if (s.conv)
+      users.append({s.conv->input, s.conv->weight, s.conv->output});
+    return ArrayRef<int64_t>(users);
+  };
+  llvm::SmallBitVector before(program.buffers.size()),
+      after(program.buffers.size());
+  for (size_t index = 0; index < program.steps.size(); ++index)
+    for (int64_t id : used(index))
+      if (id >= 0)
+        (index <= step ? before : after).set(id);
+  SmallVector<std::pair<int64_t, int64_t>> taken;
+  for (auto [id, ref] : llvm::enumerate(program.buffers))
+    if (ref.argument < 0 && before.test(id) && after.test(id))
+      taken.push_back({ref.offset, ref.offset + ref.bytes});
+  // A buffer the step itself uses is live then, even if no other uses it.
+  for (int64_t id : used(step))
+    if (id >= 0 && program.buffers[id].argument < 0)
+      taken.push_back({program.buffers[id].offset,
+                       program.buffers[id].offset + program.buffers[id].bytes});
+  llvm::sort(taken);
+  return taken;
+}
+
+constexpr int64_t kScratchAlign = 256;
+
+SmallVector<int64_t> GPUProgram::placeScratch(ArrayRef<int64_t> bytes,
+                                              int64_t &arenaEnd) const {
+  arenaEnd = arenaBytes;
+  SmallVector<int64_t> offsets(steps.size(), 0);
+  for (auto [step, size] : llvm::enumerate(bytes)) {
+    if (size <= 0)
+      continue;
+    // The lowest gap that fits; past the last live buffer there is room.
+    int64_t offset = 0;
+    for (auto [begin, end] : occupiedAt(*this, step)) {
+      if (offset + size <= begin)
+        break;
+      offset = std::max<int64_t>(offset, llvm::alignTo(end, kScratchAlign));
+    }
+    offsets[step] = offset;
+    arenaEnd = std::max(arenaEnd, offset + size);
+  }
+  return offsets;
+}
+
+int64_t GPUProgram::largestFreeSpan(size_t step) const {
+  int64_t largest = 0, offset = 0;
+  for (auto [begin, end] : occupiedAt(*this, step)) {
+    largest = std::max(largest, begin - offset);
+    offset = std::max<int64_t>(offset, llvm::alignTo(end, kScratchAlign));
+  }
+  return std::max(largest, arenaBytes - offset);
 }
 
 static std::string printIR(ModuleOp module) {
@@ -166,7 +240,11 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     }
   }
   if (!taken) {
+    // All contexts share one pool of threads, on which the kernels'
+    // shards are serialized in parallel (never destroyed either).
+    static auto *threads = new llvm::DefaultThreadPool();
     taken = new MLIRContext(MLIRContext::Threading::DISABLED);
+    taken->setThreadPool(*threads);
     DialectRegistry registry;
     registerAllDialects(registry);
     taken->appendDialectRegistry(registry);

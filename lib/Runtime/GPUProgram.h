@@ -36,6 +36,7 @@ namespace mlir::tc::gpu_runtime {
 struct BufferRef {
   int64_t argument; // index into the run's buffers, or -1: in the arena
   int64_t offset;   // byte offset into the arena
+  int64_t bytes = 0; // size in the arena
 };
 
 struct Launch {
@@ -65,8 +66,11 @@ struct GPUProgram {
   /// The most rows of a GEMM with a bias (the runtimes keep that many ones
   /// on the device to broadcast biases with a rank-1 product).
   int64_t maxBiasRows = 0;
-  /// "bin" (cubin/hsaco) or "isa" (PTX/AMDGPU assembly), and the bytes.
-  std::string format, binary;
+  /// "bin" (cubin/hsaco) or "isa" (PTX/AMDGPU assembly), and the objects'
+  /// bytes: the kernels in one or more shards (tc-gpu-module-to-binary),
+  /// each kernel in exactly one.
+  std::string format;
+  std::vector<std::string> binaries;
   std::map<std::string, std::string> stageIR;
   /// Seconds each phase of the compile took: the stages ("prim", "kernel",
   /// "gpu", "schedule"), then what the runtime adds (loading the kernels,
@@ -88,6 +92,18 @@ struct GPUProgram {
   /// Each buffer's address for a run over `args` (arguments, then the
   /// arena).
   SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
+
+  /// Places each step's scratch memory (`bytes[step]`, 0 for none; a
+  /// library's workspace) in the arena: at the lowest offset (aligned to
+  /// 256) that no buffer the program uses at or around that step occupies,
+  /// so scratch of different steps shares the arena's free space instead of
+  /// a region of its own. Returns each step's offset, and sets `arenaEnd`
+  /// to the bytes the arena then needs (at least `arenaBytes`).
+  SmallVector<int64_t> placeScratch(ArrayRef<int64_t> bytes,
+                                    int64_t &arenaEnd) const;
+  /// The most contiguous bytes (aligned to 256) of the arena that no
+  /// buffer occupies at `step`.
+  int64_t largestFreeSpan(size_t step) const;
 
   /// Whether the host program calls a library convolution.
   bool hasConvolutions() const {

@@ -170,23 +170,32 @@ bool ROCmExecutable::Impl::load(const HIP &hip, std::string &error) const {
     return false;
   }
   const GPUProgram &p = *program;
-  if (!p.binary.empty()) {
+  std::vector<hipModule_t> modules;
+  for (const std::string &object : p.binaries) {
     hipModule_t module = nullptr;
-    if (hipError_t r = hip.moduleLoadData(&module, p.binary.data())) {
+    if (hipError_t r = hip.moduleLoadData(&module, object.data())) {
       error = "loading tc's kernels (hsaco) failed: " + hip.describe(r);
       return false;
     }
-    for (const Step &step : p.steps) {
-      if (!step.launch || functions.count(step.launch->kernel))
-        continue;
-      hipFunction_t fn = nullptr;
-      if (hipError_t r = hip.moduleGetFunction(&fn, module,
-                                               step.launch->kernel.c_str())) {
-        error = "kernel " + step.launch->kernel + ": " + hip.describe(r);
-        return false;
-      }
-      functions[step.launch->kernel] = fn;
+    modules.push_back(module);
+  }
+  for (const Step &step : p.steps) {
+    if (!step.launch || functions.count(step.launch->kernel))
+      continue;
+    // Each kernel is in one of the modules.
+    hipFunction_t fn = nullptr;
+    hipError_t r = hipSuccess;
+    for (hipModule_t module : modules)
+      if (!(r = hip.moduleGetFunction(&fn, module,
+                                      step.launch->kernel.c_str())))
+        break;
+    if (!fn) {
+      error = "kernel " + step.launch->kernel + ": " +
+              (modules.empty() ? std::string("no kernels were compiled")
+                               : hip.describe(r));
+      return false;
     }
+    functions[step.launch->kernel] = fn;
   }
   if (int64_t rows = p.maxBiasRows) {
     std::vector<double> onesF64(rows, 1.0);
@@ -327,7 +336,9 @@ int64_t ROCmExecutable::numKernels() const {
 int64_t ROCmExecutable::numBuffers() const {
   return impl->program->numArguments + 1;
 }
-StringRef ROCmExecutable::binary() const { return impl->program->binary; }
+ArrayRef<std::string> ROCmExecutable::binaries() const {
+  return impl->program->binaries;
+}
 const std::map<std::string, std::string> &ROCmExecutable::stageIR() const {
   return impl->program->stageIR;
 }

@@ -176,4 +176,42 @@ def NVVMDivFullPass : Pass<"tc-nvvm-div-full", "::mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GPUModuleToBinaryPass : Pass<"tc-gpu-module-to-binary", "ModuleOp"> {
+  let summary = "Serialize gpu.modules to binaries, in shards compiled in "
+                "parallel";
+  let description = [{
+    MLIR's `gpu-module-to-binary`, with each `gpu.module` first split into
+    at most `shards` copies that each keep a share of its kernels (kernel
+    `i` in shard `i % n`, at least `min-kernels-per-shard` kernels a shard:
+    below that a shard's own costs, the translation's setup and linking the
+    bitcode libraries, outweigh what another thread gains) and everything
+    else (declarations, globals). The shards are translated to LLVM IR,
+    optimized and serialized on the context's threads; the `gpu.binary`
+    that replaces the module holds one object per shard, in shard order,
+    all for the module's target. A training graph's backward has hundreds
+    of kernels whose LLVM codegen is otherwise one thread's work (1.6 s
+    of the ResNet-18 backward's compile on the H100 machine), and PTX in
+    several objects is what lets a runtime compile them in parallel too.
+    With `shards=1` the result is `gpu-module-to-binary`'s.
+
+    ```mlir
+    gpu.module @tc_kernels [#nvvm.target] { ... }  // 20 kernels
+    // tc-gpu-module-to-binary{format=isa shards=4}:
+    gpu.binary @tc_kernels [#gpu.object<#nvvm.target, "...">,  // kernels 0, 4, ...
+                            #gpu.object<#nvvm.target, "...">]  // kernels 1, 5, ...
+    ```
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", "\"\"",
+           "Toolkit path (ptxas for cubins, the ROCm root for hsaco)">,
+    Option<"format", "format", "std::string", "\"fatbin\"",
+           "What each object holds: bin, isa (assembly), fatbin, llvm "
+           "(offloading)">,
+    Option<"shards", "shards", "unsigned", "1",
+           "The most objects one gpu.module becomes">,
+    Option<"minKernelsPerShard", "min-kernels-per-shard", "unsigned", "8",
+           "The fewest kernels a shard holds">,
+  ];
+}
+
 #endif // TC_CONVERSION_PASSES_TD

@@ -55,8 +55,9 @@ public:
   int64_t numConvolutionPlans() const;
   /// "bin" (cubin) or "isa" (PTX).
   llvm::StringRef binaryFormat() const;
-  /// The kernels' binary (cubin bytes or PTX text).
-  llvm::StringRef binary() const;
+  /// The kernels' objects (cubin bytes or PTX text), one per shard of
+  /// tc-gpu-module-to-binary.
+  llvm::ArrayRef<std::string> binaries() const;
   /// IR after each stage ("prim", "kernel", "gpu", "schedule"), if kept.
   const std::map<std::string, std::string> &stageIR() const;
   /// Seconds per compile phase: "prim", "kernel", "gpu", "schedule" (the

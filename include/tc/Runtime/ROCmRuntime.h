@@ -53,8 +53,9 @@ public:
   int64_t intermediateBytes() const;
   int64_t numKernels() const;
   int64_t numBuffers() const;
-  /// The kernels' code object (an AMDGPU ELF).
-  llvm::StringRef binary() const;
+  /// The kernels' code objects (AMDGPU ELFs), one per shard of
+  /// tc-gpu-module-to-binary.
+  llvm::ArrayRef<std::string> binaries() const;
   /// IR after each stage ("prim", "kernel", "gpu", "schedule"), if kept.
   const std::map<std::string, std::string> &stageIR() const;
 

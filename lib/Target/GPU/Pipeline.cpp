@@ -51,13 +51,14 @@ static void buildBinaryPipeline(OpPassManager &pm,
   kernels.addPass(createSCFToControlFlowPass());
   toLLVM(kernels);
   // No canonicalization of the LLVM dialect here: LLVM's own -O3 pipeline
-  // (in gpu-module-to-binary) does that work, faster.
+  // (in tc-gpu-module-to-binary) does that work, faster.
   pm.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath =
+  tc::GPUModuleToBinaryPassOptions binary;
+  binary.format = options.format;
+  binary.toolkit =
       options.toolkit.empty() ? defaultToolkit.str() : options.toolkit.getValue();
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  binary.shards = options.shards;
+  pm.addPass(tc::createGPUModuleToBinaryPass(binary));
 }
 
 void mlir::tc::buildCUDABinaryPipeline(OpPassManager &pm,

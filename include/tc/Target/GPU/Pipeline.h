@@ -10,7 +10,7 @@
 // are the CPU pipeline's; then:
 //
 //   kernel --tc-lower-kernel-to-gpu--> gpu.func kernels (tc-gpu-kernels-pipeline)
-//          --convert-gpu-to-nvvm/rocdl, gpu-module-to-binary--> cubin/PTX or hsaco
+//          --convert-gpu-to-nvvm/rocdl, tc-gpu-module-to-binary--> cubin/PTX or hsaco
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +29,7 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "the target's default")};
   PassOptions::Option<std::string> format{
       *this, "format",
-      llvm::cl::desc("What gpu-module-to-binary emits: bin (cubin/hsaco), "
+      llvm::cl::desc("What tc-gpu-module-to-binary emits: bin (cubin/hsaco), "
                      "isa (PTX/AMDGPU assembly), llvm, fatbin"),
       llvm::cl::init("bin")};
   PassOptions::Option<std::string> toolkit{
@@ -40,6 +40,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "link",
       llvm::cl::desc("Bitcode libraries to link (libdevice.10.bc for CUDA); "
                      "empty for the configured default")};
+  PassOptions::Option<unsigned> shards{
+      *this, "shards",
+      llvm::cl::desc("The most objects the kernels are serialized into, "
+                     "each compiled on a thread of its own "
+                     "(tc-gpu-module-to-binary)"),
+      llvm::cl::init(16)};
   PassOptions::Option<int64_t> maxBlockSize{
       *this, "max-block-size",
       llvm::cl::desc("Largest thread block of a row-per-block kernel"),

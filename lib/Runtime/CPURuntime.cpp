@@ -88,9 +88,13 @@ public:
       ++generation;
     }
     wake.notify_all();
-    work();
+    int64_t doneHere = work(fn, n);
     std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] { return finished == total; });
+    finished += doneHere;
+    // Every worker that took this launch has left it before the next one
+    // can reset `next` (a late worker would otherwise claim the next
+    // launch's chunks with this one's function, gone by then).
+    done.wait(lock, [&] { return finished == total && active == 0; });
     task = nullptr;
   }
 
@@ -115,30 +119,39 @@ private:
   void loop() {
     uint64_t seen = 0;
     while (true) {
+      const std::function<void(int64_t)> *fn;
+      int64_t n;
       {
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [&] { return stop || generation != seen; });
         if (stop)
           return;
         seen = generation;
+        // A launch that already ended leaves nothing to take.
+        if (!task)
+          continue;
+        fn = task;
+        n = total;
+        ++active;
       }
-      work();
+      int64_t doneHere = work(*fn, n);
+      std::lock_guard<std::mutex> lock(mutex);
+      finished += doneHere;
+      --active;
+      if (finished == total && active == 0)
+        done.notify_all();
     }
   }
 
-  void work() {
-    int64_t done_here = 0;
-    const std::function<void(int64_t)> *fn = task;
-    for (int64_t i = next++; i < total; i = next++) {
-      (*fn)(i);
-      ++done_here;
+  /// Runs chunks of the current launch until none is left; returns how
+  /// many it ran.
+  int64_t work(const std::function<void(int64_t)> &fn, int64_t n) {
+    int64_t doneHere = 0;
+    for (int64_t i = next++; i < n; i = next++) {
+      fn(i);
+      ++doneHere;
     }
-    if (done_here) {
-      std::lock_guard<std::mutex> lock(mutex);
-      finished += done_here;
-      if (finished == total)
-        done.notify_all();
-    }
+    return doneHere;
   }
 
   std::vector<std::thread> workers;
@@ -146,7 +159,7 @@ private:
   std::condition_variable wake, done;
   const std::function<void(int64_t)> *task = nullptr;
   std::atomic<int64_t> next{0};
-  int64_t total = 0, finished = 0;
+  int64_t total = 0, finished = 0, active = 0;
   uint64_t generation = 0;
   bool stop = false;
 };

@@ -80,6 +80,26 @@ struct WindowGeometry {
   }
 };
 
+/// Per window dimension and offset there: a coordinate and whether it is
+/// valid.
+using WindowCoordinates = SmallVector<SmallVector<std::pair<Value, Value>>>;
+
+/// The point window position `k` names, after the indices `lead`, and
+/// whether its coordinates are all valid.
+static std::pair<SmallVector<Value>, Value>
+windowPoint(OpBuilder &b, Location loc, const WindowGeometry &g,
+            ArrayRef<Value> lead, const WindowCoordinates &coordinates,
+            int64_t k) {
+  SmallVector<Value> at(lead);
+  Value valid;
+  for (auto [d, offset] : llvm::enumerate(g.offsets(k))) {
+    auto [coordinate, ok] = coordinates[d][offset];
+    at.push_back(coordinate);
+    valid = valid ? arith::AndIOp::create(b, loc, valid, ok).getResult() : ok;
+  }
+  return {std::move(at), valid};
+}
+
 /// How many points of each windowed operand computing one point of `op`
 /// reads (1 for ops other than the window ops).
 static int64_t windowReads(Operation *op) {
@@ -1453,7 +1473,7 @@ FailureOr<Value> KernelBuilder::emitWindowArgmax(prim::WindowArgmaxOp op,
   size_t lead = idx.size() - g.window.size();
   // Per window dimension and offset: the input coordinate (clamped) and
   // whether it is inside the input.
-  SmallVector<SmallVector<std::pair<Value, Value>>> coordinates;
+  WindowCoordinates coordinates;
   for (size_t d = 0; d < g.window.size(); ++d) {
     coordinates.emplace_back();
     for (int64_t offset = 0; offset < g.window[d]; ++offset) {
@@ -1473,13 +1493,8 @@ FailureOr<Value> KernelBuilder::emitWindowArgmax(prim::WindowArgmaxOp op,
   Value best, bestPosition, found;
   Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   for (int64_t k = 0, e = g.positions(); k < e; ++k) {
-    SmallVector<Value> at(idx.take_front(lead));
-    Value valid;
-    for (auto [d, offset] : llvm::enumerate(g.offsets(k))) {
-      auto [i, ok] = coordinates[d][offset];
-      at.push_back(i);
-      valid = valid ? arith::AndIOp::create(b, loc, valid, ok).getResult() : ok;
-    }
+    auto [at, valid] =
+        windowPoint(b, loc, g, idx.take_front(lead), coordinates, k);
     FailureOr<Value> x = emit(op.getOperand(), at);
     if (failed(x))
       return failure();
@@ -1556,7 +1571,7 @@ FailureOr<Value> KernelBuilder::emitWindowScatter(prim::WindowScatterOp op,
   size_t lead = idx.size() - g.window.size();
   // Per window dimension and offset: the window coordinate (clamped) and
   // whether that window exists and holds the point at this offset.
-  SmallVector<SmallVector<std::pair<Value, Value>>> coordinates;
+  WindowCoordinates coordinates;
   for (size_t d = 0; d < g.window.size(); ++d) {
     coordinates.emplace_back();
     for (int64_t offset = 0; offset < g.window[d]; ++offset) {
@@ -1589,13 +1604,8 @@ FailureOr<Value> KernelBuilder::emitWindowScatter(prim::WindowScatterOp op,
                   : TypedAttr(b.getIntegerAttr(accumulator, 0)));
   Value sum = zero;
   for (int64_t k = g.positions(); k-- > 0;) {
-    SmallVector<Value> at(idx.take_front(lead));
-    Value valid;
-    for (auto [d, offset] : llvm::enumerate(g.offsets(k))) {
-      auto [o, ok] = coordinates[d][offset];
-      at.push_back(o);
-      valid = valid ? arith::AndIOp::create(b, loc, valid, ok).getResult() : ok;
-    }
+    auto [at, valid] =
+        windowPoint(b, loc, g, idx.take_front(lead), coordinates, k);
     FailureOr<Value> position = emit(op.getPositions(), at);
     FailureOr<Value> source = emit(op.getSource(), at);
     if (failed(position) || failed(source))

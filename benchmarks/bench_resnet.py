@@ -8,8 +8,8 @@ For each: the first step's time (Dynamo capture, the backend's cold compile
 with fresh caches, the first run), the median of the later steps (CUDA
 events on a GPU, wall time on the CPU; timed in rounds that take the
 backends in turn, `--rounds` of `--steps` each), peak memory
-(`torch.cuda.max_memory_allocated` over the first three steps on a GPU,
-less what the other backends' models hold) and the first loss, which must
+(`torch.cuda.max_memory_allocated` over the first 1 + `--steps` steps on
+a GPU, less what the other backends' models hold) and the first loss, which must
 agree between backends (same weights, same batch). The floor is the step's
 FLOPs (3x the forward's convolutions and linear layer) at the rate a large
 matrix product reaches in this process. tc's row says whether tc compiled
@@ -97,6 +97,13 @@ def matmul_rate(device, dtype) -> float:
 
 
 def run(name, base, x, y, args, device):
+    # Peak memory is this backend's: what the earlier backends' models keep
+    # allocated is subtracted, and the shared part (base model, batch) is
+    # added back, as if it ran alone.
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
     model = copy.deepcopy(base)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     autocast = args.autocast == "bf16"
@@ -123,18 +130,11 @@ def run(name, base, x, y, args, device):
         opt.step()
         return loss
 
-    # Peak memory is this backend's: what the earlier backends' models keep
-    # allocated is subtracted, and the shared part (base model, batch) is
-    # added back, as if it ran alone.
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
     _sync(device)
     start = time.perf_counter()
     first_loss = step().item()
     first = time.perf_counter() - start
-    for _ in range(2):  # the peak of a steady step, too
+    for _ in range(args.steps):  # the peak of steady steps, too
         step()
     _sync(device)
     row = {"backend": name, "first_step_s": first, "first_loss": first_loss,

@@ -313,14 +313,15 @@ struct CUDAExecutable::Impl {
   mutable std::vector<std::shared_ptr<LtPlan>> ltPlans;
   mutable std::vector<char> ltUnavailable;
   /// Per step: a convolution's cuDNN plan (made at compile time) and the
-  /// arena offset of its workspace; the bytes the arena needs with them.
+  /// arena offset of its workspace.
   std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
   SmallVector<int64_t> workspaceOffsets;
-  int64_t arenaBytes = 0;
 
-  /// Plans every convolution of the program; false with `error` set when
-  /// cuDNN cannot run one.
-  bool planConvolutions(bool allowTF32, std::string &error);
+  /// Plans every convolution of the program and places the arena's buffers
+  /// and workspaces (`fitWorkspaces`: see the pipeline option); false with
+  /// `error` set when cuDNN cannot run one.
+  bool planConvolutions(bool allowTF32, bool fitWorkspaces,
+                        std::string &error);
 
   bool load(const Driver &driver, std::string &error) const;
   /// Runs the bias GEMM of step `index` through cublasLt; false (nothing
@@ -423,12 +424,10 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
 }
 
 bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
+                                            bool fitWorkspaces,
                                             std::string &error) {
-  const GPUProgram &p = *program;
+  GPUProgram &p = *program;
   convPlans.resize(p.steps.size());
-  arenaBytes = p.arenaBytes;
-  if (!p.hasConvolutions())
-    return true;
   SmallVector<int64_t> workspace(p.steps.size(), 0);
   for (auto [index, step] : llvm::enumerate(p.steps)) {
     if (!step.conv)
@@ -438,28 +437,33 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
       return false;
     workspace[index] = static_cast<int64_t>(convPlans[index]->workspaceBytes());
   }
-  // Each workspace goes where the arena (which comes from PyTorch's
-  // allocator and counts in its statistics) is free during its step.
-  workspaceOffsets = p.placeScratch(workspace, arenaBytes);
-  if (arenaBytes == p.arenaBytes)
-    return true;
-  // A convolution whose workspace would grow the arena takes the best
-  // algorithm whose workspace fits in the arena's free space at its step
-  // instead (where cuDNN has one): the arena is the graph's memory for the
-  // whole run, and one large workspace (an FFT engine's, 89 MB in the
-  // ResNet-18 backward) would otherwise add to the peak.
-  for (auto [index, step] : llvm::enumerate(p.steps)) {
-    if (!step.conv || workspaceOffsets[index] + workspace[index] <= p.arenaBytes)
-      continue;
-    int64_t room = p.largestFreeSpan(index);
-    std::string ignored;
-    if (auto smaller = CudnnConvolution::plan(*step.conv, allowTF32, ignored,
-                                              static_cast<size_t>(room))) {
-      workspace[index] = static_cast<int64_t>(smaller->workspaceBytes());
-      convPlans[index] = std::move(smaller);
+  // The arena (which comes from PyTorch's allocator and counts in its
+  // statistics) holds each convolution's workspace during its step, placed
+  // with the buffers.
+  p.repackArena(SmallVector<int64_t>(p.steps.size(), 0));
+  int64_t buffersOnly = p.arenaBytes;
+  workspaceOffsets = p.repackArena(workspace);
+  if (fitWorkspaces && p.arenaBytes > buffersOnly) {
+    // A convolution whose workspace would need more than the arena the
+    // buffers need, beside the buffers live at its step, takes the best
+    // algorithm whose workspace fits (where cuDNN has one): the arena is
+    // the graph's memory for the whole run, and one large workspace (an
+    // FFT engine's, 89 MB in the ResNet-18 backward) would add to the peak.
+    SmallVector<int64_t> live = p.liveArenaBytes();
+    for (auto [index, step] : llvm::enumerate(p.steps)) {
+      int64_t room = buffersOnly - live[index];
+      if (!step.conv || workspace[index] <= room)
+        continue;
+      std::string ignored;
+      if (auto smaller = CudnnConvolution::plan(
+              *step.conv, allowTF32, ignored,
+              static_cast<size_t>(std::max<int64_t>(room, 0)))) {
+        workspace[index] = static_cast<int64_t>(smaller->workspaceBytes());
+        convPlans[index] = std::move(smaller);
+      }
     }
+    workspaceOffsets = p.repackArena(workspace);
   }
-  workspaceOffsets = p.placeScratch(workspace, arenaBytes);
   return true;
 }
 
@@ -612,7 +616,8 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
   };
   {
     std::string error;
-    if (!impl->planConvolutions(options->allowTF32, error)) {
+    if (!impl->planConvolutions(options->allowTF32, options->fitWorkspaces,
+                                error)) {
       diagnostics += "error: " + error + "\n";
       return nullptr;
     }
@@ -643,7 +648,7 @@ bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
   return impl->run(buffers, stream, error);
 }
 int64_t CUDAExecutable::arenaBytes() const {
-  return impl->arenaBytes;
+  return impl->program->arenaBytes;
 }
 int64_t CUDAExecutable::intermediateBytes() const {
   return impl->program->intermediateBytes;

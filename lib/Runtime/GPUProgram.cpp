@@ -16,13 +16,13 @@
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <mutex>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tc;
@@ -142,71 +142,106 @@ SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args) const {
   return ptrs;
 }
 
-/// The arena bytes ([begin, end), in order) that buffers live at `step`
-/// occupy: each arena buffer is live from the first step that uses it to
-/// the last (tc-plan-memory keeps buffers apart only while they are live).
-static SmallVector<std::pair<int64_t, int64_t>>
-occupiedAt(const GPUProgram &program, size_t step) {
-  SmallVector<int64_t> users;
-  auto used = [&](size_t index) {
-    users.clear();
-    const Step &s = program.steps[index];
-    if (s.launch)
-      llvm::append_range(users, s.launch->buffers);
-    if (s.gemm)
-      users.append({s.gemm->a, s.gemm->b, s.gemm->out, s.gemm->bias});
-    if (s.conv)
-      users.append({s.conv->input, s.conv->weight, s.conv->output});
-    return ArrayRef<int64_t>(users);
-  };
-  llvm::SmallBitVector before(program.buffers.size()),
-      after(program.buffers.size());
-  for (size_t index = 0; index < program.steps.size(); ++index)
-    for (int64_t id : used(index))
-      if (id >= 0)
-        (index <= step ? before : after).set(id);
-  SmallVector<std::pair<int64_t, int64_t>> taken;
-  for (auto [id, ref] : llvm::enumerate(program.buffers))
-    if (ref.argument < 0 && before.test(id) && after.test(id))
-      taken.push_back({ref.offset, ref.offset + ref.bytes});
-  // A buffer the step itself uses is live then, even if no other uses it.
-  for (int64_t id : used(step))
-    if (id >= 0 && program.buffers[id].argument < 0)
-      taken.push_back({program.buffers[id].offset,
-                       program.buffers[id].offset + program.buffers[id].bytes});
-  llvm::sort(taken);
-  return taken;
+/// The buffers step `step` reads or writes.
+static void usedBy(const Step &step, SmallVectorImpl<int64_t> &ids) {
+  ids.clear();
+  if (step.launch)
+    llvm::append_range(ids, step.launch->buffers);
+  if (step.gemm) {
+    ids.append({step.gemm->a, step.gemm->b, step.gemm->out});
+    if (step.gemm->bias >= 0)
+      ids.push_back(step.gemm->bias);
+  }
+  if (step.conv)
+    ids.append({step.conv->input, step.conv->weight, step.conv->output});
 }
 
-constexpr int64_t kScratchAlign = 256;
+namespace {
+/// The steps from the first that uses a buffer to the last: while its
+/// contents matter.
+struct LiveRange {
+  size_t first = SIZE_MAX, last = 0;
+  bool used() const { return first != SIZE_MAX; }
+  bool overlaps(const LiveRange &other) const {
+    return first <= other.last && other.first <= last;
+  }
+};
+} // namespace
 
-SmallVector<int64_t> GPUProgram::placeScratch(ArrayRef<int64_t> bytes,
-                                              int64_t &arenaEnd) const {
-  arenaEnd = arenaBytes;
-  SmallVector<int64_t> offsets(steps.size(), 0);
-  for (auto [step, size] : llvm::enumerate(bytes)) {
-    if (size <= 0)
-      continue;
-    // The lowest gap that fits; past the last live buffer there is room.
-    int64_t offset = 0;
-    for (auto [begin, end] : occupiedAt(*this, step)) {
-      if (offset + size <= begin)
-        break;
-      offset = std::max<int64_t>(offset, llvm::alignTo(end, kScratchAlign));
+static std::vector<LiveRange> liveRanges(const GPUProgram &program) {
+  std::vector<LiveRange> live(program.buffers.size());
+  SmallVector<int64_t> ids;
+  for (auto [index, step] : llvm::enumerate(program.steps)) {
+    usedBy(step, ids);
+    for (int64_t id : ids) {
+      live[id].first = std::min(live[id].first, index);
+      live[id].last = std::max(live[id].last, index);
     }
-    offsets[step] = offset;
-    arenaEnd = std::max(arenaEnd, offset + size);
+  }
+  return live;
+}
+
+SmallVector<int64_t> GPUProgram::liveArenaBytes() const {
+  std::vector<LiveRange> live = liveRanges(*this);
+  SmallVector<int64_t> bytes(steps.size() + 1, 0);
+  for (auto [id, ref] : llvm::enumerate(buffers))
+    if (ref.argument < 0 && live[id].used()) {
+      bytes[live[id].first] += ref.bytes;
+      bytes[live[id].last + 1] -= ref.bytes;
+    }
+  for (size_t i = 1; i < bytes.size(); ++i)
+    bytes[i] += bytes[i - 1];
+  bytes.pop_back();
+  return bytes;
+}
+
+SmallVector<int64_t> GPUProgram::repackArena(ArrayRef<int64_t> scratch) {
+  constexpr int64_t kAlign = 256;
+  struct Item {
+    int64_t bytes;
+    LiveRange live;
+    int64_t buffer; // or -1: the scratch of step live.first
+    int64_t offset = 0;
+  };
+  std::vector<LiveRange> live = liveRanges(*this);
+  std::vector<Item> items;
+  for (auto [id, ref] : llvm::enumerate(buffers))
+    if (ref.argument < 0 && live[id].used())
+      items.push_back({ref.bytes, live[id], static_cast<int64_t>(id)});
+  for (auto [step, bytes] : llvm::enumerate(scratch))
+    if (bytes > 0)
+      items.push_back({bytes, {step, step}, -1});
+  // Largest first, each at the lowest offset free during its live range
+  // (tc-plan-memory's rule, over the steps that use each buffer).
+  llvm::sort(items, [](const Item &a, const Item &b) {
+    return std::make_tuple(-a.bytes, a.live.first, a.buffer) <
+           std::make_tuple(-b.bytes, b.live.first, b.buffer);
+  });
+  arenaBytes = 0;
+  SmallVector<std::pair<int64_t, int64_t>> taken;
+  for (auto [index, item] : llvm::enumerate(items)) {
+    taken.clear();
+    for (const Item &other : ArrayRef<Item>(items).take_front(index))
+      if (other.live.overlaps(item.live))
+        taken.push_back({other.offset, other.offset + other.bytes});
+    llvm::sort(taken);
+    int64_t offset = 0;
+    for (auto [begin, end] : taken) {
+      if (offset + item.bytes <= begin)
+        break;
+      offset = std::max<int64_t>(offset, llvm::alignTo(end, kAlign));
+    }
+    item.offset = offset;
+    arenaBytes = std::max(arenaBytes, offset + item.bytes);
+  }
+  SmallVector<int64_t> offsets(steps.size(), 0);
+  for (const Item &item : items) {
+    if (item.buffer >= 0)
+      buffers[item.buffer].offset = item.offset;
+    else
+      offsets[item.live.first] = item.offset;
   }
   return offsets;
-}
-
-int64_t GPUProgram::largestFreeSpan(size_t step) const {
-  int64_t largest = 0, offset = 0;
-  for (auto [begin, end] : occupiedAt(*this, step)) {
-    largest = std::max(largest, begin - offset);
-    offset = std::max<int64_t>(offset, llvm::alignTo(end, kScratchAlign));
-  }
-  return std::max(largest, arenaBytes - offset);
 }
 
 static std::string printIR(ModuleOp module) {

@@ -93,17 +93,18 @@ struct GPUProgram {
   /// arena).
   SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
 
-  /// Places each step's scratch memory (`bytes[step]`, 0 for none; a
-  /// library's workspace) in the arena: at the lowest offset (aligned to
-  /// 256) that no buffer the program uses at or around that step occupies,
-  /// so scratch of different steps shares the arena's free space instead of
-  /// a region of its own. Returns each step's offset, and sets `arenaEnd`
-  /// to the bytes the arena then needs (at least `arenaBytes`).
-  SmallVector<int64_t> placeScratch(ArrayRef<int64_t> bytes,
-                                    int64_t &arenaEnd) const;
-  /// The most contiguous bytes (aligned to 256) of the arena that no
-  /// buffer occupies at `step`.
-  int64_t largestFreeSpan(size_t step) const;
+  /// The bytes of arena buffers live at each step: each buffer from the
+  /// first step that uses it to the last.
+  SmallVector<int64_t> liveArenaBytes() const;
+
+  /// Places the arena's buffers again, each live from the first step that
+  /// uses it to the last (tighter than tc-plan-memory's ranges, which start
+  /// at the allocation), together with `scratch[step]` bytes live at that
+  /// step alone (a library call's workspace; 0 for none): largest first,
+  /// each at the lowest offset, aligned to 256, that is free during its
+  /// range. Rewrites the buffers' offsets and `arenaBytes`; returns each
+  /// step's scratch offset.
+  SmallVector<int64_t> repackArena(ArrayRef<int64_t> scratch);
 
   /// Whether the host program calls a library convolution.
   bool hasConvolutions() const {

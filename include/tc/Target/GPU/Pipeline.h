@@ -74,6 +74,13 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Let f32 library convolutions use TF32 tensor cores, "
                      "as torch.backends.cudnn.allow_tf32 does for PyTorch's"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> fitWorkspaces{
+      *this, "fit-workspaces",
+      llvm::cl::desc("Library convolutions take the best algorithm whose "
+                     "workspace fits in the arena the buffers need; false: "
+                     "the best algorithm, the arena grows to hold its "
+                     "workspace"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> preciseDiv{
       *this, "precise-div",
       llvm::cl::desc("CUDA: keep IEEE f32 division (div.rn.f32) instead of "

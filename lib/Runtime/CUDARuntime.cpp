@@ -382,24 +382,13 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     }
     modules.push_back(module);
   }
-  for (const Step &step : p.steps) {
-    if (!step.launch || functions.count(step.launch->kernel))
-      continue;
-    // Each kernel is in one of the modules.
-    CUfunction fn = nullptr;
-    CUresult r = 0;
-    for (CUmodule module : modules)
-      if (!(r = driver.moduleGetFunction(&fn, module,
-                                         step.launch->kernel.c_str())))
-        break;
-    if (!fn) {
-      error = "kernel " + step.launch->kernel + ": " +
-              (modules.empty() ? std::string("no kernels were compiled")
-                               : driver.describe(r));
-      return false;
-    }
-    functions[step.launch->kernel] = fn;
-  }
+  if (!p.findKernels<CUmodule>(
+          modules,
+          [&](CUfunction &fn, CUmodule module, const char *name) {
+            return driver.moduleGetFunction(&fn, module, name);
+          },
+          [&](CUresult r) { return driver.describe(r); }, functions, error))
+    return false;
   int64_t maxBiasRows = p.maxBiasRows;
   if (maxBiasRows) {
     std::vector<double> hostOnes(maxBiasRows, 1.0);

@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <dlfcn.h>
@@ -105,6 +106,34 @@ struct GPUProgram {
   /// range. Rewrites the buffers' offsets and `arenaBytes`; returns each
   /// step's scratch offset.
   SmallVector<int64_t> repackArena(ArrayRef<int64_t> scratch);
+
+  /// Finds each launched kernel in `modules` (the objects' modules; each
+  /// kernel is in one) into `functions`: `lookup(function, module, name)`
+  /// returns the library's status, 0 when found, and `describe` words a
+  /// status. False with `error` set when a kernel is in none.
+  template <typename Module, typename Function, typename Lookup,
+            typename Describe>
+  bool findKernels(ArrayRef<Module> modules, Lookup lookup, Describe describe,
+                   llvm::StringMap<Function> &functions,
+                   std::string &error) const {
+    for (const Step &step : steps) {
+      if (!step.launch || functions.count(step.launch->kernel))
+        continue;
+      Function function = nullptr;
+      decltype(lookup(function, Module(), "")) status{};
+      for (Module module : modules)
+        if (!(status = lookup(function, module, step.launch->kernel.c_str())))
+          break;
+      if (!function) {
+        error = "kernel " + step.launch->kernel + ": " +
+                (modules.empty() ? std::string("no kernels were compiled")
+                                 : describe(status));
+        return false;
+      }
+      functions[step.launch->kernel] = function;
+    }
+    return true;
+  }
 
   /// Whether the host program calls a library convolution.
   bool hasConvolutions() const {

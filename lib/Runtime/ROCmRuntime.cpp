@@ -179,24 +179,13 @@ bool ROCmExecutable::Impl::load(const HIP &hip, std::string &error) const {
     }
     modules.push_back(module);
   }
-  for (const Step &step : p.steps) {
-    if (!step.launch || functions.count(step.launch->kernel))
-      continue;
-    // Each kernel is in one of the modules.
-    hipFunction_t fn = nullptr;
-    hipError_t r = hipSuccess;
-    for (hipModule_t module : modules)
-      if (!(r = hip.moduleGetFunction(&fn, module,
-                                      step.launch->kernel.c_str())))
-        break;
-    if (!fn) {
-      error = "kernel " + step.launch->kernel + ": " +
-              (modules.empty() ? std::string("no kernels were compiled")
-                               : hip.describe(r));
-      return false;
-    }
-    functions[step.launch->kernel] = fn;
-  }
+  if (!p.findKernels<hipModule_t>(
+          modules,
+          [&](hipFunction_t &fn, hipModule_t module, const char *name) {
+            return hip.moduleGetFunction(&fn, module, name);
+          },
+          [&](hipError_t r) { return hip.describe(r); }, functions, error))
+    return false;
   if (int64_t rows = p.maxBiasRows) {
     std::vector<double> onesF64(rows, 1.0);
     std::vector<float> onesF32(rows, 1.0f);

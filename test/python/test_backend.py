@@ -370,3 +370,32 @@ def test_max_pool_indices_and_ties(fresh_tc, dtype):
     (got[0] * cotangent).nansum().backward()
     (want[0] * cotangent).nansum().backward()
     torch.testing.assert_close(got_x.grad, want_x.grad, equal_nan=True)
+
+
+def test_fullgraph_names_the_graph_break(fresh_tc):
+    """fullgraph=True is torch.compile's: a graph break is an error that
+    names it, before tc sees a graph; without it, each side of the break is
+    a tc graph with eager's results."""
+    def f(x):
+        y = torch.sin(x) * 2
+        torch._dynamo.graph_break()
+        return torch.relu(y) + x
+
+    x = torch.randn(8, 16)
+    with pytest.raises(Exception, match="graph_break"):
+        torch.compile(f, backend="tc", fullgraph=True)(x)
+    assert tc.counters["graphs_compiled"] == 0
+
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(f, backend="tc")(x), f(x))
+    assert tc.counters["graphs_compiled"] == 2
+    assert tc.counters["ops_eager"] == 0
+
+    # A graph without breaks compiles whole under fullgraph=True.
+    torch._dynamo.reset()
+    tc.reset_counters()
+    g = torch.compile(lambda x: torch.relu(torch.sin(x) * 2) + x,
+                      backend="tc", fullgraph=True)
+    torch.testing.assert_close(g(x), torch.relu(torch.sin(x) * 2) + x)
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["ops_eager"] == 0

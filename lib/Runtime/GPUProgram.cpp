@@ -12,6 +12,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Kernel/Transforms/ArenaPlacement.h"
 #include "tc/InitAll.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
@@ -22,7 +23,6 @@
 
 #include <chrono>
 #include <mutex>
-#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tc;
@@ -162,9 +162,6 @@ namespace {
 struct LiveRange {
   size_t first = SIZE_MAX, last = 0;
   bool used() const { return first != SIZE_MAX; }
-  bool overlaps(const LiveRange &other) const {
-    return first <= other.last && other.first <= last;
-  }
 };
 } // namespace
 
@@ -196,50 +193,28 @@ SmallVector<int64_t> GPUProgram::liveArenaBytes() const {
 }
 
 SmallVector<int64_t> GPUProgram::repackArena(ArrayRef<int64_t> scratch) {
-  constexpr int64_t kAlign = 256;
-  struct Item {
-    int64_t bytes;
-    LiveRange live;
-    int64_t buffer; // or -1: the scratch of step live.first
-    int64_t offset = 0;
-  };
+  // The arena's buffers that some step uses, then the steps' scratch.
   std::vector<LiveRange> live = liveRanges(*this);
-  std::vector<Item> items;
+  SmallVector<kernel::LiveBlock> blocks;
+  SmallVector<int64_t> owners; // buffer id, or -1 - step for scratch
   for (auto [id, ref] : llvm::enumerate(buffers))
-    if (ref.argument < 0 && live[id].used())
-      items.push_back({ref.bytes, live[id], static_cast<int64_t>(id)});
-  for (auto [step, bytes] : llvm::enumerate(scratch))
-    if (bytes > 0)
-      items.push_back({bytes, {step, step}, -1});
-  // Largest first, each at the lowest offset free during its live range
-  // (tc-plan-memory's rule, over the steps that use each buffer).
-  llvm::sort(items, [](const Item &a, const Item &b) {
-    return std::make_tuple(-a.bytes, a.live.first, a.buffer) <
-           std::make_tuple(-b.bytes, b.live.first, b.buffer);
-  });
-  arenaBytes = 0;
-  SmallVector<std::pair<int64_t, int64_t>> taken;
-  for (auto [index, item] : llvm::enumerate(items)) {
-    taken.clear();
-    for (const Item &other : ArrayRef<Item>(items).take_front(index))
-      if (other.live.overlaps(item.live))
-        taken.push_back({other.offset, other.offset + other.bytes});
-    llvm::sort(taken);
-    int64_t offset = 0;
-    for (auto [begin, end] : taken) {
-      if (offset + item.bytes <= begin)
-        break;
-      offset = std::max<int64_t>(offset, llvm::alignTo(end, kAlign));
+    if (ref.argument < 0 && live[id].used()) {
+      blocks.push_back({ref.bytes, live[id].first, live[id].last});
+      owners.push_back(static_cast<int64_t>(id));
     }
-    item.offset = offset;
-    arenaBytes = std::max(arenaBytes, offset + item.bytes);
-  }
+  for (auto [step, bytes] : llvm::enumerate(scratch))
+    if (bytes > 0) {
+      blocks.push_back({bytes, step, step});
+      owners.push_back(-1 - static_cast<int64_t>(step));
+    }
+  SmallVector<int64_t> placed =
+      kernel::placeLiveBlocks(blocks, /*alignment=*/256, arenaBytes);
   SmallVector<int64_t> offsets(steps.size(), 0);
-  for (const Item &item : items) {
-    if (item.buffer >= 0)
-      buffers[item.buffer].offset = item.offset;
+  for (auto [owner, offset] : llvm::zip_equal(owners, placed)) {
+    if (owner >= 0)
+      buffers[owner].offset = offset;
     else
-      offsets[item.live.first] = item.offset;
+      offsets[-1 - owner] = offset;
   }
   return offsets;
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
+#include "tc/Dialect/Kernel/Transforms/ArenaPlacement.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -69,31 +70,16 @@ struct PlanMemoryPass
     }
 
     // Largest first, each at the lowest offset free during its live range.
-    SmallVector<Interval *> order;
-    for (Interval &interval : intervals)
-      order.push_back(&interval);
-    llvm::sort(order, [](Interval *a, Interval *b) {
-      return a->bytes != b->bytes ? a->bytes > b->bytes : a->begin < b->begin;
-    });
-    int64_t arenaBytes = 0, intermediateBytes = 0;
-    SmallVector<Interval *> placed;
-    for (Interval *interval : order) {
-      intermediateBytes += interval->bytes;
-      SmallVector<std::pair<int64_t, int64_t>> busy;
-      for (Interval *other : placed)
-        if (other->begin <= interval->end && interval->begin <= other->end)
-          busy.push_back({other->offset, other->offset + other->bytes});
-      llvm::sort(busy);
-      int64_t offset = 0;
-      for (auto [start, end] : busy) {
-        if (offset + interval->bytes <= start)
-          break;
-        offset = std::max<int64_t>(offset, llvm::alignTo(end, alignment));
-      }
-      interval->offset = offset;
-      arenaBytes = std::max(arenaBytes, offset + interval->bytes);
-      placed.push_back(interval);
+    SmallVector<LiveBlock> blocks;
+    int64_t intermediateBytes = 0;
+    for (Interval &interval : intervals) {
+      blocks.push_back({interval.bytes, interval.begin, interval.end});
+      intermediateBytes += interval.bytes;
     }
+    int64_t arenaBytes = 0;
+    for (auto [interval, offset] : llvm::zip_equal(
+             intervals, placeLiveBlocks(blocks, alignment, arenaBytes)))
+      interval.offset = offset;
 
     OpBuilder b = OpBuilder::atBlockBegin(&block);
     Builder builder(schedule.getContext());

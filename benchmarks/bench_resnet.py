@@ -311,6 +311,13 @@ def main():
               f"tc, {r['tc_kernels']} kernels, {r['tc_eager_ops']} ops in "
               f"eager, {r['tc_aot_autograd_graphs']} graph(s) through "
               "AOTAutograd")
+        import tc.compiler
+        r["tc_graph_replays"] = sum(
+            getattr(native, "graph_replays", 0)
+            for native in tc.compiler._cache.values())
+        steps = args.rounds * args.steps + args.steps + 1
+        print(f"tc: {r['tc_graph_replays']} runs of a forward or backward "
+              f"replayed a CUDA graph, in {steps} steps")
     losses = [r["first_loss"] for r in rows]
     spread = max(losses) - min(losses)
     print(f"first losses agree to {spread:.2e}")

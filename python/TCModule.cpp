@@ -109,6 +109,10 @@ NB_MODULE(_tc, m) {
                      }
                      return phases;
                    })
+      .def_prop_ro("graph_replays",
+                   [](Executable &e) {
+                     return tcExecutableGraphReplays(e.exe);
+                   })
       .def_prop_ro("from_cache",
                    [](Executable &e) {
                      return tcExecutableFromCache(e.exe) != 0;

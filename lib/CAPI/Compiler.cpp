@@ -161,6 +161,9 @@ double tcExecutableCompileSeconds(TcExecutableRef exe, const char *phase) {
   auto it = seconds.find(phase);
   return it == seconds.end() ? -1 : it->second;
 }
+int64_t tcExecutableGraphReplays(TcExecutableRef exe) {
+  return exe->cuda ? exe->cuda->graphReplays() : 0;
+}
 int tcExecutableFromCache(TcExecutableRef exe) {
   return exe->cpu && exe->cpu->fromCache() ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include "llvm/Support/Parallel.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -32,11 +33,15 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 using CUdeviceptr = unsigned long long;
 using CUdevice = int;
 constexpr int kAttributeComputeMajor = 75, kAttributeComputeMinor = 76;
 using CublasHandle = void *;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kCaptureModeThreadLocal = 1;
 constexpr int kCublasOpN = 0, kCublasOpT = 1, kCublasDefaultMath = 0;
 // cublasLt: descriptor attributes, epilogue, compute and data types.
 using LtHandle = void *;
@@ -70,6 +75,22 @@ struct Driver {
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*ctxGetDevice)(CUdevice *);
   CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  // CUDA graphs (null where the driver lacks them: no replay).
+  CUresult (*streamCreate)(CUstream *, unsigned) = nullptr;
+  CUresult (*streamBeginCapture)(CUstream, int) = nullptr;
+  CUresult (*streamEndCapture)(CUstream, CUgraph *) = nullptr;
+  CUresult (*graphInstantiate)(CUgraphExec *, CUgraph,
+                               unsigned long long) = nullptr;
+  CUresult (*graphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*graphDestroy)(CUgraph) = nullptr;
+  CUresult (*graphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*streamDestroy)(CUstream) = nullptr;
+
+  bool hasGraphs() const {
+    return streamCreate && streamBeginCapture && streamEndCapture &&
+           graphInstantiate && graphLaunch && graphDestroy &&
+           graphExecDestroy && streamDestroy;
+  }
 
   /// The process's driver, or null with `error` set.
   static const Driver *get(std::string &error) {
@@ -95,6 +116,21 @@ struct Driver {
            bindSymbol(lib, "cuCtxGetDevice", driver.ctxGetDevice, loadError) &&
            bindSymbol(lib, "cuDeviceGetAttribute", driver.deviceGetAttribute,
                       loadError);
+      std::string optional;
+      if (!bindSymbol(lib, "cuStreamCreate", driver.streamCreate, optional) ||
+          !bindSymbol(lib, "cuStreamBeginCapture_v2", driver.streamBeginCapture,
+                      optional) ||
+          !bindSymbol(lib, "cuStreamEndCapture", driver.streamEndCapture,
+                      optional) ||
+          !bindSymbol(lib, "cuGraphInstantiateWithFlags",
+                      driver.graphInstantiate, optional) ||
+          !bindSymbol(lib, "cuGraphLaunch", driver.graphLaunch, optional) ||
+          !bindSymbol(lib, "cuGraphDestroy", driver.graphDestroy, optional) ||
+          !bindSymbol(lib, "cuGraphExecDestroy", driver.graphExecDestroy,
+                      optional) ||
+          !bindSymbol(lib, "cuStreamDestroy_v2", driver.streamDestroy,
+                      optional))
+        driver.streamCreate = nullptr;
     });
     if (!ok)
       error = loadError;
@@ -323,7 +359,44 @@ struct CUDAExecutable::Impl {
   bool planConvolutions(bool allowTF32, bool fitWorkspaces,
                         std::string &error);
 
+  /// Replay of the launch sequence as a CUDA graph. Issuing a graph's
+  /// hundreds of launches and library calls one by one can cost the host
+  /// more than the GPU takes to run them (a ResNet-18 training step: ~500
+  /// launches and ~60 cuDNN calls), so once a call passes the same buffers
+  /// as an earlier call (tc's Python side keeps the arena and the outputs
+  /// at a few stable addresses: tc/compiler.py, _OutputPool), the sequence
+  /// is captured into a CUDA graph, and later calls with those buffers
+  /// launch the graph: one call, the same kernels and library calls on the
+  /// same addresses in the same stream order, reading memory when they
+  /// run. Buffers seen once run the sequence directly; a few graphs are
+  /// kept (outputs alternate between their pool's tensors), the least
+  /// recently used replaced. A sequence that cannot be captured (a library
+  /// call that refuses capture) is never tried again. TC_CUDA_GRAPHS=0
+  /// turns replay off.
+  struct CapturedGraph {
+    std::vector<void *> args;
+    CUgraphExec exec = nullptr;
+    uint64_t lastUse = 0;
+  };
+  static constexpr size_t kMaxGraphs = 4, kArgsHistory = 8;
+  mutable std::mutex graphMutex;
+  mutable std::vector<CapturedGraph> graphs;
+  /// The buffers of the latest direct runs, oldest first.
+  mutable std::vector<std::vector<void *>> recentArgs;
+  mutable CUstream captureStream = nullptr;
+  mutable bool graphsOff = false;
+  mutable uint64_t runs = 0;
+  mutable int64_t replays = 0;
+
+  ~Impl();
   bool load(const Driver &driver, std::string &error) const;
+  /// Issues the launch sequence on `stream`, one launch or library call at
+  /// a time.
+  bool issue(const Driver &driver, ArrayRef<void *> args, CUstream stream,
+             std::string &error) const;
+  /// Captures the sequence for `args` into a graph of `graphs`; null
+  /// (nothing run, no error) when it cannot be captured.
+  CUgraphExec capture(const Driver &driver, ArrayRef<void *> args) const;
   /// Runs the bias GEMM of step `index` through cublasLt; false (nothing
   /// done) when cublasLt cannot, and the caller takes the cuBLAS path.
   bool runLt(const Gemm &g, size_t index, ArrayRef<void *> ptrs,
@@ -513,6 +586,23 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index,
                     kLtWorkspaceBytes, stream) == 0;
 }
 
+static bool graphsDisabledByEnvironment() {
+  const char *value = std::getenv("TC_CUDA_GRAPHS");
+  return value && std::string(value) == "0";
+}
+
+CUDAExecutable::Impl::~Impl() {
+  std::string ignored;
+  const Driver *driver =
+      graphs.empty() && !captureStream ? nullptr : Driver::get(ignored);
+  if (!driver)
+    return;
+  for (CapturedGraph &graph : graphs)
+    driver->graphExecDestroy(graph.exec);
+  if (captureStream)
+    driver->streamDestroy(captureStream);
+}
+
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
                                std::string &error) const {
   const Driver *driver = Driver::get(error);
@@ -524,6 +614,83 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
       return false;
   }
   auto cuStream = static_cast<CUstream>(stream);
+  static const bool disabled = graphsDisabledByEnvironment();
+  if (disabled || !driver->hasGraphs())
+    return issue(*driver, args, cuStream, error);
+  std::lock_guard<std::mutex> lock(graphMutex);
+  if (graphsOff)
+    return issue(*driver, args, cuStream, error);
+  ++runs;
+  auto launchGraph = [&](CUgraphExec exec) {
+    if (CUresult r = driver->graphLaunch(exec, cuStream)) {
+      error = "launching the CUDA graph: " + driver->describe(r);
+      return false;
+    }
+    return true;
+  };
+  for (CapturedGraph &graph : graphs) {
+    if (ArrayRef<void *>(graph.args) != args)
+      continue;
+    graph.lastUse = runs;
+    ++replays;
+    return launchGraph(graph.exec);
+  }
+  auto seen = llvm::find_if(recentArgs, [&](const std::vector<void *> &a) {
+    return ArrayRef<void *>(a) == args;
+  });
+  if (seen == recentArgs.end()) {
+    if (recentArgs.size() == kArgsHistory)
+      recentArgs.erase(recentArgs.begin());
+    recentArgs.emplace_back(args.begin(), args.end());
+    return issue(*driver, args, cuStream, error);
+  }
+  recentArgs.erase(seen);
+  CUgraphExec exec = capture(*driver, args);
+  if (!exec) {
+    graphsOff = true;
+    return issue(*driver, args, cuStream, error);
+  }
+  return launchGraph(exec);
+}
+
+CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
+                                          ArrayRef<void *> args) const {
+  if (!captureStream &&
+      driver.streamCreate(&captureStream, kStreamNonBlocking) != 0) {
+    captureStream = nullptr;
+    return nullptr;
+  }
+  // Thread-local capture: other threads (PyTorch's allocator, say) are not
+  // affected, and a call of this thread that is not capturable fails the
+  // capture instead of running.
+  if (driver.streamBeginCapture(captureStream, kCaptureModeThreadLocal))
+    return nullptr;
+  std::string ignored;
+  bool issued = issue(driver, args, captureStream, ignored);
+  CUgraph graph = nullptr;
+  CUresult ended = driver.streamEndCapture(captureStream, &graph);
+  CUgraphExec exec = nullptr;
+  bool ok = issued && ended == 0 && graph &&
+            driver.graphInstantiate(&exec, graph, 0) == 0 && exec;
+  if (graph)
+    driver.graphDestroy(graph);
+  if (!ok)
+    return nullptr;
+  if (graphs.size() == kMaxGraphs) {
+    auto oldest = llvm::min_element(graphs, [](const CapturedGraph &a,
+                                               const CapturedGraph &b) {
+      return a.lastUse < b.lastUse;
+    });
+    driver.graphExecDestroy(oldest->exec);
+    graphs.erase(oldest);
+  }
+  graphs.push_back({std::vector<void *>(args.begin(), args.end()), exec, runs});
+  return exec;
+}
+
+bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
+                                 CUstream cuStream, std::string &error) const {
+  const Driver *driver = &drv;
   auto launch = [&](const Launch &launch, void **params) {
     CUresult r = driver->launchKernel(
         functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1, 1,
@@ -635,6 +802,10 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
 bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
                          std::string &error) const {
   return impl->run(buffers, stream, error);
+}
+int64_t CUDAExecutable::graphReplays() const {
+  std::lock_guard<std::mutex> lock(impl->graphMutex);
+  return impl->replays;
 }
 int64_t CUDAExecutable::arenaBytes() const {
   return impl->program->arenaBytes;

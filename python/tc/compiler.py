@@ -156,9 +156,10 @@ _failures: dict[str, str] = {}
 
 
 def clear_cache() -> None:
-    """Drops the in-memory cache of compiled graphs."""
+    """Drops the in-memory cache of compiled graphs and the GPU arenas."""
     _cache.clear()
     _failures.clear()
+    _arenas.clear()
 
 
 # Free native objects before the interpreter tears the extension down.
@@ -486,6 +487,81 @@ def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
     return functools.reduce(getattr, target.split("."), root)
 
 
+# ============================================================================
+# Stable buffers for CUDA graph replay
+# ============================================================================
+#
+# The CUDA runtime replays a graph's launch sequence as a CUDA graph once a
+# call passes the same buffers as an earlier call (CUDAExecutable::run).
+# PyTorch's caching allocator rarely hands a training step the same
+# addresses twice, so what tc allocates itself is kept at stable addresses:
+# the arena is one block per device and stream, shared by every graph run
+# on that stream (runs on one stream never overlap), and each output comes
+# from a small pool of the graph's own (_OutputPool), a tensor of which is
+# handed out again once nothing else uses it. TC_CUDA_GRAPHS=0 turns both
+# off, with the replay.
+
+_MAX_SHARED_ARENAS = 8
+_arenas: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def cuda_graphs_enabled() -> bool:
+    """Whether CUDA graphs replay launch sequences (TC_CUDA_GRAPHS != 0)."""
+    return os.environ.get("TC_CUDA_GRAPHS", "1") != "0"
+
+
+def _shared_arena(index: int, stream: int, nbytes: int) -> torch.Tensor | None:
+    """The arena block of device `index` and `stream`, at least `nbytes`
+    long (grown, and then at a new address, when a graph needs more); None
+    when too many streams have one already."""
+    key = (index, stream)
+    arena = _arenas.get(key)
+    if arena is None and len(_arenas) >= _MAX_SHARED_ARENAS:
+        return None
+    if arena is None or arena.numel() < nbytes:
+        # The old block goes back to the caching allocator first (in stream
+        # order: the runs that used it are queued before any new user), so
+        # that growing never holds both.
+        _arenas.pop(key, None)
+        del arena
+        arena = torch.empty(nbytes, dtype=torch.uint8,
+                            device=torch.device("cuda", index))
+        _arenas[key] = arena
+    return arena
+
+
+def _storage_uses(tensor: torch.Tensor) -> int:
+    return torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+
+
+class _OutputPool:
+    """Up to `capacity` tensors per output of a CUDA graph, each handed out
+    again (as a new alias) once no tensor but the pool's own uses its
+    memory: a steady loop gets each output at one of a few addresses. An
+    output whose tensors are all held elsewhere gets a fresh one."""
+
+    capacity = 2
+
+    def __init__(self, specs: Sequence[tuple[torch.Size, torch.dtype, Any]],
+                 device: torch.device):
+        self.device = device
+        # Per output: [(tensor, its storage's use count in the pool)].
+        self.blocks: list[list[tuple[torch.Tensor, int]]] = [
+            [] for _ in specs]
+
+    def take(self, index: int, size: torch.Size,
+             dtype: torch.dtype) -> torch.Tensor:
+        blocks = self.blocks[index]
+        for tensor, baseline in blocks:
+            if _storage_uses(tensor) == baseline:
+                return tensor.detach()
+        tensor = torch.empty(size, dtype=dtype, device=self.device)
+        if len(blocks) < self.capacity:
+            blocks.append((tensor, _storage_uses(tensor)))
+            return tensor.detach()
+        return tensor
+
+
 class CompiledFunction:
     """A graph compiled by tc, callable with the graph's inputs."""
 
@@ -512,6 +588,15 @@ class CompiledFunction:
                              imported.outputs_alias_inputs)]
         self._cuda = device.type == "cuda"
         self._index = device.index
+        self._graphs = (self._cuda and torch.version.hip is None
+                        and cuda_graphs_enabled())
+        self._pool = (_OutputPool(self._outputs, device) if self._graphs
+                      else None)
+
+    @property
+    def graph_replays(self) -> int:
+        """Calls that replayed a captured CUDA graph (0 off CUDA)."""
+        return int(getattr(self.native, "graph_replays", 0))
 
     @property
     def stage_ir(self) -> dict[str, str]:
@@ -566,35 +651,55 @@ class CompiledFunction:
             inputs.append(tensor)
             pointers.append(pointer)
 
+        pool = self._pool
         outputs = []
-        for size, dtype, alias in self._outputs:
+        for i, (size, dtype, alias) in enumerate(self._outputs):
             if alias is not None:
                 outputs.append(given[alias])
                 pointers.append(pointers[alias])
-            else:
-                out = torch.empty(size, dtype=dtype, device=device)
-                outputs.append(out)
-                pointers.append(out.data_ptr())
-        # The arena comes from PyTorch's allocator (its caching allocator on
-        # a GPU), like any intermediate of an eager program.
-        arena = (torch.empty(self.arena_bytes, dtype=torch.uint8,
-                             device=device)
-                 if self.arena_bytes > 0 else None)
-        pointers.append(arena.data_ptr() if arena is not None else 0)
+                continue
+            out = (pool.take(i, size, dtype) if pool is not None
+                   else torch.empty(size, dtype=dtype, device=device))
+            outputs.append(out)
+            pointers.append(out.data_ptr())
         if cuda:
             index = self._index
             if index is None or torch.cuda.current_device() == index:
-                self.native.run(pointers, _raw_stream(index))
+                self._run_cuda(pointers, index)
             else:
                 with torch.cuda.device(device):
-                    self.native.run(pointers, _raw_stream(index))
+                    self._run_cuda(pointers, index)
         else:
+            # The arena comes from PyTorch's allocator, like any
+            # intermediate of an eager program.
+            arena = (torch.empty(self.arena_bytes, dtype=torch.uint8)
+                     if self.arena_bytes > 0 else None)
+            pointers.append(arena.data_ptr() if arena is not None else 0)
             self.native.run(pointers)
         if imported.output_structure == "single":
             return outputs[0]
         if imported.output_structure == "list":
             return outputs
         return tuple(outputs)
+
+
+    def _run_cuda(self, pointers: list[int], index: int | None) -> None:
+        """Runs on the current stream of the current device (the graph's)
+        with the arena appended to `pointers`."""
+        stream = _raw_stream(index)
+        arena = None
+        if self.arena_bytes > 0:
+            if self._graphs:
+                arena = _shared_arena(
+                    torch.cuda.current_device() if index is None else index,
+                    stream, self.arena_bytes)
+            if arena is None:
+                # From PyTorch's caching allocator, like any intermediate
+                # of an eager program.
+                arena = torch.empty(self.arena_bytes, dtype=torch.uint8,
+                                    device=self.device)
+        pointers.append(arena.data_ptr() if arena is not None else 0)
+        self.native.run(pointers, stream)
 
 
 def _raw_stream(index: int | None) -> int:

@@ -42,7 +42,9 @@ public:
   /// in the calling thread's current CUDA context. `buffers` holds device
   /// pointers: inputs, outputs, then the arena (arenaBytes() long, 256-byte
   /// aligned). Returns false and sets `error` (naming the failing kernel
-  /// or library call) on failure.
+  /// or library call) on failure. Once a run passes the same buffers as a
+  /// recent run, the launch sequence is captured as a CUDA graph and later
+  /// runs with those buffers launch the graph (TC_CUDA_GRAPHS=0: never).
   bool run(llvm::ArrayRef<void *> buffers, void *stream,
            std::string &error) const;
 
@@ -53,6 +55,9 @@ public:
   /// How many convolutions run on cuDNN execution plans (the rest take
   /// cuDNN's legacy calls).
   int64_t numConvolutionPlans() const;
+  /// How many runs launched the captured CUDA graph instead of issuing the
+  /// launch sequence (see run()).
+  int64_t graphReplays() const;
   /// "bin" (cubin) or "isa" (PTX).
   llvm::StringRef binaryFormat() const;
   /// The kernels' objects (cubin bytes or PTX text), one per shard of

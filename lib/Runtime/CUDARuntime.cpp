@@ -85,11 +85,12 @@ struct Driver {
   CUresult (*graphDestroy)(CUgraph) = nullptr;
   CUresult (*graphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*streamDestroy)(CUstream) = nullptr;
+  CUresult (*streamIsCapturing)(CUstream, int *) = nullptr;
 
   bool hasGraphs() const {
     return streamCreate && streamBeginCapture && streamEndCapture &&
            graphInstantiate && graphLaunch && graphDestroy &&
-           graphExecDestroy && streamDestroy;
+           graphExecDestroy && streamDestroy && streamIsCapturing;
   }
 
   /// The process's driver, or null with `error` set.
@@ -129,6 +130,8 @@ struct Driver {
           !bindSymbol(lib, "cuGraphExecDestroy", driver.graphExecDestroy,
                       optional) ||
           !bindSymbol(lib, "cuStreamDestroy_v2", driver.streamDestroy,
+                      optional) ||
+          !bindSymbol(lib, "cuStreamIsCapturing", driver.streamIsCapturing,
                       optional))
         driver.streamCreate = nullptr;
     });
@@ -616,6 +619,11 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
   auto cuStream = static_cast<CUstream>(stream);
   static const bool disabled = graphsDisabledByEnvironment();
   if (disabled || !driver->hasGraphs())
+    return issue(*driver, args, cuStream, error);
+  // Inside the caller's own capture (torch.cuda.graph) the launches go
+  // into the caller's graph, one by one.
+  int capturing = 0;
+  if (driver->streamIsCapturing(cuStream, &capturing) || capturing)
     return issue(*driver, args, cuStream, error);
   std::lock_guard<std::mutex> lock(graphMutex);
   if (graphsOff)

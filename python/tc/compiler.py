@@ -652,6 +652,8 @@ class CompiledFunction:
             pointers.append(pointer)
 
         pool = self._pool
+        if pool is not None and torch.cuda.is_current_stream_capturing():
+            pool = None
         outputs = []
         for i, (size, dtype, alias) in enumerate(self._outputs):
             if alias is not None:
@@ -689,7 +691,9 @@ class CompiledFunction:
         stream = _raw_stream(index)
         arena = None
         if self.arena_bytes > 0:
-            if self._graphs:
+            # Inside the caller's own capture (torch.cuda.graph) the arena
+            # comes from the capture's pool, like its other memory.
+            if self._graphs and not torch.cuda.is_current_stream_capturing():
                 arena = _shared_arena(
                     torch.cuda.current_device() if index is None else index,
                     stream, self.arena_bytes)

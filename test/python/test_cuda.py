@@ -482,3 +482,34 @@ def test_cuda_graph_replay_in_training(fresh_tc):
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5, msg=name)
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
+
+
+@cuda
+def test_cuda_graph_inside_the_callers_capture(fresh_tc):
+    """A compiled graph called inside the caller's own torch.cuda.graph
+    capture issues its launches into that graph (tc neither captures nor
+    replays a graph of its own there, nor hands out its pooled memory):
+    replaying the caller's graph gives eager's results for new input
+    values."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(16, 8).cuda()
+
+    def f(x):
+        return torch.softmax(torch.relu(linear(x)), dim=-1) * 2.0
+
+    compiled = torch.compile(f, backend="tc")
+    x = torch.randn(4, 16, device="cuda")
+    with torch.no_grad():
+        for _ in range(3):  # compiled, planned and replayed by tc
+            close(compiled(x), f(x))
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream), torch.cuda.graph(graph):
+            out = compiled(x)
+        torch.cuda.current_stream().wait_stream(stream)
+        for _ in range(2):
+            x.copy_(torch.randn_like(x))
+            graph.replay()
+            close(out, f(x))
+    assert tc.counters["graphs_compiled"] == 1

@@ -55,9 +55,11 @@ SUPPORTED_OPS: set[str] = {
     "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
     "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
     "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
-    "aten::flatten.using_ints", "aten::slice.Tensor", "aten::cat",
+    "aten::flatten.using_ints", "aten::slice.Tensor", "aten::select.int",
+    "aten::cat",
     "aten::constant_pad_nd",
     "aten::clone", "aten::_to_copy", "aten::alias", "aten::lift_fresh_copy",
+    "aten::copy",
     # Reductions and normalizations.
     "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
     "aten::amax", "aten::amin", "aten::mean.dim", "aten::sum",
@@ -70,7 +72,8 @@ SUPPORTED_OPS: set[str] = {
     # Max pooling: values, indices, and the gradient by tc-autodiff.
     "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices",
     # Factories.
-    "aten::full", "aten::scalar_tensor",
+    "aten::full", "aten::scalar_tensor", "aten::arange",
+    "aten::arange.start", "aten::arange.start_step",
     # Random numbers (counter-based, from a seed the graph takes) and
     # dropout.
     "aten::rand", "aten::native_dropout",

@@ -729,6 +729,13 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   if (target == "aten::_to_copy" || target == "aten::clone" ||
       target == "aten::alias" || target == "aten::lift_fresh_copy")
     return one(coerce(operands[0], resultType()));
+  // The functional form of `self.copy_(src)`: src, broadcast to self's
+  // shape, in self's dtype.
+  if (target == "aten::copy") {
+    if (operands.size() != 2)
+      return fail("expected self and src");
+    return one(coerce(operands[1], resultType()));
+  }
 
   // Shape ops: the result type says what PyTorch computed.
   if (target == "aten::view" || target == "aten::_unsafe_view" ||
@@ -772,6 +779,28 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                                      strides)
                    .getResult());
   }
+  if (target == "aten::select.int") {
+    RankedTensorType type = typeOf(operands[0]);
+    int64_t rank = type.getRank();
+    if (rank == 0)
+      return fail("select of a 0-d tensor");
+    int64_t dim = normalizeDim(intArg("dim", 0), rank);
+    int64_t size = type.getDimSize(dim);
+    int64_t index = intArg("index", 0);
+    if (index < 0)
+      index += size;
+    if (index < 0 || index >= size)
+      return fail("index " + Twine(intArg("index", 0)) +
+                  " is out of range for dimension " + Twine(dim) +
+                  " of size " + Twine(size));
+    SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
+        strides(rank, 1);
+    starts[dim] = index;
+    limits[dim] = index + 1;
+    Value row = prim::SliceOp::create(b, loc, operands[0], starts, limits,
+                                      strides);
+    return one(reshapeToResult(row));
+  }
   if (target == "aten::cat") {
     RankedTensorType type = resultType();
     SmallVector<Value> inputs;
@@ -783,6 +812,25 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
 
   // Creation.
+  if (target == "aten::arange" || target == "aten::arange.start" ||
+      target == "aten::arange.start_step") {
+    // start + i * step, computed in f64 (eager's accumulation type for
+    // floating-point ranges; exact for the integer ones tc supports), then
+    // converted to the result's dtype.
+    RankedTensorType type = resultType();
+    if (type.getRank() != 1)
+      return fail("expected a 1-d result");
+    double start = target == "aten::arange" ? 0 : floatArg("start", 0);
+    double step = floatArg("step", 1);
+    auto f64 = RankedTensorType::get(type.getShape(), b.getF64Type());
+    Value index = prim::IotaOp::create(b, loc, type.getShape(), 0,
+                                       b.getI64Type());
+    Value value = prim::ConvertOp::create(b, loc, index,
+                                          TypeAttr::get(b.getF64Type()));
+    value = prim::MulOp::create(b, loc, value, splat(f64, step));
+    value = prim::AddOp::create(b, loc, value, splat(f64, start));
+    return one(convert(value, type.getElementType()));
+  }
   if (target == "aten::full" || target == "aten::scalar_tensor") {
     StringRef valueName = target == "aten::full" ? "fill_value" : "s";
     return one(splat(resultType(), floatArg(valueName, 0)));

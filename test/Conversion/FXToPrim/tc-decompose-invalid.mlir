@@ -71,3 +71,11 @@ fx.graph @bad_mm(%a: tensor<4x5xf32>, %b: tensor<6x7xf32>) -> tensor<4x7xf32> {
   %0 = fx.call_function "aten::mm"(%a, %b) : (tensor<4x5xf32>, tensor<6x7xf32>) -> tensor<4x7xf32>
   fx.output %0 : tensor<4x7xf32>
 }
+
+// -----
+
+fx.graph @select_out_of_range(%x: tensor<3x5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::select.int': index 3 is out of range for dimension 0 of size 3}}
+  %0 = fx.call_function "aten::select.int"(%x) {args = {dim = 0 : i64, index = 3 : i64}} : (tensor<3x5xf32>) -> tensor<5xf32>
+  fx.output %0 : tensor<5xf32>
+}

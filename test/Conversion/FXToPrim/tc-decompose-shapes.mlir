@@ -35,3 +35,40 @@ fx.graph @slice_negative(%x: tensor<10xf32>) -> tensor<4xf32> {
   %0 = fx.call_function "aten::slice.Tensor"(%x) {args = {dim = 0 : i64, start = -4 : i64}} : (tensor<10xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+// select: the one-row slice at the (negative) index, reshaped to drop the
+// dimension.
+// CHECK-LABEL: func.func @select_negative
+// CHECK: %[[ROW:.*]] = prim.slice %arg0, start [0, 4], limit [3, 5], strides [1, 1] : tensor<3x5xf32>
+// CHECK: prim.reshape %[[ROW]], shape [3] : tensor<3x1xf32>
+fx.graph @select_negative(%x: tensor<3x5xf32>) -> tensor<3xf32> {
+  %0 = fx.call_function "aten::select.int"(%x) {args = {dim = 1 : i64, index = -1 : i64}} : (tensor<3x5xf32>) -> tensor<3xf32>
+  fx.output %0 : tensor<3xf32>
+}
+
+// -----
+
+// arange: start + i * step in f64, then the result's dtype.
+// CHECK-LABEL: func.func @arange_start_step
+// CHECK: %[[I:.*]] = prim.iota shape [3], dim 0 : i64
+// CHECK: %[[F:.*]] = prim.convert %[[I]] to f64 : tensor<3xi64>
+// CHECK: %[[S:.*]] = prim.mul %[[F]], %{{.*}} : tensor<3xf64>
+// CHECK: %[[V:.*]] = prim.add %[[S]], %{{.*}} : tensor<3xf64>
+// CHECK: prim.convert %[[V]] to i64 : tensor<3xf64>
+fx.graph @arange_start_step() -> tensor<3xi64> {
+  %0 = fx.call_function "aten::arange.start_step"() {args = {start = 2 : i64, end = 11 : i64, step = 3 : i64}} : () -> tensor<3xi64>
+  fx.output %0 : tensor<3xi64>
+}
+
+// -----
+
+// copy: src broadcast to self's shape in self's dtype.
+// CHECK-LABEL: func.func @copy
+// CHECK: %[[C:.*]] = prim.convert %arg1 to f32 : tensor<4xf64>
+// CHECK: prim.broadcast_in_dim %[[C]], shape [3, 4], dims [1] : tensor<4xf32>
+fx.graph @copy(%self: tensor<3x4xf32>, %src: tensor<4xf64>) -> tensor<3x4xf32> {
+  %0 = fx.call_function "aten::copy"(%self, %src) : (tensor<3x4xf32>, tensor<4xf64>) -> tensor<3x4xf32>
+  fx.output %0 : tensor<3x4xf32>
+}

@@ -1,0 +1,284 @@
+"""PyTorch's semantics through backend="tc", case by case, against eager.
+
+Each case runs a small function compiled by tc and in eager on random
+inputs, and compares values, dtypes, shapes and (where the user sees them)
+strides, and that inputs the function mutates end as eager leaves them.
+`compiled` says whether tc must compile the whole graph (no op left to
+eager) or may leave parts to eager: either way the results must be eager's.
+"""
+
+import pytest
+import torch
+
+import tc
+
+pytestmark = pytest.mark.requires_native
+
+
+def run_both(fn, *args, compiled="all"):
+    """Runs `fn` eagerly and through tc on copies of `args`; returns both
+    results and both argument lists (after any mutation)."""
+    eager_args = [a.clone() if isinstance(a, torch.Tensor) else a
+                  for a in args]
+    tc_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    # Keep non-contiguous inputs non-contiguous in the copies.
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor) and not a.is_contiguous():
+            eager_args[i] = torch.empty_strided(a.shape, a.stride(),
+                                                dtype=a.dtype).copy_(a)
+            tc_args[i] = torch.empty_strided(a.shape, a.stride(),
+                                             dtype=a.dtype).copy_(a)
+    expected = fn(*eager_args)
+    got = torch.compile(fn, backend="tc")(*tc_args)
+    if compiled == "all":
+        assert tc.counters["graphs_compiled"] >= 1, "tc compiled nothing"
+        assert tc.counters["ops_eager"] == 0, "an op was left to eager"
+        assert tc.counters["fallback_graphs"] == 0
+    return got, expected, tc_args, eager_args
+
+
+def same(got, expected, rtol=1e-5, atol=1e-6, strides=False):
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e, rtol, atol, strides)
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert got == expected
+        return
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    torch.testing.assert_close(got, expected, rtol=rtol, atol=atol,
+                               equal_nan=True)
+    if strides:
+        assert got.stride() == expected.stride(), (got.stride(),
+                                                    expected.stride())
+
+
+# -- type promotion and scalars -------------------------------------------
+
+@pytest.mark.parametrize("a_dtype,b_dtype", [
+    (torch.int64, torch.float32), (torch.int32, torch.int64),
+    (torch.bool, torch.int64), (torch.bool, torch.float32),
+    (torch.bfloat16, torch.float32), (torch.float16, torch.bfloat16),
+    (torch.uint8, torch.int8), (torch.float32, torch.float64),
+])
+def test_binary_promotion(fresh_tc, a_dtype, b_dtype):
+    def make(dtype):
+        if dtype == torch.bool:
+            return torch.rand(3, 4) > 0.5
+        if dtype.is_floating_point:
+            return torch.randn(3, 4).to(dtype)
+        return torch.randint(-20, 20, (3, 4)).to(dtype) if dtype != \
+            torch.uint8 else torch.randint(0, 40, (3, 4), dtype=dtype)
+
+    def f(a, b):
+        return a + b, a * b, torch.maximum(a.to(b.dtype), b) if \
+            b.dtype != torch.bool else a
+
+    # uint8 and int8 are not tc dtypes: such graphs run in eager.
+    supported = torch.uint8 not in (a_dtype, b_dtype)
+    got, expected, *_ = run_both(f, make(a_dtype), make(b_dtype),
+                                 compiled="all" if supported else "any")
+    same(got, expected, rtol=1e-2, atol=1e-2)
+
+
+def test_python_scalars_do_not_promote_tensors(fresh_tc):
+    """A Python float with a float16 tensor stays float16; a Python float
+    with an integer tensor gives the default float dtype; a Python int
+    with an int32 tensor stays int32."""
+    def f(h, i, j):
+        return h * 2.5 + 1, i * 0.5, j + 7, j * 3, i / 4
+
+    h = torch.randn(5).half()
+    i = torch.randint(-9, 9, (5,))
+    j = torch.randint(-9, 9, (5,), dtype=torch.int32)
+    got, expected, *_ = run_both(f, h, i, j)
+    same(got, expected, rtol=1e-3, atol=1e-3)
+
+
+def test_zero_dim_tensors_promote_like_scalars(fresh_tc):
+    """A 0-d tensor takes part in promotion only by category: float16
+    tensor + float32 0-d stays float16; int tensor + float 0-d is float."""
+    def f(h, s, i):
+        return h + s, i * s, h * i.sum()
+
+    h = torch.randn(4, 3).half()
+    s = torch.tensor(1.75)
+    i = torch.randint(-5, 5, (4, 3))
+    got, expected, *_ = run_both(f, h, s, i)
+    same(got, expected, rtol=1e-3, atol=1e-3)
+
+
+# -- broadcasting -----------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [
+    ((3, 1, 5), (4, 1)), ((1,), (2, 3, 4)), ((2, 1, 1, 3), (1, 4, 5, 1)),
+    ((), (3, 2)), ((6, 1), (6, 6)),
+])
+def test_broadcasting(fresh_tc, shapes):
+    def f(a, b):
+        return torch.where(a > b, a - b, a * b + 1)
+
+    a, b = (torch.randn(s) for s in shapes)
+    got, expected, *_ = run_both(f, a, b)
+    same(got, expected)
+
+
+# -- empty tensors ----------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 2)])
+def test_empty_tensors(fresh_tc, shape):
+    """Empty inputs give empty outputs of eager's shapes, and reductions
+    over empty dimensions give the operation's identity."""
+    def f(x):
+        return (x * 2 + 1).relu(), x.sum(-1), x.sum(), x.amax(-1) \
+            if x.shape[-1] else x.sum(0)
+
+    got, expected, *_ = run_both(f, torch.randn(shape), compiled="any")
+    same(got, expected)
+
+
+# -- NaN and infinity ---------------------------------------------------------
+
+def test_nan_and_inf_propagate(fresh_tc):
+    def f(x, y):
+        return (torch.maximum(x, y), torch.minimum(x, y), x.amax(-1),
+                x.amin(-1), torch.clamp(x, -1, 1), torch.relu(x), x.sum(-1),
+                torch.softmax(x, -1), x / y, torch.exp(x), torch.log(y))
+
+    x = torch.randn(4, 6)
+    x[0, 1] = float("nan")
+    x[1, 2] = float("inf")
+    x[2, 3] = -float("inf")
+    y = torch.randn(4, 6)
+    y[3, 0] = float("nan")
+    y[1, 1] = 0.0
+    y[2, 2] = -0.0
+    got, expected, *_ = run_both(f, x, y)
+    same(got, expected)
+
+
+# -- integer division and overflow ------------------------------------------
+
+def test_integer_division_rounding(fresh_tc):
+    """Python's floor semantics for // and %, C's truncation for
+    torch.div(rounding_mode="trunc") and fmod, true division to float."""
+    def f(a, b):
+        return (a // b, a % b, torch.div(a, b, rounding_mode="trunc"),
+                torch.div(a, b, rounding_mode="floor"), torch.fmod(a, b),
+                torch.remainder(a, b), a / b)
+
+    a = torch.randint(-50, 50, (64,))
+    b = torch.randint(1, 9, (64,)) * torch.where(torch.rand(64) > 0.5, 1, -1)
+    got, expected, *_ = run_both(f, a, b, compiled="any")
+    same(got, expected)
+
+
+def test_integer_overflow_wraps(fresh_tc):
+    """Integer arithmetic wraps around in two's complement, as eager's."""
+    def f(a, b, c):
+        return a * b, a + a, c + c, (c * 3).to(torch.int32)
+
+    a = torch.tensor([2**62, -2**62, 2**40, 7])
+    b = torch.tensor([4, 3, 2**30, -9])
+    c = torch.tensor([2**30, -2**31, 2**31 - 1, 5], dtype=torch.int32)
+    got, expected, *_ = run_both(f, a, b, c)
+    same(got, expected)
+
+
+# -- strides ------------------------------------------------------------------
+
+def test_non_contiguous_and_transposed_inputs(fresh_tc):
+    def f(a, b, c):
+        return a @ b + c.sum(0), (a.t() * 2).contiguous()
+
+    a = torch.randn(12, 8).t()           # transposed
+    b = torch.randn(12, 20)[:, ::2]       # strided columns
+    c = torch.randn(3, 16, 10)[1:, ::2]   # offset and stride
+    got, expected, *_ = run_both(f, a, b, c)
+    same(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_transposed_output_keeps_eager_strides(fresh_tc):
+    """An output that is a view (a transpose, a permute, an expand) of a
+    computed value has eager's strides, not a contiguous copy's."""
+    def f(x):
+        y = x * 2 + 1
+        return (y.transpose(0, 1), y.permute(2, 0, 1),
+                (x + 1).expand(3, 4, 5, 6))
+
+    got, expected, *_ = run_both(f, torch.randn(4, 5, 6), compiled="any")
+    same(got, expected, strides=True)
+
+
+# -- views and aliasing -------------------------------------------------------
+
+def test_output_aliasing_an_input(fresh_tc):
+    """Returning an input (or a view of it) returns that tensor's memory,
+    as eager does: writing to the output writes to the input."""
+    def f(x, y):
+        return x, x.view(-1), y * 2
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    compiled = torch.compile(f, backend="tc")
+    a, b, c = compiled(x, y)
+    same(c, y * 2)
+    assert a.data_ptr() == x.data_ptr() and b.data_ptr() == x.data_ptr()
+    b[0] = 123.0
+    assert x[0, 0].item() == 123.0
+
+
+def test_views_of_intermediates(fresh_tc):
+    def f(x):
+        y = torch.sin(x)
+        return y[1:, ::2], y.unsqueeze(0).expand(2, -1, -1), y.reshape(-1)
+
+    got, expected, *_ = run_both(f, torch.randn(6, 8), compiled="any")
+    same(got, expected)
+
+
+# -- in-place ops and mutated inputs -----------------------------------------
+
+def test_in_place_ops_on_inputs_are_written_back(fresh_tc):
+    """In-place ops on inputs leave the inputs as eager does, including
+    through a view of an input and after the input was read first."""
+    def f(x, y, z):
+        before = x.sum()
+        x.mul_(2).add_(1)
+        y[:, 0] = 7.0
+        z.relu_()
+        return before + x.sum() + y.sum()
+
+    args = (torch.randn(4, 5), torch.randn(4, 5), torch.randn(6))
+    got, expected, tc_args, eager_args = run_both(f, *args, compiled="any")
+    same(got, expected, rtol=1e-4, atol=1e-4)
+    for t, e in zip(tc_args, eager_args):
+        same(t, e)
+
+
+def test_in_place_on_intermediates(fresh_tc):
+    def f(x):
+        y = x * 3
+        y.sub_(1).clamp_(min=-2.0)
+        y[0] += 5
+        return y
+
+    got, expected, *_ = run_both(f, torch.randn(4, 4))
+    same(got, expected)
+
+
+def test_mutated_input_returned(fresh_tc):
+    """A function that updates an input in place and returns it returns the
+    input itself, with its new values."""
+    def f(x, y):
+        x.add_(y)
+        return x
+
+    x, y = torch.randn(8), torch.randn(8)
+    expected = f(x.clone(), y)
+    x_tc = x.clone()
+    got = torch.compile(f, backend="tc")(x_tc, y)
+    same(got, expected)
+    same(x_tc, expected)
+    assert got.data_ptr() == x_tc.data_ptr()

@@ -11,7 +11,9 @@ config.name = "TC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".py", ".test"]
 # test/python holds pytest suites, run by utils/test.sh.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python"]
+# Inputs/ folders hold files tests read.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python",
+                   "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tc_obj_root, "test")
 
@@ -21,7 +23,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.tc_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("tc-opt", unresolved="fatal")]
+tools = [ToolSubst("tc-opt", unresolved="fatal"),
+         ToolSubst("tc-fuzz", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU binaries: PTX needs libdevice, cubin also ptxas (CUDA toolkit); hsaco

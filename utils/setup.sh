@@ -24,7 +24,7 @@ log() { printf '[setup] %s\n' "$*"; }
 #--- 1. System packages ------------------------------------------------------
 PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
           lld-22 ninja-build ccache rocm-device-libs libamdhip64-dev
-          libopenblas-dev)
+          libopenblas-dev libclang-rt-22-dev)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
@@ -75,6 +75,12 @@ fi
 log "building (ninja -j$JOBS)"
 ninja -C "$BUILD" -j"$JOBS" all tc-doc | grep -vE '^\[[0-9]+/[0-9]+\]' || true
 test -x "$BUILD/bin/tc-opt"
+# The fuzzer utils/test.sh runs: tc built with ASan, UBSan and libFuzzer in
+# build-asan/ (utils/sanitize.sh).
+log "building the fuzzer (build-asan/, ASan+UBSan)"
+TC_JOBS="$JOBS" bash "$ROOT/utils/sanitize.sh" build-fuzz |
+  grep -vE '^\[[0-9]+/[0-9]+\]' || true
+test -x "$ROOT/build-asan/bin/tc-fuzz"
 
 #--- 4. The Python package ---------------------------------------------------
 if ! "$VENV/bin/python" -c "import tc" >/dev/null 2>&1; then

@@ -28,6 +28,30 @@ echo "== pytest (test/python/)"
   --junitxml "$REPORTS/pytest.xml"
 py_rc=$?
 
+# A bounded, reproducible libFuzzer session over tc's parser and pipelines
+# (tools/tc-fuzz, built with ASan+UBSan in build-asan/ by utils/setup.sh;
+# utils/sanitize.sh says more). TC_SKIP_FUZZ=1 skips it.
+fuzz_rc=0
+if [ "${TC_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz (tc-fuzz under ASan+UBSan, ${TC_FUZZ_RUNS:-30000} inputs, seed 1)"
+  TC_FUZZ_SEED=1 TC_FUZZ_RUNS="${TC_FUZZ_RUNS:-30000}" \
+    bash "$ROOT/utils/sanitize.sh" fuzz >"$REPORTS/fuzz.log" 2>&1
+  fuzz_rc=$?
+  grep -E "^(stat::number_of_executed_units|SUMMARY)|Test unit written" \
+    "$REPORTS/fuzz.log" || true
+  "$VENV/bin/python" - "$REPORTS" "$fuzz_rc" <<'PY'
+import pathlib, sys
+from xml.sax.saxutils import escape
+reports, rc = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+log = (reports / "fuzz.log").read_text(errors="replace")[-4000:]
+failure = (f'<failure message="tc-fuzz failed">{escape(log)}</failure>'
+           if rc else "")
+(reports / "fuzz.xml").write_text(
+    f'<testsuite name="fuzz"><testcase classname="fuzz" name="tc-fuzz">'
+    f"{failure}</testcase></testsuite>\n")
+PY
+fi
+
 "$VENV/bin/python" - "$REPORTS" <<'PY'
 import pathlib, sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
@@ -41,4 +65,4 @@ for report in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
             passed += 1
 print(f"summary: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ]
+[ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]

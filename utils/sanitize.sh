@@ -53,12 +53,16 @@ test)
   ninja -C "$BUILD" -j"$JOBS" all
   export ASAN_OPTIONS="detect_leaks=0"
   echo "== lit (test/) under ASan+UBSan"
-  "$VENV/bin/python" "$LLVM_PREFIX/bin/lit" -sv "$BUILD/test"
+  lit_rc=0
+  "$VENV/bin/python" "$LLVM_PREFIX/bin/lit" -sv "$BUILD/test" || lit_rc=$?
   echo "== pytest (test/python/) under ASan+UBSan"
   # The extension of this build, not build/'s (tc.build_dir()).
+  py_rc=0
   TC_BUILD_DIR="$BUILD" \
   LD_PRELOAD="$("$LLVM_PREFIX/bin/clang" -print-file-name=libclang_rt.asan-x86_64.so)" \
-    "$VENV/bin/python" -m pytest -q "$ROOT/test/python" -p no:cacheprovider
+    "$VENV/bin/python" -m pytest -q "$ROOT/test/python" -p no:cacheprovider \
+    || py_rc=$?
+  [ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ]
   ;;
 build-fuzz)
   ninja -C "$BUILD" -j"$JOBS" tc-fuzz

@@ -1,4 +1,5 @@
-"""PyTorch's semantics through backend="tc", case by case, against eager.
+"""PyTorch's semantics through backend="tc", case by case, against eager,
+on the CPU and on a CUDA device where there is one.
 
 Each case runs a small function compiled by tc and in eager on random
 inputs, and compares values, dtypes, shapes and (where the user sees them)
@@ -13,6 +14,19 @@ import torch
 import tc
 
 pytestmark = pytest.mark.requires_native
+
+
+@pytest.fixture(autouse=True, params=[
+    "cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA device"))])
+def device(request):
+    """Every case on the CPU and, where there is one, on a CUDA device: the
+    inputs are made on the default device."""
+    torch.set_default_device(request.param)
+    try:
+        yield request.param
+    finally:
+        torch.set_default_device(None)
 
 
 def run_both(fn, *args, compiled="all"):

@@ -1376,10 +1376,12 @@ struct ConvertFXToPrimPass
     for (BlockArgument arg : entry->getArguments())
       if (func.getArgAttr(arg.getArgNumber(), kRngSeedAttrName)) {
         if (arg.getType() != RankedTensorType::get({}, b.getI64Type())) {
+          // The argument dies with the function: word the error first.
+          unsigned number = arg.getArgNumber();
           func.erase();
           return graph.emitOpError()
-                 << "argument #" << arg.getArgNumber() << " marked "
-                 << kRngSeedAttrName << " must be a 'tensor<i64>'";
+                 << "argument #" << number << " marked " << kRngSeedAttrName
+                 << " must be a 'tensor<i64>'";
         }
         random.seed = arg;
       }
@@ -1410,10 +1412,10 @@ struct ConvertFXToPrimPass
         return failure();
       }
       for (auto [from, to] : llvm::zip(call.getResults(), *results)) {
-        if (from.getType() != to.getType()) {
-          func.erase();
+        if (Type produced = to.getType(); from.getType() != produced) {
+          func.erase(); // `to` with it: its type is kept above
           return call.emitOpError()
-                 << "decomposition produced " << to.getType()
+                 << "decomposition produced " << produced
                  << " where PyTorch computes " << from.getType();
         }
         mapping.map(from, to);

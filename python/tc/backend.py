@@ -43,10 +43,13 @@ _fallbacks = logs.channel_logger("fallbacks")
 _warned_native_missing: list[bool] = []
 
 #: torch.compile modes tc implements.
-SUPPORTED_MODES = ("default",)
+#: On CUDA every mode replays a graph's launch sequence as a CUDA graph
+#: once its buffers repeat; "reduce-overhead" also copies an input whose
+#: address changed into a buffer of tc's own, so that the graph replays
+#: whatever tensors the caller passes (CompiledFunction.stage_inputs).
+SUPPORTED_MODES = ("default", "reduce-overhead")
 #: Modes torch.compile knows that tc does not implement yet.
-_KNOWN_MODES = ("reduce-overhead", "max-autotune",
-                "max-autotune-no-cudagraphs")
+_KNOWN_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
 #: Keys of torch.compile's `options` that tc understands.
 SUPPORTED_OPTIONS = {"dump_stages": bool}
 
@@ -54,15 +57,17 @@ SUPPORTED_OPTIONS = {"dump_stages": bool}
 @dataclasses.dataclass
 class _Settings:
     dump_stages: bool = False
+    reduce_overhead: bool = False
 
 
 def tc_backend(gm: torch.fx.GraphModule,
                example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """torch.compile backend compiling ATen subgraphs with tc.
 
-    Takes torch.compile's `mode` ("default"; others are not supported yet
-    and run as "default") and `options` (`{"dump_stages": True}` keeps the
-    IR of every compiler stage, as the `output_code` channel does).
+    Takes torch.compile's `mode` ("default" or "reduce-overhead", see
+    SUPPORTED_MODES; others run as "default") and `options`
+    (`{"dump_stages": True}` keeps the IR of every compiler stage, as the
+    `output_code` channel does).
     """
     try:
         settings = _parse_kwargs(kwargs)
@@ -384,7 +389,7 @@ def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:
                 else "is not a mode tc knows")
         logger.warning("tc backend: mode '%s' %s; compiling as mode="
                        "'default'", mode, kind)
-    settings = _Settings()
+    settings = _Settings(reduce_overhead=mode == "reduce-overhead")
     if not isinstance(options, dict):
         logger.warning("tc backend: options must be a dict, got %s; "
                        "ignored", type(options).__name__)
@@ -818,9 +823,16 @@ def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
     """Compiles one subgraph (with `compile` when given, else
     `compiler.compile_graph`); None (after logging) if tc cannot."""
     try:
-        if compile is not None:
-            return compile()
-        return compiler.compile_graph(sub, dump_stages=settings.dump_stages)
+        compiled = (compile() if compile is not None else
+                    compiler.compile_graph(sub,
+                                           dump_stages=settings.dump_stages))
+        if settings.reduce_overhead:
+            functions = ([compiled.forward, compiled.backward]
+                         if isinstance(compiled, compiler.TrainingFunctions)
+                         else [compiled])
+            for function in functions:
+                function.stage_inputs()
+        return compiled
     except CompileError as error:
         first_line = (error.message.strip().splitlines() or ["?"])[0]
         command = error.command

@@ -592,6 +592,24 @@ class CompiledFunction:
                         and cuda_graphs_enabled())
         self._pool = (_OutputPool(self._outputs, device) if self._graphs
                       else None)
+        # Per input: the address of its first call, its staging buffer,
+        # whether an output aliases it (stage_inputs).
+        self._staging: list[list[Any]] | None = None
+
+    def stage_inputs(self) -> None:
+        """mode="reduce-overhead": an input at another address than in the
+        function's first call is copied into a buffer of the function's
+        own, so that the CUDA graph of the launch sequence replays whatever
+        tensors the caller passes (a graph reading the first call's
+        addresses, another the buffers); an input at its first
+        address, such as a parameter, is read where it is. Inputs that
+        outputs alias (written in place) are never staged. No effect off
+        CUDA graphs."""
+        if self._graphs:
+            aliased = {alias for *_, alias in self._outputs
+                       if alias is not None}
+            self._staging = [[None, None, i in aliased]
+                             for i in range(len(self._input_checks))]
 
     @property
     def graph_replays(self) -> int:
@@ -648,6 +666,8 @@ class CompiledFunction:
                 # accesses); a view at an odd offset is copied.
                 tensor = tensor.clone()
                 pointer = tensor.data_ptr()
+            if self._staging is not None:
+                tensor, pointer = self._stage(i, tensor, pointer)
             inputs.append(tensor)
             pointers.append(pointer)
 
@@ -684,6 +704,22 @@ class CompiledFunction:
             return outputs
         return tuple(outputs)
 
+
+    def _stage(self, index: int, tensor: torch.Tensor,
+               pointer: int) -> tuple[torch.Tensor, int]:
+        """Input `index` as the kernels read it (see stage_inputs)."""
+        entry = self._staging[index]
+        home, buffer, aliased = entry
+        if home is None:
+            home = entry[0] = pointer
+        if (pointer == home or aliased
+                or torch.cuda.is_current_stream_capturing()):
+            return tensor, pointer
+        if buffer is None:
+            buffer = entry[1] = torch.empty_like(
+                tensor, memory_format=torch.contiguous_format)
+        buffer.copy_(tensor)
+        return buffer, buffer.data_ptr()
 
     def _run_cuda(self, pointers: list[int], index: int | None) -> None:
         """Runs on the current stream of the current device (the graph's)

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|breakdown|variants|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|breakdown|variants|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -58,6 +58,12 @@ if [[ "$what" == resnet || "$what" == all ]]; then
   # (--autocast bf16, --profile tc, ...).
   python3 benchmarks/bench_resnet.py --out "$out" ${TC_RESNET_ARGS:-} 2>&1 \
     | tee "$out/resnet.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == overhead || "$what" == all ]]; then
+  # Seed 004's MLP at batch 128: per-call time, reduce-overhead modes.
+  python3 benchmarks/bench_overhead.py --out "$out" 2>&1 \
+    | tee "$out/overhead.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == breakdown || "$what" == all ]]; then

@@ -56,12 +56,24 @@ test)
   lit_rc=0
   "$VENV/bin/python" "$LLVM_PREFIX/bin/lit" -sv "$BUILD/test" || lit_rc=$?
   echo "== pytest (test/python/) under ASan+UBSan"
+  # pytest captures the tests' stderr: the sanitizers write their reports
+  # to files instead, printed below.
+  reports="$BUILD/sanitizer-reports"
+  rm -rf "$reports" && mkdir -p "$reports"
   # The extension of this build, not build/'s (tc.build_dir()).
   py_rc=0
+  ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan" \
+  UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" \
   TC_BUILD_DIR="$BUILD" \
   LD_PRELOAD="$("$LLVM_PREFIX/bin/clang" -print-file-name=libclang_rt.asan-x86_64.so)" \
     "$VENV/bin/python" -m pytest -q "$ROOT/test/python" -p no:cacheprovider \
     || py_rc=$?
+  for report in "$reports"/*; do
+    [ -e "$report" ] || continue
+    echo "== sanitizer report $report"
+    head -60 "$report"
+    py_rc=1
+  done
   [ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ]
   ;;
 build-fuzz)

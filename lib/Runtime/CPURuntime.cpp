@@ -754,8 +754,12 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
     diag << "error: " << llvm::toString(tm.takeError()) << "\n";
     return nullptr;
   }
+  // ExecutionEngineOptions::transformer is a function_ref: the function
+  // it refers to must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, tm->get());
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, tm->get());
+  options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.enableObjectDump = cacheable;
   auto engine = ExecutionEngine::create(*module, options);

@@ -32,7 +32,13 @@ LLVM_PREFIX=/usr/lib/llvm-22
 JOBS="${TC_JOBS:-2}"
 what="${1:-test}"
 
-if [ ! -f "$BUILD/build.ninja" ]; then
+# Executables link the shared ASan runtime (found by their rpath): `test`
+# preloads it into Python, and the tools the tests start inherit that.
+RUNTIME_DIR="$(dirname "$("$LLVM_PREFIX/bin/clang" \
+  -print-file-name=libclang_rt.asan-x86_64.so)")"
+LINK_FLAGS="-shared-libasan -Wl,-rpath,$RUNTIME_DIR"
+if ! grep -qs -- "CMAKE_EXE_LINKER_FLAGS:STRING=$LINK_FLAGS" \
+    "$BUILD/CMakeCache.txt"; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
@@ -41,6 +47,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DLLVM_ENABLE_ASSERTIONS=ON \
     -DLLVM_USE_SANITIZER="Address;Undefined" \
     -DLLVM_USE_SANITIZE_COVERAGE=ON \
+    -DCMAKE_EXE_LINKER_FLAGS="$LINK_FLAGS" \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE="$VENV/bin/python" \
@@ -50,7 +57,7 @@ fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 case "$what" in
 test)
-  ninja -C "$BUILD" -j"$JOBS" all
+  ninja -C "$BUILD" -j"$JOBS" all tc-doc
   export ASAN_OPTIONS="detect_leaks=0"
   echo "== lit (test/) under ASan+UBSan"
   lit_rc=0
@@ -65,7 +72,7 @@ test)
   ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan" \
   UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" \
   TC_BUILD_DIR="$BUILD" \
-  LD_PRELOAD="$("$LLVM_PREFIX/bin/clang" -print-file-name=libclang_rt.asan-x86_64.so)" \
+  LD_PRELOAD="$RUNTIME_DIR/libclang_rt.asan-x86_64.so" \
     "$VENV/bin/python" -m pytest -q "$ROOT/test/python" -p no:cacheprovider \
     || py_rc=$?
   for report in "$reports"/*; do

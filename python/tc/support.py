@@ -56,6 +56,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
     "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
     "aten::flatten.using_ints", "aten::slice.Tensor", "aten::select.int",
+    "aten::split_with_sizes", "aten::split.Tensor",
     "aten::cat",
     "aten::constant_pad_nd",
     "aten::clone", "aten::_to_copy", "aten::alias", "aten::lift_fresh_copy",

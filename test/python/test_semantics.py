@@ -252,6 +252,18 @@ def test_views_of_intermediates(fresh_tc):
     same(got, expected)
 
 
+def test_split_chunk_unbind_narrow(fresh_tc):
+    """Ops that return several views of one input compile to slices."""
+    def f(x):
+        a, b, c = torch.split(x, [1, 4, 3], 1)
+        rows = x.unbind(0)
+        return (a * 2, b + 1, c.relu(), torch.chunk(x, 2, 0)[1] - 1,
+                rows[2] * rows[-1], x.narrow(1, 2, 3).sum(-1))
+
+    got, expected, *_ = run_both(f, torch.randn(6, 8))
+    same(got, expected)
+
+
 # -- in-place ops and mutated inputs -----------------------------------------
 
 def test_in_place_ops_on_inputs_are_written_back(fresh_tc):

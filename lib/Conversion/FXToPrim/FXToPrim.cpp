@@ -801,6 +801,34 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                                       strides);
     return one(reshapeToResult(row));
   }
+  if (target == "aten::split_with_sizes" || target == "aten::split.Tensor") {
+    // Consecutive slices along `dim`, each as long as its result (the
+    // result types say what PyTorch computed).
+    RankedTensorType type = typeOf(operands[0]);
+    int64_t rank = type.getRank();
+    if (rank == 0)
+      return fail("split of a 0-d tensor");
+    int64_t dim = normalizeDim(intArg("dim", 0), rank);
+    SmallVector<Value> parts;
+    int64_t start = 0;
+    for (unsigned i = 0, e = op->getNumResults(); i < e; ++i) {
+      int64_t length = resultType(i).getDimSize(dim);
+      SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
+          strides(rank, 1);
+      starts[dim] = start;
+      limits[dim] = start + length;
+      if (limits[dim] > type.getDimSize(dim))
+        return fail("results longer than dimension " + Twine(dim) +
+                    " of size " + Twine(type.getDimSize(dim)));
+      parts.push_back(prim::SliceOp::create(b, loc, operands[0], starts,
+                                            limits, strides));
+      start += length;
+    }
+    if (start != type.getDimSize(dim))
+      return fail("results cover " + Twine(start) + " of dimension " +
+                  Twine(dim) + "'s " + Twine(type.getDimSize(dim)));
+    return parts;
+  }
   if (target == "aten::cat") {
     RankedTensorType type = resultType();
     SmallVector<Value> inputs;

@@ -79,3 +79,11 @@ fx.graph @select_out_of_range(%x: tensor<3x5xf32>) -> tensor<5xf32> {
   %0 = fx.call_function "aten::select.int"(%x) {args = {dim = 0 : i64, index = 3 : i64}} : (tensor<3x5xf32>) -> tensor<5xf32>
   fx.output %0 : tensor<5xf32>
 }
+
+// -----
+
+fx.graph @split_short(%x: tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>) {
+  // expected-error @+1 {{cannot decompose 'aten::split_with_sizes': results cover 4 of dimension 1's 5}}
+  %0:2 = fx.call_function "aten::split_with_sizes"(%x) {args = {split_sizes = array<i64: 1, 3>, dim = 1 : i64}} : (tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>)
+  fx.output %0#0, %0#1 : tensor<4x1xf32>, tensor<4x3xf32>
+}

@@ -72,3 +72,15 @@ fx.graph @copy(%self: tensor<3x4xf32>, %src: tensor<4xf64>) -> tensor<3x4xf32> {
   %0 = fx.call_function "aten::copy"(%self, %src) : (tensor<3x4xf32>, tensor<4xf64>) -> tensor<3x4xf32>
   fx.output %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// split_with_sizes: consecutive slices along dim, each its result's length.
+// CHECK-LABEL: func.func @split_with_sizes
+// CHECK: prim.slice %arg0, start [0, 0], limit [4, 1], strides [1, 1] : tensor<4x5xf32>
+// CHECK: prim.slice %arg0, start [0, 1], limit [4, 4], strides [1, 1] : tensor<4x5xf32>
+// CHECK: prim.slice %arg0, start [0, 4], limit [4, 5], strides [1, 1] : tensor<4x5xf32>
+fx.graph @split_with_sizes(%x: tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x1xf32>) {
+  %0:3 = fx.call_function "aten::split_with_sizes"(%x) {args = {split_sizes = array<i64: 1, 3, 1>, dim = 1 : i64}} : (tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x1xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x1xf32>
+}

@@ -648,6 +648,9 @@ class CompiledFunction:
             given.insert(imported.seed_index,
                          self.draw_seed() if seed is None else seed)
         device, cuda = self.device, self._cuda
+        # Inside the caller's own capture (torch.cuda.graph) tc's stable
+        # buffers stay unused: the capture's pool provides the memory.
+        stable = self._graphs and not torch.cuda.is_current_stream_capturing()
         inputs = []
         pointers = []
         for i, (tensor, (size, dtype)) in enumerate(
@@ -666,14 +669,12 @@ class CompiledFunction:
                 # accesses); a view at an odd offset is copied.
                 tensor = tensor.clone()
                 pointer = tensor.data_ptr()
-            if self._staging is not None:
+            if stable and self._staging is not None:
                 tensor, pointer = self._stage(i, tensor, pointer)
             inputs.append(tensor)
             pointers.append(pointer)
 
-        pool = self._pool
-        if pool is not None and torch.cuda.is_current_stream_capturing():
-            pool = None
+        pool = self._pool if stable else None
         outputs = []
         for i, (size, dtype, alias) in enumerate(self._outputs):
             if alias is not None:
@@ -687,10 +688,10 @@ class CompiledFunction:
         if cuda:
             index = self._index
             if index is None or torch.cuda.current_device() == index:
-                self._run_cuda(pointers, index)
+                self._run_cuda(pointers, index, stable)
             else:
                 with torch.cuda.device(device):
-                    self._run_cuda(pointers, index)
+                    self._run_cuda(pointers, index, stable)
         else:
             # The arena comes from PyTorch's allocator, like any
             # intermediate of an eager program.
@@ -704,7 +705,6 @@ class CompiledFunction:
             return outputs
         return tuple(outputs)
 
-
     def _stage(self, index: int, tensor: torch.Tensor,
                pointer: int) -> tuple[torch.Tensor, int]:
         """Input `index` as the kernels read it (see stage_inputs)."""
@@ -712,8 +712,7 @@ class CompiledFunction:
         home, buffer, aliased = entry
         if home is None:
             home = entry[0] = pointer
-        if (pointer == home or aliased
-                or torch.cuda.is_current_stream_capturing()):
+        if pointer == home or aliased:
             return tensor, pointer
         if buffer is None:
             buffer = entry[1] = torch.empty_like(
@@ -721,15 +720,15 @@ class CompiledFunction:
         buffer.copy_(tensor)
         return buffer, buffer.data_ptr()
 
-    def _run_cuda(self, pointers: list[int], index: int | None) -> None:
+    def _run_cuda(self, pointers: list[int], index: int | None,
+                  stable: bool) -> None:
         """Runs on the current stream of the current device (the graph's)
-        with the arena appended to `pointers`."""
+        with the arena appended to `pointers`: the stream's shared arena
+        when `stable` (CUDA graphs, outside a caller's capture)."""
         stream = _raw_stream(index)
         arena = None
         if self.arena_bytes > 0:
-            # Inside the caller's own capture (torch.cuda.graph) the arena
-            # comes from the capture's pool, like its other memory.
-            if self._graphs and not torch.cuda.is_current_stream_capturing():
+            if stable:
                 arena = _shared_arena(
                     torch.cuda.current_device() if index is None else index,
                     stream, self.arena_bytes)

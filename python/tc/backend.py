@@ -33,7 +33,7 @@ import tc
 from tc import compiler, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported, qualified_name, user_location
-from tc.support import VIEW_OPS, is_supported
+from tc.support import SUPPORTED_OPS, VIEW_OPS, is_supported
 
 __all__ = ["tc_backend"]
 
@@ -321,10 +321,13 @@ def _functionalize_buffer_updates(traced: torch.fx.GraphModule) -> bool:
     return True
 
 
-def _is_view(node: Any) -> bool:
-    """Whether `node` is an op whose result aliases an input."""
+def _returns_alias(node: Any) -> bool:
+    """Whether `node` is a view: an op whose result aliases an input
+    (`view`, `t`, `slice`, `select`, `diagonal`, `split`, ...; not an
+    in-place op, whose result is its mutated input)."""
     target = getattr(node, "target", None)
-    if not isinstance(target, torch._ops.OpOverload):
+    if (not isinstance(target, torch._ops.OpOverload)
+            or target._schema.is_mutable):
         return False
     return any(r.alias_info is not None for r in target._schema.returns)
 
@@ -348,8 +351,8 @@ def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
         functional = getattr(packet, target._overloadname, None)
         value = node.args[0] if node.args else None
         if (functional is None or not isinstance(value, torch.fx.Node)
-                or value.op != "call_function" or _is_view(value)
-                or any(_is_view(user) for user in value.users)):
+                or value.op != "call_function" or _returns_alias(value)
+                or any(_returns_alias(user) for user in value.users)):
             continue
         with graph.inserting_before(node):
             new = graph.call_function(functional, node.args, node.kwargs)
@@ -370,11 +373,29 @@ def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _core_aten_decompositions() -> dict:
-    """PyTorch's core ATen decomposition table, built once per process
-    (building it takes ~0.2 s, a large part of a small graph's compile)."""
-    from torch._decomp import core_aten_decompositions
+    """The decomposition table of tc's ATen traces, built once per process
+    (building it takes ~0.2 s, a large part of a small graph's compile).
 
-    return core_aten_decompositions()
+    PyTorch's core ATen table, plus PyTorch's own decompositions of the
+    ops tc has no lowering for (`linalg_vector_norm`, `logical_not`,
+    `elu`, ...): they reach ops tc compiles. An op tc lowers itself keeps
+    its one node (a decomposition would only add work), and so does one
+    whose decomposition is the prim of the same name (`digamma`: tc
+    lowers neither, and the log names the ATen op)."""
+    from torch._decomp import core_aten_decompositions, decomposition_table
+
+    table = core_aten_decompositions()
+    for op, fn in decomposition_table.items():
+        if (op in table or not isinstance(op, torch._ops.OpOverload)
+                or op._schema.is_mutable):
+            continue  # in-place and out= forms: tc functionalizes them
+        if qualified_name(op) in SUPPORTED_OPS:
+            continue
+        if (op._overloadname == "default"
+                and hasattr(torch.ops.prims, op.__name__.split(".")[0])):
+            continue  # one prim of the same name: tc lowers neither
+        table[op] = fn
+    return table
 
 
 def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:
@@ -462,10 +483,134 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
                          settings: _Settings) -> Callable:
     """An ATen graph to a callable taking the graph's inputs."""
     try:
+        split = _split_output_views(gm)
+        if split is not None:
+            return _compile_with_output_views(split, settings)
         return _partition_and_compile(gm, settings)
     except Exception as error:  # tc must never break the user's program
         _internal_error("compiling an ATen graph", error)
         return gm
+
+
+@dataclasses.dataclass
+class _ViewSplit:
+    """An ATen graph cut before the views that produce its outputs."""
+    #: The graph without those views; it returns a tuple of `core_outputs`.
+    core: torch.fx.GraphModule
+    #: The original graph's nodes that `core` returns, in its order.
+    core_outputs: list[torch.fx.Node]
+    placeholders: list[torch.fx.Node]
+    #: The views (and `getitem`s of multi-result views), in graph order.
+    views: list[torch.fx.Node]
+    #: The original output structure, of original nodes.
+    output: Any
+
+
+def _is_output_view(node: torch.fx.Node) -> bool:
+    """Whether `node` is a view of one tensor (its first argument) that
+    can be replayed on a value computed elsewhere."""
+    if node.op != "call_function" or not _returns_alias(node):
+        return False
+    if not all(r.alias_info is not None
+               for r in node.target._schema.returns):
+        return False
+    if not node.args or not isinstance(node.args[0], torch.fx.Node):
+        return False
+    others: list[torch.fx.Node] = []
+    torch.fx.node.map_arg((node.args[1:], node.kwargs), others.append)
+    return not others
+
+
+def _split_output_views(gm: torch.fx.GraphModule) -> _ViewSplit | None:
+    """Splits off the views that only produce `gm`'s outputs, or None when
+    there are none.
+
+    Eager returns such an output as a view: of an input (writing through
+    it writes the input) or of an intermediate (with the view's strides).
+    Compiled into a kernel, the view would be a copy; instead, tc compiles
+    the rest of the graph, and the views are applied to its results and the
+    inputs at run time (`_OutputViews`): metadata only, no kernel.
+    """
+    graph = gm.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    views: set[torch.fx.Node] = set()
+    for node in reversed(list(graph.nodes)):
+        if not node.users or not all(u is output or u in views
+                                     for u in node.users):
+            continue
+        if node.op == "call_function" and node.target is operator.getitem:
+            source = node.args[0]
+            if isinstance(source, torch.fx.Node) and _is_output_view(source):
+                views.add(node)
+        elif _is_output_view(node):
+            views.add(node)
+    # A getitem of a view some compute also reads is a result of the core.
+    views -= {n for n in views if n.target is operator.getitem
+              and n.args[0] not in views}
+    if not views:
+        return None
+
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    core_outputs: list[torch.fx.Node] = []
+
+    def need(node: torch.fx.Node) -> None:
+        if (node not in views and node.op != "placeholder"
+                and node not in core_outputs):
+            core_outputs.append(node)
+
+    for node in views:
+        torch.fx.node.map_arg((node.args, node.kwargs), need)
+    torch.fx.node.map_arg(output.args[0], need)
+
+    core_graph = torch.fx.Graph()
+    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
+    core_graph.graph_copy(graph, mapping)
+    core_graph.output(tuple(mapping[n] for n in core_outputs))
+    for node in reversed(list(graph.nodes)):
+        if node in views:
+            core_graph.erase_node(mapping[node])
+    core = torch.fx.GraphModule(gm, core_graph)
+    ordered = [n for n in graph.nodes if n in views]
+    return _ViewSplit(core, core_outputs, placeholders, ordered,
+                      output.args[0])
+
+
+class _OutputViews:
+    """Runs a split graph: its core (compiled by tc, or None when the graph
+    is only views), then the views on the core's results and the inputs."""
+
+    def __init__(self, split: _ViewSplit, core: Callable | None):
+        self.split = split
+        self.run_core = core
+
+    def __call__(self, *args: Any) -> Any:
+        split = self.split
+        env: dict[torch.fx.Node, Any] = dict(zip(split.placeholders, args))
+        if self.run_core is not None:
+            env.update(zip(split.core_outputs, self.run_core(*args)))
+        for node in split.views:
+            node_args, node_kwargs = torch.fx.node.map_arg(
+                (node.args, node.kwargs), env.__getitem__)
+            env[node] = node.target(*node_args, **node_kwargs)
+        return torch.fx.node.map_arg(split.output, env.__getitem__)
+
+
+def _compile_with_output_views(split: _ViewSplit,
+                               settings: _Settings) -> Callable:
+    """`_OutputViews` for `split`, its core compiled as any graph is."""
+    count = sum(1 for n in split.views if n.target is not operator.getitem)
+    if not split.core_outputs:
+        # Only views: nothing to compute.
+        tc.counters["graphs_compiled"] += 1
+        tc.counters["ops_compiled"] += count
+        return _OutputViews(split, None)
+    compiled_before = tc.counters["graphs_compiled"]
+    core = _partition_and_compile(split.core, settings)
+    if tc.counters["graphs_compiled"] > compiled_before:
+        tc.counters["ops_compiled"] += count
+    else:
+        tc.counters["ops_eager"] += count
+    return _OutputViews(split, core)
 
 
 class _Support(OperatorSupportBase):

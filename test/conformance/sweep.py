@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import pathlib
 import sys
 import time
@@ -120,6 +121,19 @@ def _at_least_as_accurate(op, sample, actual: Any, expected: Any,
     return True
 
 
+class _FirstFallback(logging.Handler):
+    """Keeps the first message of tc's `fallbacks` channel: why an op or
+    graph was left to eager, for the report."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.message: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.message is None:
+            self.message = record.getMessage().splitlines()[0][:160]
+
+
 def _eager(op, sample, seed: int) -> Any:
     torch.manual_seed(seed)
     return op(*_clone((sample.input, *sample.args)),
@@ -150,6 +164,8 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
 
     status = "tc"
     reason = None
+    fallbacks = logging.getLogger("tc.fallbacks")
+    level = fallbacks.level
     for sample, expected in runnable:
         torch._dynamo.reset()
         tc.reset_counters()
@@ -158,6 +174,9 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
             return op(*args, **kwargs)
 
         compiled = torch.compile(fn, backend="tc", dynamic=False)
+        first = _FirstFallback()
+        fallbacks.addHandler(first)
+        fallbacks.setLevel(logging.INFO)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -168,6 +187,9 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
             return {"status": "error", "samples": len(runnable),
                     "reason": f"{type(error).__name__}: "
                               f"{str(error).strip()[:200]}"}
+        finally:
+            fallbacks.removeHandler(first)
+            fallbacks.setLevel(level)
         mismatch = _same(actual, expected, dtype)
         if mismatch is not None and _at_least_as_accurate(
                 op, sample, actual, expected, dtype):
@@ -188,6 +210,8 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
                       and counters["fallback_graphs"] == 0 else
                       f"{counters['ops_eager']} ops and "
                       f"{counters['fallback_graphs']} graphs in eager")
+            if first.message:
+                reason += f"; first: {first.message}"
     result = {"status": status, "samples": len(runnable)}
     if reason:
         result["reason"] = reason

@@ -81,6 +81,14 @@ def tc_backend(gm: torch.fx.GraphModule,
 
         return _to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
+        if "DataDependent" in type(error).__name__:
+            # An op whose result depends on tensor values (narrow at a
+            # tensor position, nonzero, ...): not a bug, a limit.
+            _fallbacks.info("graph runs in eager: it needs tensor data at "
+                            "compile time (%s: %s)", type(error).__name__,
+                            str(error).splitlines()[0])
+            tc.counters["fallback_graphs"] += 1
+            return gm.forward
         _internal_error("lowering a graph to ATen", error)
         return gm.forward
 
@@ -371,30 +379,38 @@ def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
 # ============================================================================
 
 
+#: Ops outside the core ATen set whose PyTorch decompositions reach ops tc
+#: compiles (each measured on the OpInfo sweep, test/conformance/sweep.py).
+#: Not every decomposition qualifies: some lower to a prim of the same name,
+#: mutate (`diagonal_scatter`), read tensor data at trace time
+#: (`bucketize`), turn views into copies, or break fake tensors
+#: (`lift_fresh`).
+_EXTRA_DECOMPOSITIONS = (
+    "addmv", "dist", "elu", "hardtanh", "ldexp.Tensor", "linalg_vector_norm",
+    "narrow_copy", "permute_copy", "unbind_copy.int", "view_copy",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "_adaptive_avg_pool2d",
+    "native_group_norm", "pow.Scalar", "slice_scatter",
+)
+
+
 @functools.lru_cache(maxsize=1)
 def _core_aten_decompositions() -> dict:
     """The decomposition table of tc's ATen traces, built once per process
-    (building it takes ~0.2 s, a large part of a small graph's compile).
-
-    PyTorch's core ATen table, plus PyTorch's own decompositions of the
-    ops tc has no lowering for (`linalg_vector_norm`, `logical_not`,
-    `elu`, ...): they reach ops tc compiles. An op tc lowers itself keeps
-    its one node (a decomposition would only add work), and so does one
-    whose decomposition is the prim of the same name (`digamma`: tc
-    lowers neither, and the log names the ATen op)."""
+    (building it takes ~0.2 s, a large part of a small graph's compile):
+    PyTorch's core ATen table, plus PyTorch's decompositions of the ops in
+    `_EXTRA_DECOMPOSITIONS`. An op tc lowers itself keeps its one node (a
+    decomposition would only add work)."""
     from torch._decomp import core_aten_decompositions, decomposition_table
 
     table = core_aten_decompositions()
-    for op, fn in decomposition_table.items():
-        if (op in table or not isinstance(op, torch._ops.OpOverload)
-                or op._schema.is_mutable):
-            continue  # in-place and out= forms: tc functionalizes them
-        if qualified_name(op) in SUPPORTED_OPS:
+    for name in _EXTRA_DECOMPOSITIONS:
+        base, _, overload = name.partition(".")
+        packet = getattr(torch.ops.aten, base, None)
+        op = getattr(packet, overload or "default", None)
+        if (op is None or op in table or op not in decomposition_table
+                or qualified_name(op) in SUPPORTED_OPS):
             continue
-        if (op._overloadname == "default"
-                and hasattr(torch.ops.prims, op.__name__.split(".")[0])):
-            continue  # one prim of the same name: tc lowers neither
-        table[op] = fn
+        table[op] = decomposition_table[op]
     return table
 
 
@@ -733,6 +749,11 @@ def _all_supported(gm: torch.fx.GraphModule) -> bool:
 
 def _partition_and_compile(gm: torch.fx.GraphModule,
                            settings: _Settings) -> Callable:
+    if not _op_nodes(gm.graph):
+        # Nothing to compute (Dynamo makes an output that is a view of an
+        # input itself, `x.T`): nothing runs in eager either.
+        tc.counters["graphs_compiled"] += 1
+        return gm
     # The common case needs no partitioner: one graph, all compiled, called
     # without the partitioned module around it (less to build and to run).
     if _all_supported(gm):

@@ -75,6 +75,22 @@ SUPPORTED_OPS: set[str] = {
     # Factories.
     "aten::full", "aten::scalar_tensor", "aten::arange",
     "aten::arange.start", "aten::arange.start_step",
+    # Classification, logic and bits.
+    "aten::isnan", "aten::isinf", "aten::logical_not", "aten::logical_and",
+    "aten::logical_or", "aten::logical_xor", "aten::bitwise_not",
+    "aten::bitwise_and.Tensor", "aten::bitwise_and.Scalar",
+    "aten::bitwise_or.Tensor", "aten::bitwise_or.Scalar",
+    "aten::bitwise_xor.Tensor", "aten::bitwise_xor.Scalar",
+    "aten::any", "aten::any.dim", "aten::any.dims", "aten::all",
+    "aten::all.dim", "aten::all.dims",
+    # More elementwise math.
+    "aten::div.Tensor_mode", "aten::div.Scalar_mode",
+    "aten::fmod.Tensor", "aten::fmod.Scalar", "aten::remainder.Tensor",
+    "aten::remainder.Scalar", "aten::atan2", "aten::fmax", "aten::fmin",
+    "aten::hypot", "aten::exp2", "aten::asinh", "aten::acosh",
+    "aten::atanh", "aten::round.decimals", "aten::var_mean.correction",
+    # Indexing and layout.
+    "aten::index_select", "aten::flip", "aten::repeat", "aten::full_like",
     # Random numbers (counter-based, from a seed the graph takes) and
     # dropout.
     "aten::rand", "aten::native_dropout",

@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace mlir::tc {
@@ -301,13 +302,23 @@ private:
     return OpTy::create(b, loc, lhs, rhs).getResult();
   }
 
+  /// True division, or with `rounding_mode` "trunc" or "floor" (integer
+  /// results only come with a rounding mode).
   FailureOr<Value> divide() {
     RankedTensorType type = resultType();
-    if (!isa<FloatType>(type.getElementType()))
-      return fail("integer division is not supported yet");
-    if (arg("rounding_mode"))
-      return fail("rounding_mode is not supported yet");
-    return binary<prim::DivOp>();
+    Attribute mode = arg("rounding_mode");
+    if (!mode) {
+      if (!isa<FloatType>(type.getElementType()))
+        return fail("true division with an integer result " + quoted(type));
+      return binary<prim::DivOp>();
+    }
+    StringRef name = cast<StringAttr>(mode).getValue();
+    Value lhs = coerce(operands[0], type), rhs = rhsOperand(type);
+    if (name == "trunc")
+      return truncDiv(lhs, rhs);
+    if (name == "floor")
+      return floorDiv(lhs, rhs);
+    return fail("unknown rounding_mode '" + name + "'");
   }
 
   FailureOr<Value> compare(prim::ComparisonPredicate predicate) {
@@ -500,6 +511,160 @@ private:
 
   Value reshapeToResult(Value v) { return reshape(v, resultType().getShape()); }
 
+  /// Whether each element of a floating-point `x` is NaN (never, for
+  /// integers and bools).
+  Value isNan(Value x) {
+    RankedTensorType type = typeOf(x);
+    if (!isa<FloatType>(type.getElementType()))
+      return splat(type.clone(b.getI1Type()), 0);
+    return prim::CompareOp::create(b, loc, prim::ComparisonPredicate::NE, x,
+                                   x);
+  }
+
+  /// Whether each element of `x` is nonzero, as bool (NaN is true).
+  Value truthy(Value x) {
+    RankedTensorType type = typeOf(x);
+    if (type.getElementType().isInteger(1))
+      return x;
+    return prim::CompareOp::create(b, loc, prim::ComparisonPredicate::NE, x,
+                                   splat(type, 0));
+  }
+
+  /// `lhs` and `rhs` combined by a bool op, each taken as truthy, in the
+  /// result's shape.
+  template <typename OpTy>
+  Value logical(Value lhs, Value rhs) {
+    ArrayRef<int64_t> shape = resultType().getShape();
+    return OpTy::create(b, loc, broadcast(truthy(lhs), shape),
+                        broadcast(truthy(rhs), shape));
+  }
+
+  /// The second operand of a binary op: a tensor operand, or the scalar
+  /// `other`, in `type`.
+  Value rhsOperand(RankedTensorType type) {
+    return operands.size() > 1 ? coerce(operands[1], type)
+                               : splat(type, floatArg("other", 0));
+  }
+
+  /// An integer divisor that cannot trap: 1 where `d` is 0 (eager raises
+  /// there) and where it is -1 (the quotient and remainder are then
+  /// computed without dividing: `INT_MIN / -1` traps on x86).
+  Value safeDivisor(Value d) {
+    RankedTensorType type = typeOf(d);
+    Value bad = prim::WhereOp::create(
+        b, loc,
+        prim::CompareOp::create(b, loc, prim::ComparisonPredicate::EQ, d,
+                                splat(type, 0)),
+        splat(type.clone(b.getI1Type()), 1),
+        prim::CompareOp::create(b, loc, prim::ComparisonPredicate::EQ, d,
+                                splat(type, -1)));
+    return prim::WhereOp::create(b, loc, bad, splat(type, 1), d);
+  }
+
+  /// Truncated division (C's `/`): for integers, with the divisor made
+  /// safe and `a / -1 == -a` (wrapping).
+  Value truncDiv(Value a, Value d) {
+    RankedTensorType type = typeOf(a);
+    if (isa<FloatType>(type.getElementType()))
+      return truncate(prim::DivOp::create(b, loc, a, d));
+    Value q = prim::DivOp::create(b, loc, a, safeDivisor(d));
+    Value minusOne = prim::CompareOp::create(
+        b, loc, prim::ComparisonPredicate::EQ, d, splat(type, -1));
+    return prim::WhereOp::create(b, loc, minusOne,
+                                 prim::NegOp::create(b, loc, a), q);
+  }
+
+  /// C's `fmod`: the remainder of truncated division, with the dividend's
+  /// sign.
+  Value fmod(Value a, Value d) {
+    RankedTensorType type = typeOf(a);
+    if (isa<FloatType>(type.getElementType()))
+      return prim::RemOp::create(b, loc, a, d);
+    Value r = prim::RemOp::create(b, loc, a, safeDivisor(d));
+    Value minusOne = prim::CompareOp::create(
+        b, loc, prim::ComparisonPredicate::EQ, d, splat(type, -1));
+    return prim::WhereOp::create(b, loc, minusOne, splat(type, 0), r);
+  }
+
+  /// Whether `r` is nonzero with a sign other than `d`'s: where Python's
+  /// floor division and modulus differ from C's.
+  Value signsDiffer(Value r, Value d) {
+    RankedTensorType type = typeOf(r);
+    using P = prim::ComparisonPredicate;
+    Value nonzero = prim::CompareOp::create(b, loc, P::NE, r, splat(type, 0));
+    Value rNeg = prim::CompareOp::create(b, loc, P::LT, r, splat(type, 0));
+    Value dNeg = prim::CompareOp::create(b, loc, P::LT, d, splat(type, 0));
+    Value differ = prim::CompareOp::create(b, loc, P::NE, rNeg, dNeg);
+    return prim::BitwiseAndOp::create(b, loc, nonzero, differ);
+  }
+
+  /// Python's modulus: the remainder with the divisor's sign.
+  Value remainder(Value a, Value d) {
+    Value r = fmod(a, d);
+    return prim::WhereOp::create(b, loc, signsDiffer(r, d),
+                                 prim::AddOp::create(b, loc, r, d), r);
+  }
+
+  /// Floor division. Floats follow eager's kernel: the quotient of the
+  /// exact `a - fmod(a, d)` by `d`, corrected by the remainder's sign, then
+  /// rounded to the nearest integer; a zero quotient keeps `a / d`'s sign,
+  /// and a zero divisor gives `a / d` (inf or NaN).
+  Value floorDiv(Value a, Value d) {
+    RankedTensorType type = typeOf(a);
+    using P = prim::ComparisonPredicate;
+    if (!isa<FloatType>(type.getElementType())) {
+      Value q = truncDiv(a, d);
+      Value r = fmod(a, d);
+      return prim::WhereOp::create(b, loc, signsDiffer(r, d),
+                                   prim::SubOp::create(b, loc, q,
+                                                       splat(type, 1)),
+                                   q);
+    }
+    Value one = splat(type, 1), zero = splat(type, 0);
+    Value mod = prim::RemOp::create(b, loc, a, d);
+    Value div = prim::DivOp::create(b, loc,
+                                    prim::SubOp::create(b, loc, a, mod), d);
+    div = prim::WhereOp::create(b, loc, signsDiffer(mod, d),
+                                prim::SubOp::create(b, loc, div, one), div);
+    Value floor = prim::FloorOp::create(b, loc, div);
+    Value up = prim::CompareOp::create(
+        b, loc, P::GT, prim::SubOp::create(b, loc, div, floor),
+        splat(type, 0.5));
+    floor = prim::WhereOp::create(b, loc, up,
+                                  prim::AddOp::create(b, loc, floor, one),
+                                  floor);
+    Value quotient = prim::DivOp::create(b, loc, a, d);
+    // 0 with the quotient's sign: quotient * 0 is +-0 (NaN stays NaN).
+    Value signedZero = prim::MulOp::create(b, loc, quotient, zero);
+    Value result = prim::WhereOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::NE, div, zero), floor,
+        signedZero);
+    return prim::WhereOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::EQ, d, zero), quotient,
+        result);
+  }
+
+  /// Rounds a float toward zero.
+  Value truncate(Value x) {
+    RankedTensorType type = typeOf(x);
+    Value floor = prim::FloorOp::create(b, loc, prim::AbsOp::create(b, loc, x));
+    Value negative = prim::CompareOp::create(
+        b, loc, prim::ComparisonPredicate::LT, x, splat(type, 0));
+    return prim::WhereOp::create(b, loc, negative,
+                                 prim::NegOp::create(b, loc, floor), floor);
+  }
+
+  /// `v` reduced to bool by `kind` (Max: any, Min: all) over `dims` (all
+  /// when empty).
+  Value anyOrAll(Value v, prim::ReductionKind kind, ArrayRef<int64_t> dims,
+                 bool keepdim) {
+    RankedTensorType type = resultType();
+    Value bits = convert(truthy(v), b.getI32Type());
+    Value r = reduce(kind, bits, dims, keepdim, type.clone(b.getI32Type()));
+    return truthy(r);
+  }
+
+
   OpBuilder &b;
   /// Whether reject() reported contradicting types.
   bool rejected = false;
@@ -572,11 +737,7 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     Value x = coerce(operands[0], type);
     if (!isa<FloatType>(type.getElementType()))
       return one(x);
-    Value floor = prim::FloorOp::create(b, loc, prim::AbsOp::create(b, loc, x));
-    Value negative = prim::CompareOp::create(b, loc, P::LT, x, splat(type, 0));
-    return one(prim::WhereOp::create(b, loc, negative,
-                                     prim::NegOp::create(b, loc, floor), floor)
-                   .getResult());
+    return one(truncate(x));
   }
   if (target == "aten::reciprocal") {
     RankedTensorType type = resultType();
@@ -631,7 +792,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return one(binary<prim::SubOp>(/*hasAlpha=*/true));
   if (target == "aten::mul.Tensor" || target == "aten::mul.Scalar")
     return one(binary<prim::MulOp>());
-  if (target == "aten::div.Tensor" || target == "aten::div.Scalar")
+  if (target == "aten::div.Tensor" || target == "aten::div.Scalar" ||
+      target == "aten::div.Tensor_mode" || target == "aten::div.Scalar_mode")
     return one(divide());
   if (target == "aten::maximum")
     return one(binary<prim::MaximumOp>());
@@ -888,7 +1050,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     }
     return one(r);
   }
-  if (target == "aten::var.correction" || target == "aten::std.correction") {
+  if (target == "aten::var.correction" || target == "aten::std.correction" ||
+      target == "aten::var_mean.correction") {
     // sum((x - mean)^2) / (count - correction), its root for std.
     RankedTensorType type = resultType();
     Value x = convert(operands[0], type.getElementType());
@@ -919,6 +1082,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
         splat(type, count - floatArg("correction", 1)));
     if (base == "aten::std")
       var = prim::SqrtOp::create(b, loc, var);
+    if (base == "aten::var_mean")
+      return SmallVector<Value>{var, reshape(mean, resultType(1).getShape())};
     return one(var);
   }
   if (target == "aten::leaky_relu") {
@@ -1075,6 +1240,254 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                                    APFloat(floatArg("value", 0)))
                    .getResult());
   }
+
+
+  // Classification, logic and bits.
+  if (target == "aten::isnan")
+    return one(isNan(operands[0]));
+  if (target == "aten::isinf") {
+    Value x = operands[0];
+    RankedTensorType type = typeOf(x);
+    if (!isa<FloatType>(type.getElementType()))
+      return one(splat(resultType(), 0));
+    return one(prim::CompareOp::create(
+                   b, loc, P::EQ, prim::AbsOp::create(b, loc, x),
+                   splat(type, std::numeric_limits<double>::infinity()))
+                   .getResult());
+  }
+  if (target == "aten::logical_not")
+    return one(coerce(prim::CompareOp::create(b, loc, P::EQ, operands[0],
+                                              splat(typeOf(operands[0]), 0)),
+                      resultType()));
+  if (target == "aten::logical_and" || target == "aten::logical_or" ||
+      target == "aten::logical_xor") {
+    if (operands.size() != 2)
+      return fail("expected two tensors");
+    Value r = target == "aten::logical_and"
+                  ? logical<prim::BitwiseAndOp>(operands[0], operands[1])
+              : target == "aten::logical_or"
+                  ? logical<prim::BitwiseOrOp>(operands[0], operands[1])
+                  : logical<prim::BitwiseXorOp>(operands[0], operands[1]);
+    return one(coerce(r, resultType()));
+  }
+  if (base == "aten::bitwise_not" || base == "aten::bitwise_and" ||
+      base == "aten::bitwise_or" || base == "aten::bitwise_xor") {
+    RankedTensorType type = resultType();
+    if (isa<FloatType>(type.getElementType()))
+      return fail("bitwise ops of " + quoted(type));
+    Value lhs = coerce(operands[0], type);
+    if (base == "aten::bitwise_not")
+      return one(prim::BitwiseNotOp::create(b, loc, lhs).getResult());
+    Value rhs = rhsOperand(type);
+    if (base == "aten::bitwise_and")
+      return one(prim::BitwiseAndOp::create(b, loc, lhs, rhs).getResult());
+    if (base == "aten::bitwise_or")
+      return one(prim::BitwiseOrOp::create(b, loc, lhs, rhs).getResult());
+    return one(prim::BitwiseXorOp::create(b, loc, lhs, rhs).getResult());
+  }
+  if (target == "aten::any" || target == "aten::any.dim" ||
+      target == "aten::any.dims" || target == "aten::all" ||
+      target == "aten::all.dim" || target == "aten::all.dims") {
+    SmallVector<int64_t> dims =
+        intListArg("dim").value_or(SmallVector<int64_t>{});
+    return one(anyOrAll(operands[0],
+                        base == "aten::any" ? prim::ReductionKind::Max
+                                            : prim::ReductionKind::Min,
+                        dims, boolArg("keepdim", false)));
+  }
+
+  // More elementwise math.
+  if (base == "aten::fmod" || base == "aten::remainder") {
+    RankedTensorType type = resultType();
+    Value lhs = coerce(operands[0], type), rhs = rhsOperand(type);
+    return one(base == "aten::fmod" ? fmod(lhs, rhs) : remainder(lhs, rhs));
+  }
+  if (target == "aten::atan2") {
+    RankedTensorType type = resultType();
+    return one(prim::Atan2Op::create(b, loc, coerce(operands[0], type),
+                                     coerce(operands[1], type))
+                   .getResult());
+  }
+  if (target == "aten::fmax" || target == "aten::fmin") {
+    // NaN only where both are NaN.
+    RankedTensorType type = resultType();
+    Value lhs = coerce(operands[0], type), rhs = coerce(operands[1], type);
+    Value r = target == "aten::fmax"
+                  ? prim::MaximumOp::create(b, loc, lhs, rhs).getResult()
+                  : prim::MinimumOp::create(b, loc, lhs, rhs).getResult();
+    if (!isa<FloatType>(type.getElementType()))
+      return one(r);
+    r = prim::WhereOp::create(b, loc, isNan(rhs), lhs, r);
+    return one(prim::WhereOp::create(b, loc, isNan(lhs), rhs, r).getResult());
+  }
+  if (target == "aten::hypot") {
+    // max * sqrt(1 + (min / max)^2): no overflow of the squares; 0 where
+    // both are 0, inf where either is infinite (even with a NaN).
+    RankedTensorType type = resultType();
+    if (!isa<FloatType>(type.getElementType()))
+      return fail("hypot of " + quoted(type));
+    Value x = prim::AbsOp::create(b, loc, coerce(operands[0], type));
+    Value y = prim::AbsOp::create(b, loc, coerce(operands[1], type));
+    Value hi = prim::MaximumOp::create(b, loc, x, y);
+    Value lo = prim::MinimumOp::create(b, loc, x, y);
+    Value ratio = prim::DivOp::create(b, loc, lo, hi);
+    Value r = prim::MulOp::create(
+        b, loc, hi,
+        prim::SqrtOp::create(
+            b, loc,
+            prim::AddOp::create(b, loc, splat(type, 1),
+                                prim::MulOp::create(b, loc, ratio, ratio))));
+    Value inf = splat(type, std::numeric_limits<double>::infinity());
+    r = prim::WhereOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::EQ, hi, splat(type, 0)),
+        splat(type, 0), r);
+    Value anyInf = prim::BitwiseOrOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::EQ, x, inf),
+        prim::CompareOp::create(b, loc, P::EQ, y, inf));
+    return one(prim::WhereOp::create(b, loc, anyInf, inf, r).getResult());
+  }
+  if (target == "aten::exp2") {
+    RankedTensorType type = resultType();
+    return one(prim::PowOp::create(b, loc, splat(type, 2),
+                                   coerce(operands[0], type))
+                   .getResult());
+  }
+  if (target == "aten::asinh" || target == "aten::acosh" ||
+      target == "aten::atanh") {
+    // Through log1p, accurate near 0 (asinh, atanh) and 1 (acosh); for
+    // |x| > 2^28 asinh and acosh are log(2|x|) (x^2 would overflow).
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    Value one_ = splat(type, 1);
+    if (target == "aten::atanh") {
+      Value ratio = prim::DivOp::create(
+          b, loc, prim::AddOp::create(b, loc, x, x),
+          prim::SubOp::create(b, loc, one_, x));
+      return one(prim::MulOp::create(b, loc, splat(type, 0.5),
+                                     prim::Log1pOp::create(b, loc, ratio))
+                     .getResult());
+    }
+    Value ax = target == "aten::asinh" ? prim::AbsOp::create(b, loc, x) : x;
+    Value small;
+    if (target == "aten::asinh") {
+      Value sq = prim::MulOp::create(b, loc, ax, ax);
+      Value root = prim::SqrtOp::create(b, loc,
+                                        prim::AddOp::create(b, loc, one_, sq));
+      small = prim::Log1pOp::create(
+          b, loc,
+          prim::AddOp::create(
+              b, loc, ax,
+              prim::DivOp::create(b, loc, sq,
+                                  prim::AddOp::create(b, loc, one_, root))));
+    } else {
+      Value xm1 = prim::SubOp::create(b, loc, x, one_);
+      Value root = prim::SqrtOp::create(
+          b, loc,
+          prim::MulOp::create(b, loc, xm1,
+                              prim::AddOp::create(b, loc, x, one_)));
+      small = prim::Log1pOp::create(b, loc,
+                                    prim::AddOp::create(b, loc, xm1, root));
+    }
+    Value large = prim::AddOp::create(b, loc, prim::LogOp::create(b, loc, ax),
+                                      splat(type, M_LN2));
+    Value big = prim::CompareOp::create(b, loc, P::GT, ax,
+                                        splat(type, 268435456.0));
+    Value r = prim::WhereOp::create(b, loc, big, large, small);
+    if (target == "aten::asinh")
+      r = prim::WhereOp::create(
+          b, loc, prim::CompareOp::create(b, loc, P::LT, x, splat(type, 0)),
+          prim::NegOp::create(b, loc, r), r);
+    return one(r);
+  }
+  if (target == "aten::round.decimals") {
+    // Eager scales by 10^|decimals|, rounds half to even, scales back.
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    if (!isa<FloatType>(type.getElementType()))
+      return one(x);
+    int64_t decimals = intArg("decimals", 0);
+    Value scale = splat(type, std::pow(10.0, std::abs(decimals)));
+    if (decimals >= 0)
+      return one(prim::DivOp::create(
+                     b, loc,
+                     prim::RoundOp::create(
+                         b, loc, prim::MulOp::create(b, loc, x, scale)),
+                     scale)
+                     .getResult());
+    return one(prim::MulOp::create(
+                   b, loc,
+                   prim::RoundOp::create(b, loc,
+                                         prim::DivOp::create(b, loc, x, scale)),
+                   scale)
+                   .getResult());
+  }
+
+  // Indexing and layout.
+  if (target == "aten::index_select") {
+    if (operands.size() != 2)
+      return fail("expected self and index");
+    RankedTensorType type = resultType();
+    Value x = operands[0], index = operands[1];
+    int64_t rank = typeOf(x).getRank();
+    int64_t dim = normalizeDim(intArg("dim", 0), std::max<int64_t>(rank, 1));
+    if (typeOf(index).getRank() > 1)
+      return fail("expected a 0-d or 1-d index");
+    if (rank == 0) // A 0-d tensor is indexed as one element.
+      x = reshape(x, {1});
+    if (typeOf(index).getRank() == 0)
+      index = reshape(index, {1});
+    Value r = prim::GatherOp::create(b, loc, x, index, dim);
+    return one(reshape(r, type.getShape()));
+  }
+  if (target == "aten::flip") {
+    // Each flipped dimension is a gather at (size - 1 - i).
+    Value x = operands[0];
+    RankedTensorType type = typeOf(x);
+    SmallVector<int64_t> dims =
+        intListArg("dims").value_or(SmallVector<int64_t>{});
+    llvm::SmallBitVector done(std::max<int64_t>(type.getRank(), 1));
+    for (int64_t d : dims) {
+      int64_t dim = normalizeDim(d, type.getRank());
+      if (dim < 0 || dim >= type.getRank())
+        return fail("dimension " + Twine(d) + " is out of range for " +
+                    quoted(type));
+      if (done.test(dim))
+        continue;
+      done.set(dim);
+      int64_t size = type.getDimSize(dim);
+      auto indexType = RankedTensorType::get({size}, b.getI64Type());
+      Value reversed = prim::SubOp::create(
+          b, loc, splat(indexType, size - 1),
+          prim::IotaOp::create(b, loc, ArrayRef<int64_t>{size}, 0,
+                               b.getI64Type()));
+      x = prim::GatherOp::create(b, loc, x, reversed, dim);
+    }
+    return one(x);
+  }
+  if (target == "aten::repeat") {
+    // x (padded with leading 1s to the repeats' length) broadcast to
+    // (r0, s0, r1, s1, ...), then merged to (r0 * s0, r1 * s1, ...).
+    RankedTensorType type = resultType();
+    Value x = operands[0];
+    SmallVector<int64_t> reps =
+        intListArg("repeats").value_or(SmallVector<int64_t>{});
+    int64_t rank = typeOf(x).getRank();
+    if (static_cast<int64_t>(reps.size()) < rank)
+      return fail("fewer repeats than dimensions");
+    SmallVector<int64_t> padded(reps.size() - rank, 1);
+    llvm::append_range(padded, typeOf(x).getShape());
+    x = reshape(x, padded);
+    SmallVector<int64_t> wide, dims;
+    for (size_t i = 0; i < reps.size(); ++i) {
+      wide.push_back(reps[i]);
+      wide.push_back(padded[i]);
+      dims.push_back(2 * i + 1);
+    }
+    Value expanded = prim::BroadcastInDimOp::create(b, loc, x, wide, dims);
+    return one(reshape(expanded, type.getShape()));
+  }
+  if (target == "aten::full_like")
+    return one(splat(resultType(), floatArg("fill_value", 0)));
 
   return fail("no decomposition into prim ops");
 }

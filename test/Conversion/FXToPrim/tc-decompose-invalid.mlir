@@ -25,7 +25,7 @@ fx.graph @get_attr() -> tensor<4xf32> {
 // -----
 
 fx.graph @int_div(%x: tensor<4xi64>) -> tensor<4xi64> {
-  // expected-error @+1 {{integer division is not supported yet}}
+  // expected-error @+1 {{true division with an integer result}}
   %0 = fx.call_function "aten::div.Tensor"(%x, %x) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   fx.output %0 : tensor<4xi64>
 }
@@ -86,4 +86,12 @@ fx.graph @split_short(%x: tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>)
   // expected-error @+1 {{cannot decompose 'aten::split_with_sizes': results cover 4 of dimension 1's 5}}
   %0:2 = fx.call_function "aten::split_with_sizes"(%x) {args = {split_sizes = array<i64: 1, 3>, dim = 1 : i64}} : (tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>)
   fx.output %0#0, %0#1 : tensor<4x1xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+fx.graph @rounding_mode(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{cannot decompose 'aten::div.Tensor_mode': unknown rounding_mode 'ceil'}}
+  %0 = fx.call_function "aten::div.Tensor_mode"(%x, %y) {args = {rounding_mode = "ceil"}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
 }

@@ -86,7 +86,7 @@ SUPPORTED_OPS: set[str] = {
     # More elementwise math.
     "aten::div.Tensor_mode", "aten::div.Scalar_mode",
     "aten::fmod.Tensor", "aten::fmod.Scalar", "aten::remainder.Tensor",
-    "aten::remainder.Scalar", "aten::atan2", "aten::fmax", "aten::fmin",
+    "aten::remainder.Scalar", "aten::fmax", "aten::fmin",
     "aten::hypot", "aten::exp2", "aten::asinh", "aten::acosh",
     "aten::atanh", "aten::round.decimals", "aten::var_mean.correction",
     # Indexing and layout.

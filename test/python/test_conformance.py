@@ -25,7 +25,7 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # Logic, integer and floor division, indexing, and views of
             # inputs as outputs.
             "isnan", "logical_xor", "logical_and", "any", "fmod",
-            "remainder", "div.floor_rounding", "atan2", "hypot", "asinh",
+            "remainder", "div.floor_rounding", "hypot", "asinh",
             "round.decimals_3", "var_mean", "index_select", "flip",
             "repeat", "linalg.vector_norm", "T", "diagonal"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must

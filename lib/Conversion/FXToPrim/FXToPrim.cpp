@@ -1302,12 +1302,6 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     Value lhs = coerce(operands[0], type), rhs = rhsOperand(type);
     return one(base == "aten::fmod" ? fmod(lhs, rhs) : remainder(lhs, rhs));
   }
-  if (target == "aten::atan2") {
-    RankedTensorType type = resultType();
-    return one(prim::Atan2Op::create(b, loc, coerce(operands[0], type),
-                                     coerce(operands[1], type))
-                   .getResult());
-  }
   if (target == "aten::fmax" || target == "aten::fmin") {
     // NaN only where both are NaN.
     RankedTensorType type = resultType();
@@ -1322,10 +1316,16 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
   if (target == "aten::hypot") {
     // max * sqrt(1 + (min / max)^2): no overflow of the squares; 0 where
-    // both are 0, inf where either is infinite (even with a NaN).
-    RankedTensorType type = resultType();
-    if (!isa<FloatType>(type.getElementType()))
-      return fail("hypot of " + quoted(type));
+    // both are 0, inf where either is infinite (even with a NaN). Half
+    // precision computes in f32.
+    RankedTensorType outType = resultType();
+    if (!isa<FloatType>(outType.getElementType()))
+      return fail("hypot of " + quoted(outType));
+    RankedTensorType type =
+        outType.clone(opmathType(outType.getElementType()));
+    auto one = [&](Value v) -> FailureOr<SmallVector<Value>> {
+      return SmallVector<Value>{convert(v, outType.getElementType())};
+    };
     Value x = prim::AbsOp::create(b, loc, coerce(operands[0], type));
     Value y = prim::AbsOp::create(b, loc, coerce(operands[1], type));
     Value hi = prim::MaximumOp::create(b, loc, x, y);
@@ -1356,7 +1356,13 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       target == "aten::atanh") {
     // Through log1p, accurate near 0 (asinh, atanh) and 1 (acosh); for
     // |x| > 2^28 asinh and acosh are log(2|x|) (x^2 would overflow).
-    RankedTensorType type = resultType();
+    // Half precision computes in f32 and rounds once, as eager does.
+    RankedTensorType outType = resultType();
+    RankedTensorType type =
+        outType.clone(opmathType(outType.getElementType()));
+    auto one = [&](Value v) -> FailureOr<SmallVector<Value>> {
+      return SmallVector<Value>{convert(v, outType.getElementType())};
+    };
     Value x = coerce(operands[0], type);
     Value one_ = splat(type, 1);
     if (target == "aten::atanh") {

@@ -525,10 +525,9 @@ class _ViewSplit:
 def _is_output_view(node: torch.fx.Node) -> bool:
     """Whether `node` is a view of one tensor (its first argument) that
     can be replayed on a value computed elsewhere."""
-    if node.op != "call_function" or not _returns_alias(node):
-        return False
-    if not all(r.alias_info is not None
-               for r in node.target._schema.returns):
+    if (node.op != "call_function" or not _returns_alias(node)
+            or not all(r.alias_info is not None
+                       for r in node.target._schema.returns)):
         return False
     if not node.args or not isinstance(node.args[0], torch.fx.Node):
         return False

@@ -143,6 +143,23 @@ def test_partitions_around_unsupported_ops(fresh_tc, monkeypatch, tc_logs):
     assert "is not supported by tc yet" in tc_logs.text
 
 
+def test_data_dependent_graph_falls_back_with_a_log_line(fresh_tc, tc_logs,
+                                                        caplog):
+    """A graph that needs tensor values to trace (narrow at a position held
+    in a tensor) runs in eager: a `fallbacks` line, no internal-error
+    warning, eager's result."""
+    def fn(x, start):
+        return torch.narrow(x, 1, start, 2) * 2
+
+    x, start = torch.randn(4, 5), torch.tensor(2)
+    with caplog.at_level("WARNING", logger="tc"):
+        out = torch.compile(fn, backend="tc")(x, start)
+    torch.testing.assert_close(out, fn(x, start))
+    assert "needs tensor data at compile time" in tc_logs.text
+    assert "internal error" not in tc_logs.text
+    assert tc.counters["fallback_graphs"] >= 1
+
+
 def test_mode_max_autotune_is_not_supported_yet(fresh_tc, no_native,
                                                 tc_logs):
     x, y = torch.randn(3, 3), torch.randn(3, 3)

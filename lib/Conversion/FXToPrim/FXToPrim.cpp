@@ -292,8 +292,7 @@ private:
   FailureOr<Value> binary(bool hasAlpha = false) {
     RankedTensorType type = resultType();
     Value lhs = coerce(operands[0], type);
-    Value rhs = operands.size() > 1 ? coerce(operands[1], type)
-                                    : splat(type, floatArg("other", 0));
+    Value rhs = rhsOperand(type);
     if (hasAlpha) {
       double alpha = floatArg("alpha", 1);
       if (alpha != 1)
@@ -383,8 +382,7 @@ private:
                                         x, broadcast(extreme, type.getShape()));
     if (isa<FloatType>(type.getElementType())) {
       // NaN propagates through the reduction; x == NaN never holds.
-      Value nan = prim::CompareOp::create(
-          b, loc, prim::ComparisonPredicate::NE, x, x);
+      Value nan = isNan(x);
       hit = prim::WhereOp::create(b, loc, nan, nan, hit);
     }
     Type i64 = b.getI64Type();

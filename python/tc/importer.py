@@ -543,8 +543,16 @@ class _Importer:
                     raise Unsupported(f"argument '{arg.name}' expects a "
                                       "list of tensors", node)
                 if any(v is None for v in value):
-                    raise Unsupported(f"argument '{arg.name}' holds None "
-                                      "entries", node)
+                    if kind != "T?[]":
+                        raise Unsupported(f"argument '{arg.name}' holds "
+                                          "None entries", node)
+                    # The present entries, marked in `args`.
+                    key = arg.name if _BARE_ID.match(arg.name) \
+                        else _string(arg.name)
+                    attrs.append(f"{key} = array<i1: " + ", ".join(
+                        "false" if v is None else "true"
+                        for v in value) + ">")
+                    value = [v for v in value if v is not None]
                 operands.extend(self.operand(node, v) for v in value)
                 sizes.append(len(value))
                 has_list = True

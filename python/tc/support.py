@@ -96,7 +96,24 @@ SUPPORTED_OPS: set[str] = {
     "aten::rand", "aten::native_dropout",
     # Lookups.
     "aten::embedding",
+    # Advanced indexing and scatters (dense: DENSE_SCATTER_LIMIT), strided
+    # views and their scatters.
+    "aten::index.Tensor", "aten::_unsafe_index.Tensor", "aten::index_put",
+    "aten::_unsafe_index_put", "aten::put", "aten::scatter.src",
+    "aten::scatter.value", "aten::scatter.reduce",
+    "aten::scatter.value_reduce", "aten::scatter_add",
+    "aten::scatter_reduce.two", "aten::index_reduce", "aten::diagonal",
+    "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
+    "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
+    # Uninitialized tensors (tc's are zeros).
+    "aten::empty.memory_format", "aten::empty_permuted",
+    "aten::empty_strided", "aten::new_empty", "aten::empty_like",
 }
+
+#: The most compare-and-select steps (updates times positions) of one
+#: scatter: tc's scatters are dense (every update against every position;
+#: FXToPrim's kDenseScatterLimit). Larger ones run in eager.
+DENSE_SCATTER_LIMIT = 1 << 26
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
 #: start or end with them (eager keeps them views), and one made only of
@@ -105,7 +122,7 @@ VIEW_OPS: set[str] = {
     "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
     "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
     "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
-    "aten::alias",
+    "aten::alias", "aten::diagonal", "aten::as_strided", "aten::unfold",
 }
 
 #: Tensor dtypes tc compiles.
@@ -197,9 +214,64 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                                       or bound.get("scale_grad_by_freq")):
         return False, ("sparse and scale_grad_by_freq embeddings are not "
                        "supported yet")
+    if name in ("aten::index.Tensor", "aten::_unsafe_index.Tensor",
+                "aten::index_put", "aten::_unsafe_index_put"):
+        for index in bound.get("indices") or []:
+            index = index.meta.get("val") \
+                if isinstance(index, torch.fx.Node) else None
+            if isinstance(index, torch.Tensor) and not (
+                    index.dtype in (torch.int64, torch.int32)):
+                return False, (f"{index.dtype} (mask) indices are not "
+                               "supported")
+    reason = _dense_scatter_cost(name, bound, val)
+    if reason:
+        return False, reason
+    if name in ("aten::as_strided", "aten::as_strided_copy",
+                "aten::as_strided_scatter"):
+        # tc's view reads the input's own elements: its storage must be
+        # exactly those, in order.
+        base = bound.get("self")
+        base = base.meta.get("val") if isinstance(base, torch.fx.Node) \
+            else None
+        if (not isinstance(base, torch.Tensor) or not base.is_contiguous()
+                or base.storage_offset() != 0
+                or base.untyped_storage().nbytes()
+                != base.numel() * base.element_size()):
+            return False, ("as_strided of a tensor that does not own its "
+                           "contiguous storage")
     if name == "aten::convolution":
         if bound.get("transposed"):
             return False, "transposed convolutions are not supported yet"
         if bound.get("groups", 1) != 1:
             return False, "grouped convolutions are not supported yet"
     return True, ""
+
+
+def _numel(value: Any) -> int:
+    val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+    return val.numel() if isinstance(val, torch.Tensor) else 1
+
+
+def _dense_scatter_cost(name: str, bound: dict[str, Any],
+                        result: Any) -> str:
+    """Why a scatter is too large for tc's dense scatter ("" when it is
+    not): updates times the positions each may land on."""
+    if not isinstance(result, torch.Tensor):
+        return ""
+    if name in ("aten::index_put", "aten::_unsafe_index_put"):
+        cost = _numel(bound.get("values")) * result.numel()
+    elif name in ("aten::put", "aten::as_strided_scatter"):
+        cost = _numel(bound.get("index") or bound.get("src")) \
+            * result.numel()
+    elif name.startswith("aten::scatter") or name == "aten::index_reduce":
+        dim = bound.get("dim", 0)
+        size = result.shape[dim] if result.dim() else 1
+        other = bound.get("index") if name != "aten::index_reduce" \
+            else bound.get("source")
+        cost = _numel(other) * size
+    else:
+        return ""
+    if cost > DENSE_SCATTER_LIMIT:
+        return (f"{name} of {cost} update-position pairs is larger than "
+                f"tc's dense scatter takes ({DENSE_SCATTER_LIMIT})")
+    return ""

@@ -27,7 +27,13 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "isnan", "logical_xor", "logical_and", "any", "fmod",
             "remainder", "div.floor_rounding", "hypot", "asinh",
             "round.decimals_3", "var_mean", "index_select", "flip",
-            "repeat", "linalg.vector_norm", "T", "diagonal"]
+            "repeat", "linalg.vector_norm", "T", "diagonal",
+            # Advanced indexing, dense scatters and strided views.
+            "__getitem__", "index_add", "index_reduce.amax",
+            "scatter_reduce.mean", "scatter", "put", "take", "diag",
+            "diagonal_scatter", "as_strided_scatter", "unfold_copy",
+            "nn.functional.max_unpool2d", "nn.functional.pad.reflect",
+            "signal.windows.hann"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must
 #: still be eager's results, through the fallback.
 FALLBACK = ["cumsum", "floor", "argmax", "sort"]

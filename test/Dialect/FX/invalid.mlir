@@ -174,3 +174,19 @@ func.func @output_outside_graph(%x: tensor<3xf32>) {
   // expected-error @+1 {{expects parent op 'fx.graph'}}
   fx.output %x : tensor<3xf32>
 }
+
+// -----
+
+fx.graph @none_entries_mismatch(%x: tensor<4x5xf32>, %i: tensor<3xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{argument 'indices' marks 2 entries present but binds 1 operands}}
+  %0 = fx.call_function "aten::index.Tensor"(%x, %i) {args = {indices = array<i1: true, true>}, tensor_arg_sizes = array<i32: 1, 1>} : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<4x3xf32>
+  fx.output %0 : tensor<4x3xf32>
+}
+
+// -----
+
+fx.graph @none_entries_not_a_mask(%x: tensor<4x5xf32>, %i: tensor<3xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{argument 'indices' may only mark its present entries (array<i1: ...>)}}
+  %0 = fx.call_function "aten::index.Tensor"(%x, %i) {args = {indices = 1 : i64}, tensor_arg_sizes = array<i32: 1, 1>} : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<4x3xf32>
+  fx.output %0 : tensor<4x3xf32>
+}

@@ -209,6 +209,25 @@ LogicalResult CallFunctionOp::verify() {
       if (arg == schema->arguments.end())
         return emitOpError() << "'" << target << "' has no argument named '"
                              << entry.getName().getValue() << "'";
+      if (arg->kind == ATenArgKind::OptionalTensorList) {
+        // Which entries of a `Tensor?[]` are present (None entries bind no
+        // operand).
+        auto mask = dyn_cast<DenseBoolArrayAttr>(entry.getValue());
+        if (!mask)
+          return emitOpError() << "argument '" << arg->name
+                               << "' may only mark its present entries "
+                                  "(array<i1: ...>), got "
+                               << entry.getValue();
+        int64_t present = llvm::count(mask.asArrayRef(), true);
+        unsigned index = llvm::find(tensorArgs, arg) - tensorArgs.begin();
+        std::optional<ArrayRef<int32_t>> sizes = getTensorArgSizes();
+        if (!sizes || (*sizes)[index] != present)
+          return emitOpError() << "argument '" << arg->name << "' marks "
+                               << present << " entries present but binds "
+                               << (sizes ? (*sizes)[index] : 0)
+                               << " operands";
+        continue;
+      }
       if (isTensorKind(arg->kind))
         return emitOpError() << "tensor argument '" << arg->name
                              << "' must be an operand, not an attribute";

@@ -96,6 +96,9 @@ def FX_CallFunctionOp : FX_Op<"call_function", [
     When a `Tensor?` argument is None or a `Tensor[]` argument is present,
     `tensor_arg_sizes` gives the number of operands bound to each tensor
     argument; without it every tensor argument takes exactly one operand.
+    A `Tensor?[]` argument with None entries (`x[:, i]` is `aten::index`
+    with indices `[None, i]`) also has an `args` entry of its name marking
+    the present entries, `indices = array<i1: false, true>`.
 
     The verifier checks the call against the table of ATen schemas that
     `utils/gen_aten_schemas.py` generates from PyTorch's registry.

@@ -105,6 +105,13 @@ SUPPORTED_OPS: set[str] = {
     "aten::scatter_reduce.two", "aten::index_reduce", "aten::diagonal",
     "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
     "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
+    # Sorting, selection and cumulative ops (dense along their dimension:
+    # DENSE_SCATTER_LIMIT).
+    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
+    "aten::median", "aten::median.dim", "aten::nanmedian",
+    "aten::nanmedian.dim", "aten::searchsorted.Tensor",
+    "aten::bucketize.Tensor", "aten::cumsum", "aten::cumprod",
+    "aten::logcumsumexp", "aten::cummax", "aten::cummin",
     # Uninitialized tensors (tc's are zeros).
     "aten::empty.memory_format", "aten::empty_permuted",
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
@@ -223,6 +230,19 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                     index.dtype in (torch.int64, torch.int32)):
                 return False, (f"{index.dtype} (mask) indices are not "
                                "supported")
+    if name in ("aten::topk", "aten::kthvalue"):
+        source = bound.get("self")
+        source = source.meta.get("val") \
+            if isinstance(source, torch.fx.Node) else None
+        if isinstance(source, torch.Tensor) \
+                and not source.dtype.is_floating_point:
+            # Which of equal elements eager returns is its algorithm's
+            # choice (not the stable order): ties are common in integers.
+            return False, (f"{name} of {source.dtype}: eager's choice "
+                           "among ties is not reproducible")
+    if name in ("aten::searchsorted.Tensor",) and (
+            bound.get("sorter") is not None):
+        return False, "searchsorted with a sorter is not supported"
     reason = _dense_scatter_cost(name, bound, val)
     if reason:
         return False, reason
@@ -252,6 +272,16 @@ def _numel(value: Any) -> int:
     return val.numel() if isinstance(val, torch.Tensor) else 1
 
 
+#: Ops that compare every element of a row with every other (tc's sorts
+#: and prefix ops).
+_ALONG_A_DIMENSION = {
+    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
+    "aten::median", "aten::median.dim", "aten::nanmedian",
+    "aten::nanmedian.dim", "aten::cumsum", "aten::cumprod",
+    "aten::logcumsumexp", "aten::cummax", "aten::cummin",
+}
+
+
 def _dense_scatter_cost(name: str, bound: dict[str, Any],
                         result: Any) -> str:
     """Why a scatter is too large for tc's dense scatter ("" when it is
@@ -269,6 +299,29 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
         other = bound.get("index") if name != "aten::index_reduce" \
             else bound.get("source")
         cost = _numel(other) * size
+    elif name in _ALONG_A_DIMENSION:
+        source = bound.get("self") if "self" in bound \
+            else bound.get("input")
+        source = source.meta.get("val") \
+            if isinstance(source, torch.fx.Node) else None
+        if not isinstance(source, torch.Tensor):
+            return ""
+        if name.endswith(".dim") or "dim" in bound or name in (
+                "aten::sort", "aten::topk", "aten::kthvalue"):
+            dim = bound.get("dim", -1)
+            n = source.shape[dim] if source.dim() else 1
+        else:
+            n = source.numel()
+        cost = source.numel() * n
+    elif name in ("aten::searchsorted.Tensor", "aten::bucketize.Tensor"):
+        values = bound.get("self") if "self" in bound else bound.get("input")
+        edges = bound.get("sorted_sequence") if "sorted_sequence" in bound \
+            else bound.get("boundaries")
+        edges = edges.meta.get("val") if isinstance(edges, torch.fx.Node) \
+            else None
+        n = edges.shape[-1] if isinstance(edges, torch.Tensor) \
+            and edges.dim() else 1
+        cost = _numel(values) * n
     else:
         return ""
     if cost > DENSE_SCATTER_LIMIT:

@@ -89,6 +89,7 @@ private:
   /// The decompositions of one op family, each defined in the file of that
   /// name: std::nullopt when `target` is not one of the family's ops.
   std::optional<Result> indexing(StringRef target);
+  std::optional<Result> sortAndScan(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Indexing helpers (Indexing.cpp)
@@ -538,6 +539,8 @@ private:
     if (type.getNumElements() != to.getNumElements())
       return reject(to, "cannot reshape " + quoted(type) + " to " +
                             quoted(to));
+    if (type.getShape() == shape)
+      return v;
     return prim::ReshapeOp::create(b, loc, v, shape);
   }
 

@@ -868,6 +868,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
 
   if (std::optional<Result> r = indexing(target))
     return *r;
+  if (std::optional<Result> r = sortAndScan(target))
+    return *r;
   return fail("no decomposition into prim ops");
 }
 

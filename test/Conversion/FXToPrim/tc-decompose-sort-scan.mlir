@@ -1,0 +1,80 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
+
+// sort: each element's place is the number of elements sorting before it
+// (NaN last, ties by position); the values are selected by place.
+// CHECK-LABEL: func.func @sort
+// CHECK-DAG: %[[XI:.*]] = prim.broadcast_in_dim %[[X:.*]], shape [2, 5, 5], dims [0, 1] : tensor<2x5xf32>
+// CHECK-DAG: %[[XJ:.*]] = prim.broadcast_in_dim %[[X]], shape [2, 5, 5], dims [0, 2] : tensor<2x5xf32>
+// CHECK: prim.compare lt, %[[XJ]], %[[XI]]
+// CHECK: %[[PLACE:.*]] = prim.reduce sum %{{.*}}, dims [2] : tensor<2x5x5xi64>
+// CHECK: %[[HIT:.*]] = prim.compare eq, %{{.*}}, %{{.*}} : tensor<2x5x5xi64>
+// CHECK: %[[VALUES:.*]] = prim.reduce max %{{.*}}, dims [2] : tensor<2x5x5xf32>
+// CHECK: %[[INDICES:.*]] = prim.reduce max %{{.*}}, dims [2] : tensor<2x5x5xi64>
+// CHECK: return %[[VALUES]], %[[INDICES]]
+fx.graph @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
+  %0:2 = fx.call_function "aten::sort"(%x) {args = {dim = -1 : i64}} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
+  fx.output %0#0, %0#1 : tensor<2x5xf32>, tensor<2x5xi64>
+}
+
+// -----
+
+// topk along dim 0: the dimension moves last and back; only k places are
+// selected.
+// CHECK-LABEL: func.func @topk
+// CHECK: prim.permute %{{.*}}, [1, 0] : tensor<6x3xf32>
+// CHECK: prim.iota shape [3, 2], dim 1 : i64
+// CHECK: prim.compare gt
+// CHECK: prim.permute %{{.*}}, [1, 0] : tensor<3x2xf32>
+fx.graph @topk(%x: tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  %0:2 = fx.call_function "aten::topk"(%x) {args = {k = 2 : i64, dim = 0 : i64}} : (tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  fx.output %0#0, %0#1 : tensor<2x3xf32>, tensor<2x3xi64>
+}
+
+// -----
+
+// cumsum: the prefix is a mask j <= i, summed.
+// CHECK-LABEL: func.func @cumsum
+// CHECK: %[[XJ:.*]] = prim.broadcast_in_dim %{{.*}}, shape [4, 4], dims [1] : tensor<4xi64>
+// CHECK: %[[J:.*]] = prim.iota shape [4, 4], dim 1 : i64
+// CHECK: %[[I:.*]] = prim.iota shape [4, 4], dim 0 : i64
+// CHECK: %[[PREFIX:.*]] = prim.compare le, %[[J]], %[[I]]
+// CHECK: %[[SEL:.*]] = prim.where %[[PREFIX]], %[[XJ]], %{{.*}}
+// CHECK: prim.reduce sum %[[SEL]], dims [1] : tensor<4x4xi64>
+fx.graph @cumsum(%x: tensor<4xi1>) -> tensor<4xi64> {
+  %0 = fx.call_function "aten::cumsum"(%x) {args = {dim = 0 : i64}} : (tensor<4xi1>) -> tensor<4xi64>
+  fx.output %0 : tensor<4xi64>
+}
+
+// -----
+
+// cummax: the running maximum and the last position in the prefix holding
+// it.
+// CHECK-LABEL: func.func @cummax
+// CHECK: %[[MAX:.*]] = prim.reduce max %{{.*}}, dims [1] : tensor<4x4xf32>
+// CHECK: %[[LAST:.*]] = prim.reduce max %{{.*}}, dims [1] : tensor<4x4xi64>
+// CHECK: return %[[MAX]], %[[LAST]]
+fx.graph @cummax(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
+  %0:2 = fx.call_function "aten::cummax"(%x) {args = {dim = 0 : i64}} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+  fx.output %0#0, %0#1 : tensor<4xf32>, tensor<4xi64>
+}
+
+// -----
+
+// searchsorted: the number of boundaries before each value.
+// CHECK-LABEL: func.func @searchsorted
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %{{.*}}, shape [3, 5], dims [1] : tensor<5xf32>
+// CHECK: %[[V:.*]] = prim.broadcast_in_dim %{{.*}}, shape [3, 5], dims [0] : tensor<3xf32>
+// CHECK: prim.compare lt, %[[B]], %[[V]]
+// CHECK: prim.reduce sum %{{.*}}, dims [1] : tensor<3x5xi64>
+fx.graph @searchsorted(%s: tensor<5xf32>, %v: tensor<3xf32>) -> tensor<3xi64> {
+  %0 = fx.call_function "aten::searchsorted.Tensor"(%s, %v) : (tensor<5xf32>, tensor<3xf32>) -> tensor<3xi64>
+  fx.output %0 : tensor<3xi64>
+}
+
+// -----
+
+fx.graph @topk_too_many(%x: tensor<3xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
+  // expected-error @+1 {{cannot decompose 'aten::topk': k = 4 is out of range for 3 elements}}
+  %0:2 = fx.call_function "aten::topk"(%x) {args = {k = 4 : i64}} : (tensor<3xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+  fx.output %0#0, %0#1 : tensor<4xf32>, tensor<4xi64>
+}

@@ -390,6 +390,9 @@ _EXTRA_DECOMPOSITIONS = (
     "narrow_copy", "permute_copy", "unbind_copy.int", "view_copy",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "_adaptive_avg_pool2d",
     "native_group_norm", "pow.Scalar", "slice_scatter",
+    "upsample_bilinear2d.vec", "upsample_bilinear2d",
+    "upsample_trilinear3d", "upsample_bicubic2d", "grid_sampler_2d",
+    "max_pool2d_with_indices_backward",
 )
 
 

@@ -112,6 +112,18 @@ SUPPORTED_OPS: set[str] = {
     "aten::nanmedian.dim", "aten::searchsorted.Tensor",
     "aten::bucketize.Tensor", "aten::cumsum", "aten::cumprod",
     "aten::logcumsumexp", "aten::cummax", "aten::cummin",
+    # Special functions (elementwise f64 arithmetic: SpecialFunctions.cpp).
+    "aten::lgamma", "aten::digamma", "aten::polygamma", "aten::erfc",
+    "aten::special_erfcx", "aten::erfinv", "aten::special_ndtri",
+    "aten::special_log_ndtr", "aten::i0", "aten::special_i0e",
+    "aten::special_i1", "aten::special_i1e",
+    "aten::special_modified_bessel_i0", "aten::special_modified_bessel_i1",
+    "aten::special_modified_bessel_k0", "aten::special_modified_bessel_k1",
+    "aten::special_scaled_modified_bessel_k0",
+    "aten::special_scaled_modified_bessel_k1", "aten::special_bessel_j0",
+    "aten::special_bessel_j1", "aten::special_bessel_y0",
+    "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
+    "aten::atan2", "aten::angle",
     # Uninitialized tensors (tc's are zeros).
     "aten::empty.memory_format", "aten::empty_permuted",
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
@@ -230,6 +242,8 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                     index.dtype in (torch.int64, torch.int32)):
                 return False, (f"{index.dtype} (mask) indices are not "
                                "supported")
+    if name == "aten::polygamma" and bound.get("n") != 0:
+        return False, "polygamma of order above 0 is not supported yet"
     if name in ("aten::topk", "aten::kthvalue"):
         source = bound.get("self")
         source = source.meta.get("val") \

@@ -36,7 +36,11 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "signal.windows.hann",
             # Dense sorts and prefix ops.
             "sort", "argsort", "topk", "median", "nanmedian", "searchsorted",
-            "cumsum", "cumprod", "cummax", "logcumsumexp"]
+            "cumsum", "cumprod", "cummax", "logcumsumexp",
+            # Special functions and PyTorch's interpolation decompositions.
+            "lgamma", "digamma", "erfinv", "special.ndtri", "special.i1e",
+            "special.bessel_y1", "special.modified_bessel_k1", "atan2",
+            "nn.functional.interpolate.bilinear"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must
 #: still be eager's results, through the fallback.
 FALLBACK = ["mode", "floor", "argmax", "histc"]

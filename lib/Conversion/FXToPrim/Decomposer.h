@@ -24,6 +24,7 @@
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <limits>
@@ -90,6 +91,7 @@ private:
   /// name: std::nullopt when `target` is not one of the family's ops.
   std::optional<Result> indexing(StringRef target);
   std::optional<Result> sortAndScan(StringRef target);
+  std::optional<Result> specialFunction(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Indexing helpers (Indexing.cpp)

@@ -870,6 +870,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return *r;
   if (std::optional<Result> r = sortAndScan(target))
     return *r;
+  if (std::optional<Result> r = specialFunction(target))
+    return *r;
   return fail("no decomposition into prim ops");
 }
 

@@ -1,0 +1,55 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
+
+// lgamma: Lanczos' sum in f64, reflected below 0.5, infinite at the poles;
+// the result is rounded once.
+// CHECK-LABEL: func.func @lgamma
+// CHECK: %[[X:.*]] = prim.convert %{{.*}} to f64 : tensor<4xf32>
+// CHECK: prim.compare lt, %[[X]], %{{.*}} : tensor<4xf64>
+// CHECK: prim.log
+// CHECK: prim.sin
+// CHECK: prim.floor
+// CHECK: %[[R:.*]] = prim.where
+// CHECK: prim.convert %[[R]] to f32 : tensor<4xf64>
+fx.graph @lgamma(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::lgamma"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// Half precision rounds through f32 (the CPU runtime has no f64-to-bf16
+// routine).
+// CHECK-LABEL: func.func @erfc_bf16
+// CHECK: %[[F32:.*]] = prim.convert %{{.*}} to f32 : tensor<4xf64>
+// CHECK: prim.convert %[[F32]] to bf16 : tensor<4xf32>
+fx.graph @erfc_bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = fx.call_function "aten::erfc"(%x) : (tensor<4xbf16>) -> tensor<4xbf16>
+  fx.output %0 : tensor<4xbf16>
+}
+
+// -----
+
+// An integer input promotes to float like eager's, through f64.
+// CHECK-LABEL: func.func @i0_int
+// CHECK: prim.convert %{{.*}} to f64 : tensor<3xi64>
+// CHECK: prim.exp
+fx.graph @i0_int(%x: tensor<3xi64>) -> tensor<3xf32> {
+  %0 = fx.call_function "aten::i0"(%x) : (tensor<3xi64>) -> tensor<3xf32>
+  fx.output %0 : tensor<3xf32>
+}
+
+// -----
+
+fx.graph @polygamma_order(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::polygamma': polygamma of order 2 is not supported yet}}
+  %0 = fx.call_function "aten::polygamma"(%x) {args = {n = 2 : i64}} : (tensor<3xf32>) -> tensor<3xf32>
+  fx.output %0 : tensor<3xf32>
+}
+
+// -----
+
+fx.graph @erfc_int_result(%x: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{cannot decompose 'aten::erfc': a result of 'tensor<3xi64>'}}
+  %0 = fx.call_function "aten::erfc"(%x) : (tensor<3xf32>) -> tensor<3xi64>
+  fx.output %0 : tensor<3xi64>
+}

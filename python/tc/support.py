@@ -124,6 +124,10 @@ SUPPORTED_OPS: set[str] = {
     "aten::special_bessel_j1", "aten::special_bessel_y0",
     "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
     "aten::atan2", "aten::angle",
+    # Average pooling, products and counting ops (PoolingAndProducts.cpp).
+    "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
+    "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
+    "aten::_pdist_forward", "aten::mode", "aten::histc",
     # Uninitialized tensors (tc's are zeros).
     "aten::empty.memory_format", "aten::empty_permuted",
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
@@ -273,9 +277,17 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                 != base.numel() * base.element_size()):
             return False, ("as_strided of a tensor that does not own its "
                            "contiguous storage")
+    if name == "aten::addbmm" and isinstance(val, torch.Tensor) \
+            and not val.dtype.is_floating_point:
+        return False, "integer matrix products are not supported"
+    if name in ("aten::avg_pool2d", "aten::avg_pool3d"):
+        kernel = list(bound.get("kernel_size") or [1])
+        if len(kernel) == 1:
+            kernel *= 2 if name == "aten::avg_pool2d" else 3
+        if math.prod(kernel) > MAX_POOL_POSITIONS:
+            return False, (f"average pooling windows of more than "
+                           f"{MAX_POOL_POSITIONS} points are not supported")
     if name == "aten::convolution":
-        if bound.get("transposed"):
-            return False, "transposed convolutions are not supported yet"
         if bound.get("groups", 1) != 1:
             return False, "grouped convolutions are not supported yet"
     return True, ""

@@ -40,10 +40,15 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # Special functions and PyTorch's interpolation decompositions.
             "lgamma", "digamma", "erfinv", "special.ndtri", "special.i1e",
             "special.bessel_y1", "special.modified_bessel_k1", "atan2",
-            "nn.functional.interpolate.bilinear"]
+            "nn.functional.interpolate.bilinear",
+            # Average pooling, transposed convolutions, products, counts.
+            "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool3d",
+            "nn.functional.conv_transpose2d", "addbmm",
+            "nn.functional.bilinear", "nn.functional.pdist", "mode",
+            "histc"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must
 #: still be eager's results, through the fallback.
-FALLBACK = ["mode", "floor", "argmax", "histc"]
+FALLBACK = ["linalg.svd", "floor", "argmax", "special.zeta"]
 
 
 def test_conformance_subset_float32():

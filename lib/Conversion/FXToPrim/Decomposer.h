@@ -92,6 +92,7 @@ private:
   std::optional<Result> indexing(StringRef target);
   std::optional<Result> sortAndScan(StringRef target);
   std::optional<Result> specialFunction(StringRef target);
+  std::optional<Result> poolingAndProducts(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Indexing helpers (Indexing.cpp)

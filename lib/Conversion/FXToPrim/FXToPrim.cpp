@@ -872,6 +872,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return *r;
   if (std::optional<Result> r = specialFunction(target))
     return *r;
+  if (std::optional<Result> r = poolingAndProducts(target))
+    return *r;
   return fail("no decomposition into prim ops");
 }
 
@@ -1119,14 +1121,66 @@ FailureOr<SmallVector<Value>> Decomposer::embedding() {
 FailureOr<SmallVector<Value>> Decomposer::convolution() {
   RankedTensorType type = resultType();
   Type elt = type.getElementType();
-  if (boolArg("transposed", false))
-    return fail("transposed convolutions are not supported yet");
   int64_t groups = intArg("groups", 1);
   ArrayRef<int32_t> sizes;
   if (auto attr = op.getTensorArgSizes())
     sizes = *attr;
   bool hasBias = sizes.empty() ? operands.size() > 2 : sizes[2] == 1;
   Value x = convert(operands[0], elt), w = convert(operands[1], elt);
+  if (boolArg("transposed", false)) {
+    // A transposed convolution is the convolution, stride 1, of the input
+    // dilated by the stride (interior padding) and padded by
+    // dilation * (kernel - 1) - padding (+ output_padding after), with the
+    // kernel flipped and its channel dimensions swapped.
+    RankedTensorType xType = typeOf(x), wType = typeOf(w);
+    int64_t rank = xType.getRank(), spatial = rank - 2;
+    if (groups != 1)
+      return fail("grouped transposed convolutions are not supported yet");
+    if (spatial < 1 || wType.getRank() != rank ||
+        xType.getDimSize(1) != wType.getDimSize(0))
+      return fail("input " + quoted(xType) + " and weight " + quoted(wType) +
+                  " do not make a transposed convolution");
+    SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+    SmallVector<int64_t> stride = spatialListArg("stride", spatial, ones),
+                         padding = spatialListArg("padding", spatial, zeros),
+                         dilation = spatialListArg("dilation", spatial, ones),
+                         outputPadding =
+                             spatialListArg("output_padding", spatial, zeros);
+    SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t edge = dilation[d] * (wType.getDimSize(2 + d) - 1) - padding[d];
+      low[2 + d] = edge;
+      high[2 + d] = edge + outputPadding[d];
+      interior[2 + d] = stride[d] - 1;
+    }
+    Value dilated =
+        prim::PadOp::create(b, loc, x, low, high, interior, APFloat(0.0));
+    SmallVector<int64_t> swap = {1, 0};
+    for (int64_t d = 0; d < spatial; ++d)
+      swap.push_back(2 + d);
+    Value kernel = prim::PermuteOp::create(b, loc, w, swap);
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t size = wType.getDimSize(2 + d);
+      auto indexType = RankedTensorType::get({size}, b.getI64Type());
+      Value reversed = prim::SubOp::create(
+          b, loc, splat(indexType, size - 1),
+          prim::IotaOp::create(b, loc, ArrayRef<int64_t>{size}, 0,
+                               b.getI64Type()));
+      kernel = prim::GatherOp::create(b, loc, kernel, reversed, 2 + d);
+    }
+    Value y = prim::ConvolutionOp::create(b, loc, dilated, kernel, ones,
+                                          zeros, dilation, 1);
+    if (typeOf(y) != type)
+      return fail("result " + quoted(type) + " does not match the input " +
+                  quoted(xType) + ", weight and window");
+    if (hasBias)
+      y = prim::AddOp::create(
+          b, loc, y,
+          prim::BroadcastInDimOp::create(b, loc, convert(operands[2], elt),
+                                         type.getShape(),
+                                         ArrayRef<int64_t>{1}));
+    return SmallVector<Value>{y};
+  }
   RankedTensorType xType = typeOf(x), wType = typeOf(w);
   int64_t rank = xType.getRank(), spatial = rank - 2;
   if (spatial < 1 || wType.getRank() != rank || type.getRank() != rank ||

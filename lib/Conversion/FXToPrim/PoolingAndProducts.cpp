@@ -1,0 +1,540 @@
+//===- PoolingAndProducts.cpp - pooling, transposed convs, products -*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// tc-decompose for average pooling (`avg_pool2d`/`3d`, `_adaptive_avg_pool3d`),
+// transposed convolutions (as a convolution of the stride-dilated input with
+// the flipped kernel), the products `addbmm` and `_trilinear`, pairwise
+// distances (`_cdist_forward`, `_pdist_forward`), and the counting ops
+// `mode` and `histc`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Decomposer.h"
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::decompose;
+
+/// The most kernel positions an average pooling sums (one slice each).
+constexpr int64_t kMaxAvgPoolPositions = 256;
+
+std::optional<Decomposer::Result>
+Decomposer::poolingAndProducts(StringRef target) {
+  auto one = [](Value v) -> Result { return SmallVector<Value>{v}; };
+
+  if (target == "aten::avg_pool2d" || target == "aten::avg_pool3d") {
+    // The sum of one strided slice per kernel position of the padded
+    // input, divided per output position by eager's count: the window
+    // clipped to the padded input (count_include_pad) or to the input.
+    int64_t spatial = target == "aten::avg_pool2d" ? 2 : 3;
+    RankedTensorType outType = resultType();
+    Type elt = opmathType(outType.getElementType());
+    Value x = convert(operands[0], elt);
+    RankedTensorType xType = typeOf(x);
+    bool batched = xType.getRank() == spatial + 2;
+    if (!batched && xType.getRank() != spatial + 1)
+      return Result(fail("input " + quoted(xType) + " is not " +
+                         Twine(spatial) + "-d pooling's"));
+    SmallVector<int64_t> kernel = spatialListArg("kernel_size", spatial, {});
+    SmallVector<int64_t> stride = spatialListArg("stride", spatial, kernel);
+    SmallVector<int64_t> padding =
+        spatialListArg("padding", spatial, SmallVector<int64_t>(spatial, 0));
+    if (static_cast<int64_t>(kernel.size()) != spatial ||
+        static_cast<int64_t>(stride.size()) != spatial ||
+        static_cast<int64_t>(padding.size()) != spatial)
+      return Result(fail("kernel_size, stride and padding need " +
+                         Twine(spatial) + " entries"));
+    bool includePad = boolArg("count_include_pad", true);
+    std::optional<int64_t> divisor;
+    if (auto d = dyn_cast_if_present<IntegerAttr>(arg("divisor_override")))
+      divisor = d.getInt();
+    int64_t lead = xType.getRank() - spatial;
+    int64_t positions = 1;
+    SmallVector<int64_t> in, out;
+    for (int64_t d = 0; d < spatial; ++d) {
+      in.push_back(xType.getDimSize(lead + d));
+      out.push_back(outType.getDimSize(lead + d));
+      positions *= kernel[d];
+      if (kernel[d] < 1 || stride[d] < 1 || padding[d] < 0)
+        return Result(fail("a window of size, stride and padding below 1"));
+    }
+    if (positions > kMaxAvgPoolPositions)
+      return Result(fail("windows of " + Twine(positions) +
+                         " points are too large (at most " +
+                         Twine(kMaxAvgPoolPositions) + ")"));
+    // Padded so that every window's slice is in bounds (ceil_mode windows
+    // may start past the padding; they read zeros there).
+    SmallVector<int64_t> low(xType.getRank(), 0), high(xType.getRank(), 0),
+        interior(xType.getRank(), 0);
+    for (int64_t d = 0; d < spatial; ++d) {
+      low[lead + d] = padding[d];
+      high[lead + d] = (out[d] - 1) * stride[d] + kernel[d] - in[d] -
+                       padding[d];
+    }
+    Value padded = prim::PadOp::create(b, loc, x, low, high, interior,
+                                       APFloat(0.0));
+    Value sum;
+    SmallVector<int64_t> offset(spatial, 0);
+    for (int64_t p = 0; p < positions; ++p) {
+      int64_t rest = p;
+      for (int64_t d = spatial - 1; d >= 0; --d) {
+        offset[d] = rest % kernel[d];
+        rest /= kernel[d];
+      }
+      SmallVector<int64_t> starts(xType.getRank(), 0),
+          limits(typeOf(padded).getShape()), strides(xType.getRank(), 1);
+      for (int64_t d = 0; d < spatial; ++d) {
+        starts[lead + d] = offset[d];
+        limits[lead + d] = offset[d] + (out[d] - 1) * stride[d] + 1;
+        strides[lead + d] = stride[d];
+      }
+      Value slice =
+          prim::SliceOp::create(b, loc, padded, starts, limits, strides);
+      sum = sum ? prim::AddOp::create(b, loc, sum, slice).getResult() : slice;
+    }
+    // The divisor: a constant over the output positions (a product of
+    // per-dimension counts), or divisor_override.
+    RankedTensorType sumType = typeOf(sum);
+    Value count;
+    if (divisor) {
+      count = splat(sumType, *divisor);
+    } else {
+      // Per dimension, from an iota over the output positions o: the
+      // window [o * stride - padding, + kernel) clipped to the padded input
+      // (its size with count_include_pad) and then to the input.
+      for (int64_t d = 0; d < spatial; ++d) {
+        auto i64 = RankedTensorType::get({out[d]}, b.getI64Type());
+        Value start = prim::SubOp::create(
+            b, loc,
+            prim::MulOp::create(b, loc, iota({out[d]}, 0),
+                                splat(i64, stride[d])),
+            splat(i64, padding[d]));
+        Value end = prim::MinimumOp::create(
+            b, loc, prim::AddOp::create(b, loc, start, splat(i64, kernel[d])),
+            splat(i64, in[d] + padding[d]));
+        if (!includePad) {
+          start = prim::MaximumOp::create(b, loc, start, splat(i64, 0));
+          end = prim::MinimumOp::create(b, loc, end, splat(i64, in[d]));
+        }
+        Value size = convert(prim::SubOp::create(b, loc, end, start), elt);
+        Value wide = prim::BroadcastInDimOp::create(
+            b, loc, size, sumType.getShape(), ArrayRef<int64_t>{lead + d});
+        count = count ? prim::MulOp::create(b, loc, count, wide).getResult()
+                      : wide;
+      }
+    }
+    return one(convert(prim::DivOp::create(b, loc, sum, count),
+                       outType.getElementType()));
+  }
+
+  if (target == "aten::_adaptive_avg_pool3d") {
+    // Separable: each spatial dimension is contracted with its averaging
+    // matrix A[o, i] = 1 / |window o| for i in window o, where window o is
+    // [floor(o * in / out), ceil((o + 1) * in / out)).
+    RankedTensorType outType = resultType();
+    Type elt = opmathType(outType.getElementType());
+    Value x = convert(operands[0], elt);
+    int64_t rank = typeOf(x).getRank();
+    if (rank != 4 && rank != 5)
+      return Result(fail("expected a 4-d or 5-d input"));
+    for (int64_t d = rank - 3; d < rank; ++d) {
+      RankedTensorType type = typeOf(x);
+      int64_t n = type.getDimSize(d), m = outType.getDimSize(d);
+      // A[i, o] from iotas: window o is [o * n / m, ((o + 1) * n + m - 1) / m).
+      SmallVector<int64_t> shape = {n, m};
+      auto i64 = RankedTensorType::get(shape, b.getI64Type());
+      Value o = iota(shape, 1), i = iota(shape, 0);
+      Value start = prim::DivOp::create(
+          b, loc, prim::MulOp::create(b, loc, o, splat(i64, n)),
+          splat(i64, m));
+      Value end = prim::DivOp::create(
+          b, loc,
+          prim::AddOp::create(
+              b, loc,
+              prim::MulOp::create(
+                  b, loc, prim::AddOp::create(b, loc, o, splat(i64, 1)),
+                  splat(i64, n)),
+              splat(i64, m - 1)),
+          splat(i64, m));
+      Value inside = prim::BitwiseAndOp::create(
+          b, loc, prim::CompareOp::create(b, loc, P::GE, i, start),
+          prim::CompareOp::create(b, loc, P::LT, i, end));
+      auto weights = RankedTensorType::get(shape, elt);
+      Value matrix = prim::WhereOp::create(
+          b, loc, inside,
+          prim::DivOp::create(b, loc, splat(weights, 1),
+                              convert(prim::SubOp::create(b, loc, end, start),
+                                      elt)),
+          splat(weights, 0));
+      // d last, the rest merged: one matrix product, then back.
+      SmallVector<int64_t> perm, rows;
+      int64_t count = 1;
+      for (int64_t k = 0; k < rank; ++k)
+        if (k != d) {
+          perm.push_back(k);
+          rows.push_back(type.getDimSize(k));
+          count *= type.getDimSize(k);
+        }
+      perm.push_back(d);
+      Value last = d == rank - 1 ? x : permute(x, perm);
+      Value y = matmul(reshape(last, {count, n}), matrix);
+      rows.push_back(m);
+      y = reshape(y, rows);
+      if (d != rank - 1) {
+        SmallVector<int64_t> inverse(rank);
+        for (auto [k, p] : llvm::enumerate(perm))
+          inverse[p] = k;
+        y = permute(y, inverse);
+      }
+      x = y;
+    }
+    return one(convert(x, outType.getElementType()));
+  }
+
+  if (target == "aten::addbmm") {
+    // beta * self + alpha * sum_b b1[b] @ b2[b]: the batch folds into the
+    // contraction.
+    // Half precision accumulates and scales in f32 and rounds once.
+    RankedTensorType outType = resultType();
+    RankedTensorType type =
+        outType.clone(opmathType(outType.getElementType()));
+    Value b1 = convert(operands[1], type.getElementType());
+    Value b2 = convert(operands[2], type.getElementType());
+    RankedTensorType t1 = typeOf(b1), t2 = typeOf(b2);
+    if (t1.getRank() != 3 || t2.getRank() != 3)
+      return Result(fail("expected 3-d batches"));
+    int64_t batch = t1.getDimSize(0), n = t1.getDimSize(1),
+            k = t1.getDimSize(2), p = t2.getDimSize(2);
+    Value lhs = reshape(permute(b1, {1, 0, 2}), {n, batch * k});
+    Value product = matmul(lhs, reshape(b2, {batch * k, p}));
+    double alpha = floatArg("alpha", 1), beta = floatArg("beta", 1);
+    if (alpha != 1)
+      product = prim::MulOp::create(b, loc, product, splat(type, alpha));
+    if (beta == 0)
+      return one(convert(product, outType.getElementType()));
+    Value self = coerce(operands[0], type);
+    if (beta != 1)
+      self = prim::MulOp::create(b, loc, self, splat(type, beta));
+    return one(convert(prim::AddOp::create(b, loc, self, product),
+                       outType.getElementType()));
+  }
+
+  if (target == "aten::_trilinear") {
+    // Each input gets size-1 dimensions at its expand positions, the three
+    // multiply (broadcast) and the sum dimensions are reduced.
+    RankedTensorType type = resultType();
+    SmallVector<Value> inputs;
+    SmallVector<int64_t> shape;
+    for (auto [i, name] : llvm::enumerate(
+             ArrayRef<StringRef>{"expand1", "expand2", "expand3"})) {
+      Value v = convert(operands[i], type.getElementType());
+      SmallVector<int64_t> expand =
+          intListArg(name).value_or(SmallVector<int64_t>{});
+      SmallVector<int64_t> s(typeOf(v).getShape());
+      llvm::sort(expand);
+      for (int64_t d : expand)
+        s.insert(s.begin() + d, 1);
+      inputs.push_back(reshape(v, s));
+      if (shape.empty())
+        shape.assign(s.size(), 1);
+      if (s.size() != shape.size())
+        return Result(fail("the expanded inputs differ in rank"));
+      for (auto [k, n] : llvm::enumerate(s))
+        if (n != 1)
+          shape[k] = n;
+    }
+    Value product = prim::MulOp::create(
+        b, loc,
+        prim::MulOp::create(b, loc, broadcast(inputs[0], shape),
+                            broadcast(inputs[1], shape)),
+        broadcast(inputs[2], shape));
+    SmallVector<int64_t> sumdim =
+        intListArg("sumdim").value_or(SmallVector<int64_t>{});
+    if (sumdim.empty())
+      return one(reshapeToResult(product));
+    return one(reduce(prim::ReductionKind::Sum, product, sumdim, false, type));
+  }
+
+  if (target == "aten::_cdist_forward" || target == "aten::_pdist_forward") {
+    // (sum |a - b|^p)^(1/p) over the feature dimension, for every pair;
+    // p = 0 counts the differing features, p = inf takes the largest.
+    bool pairs = target == "aten::_pdist_forward";
+    RankedTensorType type = resultType();
+    Value a = convert(operands[0], type.getElementType());
+    Value bv = pairs ? a : convert(operands[1], type.getElementType());
+    RankedTensorType at = typeOf(a), bt = typeOf(bv);
+    int64_t rank = at.getRank();
+    if (rank < 2 || bt.getRank() != rank ||
+        at.getDimSize(rank - 1) != bt.getDimSize(rank - 1))
+      return Result(fail("inputs " + quoted(at) + " and " + quoted(bt) +
+                         " are not row sets of one width"));
+    if (pairs && rank != 2)
+      return Result(fail("expected a 2-d input"));
+    double p = floatArg("p", 2);
+    // [batch..., P, R, M]
+    SmallVector<int64_t> wide(at.getShape().drop_back(2));
+    int64_t pRows = at.getDimSize(rank - 2), rRows = bt.getDimSize(rank - 2),
+            width = at.getDimSize(rank - 1);
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (at.getDimSize(d) != bt.getDimSize(d))
+        return Result(fail("batch dimensions differ"));
+    wide.append({pRows, rRows, width});
+    SmallVector<int64_t> aDims, bDims;
+    for (int64_t d = 0; d < rank - 2; ++d) {
+      aDims.push_back(d);
+      bDims.push_back(d);
+    }
+    aDims.append({rank - 2, rank});
+    bDims.append({rank - 1, rank});
+    Value diff = prim::AbsOp::create(
+        b, loc,
+        prim::SubOp::create(
+            b, loc, prim::BroadcastInDimOp::create(b, loc, a, wide, aDims),
+            prim::BroadcastInDimOp::create(b, loc, bv, wide, bDims)));
+    RankedTensorType wideType = typeOf(diff);
+    int64_t last = wide.size() - 1;
+    Value dist;
+    if (std::isinf(p)) {
+      dist = prim::ReduceOp::create(b, loc, prim::ReductionKind::Max, diff,
+                                    ArrayRef<int64_t>{last});
+    } else if (p == 0) {
+      dist = prim::ReduceOp::create(
+          b, loc, prim::ReductionKind::Sum,
+          prim::WhereOp::create(
+              b, loc,
+              prim::CompareOp::create(b, loc, P::NE, diff,
+                                      splat(wideType, 0)),
+              splat(wideType, 1), splat(wideType, 0)),
+          ArrayRef<int64_t>{last});
+    } else {
+      Value powered =
+          p == 1 ? diff
+          : p == 2
+              ? prim::MulOp::create(b, loc, diff, diff).getResult()
+              : prim::PowOp::create(b, loc, diff, splat(wideType, p))
+                    .getResult();
+      dist = prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum, powered,
+                                    ArrayRef<int64_t>{last});
+      if (p == 2)
+        dist = prim::SqrtOp::create(b, loc, dist);
+      else if (p != 1)
+        dist = prim::PowOp::create(b, loc, dist,
+                                   splat(typeOf(dist), 1.0 / p));
+    }
+    if (!pairs)
+      return one(dist);
+    // The upper triangle, row by row: pair k is (i, j), i < j, with
+    // i = n - 2 - floor(sqrt(4n(n - 1) - 8k - 7) / 2 - 1/2) and
+    // j = k + i + 1 - n(n - 1)/2 + (n - i)(n - i - 1)/2.
+    int64_t n = pRows, count = n * (n - 1) / 2;
+    auto f64 = RankedTensorType::get({count}, b.getF64Type());
+    auto i64 = RankedTensorType::get({count}, b.getI64Type());
+    Value k = iota({count}, 0);
+    Value root = prim::SqrtOp::create(
+        b, loc,
+        prim::SubOp::create(
+            b, loc, splat(f64, 4.0 * n * (n - 1) - 7),
+            prim::MulOp::create(b, loc, convert(k, b.getF64Type()),
+                                splat(f64, 8))));
+    Value i = prim::SubOp::create(
+        b, loc, splat(i64, n - 2),
+        convert(prim::FloorOp::create(
+                    b, loc,
+                    prim::SubOp::create(
+                        b, loc,
+                        prim::MulOp::create(b, loc, root, splat(f64, 0.5)),
+                        splat(f64, 0.5))),
+                b.getI64Type()));
+    Value ni = prim::SubOp::create(b, loc, splat(i64, n), i);
+    Value j = prim::AddOp::create(
+        b, loc,
+        prim::SubOp::create(
+            b, loc, prim::AddOp::create(b, loc, k, i),
+            splat(i64, n * (n - 1) / 2 - 1)),
+        prim::DivOp::create(
+            b, loc,
+            prim::MulOp::create(
+                b, loc, ni, prim::SubOp::create(b, loc, ni, splat(i64, 1))),
+            splat(i64, 2)));
+    Value at_ = prim::AddOp::create(
+        b, loc, prim::MulOp::create(b, loc, i, splat(i64, n)), j);
+    return one(prim::GatherOp::create(b, loc, reshape(dist, {n * n}), at_, 0)
+                   .getResult());
+  }
+
+  if (target == "aten::mode") {
+    // The most frequent value of each row (the smallest among equally
+    // frequent ones) and the last position holding it, as eager picks.
+    Value x = operands[0];
+    RankedTensorType type = typeOf(x);
+    if (type.getRank() == 0)
+      return Result(SmallVector<Value>{x, splat(RankedTensorType::get(
+                                                    {}, b.getI64Type()),
+                                                0)});
+    int64_t rank = type.getRank();
+    int64_t dim = normalizeDim(intArg("dim", -1), rank);
+    int64_t n = type.getDimSize(dim);
+    if (n == 0)
+      return Result(fail("mode of an empty dimension"));
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim)
+        perm.push_back(d);
+    perm.push_back(dim);
+    Value row = dim == rank - 1 ? x : permute(x, perm);
+    RankedTensorType rowType = typeOf(row);
+    SmallVector<int64_t> wide(rowType.getShape());
+    wide.push_back(n);
+    SmallVector<int64_t> iDims, jDims;
+    for (int64_t d = 0; d < rank - 1; ++d) {
+      iDims.push_back(d);
+      jDims.push_back(d);
+    }
+    iDims.push_back(rank - 1);
+    jDims.push_back(rank);
+    Value xi = prim::BroadcastInDimOp::create(b, loc, row, wide, iDims);
+    Value xj = prim::BroadcastInDimOp::create(b, loc, row, wide, jDims);
+    Value same = prim::CompareOp::create(b, loc, P::EQ, xi, xj);
+    if (isa<FloatType>(type.getElementType()))
+      same = prim::BitwiseOrOp::create(
+          b, loc, same, prim::BitwiseAndOp::create(b, loc, isNan(xi),
+                                                   isNan(xj)));
+    auto i64 = [&](ArrayRef<int64_t> s) {
+      return RankedTensorType::get(s, b.getI64Type());
+    };
+    Value count = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Sum,
+        prim::WhereOp::create(b, loc, same, splat(i64(wide), 1),
+                              splat(i64(wide), 0)),
+        ArrayRef<int64_t>{rank});
+    SmallVector<int64_t> kept(rowType.getShape());
+    kept.back() = 1;
+    Value best = reduce(prim::ReductionKind::Max, count, {rank - 1}, true,
+                        i64(kept));
+    Value frequent = prim::CompareOp::create(
+        b, loc, P::EQ, count, broadcast(best, rowType.getShape()));
+    // The smallest frequent value (NaN sorts last).
+    Value candidates = prim::WhereOp::create(
+        b, loc, frequent, row,
+        reductionIdentity(rowType, prim::ReductionKind::Min));
+    Value value = reduce(prim::ReductionKind::Min, candidates, {rank - 1},
+                         true, rowType.clone(kept));
+    if (isa<FloatType>(type.getElementType())) {
+      // min() propagates NaN: a NaN is the mode only if no number is.
+      Value numbers = prim::WhereOp::create(
+          b, loc, prim::BitwiseAndOp::create(
+                      b, loc, frequent,
+                      prim::BitwiseNotOp::create(b, loc, isNan(row))),
+          row, reductionIdentity(rowType, prim::ReductionKind::Min));
+      Value numberMode = reduce(prim::ReductionKind::Min, numbers,
+                                {rank - 1}, true, rowType.clone(kept));
+      Value anyNumber = reduce(
+          prim::ReductionKind::Max,
+          convert(prim::BitwiseAndOp::create(
+                      b, loc, frequent,
+                      prim::BitwiseNotOp::create(b, loc, isNan(row))),
+                  b.getI32Type()),
+          {rank - 1}, true, RankedTensorType::get(kept, b.getI32Type()));
+      value = prim::WhereOp::create(
+          b, loc,
+          prim::CompareOp::create(
+              b, loc, P::GT, anyNumber,
+              splat(RankedTensorType::get(kept, b.getI32Type()), 0)),
+          numberMode, value);
+    }
+    Value holds = prim::CompareOp::create(b, loc, P::EQ, row,
+                                          broadcast(value, rowType.getShape()));
+    if (isa<FloatType>(type.getElementType()))
+      holds = prim::BitwiseOrOp::create(
+          b, loc, holds,
+          prim::BitwiseAndOp::create(
+              b, loc, isNan(row),
+              isNan(broadcast(value, rowType.getShape()))));
+    Value position = reduce(
+        prim::ReductionKind::Max,
+        prim::WhereOp::create(b, loc, holds, iota(rowType.getShape(), rank - 1),
+                              splat(i64(rowType.getShape()), -1)),
+        {rank - 1}, true, i64(kept));
+    SmallVector<int64_t> inverse(rank);
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = i;
+    auto back = [&](Value v) -> Value {
+      return dim == rank - 1 ? v : permute(v, inverse);
+    };
+    return Result(SmallVector<Value>{
+        reshape(back(value), resultType(0).getShape()),
+        reshape(back(position), resultType(1).getShape())});
+  }
+
+  if (target == "aten::histc") {
+    // Counts of the values in `bins` equal-width bins over [min, max] (the
+    // data's own range when min == max); the last bin is closed, values
+    // outside are ignored. Dense: every value against every bin.
+    RankedTensorType type = resultType();
+    if (!isa<FloatType>(type.getElementType()))
+      return Result(fail("histc of " + quoted(type)));
+    int64_t bins = intArg("bins", 100);
+    double lo = floatArg("min", 0), hi = floatArg("max", 0);
+    Value x = convert(operands[0], b.getF64Type());
+    int64_t numel = typeOf(x).getNumElements();
+    x = reshape(x, {numel});
+    auto scalar = RankedTensorType::get({}, b.getF64Type());
+    Value low, high;
+    if (lo == hi && numel > 0) {
+      low = reduce(prim::ReductionKind::Min, x, {0}, false, scalar);
+      high = reduce(prim::ReductionKind::Max, x, {0}, false, scalar);
+      // A constant range widens by 1 on each side, as in eager.
+      Value flat = prim::CompareOp::create(b, loc, P::EQ, low, high);
+      low = prim::WhereOp::create(
+          b, loc, flat, prim::SubOp::create(b, loc, low, splat(scalar, 1)),
+          low);
+      high = prim::WhereOp::create(
+          b, loc, flat, prim::AddOp::create(b, loc, high, splat(scalar, 1)),
+          high);
+    } else {
+      if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+      }
+      low = splat(scalar, lo);
+      high = splat(scalar, hi);
+    }
+    auto vec = RankedTensorType::get({numel}, b.getF64Type());
+    Value lowV = broadcast(low, {numel}), highV = broadcast(high, {numel});
+    Value inside = prim::BitwiseAndOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::GE, x, lowV),
+        prim::CompareOp::create(b, loc, P::LE, x, highV));
+    // bin = floor((x - low) * bins / (high - low)), the maximum in the last.
+    Value pos = prim::FloorOp::create(
+        b, loc,
+        prim::DivOp::create(
+            b, loc,
+            prim::MulOp::create(b, loc,
+                                prim::SubOp::create(b, loc, x, lowV),
+                                splat(vec, bins)),
+            prim::SubOp::create(b, loc, highV, lowV)));
+    pos = prim::MinimumOp::create(b, loc, pos, splat(vec, bins - 1));
+    Value bin = convert(pos, b.getI64Type());
+    bin = prim::WhereOp::create(
+        b, loc, inside, bin,
+        splat(RankedTensorType::get({numel}, b.getI64Type()), -1));
+    SmallVector<int64_t> wide = {bins, numel};
+    Value hit = prim::CompareOp::create(
+        b, loc, P::EQ,
+        prim::BroadcastInDimOp::create(b, loc, bin, wide,
+                                       ArrayRef<int64_t>{1}),
+        iota(wide, 0));
+    auto wideType = RankedTensorType::get(wide, type.getElementType());
+    return one(prim::ReduceOp::create(
+                   b, loc, prim::ReductionKind::Sum,
+                   prim::WhereOp::create(b, loc, hit, splat(wideType, 1),
+                                         splat(wideType, 0)),
+                   ArrayRef<int64_t>{1})
+                   .getResult());
+  }
+
+  return std::nullopt;
+}

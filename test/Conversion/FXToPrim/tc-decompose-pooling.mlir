@@ -1,0 +1,62 @@
+// RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
+
+// avg_pool2d: one strided slice per kernel position of the padded input,
+// summed, divided by eager's per-position count (from iotas).
+// CHECK-LABEL: func.func @avg_pool2d
+// CHECK: %[[PAD:.*]] = prim.pad %{{.*}}, low [0, 0, 1, 1], high [0, 0, 0, 0], interior [0, 0, 0, 0], value 0.000000e+00 : tensor<1x2x5x5xf32>
+// CHECK-COUNT-4: prim.slice %[[PAD]]
+// CHECK: prim.iota shape [3], dim 0 : i64
+// CHECK: %[[ROWS:.*]] = prim.broadcast_in_dim %{{.*}}, shape [1, 2, 3, 3], dims [2] : tensor<3xf32>
+// CHECK: %[[COLS:.*]] = prim.broadcast_in_dim %{{.*}}, shape [1, 2, 3, 3], dims [3] : tensor<3xf32>
+// CHECK: %[[COUNT:.*]] = prim.mul %[[ROWS]], %[[COLS]]
+// CHECK: prim.div %{{.*}}, %[[COUNT]] : tensor<1x2x3x3xf32>
+fx.graph @avg_pool2d(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = fx.call_function "aten::avg_pool2d"(%x) {args = {kernel_size = [2, 2], stride = [2, 2], padding = [1, 1], count_include_pad = false}} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  fx.output %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// A transposed convolution: the input dilated by the stride and padded,
+// the kernel's channels swapped and its window flipped, a stride-1
+// convolution.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: %[[DIL:.*]] = prim.pad %{{.*}}, low [0, 0, 1], high [0, 0, 2], interior [0, 0, 1], value 0.000000e+00 : tensor<1x2x4xf32>
+// CHECK: %[[SWAP:.*]] = prim.permute %{{.*}}, [1, 0, 2] : tensor<2x3x3xf32>
+// CHECK: %[[FLIP:.*]] = prim.gather %[[SWAP]][%{{.*}}], dim 2 : tensor<3x2x3xf32>, tensor<3xi64>
+// CHECK: prim.convolution %[[DIL]], %[[FLIP]], stride [1], padding [0], dilation [1], groups 1 : tensor<1x2x10xf32>, tensor<3x2x3xf32>
+fx.graph @conv_transpose(%x: tensor<1x2x4xf32>, %w: tensor<2x3x3xf32>) -> tensor<1x3x8xf32> {
+  %0 = fx.call_function "aten::convolution"(%x, %w) {args = {stride = [2], padding = [1], dilation = [1], transposed = true, output_padding = [1], groups = 1 : i64}, tensor_arg_sizes = array<i32: 1, 1, 0>} : (tensor<1x2x4xf32>, tensor<2x3x3xf32>) -> tensor<1x3x8xf32>
+  fx.output %0 : tensor<1x3x8xf32>
+}
+
+// -----
+
+// _adaptive_avg_pool3d: each spatial dimension contracted with its
+// averaging matrix.
+// CHECK-LABEL: func.func @adaptive_avg_pool3d
+// CHECK-COUNT-3: prim.dot
+fx.graph @adaptive_avg_pool3d(%x: tensor<1x2x3x4x5xf32>) -> tensor<1x2x2x2x2xf32> {
+  %0 = fx.call_function "aten::_adaptive_avg_pool3d"(%x) {args = {output_size = [2, 2, 2]}} : (tensor<1x2x3x4x5xf32>) -> tensor<1x2x2x2x2xf32>
+  fx.output %0 : tensor<1x2x2x2x2xf32>
+}
+
+// -----
+
+// histc: every value against every bin.
+// CHECK-LABEL: func.func @histc
+// CHECK: prim.floor
+// CHECK: prim.compare eq, %{{.*}}, %{{.*}} : tensor<4x6xi64>
+// CHECK: prim.reduce sum %{{.*}}, dims [1] : tensor<4x6xf32>
+fx.graph @histc(%x: tensor<2x3xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::histc"(%x) {args = {bins = 4 : i64, min = 0.0 : f64, max = 1.0 : f64}} : (tensor<2x3xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+fx.graph @grouped_transposed(%x: tensor<1x2x4xf32>, %w: tensor<2x1x3xf32>) -> tensor<1x2x6xf32> {
+  // expected-error @+1 {{grouped transposed convolutions are not supported yet}}
+  %0 = fx.call_function "aten::convolution"(%x, %w) {args = {stride = [1], padding = [0], dilation = [1], transposed = true, output_padding = [0], groups = 2 : i64}, tensor_arg_sizes = array<i32: 1, 1, 0>} : (tensor<1x2x4xf32>, tensor<2x1x3xf32>) -> tensor<1x2x6xf32>
+  fx.output %0 : tensor<1x2x6xf32>
+}

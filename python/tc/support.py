@@ -124,6 +124,9 @@ SUPPORTED_OPS: set[str] = {
     "aten::special_bessel_j1", "aten::special_bessel_y0",
     "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
     "aten::atan2", "aten::angle",
+    *(f"aten::special_{shift}chebyshev_polynomial_{kind}{overload}"
+      for shift in ("", "shifted_") for kind in "tuvw"
+      for overload in ("", ".n_scalar")),
     # Average pooling, products and counting ops (PoolingAndProducts.cpp).
     "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",

@@ -46,7 +46,14 @@ Decomposer::specialFunction(StringRef target) {
       "aten::special_bessel_j1", "aten::special_bessel_y0",
       "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
       "aten::atan2", "aten::angle"};
-  if (!names.contains(target))
+  StringRef base = target.split('.').first;
+  bool chebyshev = base.contains("chebyshev_polynomial_") &&
+                   (target.ends_with("_polynomial_t") ||
+                    target.ends_with("_polynomial_u") ||
+                    target.ends_with("_polynomial_v") ||
+                    target.ends_with("_polynomial_w") ||
+                    target.ends_with(".n_scalar"));
+  if (!names.contains(target) && !chebyshev)
     return std::nullopt;
 
   RankedTensorType outType = resultType();
@@ -54,7 +61,7 @@ Decomposer::specialFunction(StringRef target) {
     return Result(fail("a result of " + quoted(outType)));
   RankedTensorType t = outType.clone(b.getF64Type());
   Value x = operands.empty() ? Value() : coerce(operands.back(), t);
-  if (target == "aten::atan2")
+  if (target == "aten::atan2" || chebyshev)
     x = coerce(operands[0], t);
 
   // f64 arithmetic on `t`.
@@ -507,5 +514,107 @@ Decomposer::specialFunction(StringRef target) {
     Value r = sel(cmp(P::LT, x, c(0)), c(kPi), c(0));
     return done(sel(isNanV(x), x, r));
   }
+  //===------------------------------------------------------------------===//
+  // Chebyshev polynomials
+  //===------------------------------------------------------------------===//
+
+  if (chebyshev) {
+    // Closed forms in the angle: with x = cos(theta) (|x| <= 1) or
+    // |x| = cosh(phi) (|x| > 1), T_n = cos(n theta), U_n = sin((n + 1)
+    // theta) / sin(theta), V_n = cos((n + 1/2) theta) / cos(theta / 2),
+    // W_n = sin((n + 1/2) theta) / sin(theta / 2), and the hyperbolic forms
+    // with the parity of n (V and W trade places) below -1. The degree is
+    // eager's: n truncated, 0 below 0; n = 0, 1 and x = +-1 as eager
+    // special-cases them. The shifted polynomials take 2x - 1.
+    char kind = base.back();
+    if (base.contains("shifted"))
+      x = sub(mul(c(2), x), c(1));
+    Value n = operands.size() > 1
+                  ? coerce(operands[1], t)
+                  : c(floatArg("n", 0));
+    n = sel(cmp(P::LE, n, c(-1)), c(-1),
+            prim::FloorOp::create(b, loc, abs(n)));
+    Value half = c(0.5);
+    Value odd = cmp(P::EQ,
+                    sub(n, mul(c(2), prim::FloorOp::create(b, loc,
+                                                           mul(n, half)))),
+                    c(1));
+    Value ax = abs(x);
+    Value inside = cmp(P::LE, ax, c(1));
+    Value theta = prim::AcosOp::create(
+        b, loc, prim::MinimumOp::create(
+                    b, loc, prim::MaximumOp::create(b, loc, x, c(-1)), c(1)));
+    // phi = acosh(|x|) = log(|x| + sqrt(x^2 - 1)), for |x| > 1.
+    Value big = prim::MaximumOp::create(b, loc, ax, c(1));
+    Value phi = log(add(big, sqrt(mul(sub(big, c(1)), add(big, c(1))))));
+    auto cosh = [&](Value v) {
+      return mul(half, add(exp(v), exp(neg(v))));
+    };
+    auto sinh = [&](Value v) {
+      return mul(half, sub(exp(v), exp(neg(v))));
+    };
+    auto cosF = [&](Value v) -> Value {
+      return prim::CosOp::create(b, loc, v);
+    };
+    auto sinF = [&](Value v) -> Value {
+      return prim::SinOp::create(b, loc, v);
+    };
+    Value np = add(n, c(1)), nh = add(n, half);
+    Value trig, hyper, hyperMirror;
+    switch (kind) {
+    case 't':
+      trig = cosF(mul(n, theta));
+      hyper = hyperMirror = cosh(mul(n, phi));
+      break;
+    case 'u':
+      trig = div(sinF(mul(np, theta)), sinF(theta));
+      hyper = hyperMirror = div(sinh(mul(np, phi)), sinh(phi));
+      break;
+    case 'v':
+      trig = div(cosF(mul(nh, theta)), cosF(mul(half, theta)));
+      hyper = div(cosh(mul(nh, phi)), cosh(mul(half, phi)));
+      hyperMirror = div(sinh(mul(nh, phi)), sinh(mul(half, phi)));
+      break;
+    default: // 'w'
+      trig = div(sinF(mul(nh, theta)), sinF(mul(half, theta)));
+      hyper = div(sinh(mul(nh, phi)), sinh(mul(half, phi)));
+      hyperMirror = div(cosh(mul(nh, phi)), cosh(mul(half, phi)));
+      break;
+    }
+    Value negOdd = sel(odd, neg(hyperMirror), hyperMirror);
+    Value r = sel(inside, trig, sel(cmp(P::GT, x, c(0)), hyper, negOdd));
+    // x = +-1, where the angle forms divide 0 by 0.
+    Value twoN1 = add(mul(c(2), n), c(1));
+    Value atOne, atMinusOne;
+    switch (kind) {
+    case 't':
+      atOne = c(1);
+      atMinusOne = sel(odd, c(-1), c(1));
+      break;
+    case 'u':
+      atOne = np;
+      atMinusOne = sel(odd, neg(np), np);
+      break;
+    case 'v':
+      atOne = c(1);
+      atMinusOne = sel(odd, neg(twoN1), twoN1);
+      break;
+    default:
+      atOne = twoN1;
+      atMinusOne = sel(odd, c(-1), c(1));
+      break;
+    }
+    r = sel(cmp(P::EQ, x, c(1)), atOne, r);
+    r = sel(cmp(P::EQ, x, c(-1)), atMinusOne, r);
+    // Degrees 0 and 1 (exact, NaN-free as in eager), and below 0.
+    Value first = kind == 't' ? x
+                  : kind == 'u' ? mul(c(2), x)
+                  : kind == 'v' ? sub(mul(c(2), x), c(1))
+                                : add(mul(c(2), x), c(1));
+    r = sel(cmp(P::EQ, n, c(1)), first, r);
+    r = sel(cmp(P::EQ, n, c(0)), c(1), r);
+    return done(sel(cmp(P::LT, n, c(0)), c(0), r));
+  }
+
   llvm_unreachable("every name is handled above");
 }

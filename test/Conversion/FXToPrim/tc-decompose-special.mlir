@@ -53,3 +53,18 @@ fx.graph @erfc_int_result(%x: tensor<3xf32>) -> tensor<3xi64> {
   %0 = fx.call_function "aten::erfc"(%x) : (tensor<3xf32>) -> tensor<3xi64>
   fx.output %0 : tensor<3xi64>
 }
+
+// -----
+
+// Chebyshev polynomials in closed form: the angle inside [-1, 1], the
+// hyperbolic angle outside; no loop over the (tensor) degree.
+// CHECK-LABEL: func.func @chebyshev_t
+// CHECK: prim.floor
+// CHECK: prim.acos
+// CHECK: prim.cos
+// CHECK: prim.exp
+// CHECK: prim.convert %{{.*}} to f32 : tensor<5xf64>
+fx.graph @chebyshev_t(%x: tensor<5xf32>, %n: tensor<5xf32>) -> tensor<5xf32> {
+  %0 = fx.call_function "aten::special_chebyshev_polynomial_t"(%x, %n) : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  fx.output %0 : tensor<5xf32>
+}

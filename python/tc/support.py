@@ -249,8 +249,8 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                     index.dtype in (torch.int64, torch.int32)):
                 return False, (f"{index.dtype} (mask) indices are not "
                                "supported")
-    if name == "aten::polygamma" and bound.get("n") != 0:
-        return False, "polygamma of order above 0 is not supported yet"
+    if name == "aten::polygamma" and not 0 <= bound.get("n", 0) <= 30:
+        return False, "polygamma of order above 30 is not supported"
     if name in ("aten::topk", "aten::kthvalue"):
         source = bound.get("self")
         source = source.meta.get("val") \

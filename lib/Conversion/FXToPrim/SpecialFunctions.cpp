@@ -169,10 +169,74 @@ Decomposer::specialFunction(StringRef target) {
                           -1.0 / 12}));
     return sub(add(sub(log(z), div(c(0.5), z)), series), shift);
   };
+  if (target == "aten::polygamma" && intArg("n", 0) != 0) {
+    // Order n >= 1: (-1)^(n+1) n! zeta(n + 1, q), with Hurwitz's zeta by
+    // Euler-Maclaurin (12 terms, then the integral and 12 Bernoulli
+    // corrections at w = q + 12 >= 12). Below 0 through the reflection
+    // psi_n(x) = (-1)^n psi_n(1 - x) - pi d^n/dx^n cot(pi x), whose
+    // derivative is pi^n P_n(cot(pi x)) with P_0 = c and
+    // P_k+1 = -(1 + c^2) P_k'. The poles give eager's signed infinity.
+    int64_t n = intArg("n", 0);
+    if (n < 0 || n > 30)
+      return Result(fail("polygamma of order " + Twine(n) +
+                         " is not supported"));
+    double sOrder = n + 1;
+    Value left = cmp(P::LE, x, c(0));
+    Value q = sel(left, sub(c(1), x), x);
+    auto powNeg = [&](Value base, double e) {
+      return exp(mul(c(-e), log(base)));
+    };
+    constexpr int kTerms = 12;
+    Value zeta = c(0);
+    for (int j = 0; j < kTerms; ++j)
+      zeta = add(zeta, powNeg(add(q, c(j)), sOrder));
+    Value w = add(q, c(kTerms));
+    zeta = add(zeta, div(powNeg(w, sOrder - 1), c(sOrder - 1)));
+    zeta = add(zeta, mul(c(0.5), powNeg(w, sOrder)));
+    // B_2k / (2k)!
+    static const double bernoulli[] = {
+        1.0 / 6,         -1.0 / 30,     1.0 / 42,          -1.0 / 30,
+        5.0 / 66,        -691.0 / 2730, 7.0 / 6,           -3617.0 / 510,
+        43867.0 / 798,   -174611.0 / 330, 854513.0 / 138,
+        -236364091.0 / 2730};
+    double rising = sOrder, factorial = 2;
+    for (int k = 1; k <= 12; ++k) {
+      zeta = add(zeta, mul(c(bernoulli[k - 1] / factorial * rising),
+                           powNeg(w, sOrder + 2 * k - 1)));
+      rising *= (sOrder + 2 * k - 1) * (sOrder + 2 * k);
+      factorial *= (2.0 * k + 1) * (2.0 * k + 2);
+    }
+    double nFactorial = 1;
+    for (int64_t k = 2; k <= n; ++k)
+      nFactorial *= k;
+    Value right = mul(c((n % 2 ? 1 : -1) * nFactorial), zeta);
+    // The cotangent's n-th derivative polynomial, lowest power first.
+    SmallVector<double> poly_ = {0, 1};
+    for (int64_t k = 0; k < n; ++k) {
+      SmallVector<double> derivative(poly_.size() + 1, 0.0);
+      for (size_t i = 1; i < poly_.size(); ++i) {
+        // d/dc (a c^i) = i a c^(i-1), times -(1 + c^2).
+        derivative[i - 1] -= i * poly_[i];
+        derivative[i + 1] -= i * poly_[i];
+      }
+      poly_ = std::move(derivative);
+    }
+    Value r2 = sub(x, mul(c(2), prim::FloorOp::create(b, loc,
+                                                       mul(x, c(0.5)))));
+    Value cot = div(prim::CosOp::create(b, loc, mul(r2, c(kPi))),
+                    prim::SinOp::create(b, loc, mul(r2, c(kPi))));
+    SmallVector<double> highFirst(poly_.rbegin(), poly_.rend());
+    Value derivative =
+        mul(c(std::pow(kPi, n + 1)), poly(cot, highFirst));
+    Value reflected = sub(mul(c(n % 2 ? -1 : 1), right), derivative);
+    Value r = sel(left, reflected, right);
+    Value pole = andI(left, cmp(P::EQ, x, prim::FloorOp::create(b, loc, x)));
+    r = sel(pole, c(n % 2 ? inf : -inf), r);
+    // At +inf the limit is 0; eager's zeta gives NaN from order 2 on, and
+    // tc keeps eager's value.
+    return done(sel(cmp(P::EQ, x, c(inf)), c(n == 1 ? 0 : nan), r));
+  }
   if (target == "aten::digamma" || target == "aten::polygamma") {
-    if (target == "aten::polygamma" && intArg("n", 0) != 0)
-      return Result(fail("polygamma of order " + Twine(intArg("n", 0)) +
-                         " is not supported yet"));
     // Reflection below 0.5: digamma(1 - x) - pi / tan(pi x). Eager gives
     // -inf at 0 and NaN at the negative integers.
     Value left = cmp(P::LT, x, c(0.5));

@@ -40,9 +40,23 @@ fx.graph @i0_int(%x: tensor<3xi64>) -> tensor<3xf32> {
 
 // -----
 
-fx.graph @polygamma_order(%x: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{cannot decompose 'aten::polygamma': polygamma of order 2 is not supported yet}}
+// polygamma of order 2: Hurwitz's zeta by Euler-Maclaurin, reflected below
+// 0 through the cotangent's second derivative.
+// CHECK-LABEL: func.func @polygamma_2
+// CHECK: prim.compare le
+// CHECK: prim.cos
+// CHECK: prim.sin
+// CHECK: prim.where
+fx.graph @polygamma_2(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = fx.call_function "aten::polygamma"(%x) {args = {n = 2 : i64}} : (tensor<3xf32>) -> tensor<3xf32>
+  fx.output %0 : tensor<3xf32>
+}
+
+// -----
+
+fx.graph @polygamma_order(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::polygamma': polygamma of order 31 is not supported}}
+  %0 = fx.call_function "aten::polygamma"(%x) {args = {n = 31 : i64}} : (tensor<3xf32>) -> tensor<3xf32>
   fx.output %0 : tensor<3xf32>
 }
 

@@ -153,6 +153,17 @@ def test_empty_tensors(fresh_tc, shape):
     same(got, expected)
 
 
+def test_empty_parts_compile(fresh_tc):
+    """Empty pieces of a concatenation (torch.block_diag makes them) and an
+    empty input copied to an output compile in tc."""
+    def f(a, b, e):
+        return torch.block_diag(a, b) * 2, torch.cat([e, a], 0) + 1, e.clone()
+
+    got, expected, *_ = run_both(f, torch.randn(2, 3), torch.randn(1, 3),
+                                 torch.randn(0, 3))
+    same(got, expected)
+
+
 # -- NaN and infinity ---------------------------------------------------------
 
 def test_nan_and_inf_propagate(fresh_tc):

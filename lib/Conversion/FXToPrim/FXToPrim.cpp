@@ -360,9 +360,13 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   if (target == "aten::cat") {
     RankedTensorType type = resultType();
     SmallVector<Value> inputs;
+    // Empty inputs add nothing (and PyTorch's legacy 1-d empty tensor has
+    // no dimension to concatenate along).
     for (Value v : operands)
-      if (typeOf(v).getNumElements() != 0 || typeOf(v).getRank() != 1)
+      if (typeOf(v).getNumElements() != 0)
         inputs.push_back(convert(v, type.getElementType()));
+    if (inputs.empty())
+      return one(splat(type, 0));
     int64_t dim = normalizeDim(intArg("dim", 0), type.getRank());
     return one(prim::ConcatenateOp::create(b, loc, inputs, dim).getResult());
   }

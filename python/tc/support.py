@@ -131,6 +131,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
     "aten::_pdist_forward", "aten::mode", "aten::histc",
+    "aten::adaptive_max_pool2d",
     # Uninitialized tensors (tc's are zeros).
     "aten::empty.memory_format", "aten::empty_permuted",
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
@@ -315,6 +316,8 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
                         result: Any) -> str:
     """Why a scatter is too large for tc's dense scatter ("" when it is
     not): updates times the positions each may land on."""
+    if isinstance(result, (list, tuple)) and result:
+        result = result[0]
     if not isinstance(result, torch.Tensor):
         return ""
     if name in ("aten::index_put", "aten::_unsafe_index_put"):
@@ -342,6 +345,9 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
         else:
             n = source.numel()
         cost = source.numel() * n
+    elif name == "aten::adaptive_max_pool2d":
+        out = bound.get("output_size") or [1, 1]
+        cost = _numel(bound.get("self")) * math.prod(out)
     elif name in ("aten::searchsorted.Tensor", "aten::bucketize.Tensor"):
         values = bound.get("self") if "self" in bound else bound.get("input")
         edges = bound.get("sorted_sequence") if "sorted_sequence" in bound \

@@ -956,8 +956,14 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
       results.push_back(coerce(i == 1 ? mean : rstd, t));
   }
   if (op.getNumResults() == 5) {
-    if (!training || !present[3] || !present[4])
-      return fail("running statistics are updated in training only");
+    if (!present[3] || !present[4])
+      return fail("the functional form needs running statistics");
+    // Evaluation leaves the running statistics as they are.
+    if (!training) {
+      results.push_back(coerce(present[3], resultType(3)));
+      results.push_back(coerce(present[4], resultType(4)));
+      return results;
+    }
     auto update = [&](Value running, Value batch, double scale) {
       Value kept = prim::MulOp::create(b, loc, convert(running, elt),
                                        splat(statType, 1 - momentum));

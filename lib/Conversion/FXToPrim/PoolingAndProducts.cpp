@@ -194,6 +194,88 @@ Decomposer::poolingAndProducts(StringRef target) {
     return one(convert(x, outType.getElementType()));
   }
 
+  if (target == "aten::adaptive_max_pool2d") {
+    // Every input position against every window it may fall in: window o
+    // of a dimension of size n is [o * n / m, ((o + 1) * n + m - 1) / m).
+    // The value is the window's maximum (NaN if any); the index is eager's:
+    // the first position holding the maximum, or the last NaN.
+    Value x = operands[0];
+    RankedTensorType type = typeOf(x), outType = resultType(0);
+    int64_t rank = type.getRank();
+    if (rank != 3 && rank != 4)
+      return Result(fail("expected a 3-d or 4-d input"));
+    int64_t h = type.getDimSize(rank - 2), w = type.getDimSize(rank - 1);
+    int64_t oh = outType.getDimSize(rank - 2),
+            ow = outType.getDimSize(rank - 1);
+    if (type.getNumElements() / std::max<int64_t>(h * w, 1) * oh * ow * h *
+            w >
+        (int64_t(1) << 26))
+      return Result(fail("too many windows for tc's dense adaptive pooling"));
+    // [lead..., oh, ow, h, w]
+    SmallVector<int64_t> wide(type.getShape().drop_back(2));
+    int64_t lead = wide.size();
+    wide.append({oh, ow, h, w});
+    auto window = [&](int64_t n, int64_t m, int64_t outDim,
+                      int64_t inDim) -> Value {
+      auto i64 = RankedTensorType::get(wide, b.getI64Type());
+      Value o = iota(wide, outDim), i = iota(wide, inDim);
+      Value start = prim::DivOp::create(
+          b, loc, prim::MulOp::create(b, loc, o, splat(i64, n)),
+          splat(i64, m));
+      Value end = prim::DivOp::create(
+          b, loc,
+          prim::AddOp::create(
+              b, loc,
+              prim::MulOp::create(
+                  b, loc, prim::AddOp::create(b, loc, o, splat(i64, 1)),
+                  splat(i64, n)),
+              splat(i64, m - 1)),
+          splat(i64, m));
+      return prim::BitwiseAndOp::create(
+          b, loc, prim::CompareOp::create(b, loc, P::GE, i, start),
+          prim::CompareOp::create(b, loc, P::LT, i, end));
+    };
+    Value inside = prim::BitwiseAndOp::create(
+        b, loc, window(h, oh, lead, lead + 2), window(w, ow, lead + 1, lead + 3));
+    SmallVector<int64_t> xDims;
+    for (int64_t d = 0; d < lead; ++d)
+      xDims.push_back(d);
+    xDims.append({lead + 2, lead + 3});
+    Value xw = prim::BroadcastInDimOp::create(b, loc, x, wide, xDims);
+    RankedTensorType wideType = typeOf(xw);
+    Value values = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Max,
+        prim::WhereOp::create(
+            b, loc, inside, xw,
+            reductionIdentity(wideType, prim::ReductionKind::Max)),
+        ArrayRef<int64_t>{lead + 2, lead + 3});
+    SmallVector<int64_t> vDims;
+    for (int64_t d = 0; d < lead + 2; ++d)
+      vDims.push_back(d);
+    Value vw = prim::BroadcastInDimOp::create(b, loc, values, wide, vDims);
+    Value nanV = isNan(vw);
+    Value holds = prim::BitwiseAndOp::create(
+        b, loc, inside,
+        prim::BitwiseOrOp::create(
+            b, loc, prim::CompareOp::create(b, loc, P::EQ, xw, vw),
+            prim::BitwiseAndOp::create(b, loc, isNan(xw), nanV)));
+    auto i64 = RankedTensorType::get(wide, b.getI64Type());
+    Value flat = prim::AddOp::create(
+        b, loc,
+        prim::MulOp::create(b, loc, iota(wide, lead + 2), splat(i64, w)),
+        iota(wide, lead + 3));
+    Value first = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Min,
+        prim::WhereOp::create(b, loc, holds, flat, splat(i64, h * w)),
+        ArrayRef<int64_t>{lead + 2, lead + 3});
+    Value last = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Max,
+        prim::WhereOp::create(b, loc, holds, flat, splat(i64, -1)),
+        ArrayRef<int64_t>{lead + 2, lead + 3});
+    Value indices = prim::WhereOp::create(b, loc, isNan(values), last, first);
+    return Result(SmallVector<Value>{values, indices});
+  }
+
   if (target == "aten::addbmm") {
     // beta * self + alpha * sum_b b1[b] @ b2[b]: the batch folds into the
     // contraction.

@@ -60,3 +60,17 @@ fx.graph @grouped_transposed(%x: tensor<1x2x4xf32>, %w: tensor<2x1x3xf32>) -> te
   %0 = fx.call_function "aten::convolution"(%x, %w) {args = {stride = [1], padding = [0], dilation = [1], transposed = true, output_padding = [0], groups = 2 : i64}, tensor_arg_sizes = array<i32: 1, 1, 0>} : (tensor<1x2x4xf32>, tensor<2x1x3xf32>) -> tensor<1x2x6xf32>
   fx.output %0 : tensor<1x2x6xf32>
 }
+
+// -----
+
+// adaptive_max_pool2d: every position against every window; the maximum,
+// and the first position holding it (the last NaN).
+// CHECK-LABEL: func.func @adaptive_max_pool2d
+// CHECK: %[[V:.*]] = prim.reduce max %{{.*}}, dims [3, 4] : tensor<2x2x2x5x3xf32>
+// CHECK: %[[FIRST:.*]] = prim.reduce min %{{.*}}, dims [3, 4] : tensor<2x2x2x5x3xi64>
+// CHECK: %[[LAST:.*]] = prim.reduce max %{{.*}}, dims [3, 4] : tensor<2x2x2x5x3xi64>
+// CHECK: prim.where %{{.*}}, %[[LAST]], %[[FIRST]]
+fx.graph @adaptive_max_pool2d(%x: tensor<2x5x3xf32>) -> (tensor<2x2x2xf32>, tensor<2x2x2xi64>) {
+  %0:2 = fx.call_function "aten::adaptive_max_pool2d"(%x) {args = {output_size = [2, 2]}} : (tensor<2x5x3xf32>) -> (tensor<2x2x2xf32>, tensor<2x2x2xi64>)
+  fx.output %0#0, %0#1 : tensor<2x2x2xf32>, tensor<2x2x2xi64>
+}

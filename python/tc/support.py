@@ -155,7 +155,7 @@ VIEW_OPS: set[str] = {
 #: Tensor dtypes tc compiles.
 SUPPORTED_DTYPES: set[torch.dtype] = {
     torch.float32, torch.float16, torch.bfloat16, torch.float64,
-    torch.int64, torch.int32, torch.bool,
+    torch.int64, torch.int32, torch.int16, torch.int8, torch.bool,
 }
 
 

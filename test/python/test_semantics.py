@@ -164,6 +164,22 @@ def test_empty_parts_compile(fresh_tc):
     same(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16])
+def test_small_integers(fresh_tc, dtype):
+    """int8 and int16 compile with eager's arithmetic: wrapping products,
+    floor division and remainder, promotion, reductions to int64, sorts."""
+    def f(a, b):
+        return (a + b, a * b, a // b, a % b, a - 3, torch.maximum(a, b),
+                a > b, a.to(torch.float32) * 0.5, a.sum(1), a.amax(0),
+                a.abs(), -a, torch.where(a > 0, a, b), a.cumsum(0),
+                a.sort(1).values)
+
+    a = torch.randint(-100, 100, (5, 6), dtype=dtype)
+    b = torch.randint(1, 50, (5, 6), dtype=dtype)
+    got, expected, *_ = run_both(f, a, b)
+    same(got, expected)
+
+
 # -- NaN and infinity ---------------------------------------------------------
 
 def test_nan_and_inf_propagate(fresh_tc):

@@ -132,10 +132,22 @@ SUPPORTED_OPS: set[str] = {
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
     "aten::_pdist_forward", "aten::mode", "aten::histc",
     "aten::adaptive_max_pool2d",
+    # LU and Cholesky factorizations and solves, unrolled (Linalg.cpp;
+    # matrices up to LINALG_MAX_SIZE).
+    "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack",
+    "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex",
+    "aten::_linalg_solve_ex", "aten::linalg_lu_solve",
+    "aten::linalg_cholesky_ex", "aten::cholesky", "aten::cholesky_solve",
+    "aten::cholesky_inverse", "aten::linalg_solve_triangular",
+    "aten::triangular_solve",
     # Uninitialized tensors (tc's are zeros).
     "aten::empty.memory_format", "aten::empty_permuted",
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
 }
+
+#: The largest matrix dimension tc unrolls a factorization or solve for
+#: (FXToPrim's kMaxLinalgSize); larger ones run in eager.
+LINALG_MAX_SIZE = 64
 
 #: The most compare-and-select steps (updates times positions) of one
 #: scatter: tc's scatters are dense (every update against every position;
@@ -265,6 +277,14 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     if name in ("aten::searchsorted.Tensor",) and (
             bound.get("sorter") is not None):
         return False, "searchsorted with a sorter is not supported"
+    if name in _LINALG_OPS:
+        for value in bound.values():
+            value = value.meta.get("val") \
+                if isinstance(value, torch.fx.Node) else None
+            if isinstance(value, torch.Tensor) and value.dim() >= 2 and max(
+                    value.shape[-2:]) > LINALG_MAX_SIZE:
+                return False, (f"{name} of matrices larger than "
+                               f"{LINALG_MAX_SIZE} (tc unrolls them)")
     reason = _dense_scatter_cost(name, bound, val)
     if reason:
         return False, reason
@@ -301,6 +321,11 @@ def _numel(value: Any) -> int:
     val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
     return val.numel() if isinstance(val, torch.Tensor) else 1
 
+
+_LINALG_OPS = {name for name in SUPPORTED_OPS
+               if "linalg" in name or name.startswith(("aten::lu_",
+                                                       "aten::cholesky",
+                                                       "aten::triangular"))}
 
 #: Ops that compare every element of a row with every other (tc's sorts
 #: and prefix ops).

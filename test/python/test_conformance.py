@@ -45,7 +45,11 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.conv_transpose2d", "addbmm",
             "nn.functional.bilinear", "nn.functional.pdist", "mode",
-            "histc"]
+            "histc", "nn.functional.adaptive_max_pool2d",
+            # Unrolled factorizations, Chebyshev polynomials, polygamma.
+            "linalg.det", "linalg.solve_ex", "linalg.lu_factor_ex",
+            "cholesky_solve", "special.chebyshev_polynomial_u",
+            "polygamma.polygamma_n_2"]
 #: Left to eager in the full sweep (tc has no decomposition yet): must
 #: still be eager's results, through the fallback.
 FALLBACK = ["linalg.svd", "floor", "argmax", "special.zeta"]

@@ -357,3 +357,31 @@ def test_mutated_input_returned(fresh_tc):
     same(got, expected)
     same(x_tc, expected)
     assert got.data_ptr() == x_tc.data_ptr()
+
+
+# -- Factorizations -------------------------------------------------------------
+
+def test_linalg_factorizations(fresh_tc):
+    """LU (with pivoting) and Cholesky, unrolled by tc, against LAPACK's
+    results on batched, well-conditioned random matrices."""
+    def f(a, b, spd):
+        lu, piv, info = torch.linalg.lu_factor_ex(a)
+        lower = torch.linalg.cholesky_ex(spd).L
+        return (torch.linalg.det(a), *torch.linalg.slogdet(a),
+                torch.linalg.inv_ex(a).inverse,
+                torch.linalg.solve_ex(a, b).result,
+                torch.linalg.solve_ex(a, b.mT, left=False).result,
+                lu, piv, info,
+                torch.linalg.lu_solve(lu, piv, b, adjoint=True),
+                torch.linalg.cholesky_ex(spd, upper=True).L,
+                torch.cholesky_solve(b, lower),
+                torch.linalg.solve_triangular(lower, b.mT, upper=False,
+                                              left=False,
+                                              unitriangular=True))
+
+    a = torch.randn(3, 4, 4) + 4 * torch.eye(4)
+    b = torch.randn(3, 4, 2)
+    m = torch.randn(3, 4, 4)
+    spd = m @ m.mT + torch.eye(4)
+    got, expected, *_ = run_both(f, a, b, spd)
+    same(got, expected)

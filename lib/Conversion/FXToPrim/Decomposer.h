@@ -93,6 +93,7 @@ private:
   std::optional<Result> sortAndScan(StringRef target);
   std::optional<Result> specialFunction(StringRef target);
   std::optional<Result> poolingAndProducts(StringRef target);
+  std::optional<Result> linalg(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Indexing helpers (Indexing.cpp)

@@ -878,6 +878,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return *r;
   if (std::optional<Result> r = poolingAndProducts(target))
     return *r;
+  if (std::optional<Result> r = linalg(target))
+    return *r;
   return fail("no decomposition into prim ops");
 }
 

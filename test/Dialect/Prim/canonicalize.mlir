@@ -115,3 +115,19 @@ func.func @reduce_nothing(%x: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: return %[[X]]
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A reduction of no elements is its identity; nothing reads the empty
+// operand.
+// CHECK-LABEL: func.func @reduce_empty
+// CHECK-DAG: %[[SUM:.*]] = prim.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK-DAG: %[[MAX:.*]] = prim.constant dense<0xFF800000> : tensor<3xf32>
+// CHECK-DAG: %[[PROD:.*]] = prim.constant dense<1> : tensor<3xi64>
+// CHECK: return %[[SUM]], %[[MAX]], %[[PROD]]
+func.func @reduce_empty(%x: tensor<3x0xf32>, %y: tensor<0x3xi64>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xi64>) {
+  %0 = prim.reduce sum %x, dims [1] : tensor<3x0xf32>
+  %1 = prim.reduce max %x, dims [1] : tensor<3x0xf32>
+  %2 = prim.reduce prod %y, dims [0] : tensor<0x3xi64>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xi64>
+}

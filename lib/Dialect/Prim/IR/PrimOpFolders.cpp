@@ -183,5 +183,37 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 OpFoldResult ReduceOp::fold(FoldAdaptor) {
   if (getDims().empty())
     return getOperand();
-  return {};
+  // A reduction of no elements is the reduction's identity (no kernel
+  // reads the empty operand).
+  auto operandType = cast<RankedTensorType>(getOperand().getType());
+  auto resultType = cast<RankedTensorType>(getType());
+  if (!operandType.hasStaticShape() || !resultType.hasStaticShape() ||
+      operandType.getNumElements() != 0 || resultType.getNumElements() == 0)
+    return {};
+  Type elt = resultType.getElementType();
+  bool isMax = getKind() == ReductionKind::Max;
+  Attribute identity;
+  switch (getKind()) {
+  case ReductionKind::Sum:
+    identity = Builder(getContext()).getZeroAttr(elt);
+    break;
+  case ReductionKind::Prod:
+    identity = isa<FloatType>(elt)
+                   ? Attribute(FloatAttr::get(elt, 1.0))
+                   : Attribute(IntegerAttr::get(elt, 1));
+    break;
+  case ReductionKind::Max:
+  case ReductionKind::Min:
+    if (auto ft = dyn_cast<FloatType>(elt))
+      identity = FloatAttr::get(
+          elt, APFloat::getInf(ft.getFloatSemantics(), /*Negative=*/isMax));
+    else if (elt.isInteger(1))
+      identity = IntegerAttr::get(elt, isMax ? 0 : 1);
+    else
+      identity = IntegerAttr::get(
+          elt, isMax ? APInt::getSignedMinValue(elt.getIntOrFloatBitWidth())
+                     : APInt::getSignedMaxValue(elt.getIntOrFloatBitWidth()));
+    break;
+  }
+  return DenseElementsAttr::get(resultType, identity);
 }

@@ -301,9 +301,6 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                 != base.numel() * base.element_size()):
             return False, ("as_strided of a tensor that does not own its "
                            "contiguous storage")
-    if name == "aten::addbmm" and isinstance(val, torch.Tensor) \
-            and not val.dtype.is_floating_point:
-        return False, "integer matrix products are not supported"
     if name in ("aten::avg_pool2d", "aten::avg_pool3d"):
         kernel = list(bound.get("kernel_size") or [1])
         if len(kernel) == 1:

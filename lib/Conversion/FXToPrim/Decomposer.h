@@ -509,6 +509,25 @@ private:
         (rank == 3 && lt.getDimSize(0) != rt.getDimSize(0)))
       return reject(resultType(), "cannot multiply " + quoted(lt) +
                                       " by " + quoted(rt));
+    if (!isa<FloatType>(lt.getElementType())) {
+      // Integers have no GEMM library call: products over [.., M, K, N],
+      // summed over K (one reduction kernel; the products are not stored).
+      int64_t lead = rank - 2;
+      SmallVector<int64_t> wide(lt.getShape());
+      wide.push_back(rt.getDimSize(rank - 1));
+      SmallVector<int64_t> lDims, rDims;
+      for (int64_t d = 0; d < lead; ++d) {
+        lDims.push_back(d);
+        rDims.push_back(d);
+      }
+      lDims.append({lead, lead + 1});
+      rDims.append({lead + 1, lead + 2});
+      Value product = prim::MulOp::create(
+          b, loc, prim::BroadcastInDimOp::create(b, loc, lhs, wide, lDims),
+          prim::BroadcastInDimOp::create(b, loc, rhs, wide, rDims));
+      return prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum, product,
+                                    ArrayRef<int64_t>{lead + 1});
+    }
     if (rank == 3)
       return prim::DotOp::create(b, loc, lhs, rhs, ArrayRef<int64_t>{0},
                                  ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2},

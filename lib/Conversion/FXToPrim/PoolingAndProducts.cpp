@@ -279,7 +279,8 @@ Decomposer::poolingAndProducts(StringRef target) {
   if (target == "aten::addbmm") {
     // beta * self + alpha * sum_b b1[b] @ b2[b]: the batch folds into the
     // contraction.
-    // Half precision accumulates and scales in f32 and rounds once.
+    // Half precision accumulates and scales in f32 and rounds once; the
+    // matmul of integers is a reduction of products.
     RankedTensorType outType = resultType();
     RankedTensorType type =
         outType.clone(opmathType(outType.getElementType()));

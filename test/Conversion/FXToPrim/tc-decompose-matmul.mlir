@@ -33,3 +33,17 @@ fx.graph @addmm_no_bias(%bias: tensor<5xf32>, %a: tensor<3x4xf32>, %b: tensor<4x
   %0 = fx.call_function "aten::addmm"(%bias, %a, %b) {args = {beta = 0 : i64}} : (tensor<5xf32>, tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
   fx.output %0 : tensor<3x5xf32>
 }
+
+// -----
+
+// Integers have no GEMM call: the products over [M, K, N], summed over K.
+// CHECK-LABEL: func.func @mm_i64
+// CHECK: %[[L:.*]] = prim.broadcast_in_dim %{{.*}}, shape [2, 3, 4], dims [0, 1] : tensor<2x3xi64>
+// CHECK: %[[R:.*]] = prim.broadcast_in_dim %{{.*}}, shape [2, 3, 4], dims [1, 2] : tensor<3x4xi64>
+// CHECK: %[[P:.*]] = prim.mul %[[L]], %[[R]] : tensor<2x3x4xi64>
+// CHECK: prim.reduce sum %[[P]], dims [1] : tensor<2x3x4xi64>
+// CHECK-NOT: prim.dot
+fx.graph @mm_i64(%a: tensor<2x3xi64>, %b: tensor<3x4xi64>) -> tensor<2x4xi64> {
+  %0 = fx.call_function "aten::mm"(%a, %b) : (tensor<2x3xi64>, tensor<3x4xi64>) -> tensor<2x4xi64>
+  fx.output %0 : tensor<2x4xi64>
+}

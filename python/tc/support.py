@@ -264,16 +264,17 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                                "supported")
     if name == "aten::polygamma" and not 0 <= bound.get("n", 0) <= 30:
         return False, "polygamma of order above 30 is not supported"
-    if name in ("aten::topk", "aten::kthvalue"):
-        source = bound.get("self")
-        source = source.meta.get("val") \
-            if isinstance(source, torch.fx.Node) else None
-        if isinstance(source, torch.Tensor) \
-                and not source.dtype.is_floating_point:
-            # Which of equal elements eager returns is its algorithm's
-            # choice (not the stable order): ties are common in integers.
-            return False, (f"{name} of {source.dtype}: eager's choice "
-                           "among ties is not reproducible")
+    if name in _TIE_DEPENDENT_INDICES and not (
+            name == "aten::sort.stable" and bound.get("stable")):
+        # Which of equal elements these return the index of is eager's
+        # algorithm's choice (PyTorch leaves it unspecified; it is not the
+        # stable order tc computes): compiled only when the indices are
+        # not used.
+        if any(user.op == "call_function" and user.target is operator.getitem
+               and user.args[1] == 1 for user in node.users):
+            return False, (f"{name}'s indices among equal elements are "
+                           "eager's algorithm's choice (only stable sorts "
+                           "and unused indices compile)")
     if name in ("aten::searchsorted.Tensor",) and (
             bound.get("sorter") is not None):
         return False, "searchsorted with a sorter is not supported"
@@ -323,6 +324,13 @@ _LINALG_OPS = {name for name in SUPPORTED_OPS
                if "linalg" in name or name.startswith(("aten::lu_",
                                                        "aten::cholesky",
                                                        "aten::triangular"))}
+
+#: Ops whose index result, among equal elements, is unspecified by
+#: PyTorch (eager's algorithm picks one).
+_TIE_DEPENDENT_INDICES = {
+    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
+    "aten::median.dim", "aten::nanmedian.dim", "aten::mode",
+}
 
 #: Ops that compare every element of a row with every other (tc's sorts
 #: and prefix ops).

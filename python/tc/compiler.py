@@ -82,7 +82,15 @@ class CompileError(Exception):
     def command(self) -> str | None:
         if self.ir_path is None:
             return None
-        return f"{tc.tc_opt_path()} {self.pipeline} {self.ir_path}"
+        command = f"{tc.tc_opt_path()} {self.pipeline} {self.ir_path}"
+        if ("cannot be converted to LLVM IR" in self.message
+                and self.pipeline == "--tc-cpu-pipeline"):
+            # The pipeline ran; LLVM's translation (the JIT's first step)
+            # failed: MLIR's translator reproduces that.
+            translate = pathlib.Path("/usr/lib/llvm-22/bin/mlir-translate")
+            tool = translate if translate.exists() else "mlir-translate"
+            command += f" | {tool} --mlir-to-llvmir"
+        return command
 
 
 # ============================================================================

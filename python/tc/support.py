@@ -152,7 +152,7 @@ LINALG_MAX_SIZE = 64
 #: The most compare-and-select steps (updates times positions) of one
 #: scatter: tc's scatters are dense (every update against every position;
 #: FXToPrim's kDenseScatterLimit). Larger ones run in eager.
-DENSE_SCATTER_LIMIT = 1 << 26
+DENSE_SCATTER_LIMIT = 1 << 24
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
 #: start or end with them (eager keeps them views), and one made only of
@@ -310,6 +310,8 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, (f"average pooling windows of more than "
                            f"{MAX_POOL_POSITIONS} points are not supported")
     if name == "aten::convolution":
+        if isinstance(val, torch.Tensor) and not val.dtype.is_floating_point:
+            return False, "integer convolutions are not supported"
         if bound.get("groups", 1) != 1:
             return False, "grouped convolutions are not supported yet"
     return True, ""
@@ -390,6 +392,7 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
     else:
         return ""
     if cost > DENSE_SCATTER_LIMIT:
-        return (f"{name} of {cost} update-position pairs is larger than "
-                f"tc's dense scatter takes ({DENSE_SCATTER_LIMIT})")
+        return (f"{name} compares {cost} element pairs, more than tc's "
+                f"dense scatters, sorts and scans take "
+                f"({DENSE_SCATTER_LIMIT})")
     return ""

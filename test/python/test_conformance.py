@@ -35,7 +35,7 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "nn.functional.max_unpool2d", "nn.functional.pad.reflect",
             "signal.windows.hann",
             # Dense sorts and prefix ops.
-            "msort", "masked.median", "quantile", "searchsorted",
+            "nanquantile", "masked.median", "quantile", "searchsorted",
             "cumsum", "cumprod", "cummax", "logcumsumexp",
             # Special functions and PyTorch's interpolation decompositions.
             "lgamma", "digamma", "erfinv", "special.ndtri", "special.i1e",
@@ -44,7 +44,8 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # Average pooling, transposed convolutions, products, counts.
             "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.conv_transpose2d", "addbmm",
-            "nn.functional.bilinear", "nn.functional.pdist", "histc", "nn.functional.adaptive_max_pool2d",
+            "nn.functional.bilinear", "nn.functional.pdist", "histc",
+            "nn.functional.adaptive_max_pool2d",
             # Unrolled factorizations, Chebyshev polynomials, polygamma.
             "linalg.det", "linalg.solve_ex", "linalg.lu_factor_ex",
             "cholesky_solve", "special.chebyshev_polynomial_u",

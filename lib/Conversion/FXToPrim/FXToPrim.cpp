@@ -1314,7 +1314,31 @@ struct ConvertFXToPrimPass
       }
     }
     graph.erase();
+    widenBoolReductions(func);
     return success();
+  }
+
+  /// Reductions of bools reduce their values as i32 and convert back
+  /// (nonzero is true): a sum or max is `any`, a product or min `all`.
+  /// Kernels reduce numbers, and decompositions need not care.
+  static void widenBoolReductions(func::FuncOp func) {
+    SmallVector<prim::ReduceOp> reductions;
+    func.walk([&](prim::ReduceOp op) {
+      if (cast<RankedTensorType>(op.getType()).getElementType().isInteger(1))
+        reductions.push_back(op);
+    });
+    for (prim::ReduceOp op : reductions) {
+      OpBuilder b(op);
+      Type i32 = b.getI32Type();
+      Value wide = prim::ConvertOp::create(b, op.getLoc(), op.getOperand(),
+                                           TypeAttr::get(i32));
+      Value reduced = prim::ReduceOp::create(b, op.getLoc(), op.getKind(),
+                                             wide, op.getDims());
+      Value back = prim::ConvertOp::create(b, op.getLoc(), reduced,
+                                           TypeAttr::get(b.getI1Type()));
+      op.getResult().replaceAllUsesWith(back);
+      op.erase();
+    }
   }
 };
 

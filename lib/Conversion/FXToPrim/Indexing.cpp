@@ -28,7 +28,7 @@ using namespace mlir::tc::decompose;
 
 /// The most compare-and-select steps (updates times positions) a dense
 /// scatter may take; tc.support.DENSE_SCATTER_LIMIT in Python.
-constexpr int64_t kDenseScatterLimit = int64_t(1) << 26;
+constexpr int64_t kDenseScatterLimit = int64_t(1) << 24;
 
 //===----------------------------------------------------------------------===//
 // Helpers

@@ -209,7 +209,7 @@ Decomposer::poolingAndProducts(StringRef target) {
             ow = outType.getDimSize(rank - 1);
     if (type.getNumElements() / std::max<int64_t>(h * w, 1) * oh * ow * h *
             w >
-        (int64_t(1) << 26))
+        (int64_t(1) << 24))
       return Result(fail("too many windows for tc's dense adaptive pooling"));
     // [lead..., oh, ow, h, w]
     SmallVector<int64_t> wide(type.getShape().drop_back(2));

@@ -27,7 +27,7 @@ using namespace mlir::tc::decompose;
 
 /// The most compare-and-select steps of one op; tc.support's
 /// DENSE_SCATTER_LIMIT.
-constexpr int64_t kDenseLimit = int64_t(1) << 26;
+constexpr int64_t kDenseLimit = int64_t(1) << 24;
 
 namespace {
 /// A sorted row: values and the positions they came from.

@@ -73,6 +73,9 @@ void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm) {
 }
 
 void mlir::tc::buildCPULLVMPipeline(OpPassManager &pm) {
+  // Integer powers (math.ipowi) as outlined square-and-multiply loops:
+  // LLVM has no instruction for them.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -96,6 +96,27 @@ private:
   std::optional<Result> linalg(StringRef target);
 
   //===--------------------------------------------------------------------===//
+  // Elementwise shorthands for the longer formulas (same-typed operands)
+  //===--------------------------------------------------------------------===//
+
+  Value add(Value x, Value y) { return prim::AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return prim::SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return prim::MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return prim::DivOp::create(b, loc, x, y); }
+  Value cmp(P predicate, Value x, Value y) {
+    return prim::CompareOp::create(b, loc, predicate, x, y);
+  }
+  Value sel(Value cond, Value x, Value y) {
+    return prim::WhereOp::create(b, loc, cond, x, y);
+  }
+  Value andI(Value x, Value y) {
+    return prim::BitwiseAndOp::create(b, loc, x, y);
+  }
+  Value orI(Value x, Value y) {
+    return prim::BitwiseOrOp::create(b, loc, x, y);
+  }
+
+  //===--------------------------------------------------------------------===//
   // Indexing helpers (Indexing.cpp)
   //===--------------------------------------------------------------------===//
 

@@ -65,27 +65,6 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
   Type i64 = b.getI64Type();
   auto shapeOf = [&](Value v) { return typeOf(v).getShape(); };
   auto like = [&](Value v, Type elt) { return typeOf(v).clone(elt); };
-  auto add = [&](Value a, Value v) -> Value {
-    return prim::AddOp::create(b, loc, a, v);
-  };
-  auto sub = [&](Value a, Value v) -> Value {
-    return prim::SubOp::create(b, loc, a, v);
-  };
-  auto mul = [&](Value a, Value v) -> Value {
-    return prim::MulOp::create(b, loc, a, v);
-  };
-  auto div = [&](Value a, Value v) -> Value {
-    return prim::DivOp::create(b, loc, a, v);
-  };
-  auto cmp = [&](P p, Value a, Value v) -> Value {
-    return prim::CompareOp::create(b, loc, p, a, v);
-  };
-  auto sel = [&](Value c, Value a, Value v) -> Value {
-    return prim::WhereOp::create(b, loc, c, a, v);
-  };
-  auto andI = [&](Value a, Value v) -> Value {
-    return prim::BitwiseAndOp::create(b, loc, a, v);
-  };
   // Element k of the last dimension (dropped) or of the one before.
   auto pick = [&](Value v, int64_t k, bool lastDim) -> Value {
     ArrayRef<int64_t> shape = shapeOf(v);
@@ -275,6 +254,31 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     return {a, piv, perm, odd, info};
   };
 
+  // The rows' order after LAPACK's swaps `pivots` (1-based, applied in
+  // order) on a matrix of `shape`: the original row at each row.
+  auto permutationOf = [&](Value pivots, ArrayRef<int64_t> shape) -> Value {
+    int64_t rank = shape.size(), m = shape[rank - 2];
+    SmallVector<int64_t> colShape(shape.drop_back(2));
+    colShape.push_back(m);
+    auto colType = RankedTensorType::get(colShape, i64);
+    Value perm = iota(colShape, rank - 2), ids = perm;
+    for (int64_t s = 0; s < std::min(m, shape[rank - 1]); ++s) {
+      Value p = sub(pick(pivots, s, true),
+                    splat(typeOf(pick(pivots, s, true)), 1));
+      Value pc = spread(p, colShape);
+      Value permS = spread(pick(perm, s, true), colShape);
+      Value permP = spread(
+          prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
+                                 sel(cmp(P::EQ, ids, pc), perm,
+                                     splat(colType, 0)),
+                                 ArrayRef<int64_t>{rank - 2}),
+          colShape);
+      perm = sel(cmp(P::EQ, ids, splat(colType, s)), permP,
+                 sel(cmp(P::EQ, ids, pc), permS, perm));
+    }
+    return perm;
+  };
+
   // Solves T x = rhs for triangular T ([batch..., n, n]), rhs
   // [batch..., n, k], by substitution: lower runs down, upper up.
   auto substitute = [&](Value t, Value rhs, bool lower, bool unit) -> Value {
@@ -402,24 +406,7 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     ArrayRef<int64_t> shape = shapeOf(lu);
     int64_t rank = shape.size(), m = shape[rank - 2], n = shape[rank - 1];
     int64_t k = std::min(m, n);
-    SmallVector<int64_t> colShape(shape.drop_back(2));
-    colShape.push_back(m);
-    auto colType = RankedTensorType::get(colShape, i64);
-    Value perm = iota(colShape, rank - 2), ids = perm;
-    for (int64_t s = 0; s < k; ++s) {
-      Value p = sub(pick(pivots, s, true),
-                    splat(typeOf(pick(pivots, s, true)), 1));
-      Value pc = spread(p, colShape);
-      Value permS = spread(pick(perm, s, true), colShape);
-      Value permP = spread(
-          prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
-                                 sel(cmp(P::EQ, ids, pc), perm,
-                                     splat(colType, 0)),
-                                 ArrayRef<int64_t>{rank - 2}),
-          colShape);
-      perm = sel(cmp(P::EQ, ids, splat(colType, s)), permP,
-                 sel(cmp(P::EQ, ids, pc), permS, perm));
-    }
+    Value perm = permutationOf(pivots, shape);
     SmallVector<Value> results;
     RankedTensorType pType = resultType(0);
     if (boolArg("unpack_pivots", true) && pType.getNumElements() > 0) {
@@ -554,26 +541,7 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     Value lu = operand(0), pivots = convert(operands[1], i64);
     Value rhs = operand(2);
     bool left = boolArg("left", true), adjoint = boolArg("adjoint", false);
-    ArrayRef<int64_t> shape = shapeOf(lu);
-    int64_t rank = shape.size(), m = shape[rank - 2];
-    SmallVector<int64_t> colShape(shape.drop_back(2));
-    colShape.push_back(m);
-    auto colType = RankedTensorType::get(colShape, i64);
-    Value perm = iota(colShape, rank - 2), ids = perm;
-    for (int64_t s = 0; s < std::min(m, shape[rank - 1]); ++s) {
-      Value p = sub(pick(pivots, s, true),
-                    splat(typeOf(pick(pivots, s, true)), 1));
-      Value pc = spread(p, colShape);
-      Value permS = spread(pick(perm, s, true), colShape);
-      Value permP = spread(
-          prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
-                                 sel(cmp(P::EQ, ids, pc), perm,
-                                     splat(colType, 0)),
-                                 ArrayRef<int64_t>{rank - 2}),
-          colShape);
-      perm = sel(cmp(P::EQ, ids, splat(colType, s)), permP,
-                 sel(cmp(P::EQ, ids, pc), permS, perm));
-    }
+    Value perm = permutationOf(pivots, shapeOf(lu));
     LU f{lu, pivots, perm, Value(), Value()};
     Value x = luSolve(f, rhs, left, adjoint);
     return Result(SmallVector<Value>{reshape(x, resultType(0).getShape())});

@@ -24,6 +24,21 @@ constexpr int64_t kMaxAvgPoolPositions = 256;
 std::optional<Decomposer::Result>
 Decomposer::poolingAndProducts(StringRef target) {
   auto one = [](Value v) -> Result { return SmallVector<Value>{v}; };
+  // Adaptive pooling's windows over a space of `shape`: whether position
+  // (dimension `inDim`) lies in window (dimension `outDim`) of `n` inputs
+  // pooled to `m`, window o being [o * n / m, ((o + 1) * n + m - 1) / m);
+  // and the window's size.
+  auto adaptiveWindow = [&](ArrayRef<int64_t> shape, int64_t outDim,
+                            int64_t inDim, int64_t n,
+                            int64_t m) -> std::pair<Value, Value> {
+    auto i64 = RankedTensorType::get(shape, b.getI64Type());
+    Value o = iota(shape, outDim), i = iota(shape, inDim);
+    Value start = div(mul(o, splat(i64, n)), splat(i64, m));
+    Value end = div(add(mul(add(o, splat(i64, 1)), splat(i64, n)),
+                        splat(i64, m - 1)),
+                    splat(i64, m));
+    return {andI(cmp(P::GE, i, start), cmp(P::LT, i, end)), sub(end, start)};
+  };
 
   if (target == "aten::avg_pool2d" || target == "aten::avg_pool3d") {
     // The sum of one strided slice per kernel position of the padded
@@ -143,32 +158,12 @@ Decomposer::poolingAndProducts(StringRef target) {
     for (int64_t d = rank - 3; d < rank; ++d) {
       RankedTensorType type = typeOf(x);
       int64_t n = type.getDimSize(d), m = outType.getDimSize(d);
-      // A[i, o] from iotas: window o is [o * n / m, ((o + 1) * n + m - 1) / m).
+      // A[i, o] = 1 / |window o| for i in window o.
       SmallVector<int64_t> shape = {n, m};
-      auto i64 = RankedTensorType::get(shape, b.getI64Type());
-      Value o = iota(shape, 1), i = iota(shape, 0);
-      Value start = prim::DivOp::create(
-          b, loc, prim::MulOp::create(b, loc, o, splat(i64, n)),
-          splat(i64, m));
-      Value end = prim::DivOp::create(
-          b, loc,
-          prim::AddOp::create(
-              b, loc,
-              prim::MulOp::create(
-                  b, loc, prim::AddOp::create(b, loc, o, splat(i64, 1)),
-                  splat(i64, n)),
-              splat(i64, m - 1)),
-          splat(i64, m));
-      Value inside = prim::BitwiseAndOp::create(
-          b, loc, prim::CompareOp::create(b, loc, P::GE, i, start),
-          prim::CompareOp::create(b, loc, P::LT, i, end));
+      auto [inside, size] = adaptiveWindow(shape, 1, 0, n, m);
       auto weights = RankedTensorType::get(shape, elt);
-      Value matrix = prim::WhereOp::create(
-          b, loc, inside,
-          prim::DivOp::create(b, loc, splat(weights, 1),
-                              convert(prim::SubOp::create(b, loc, end, start),
-                                      elt)),
-          splat(weights, 0));
+      Value matrix = sel(inside, div(splat(weights, 1), convert(size, elt)),
+                         splat(weights, 0));
       // d last, the rest merged: one matrix product, then back.
       SmallVector<int64_t> perm, rows;
       int64_t count = 1;
@@ -215,28 +210,8 @@ Decomposer::poolingAndProducts(StringRef target) {
     SmallVector<int64_t> wide(type.getShape().drop_back(2));
     int64_t lead = wide.size();
     wide.append({oh, ow, h, w});
-    auto window = [&](int64_t n, int64_t m, int64_t outDim,
-                      int64_t inDim) -> Value {
-      auto i64 = RankedTensorType::get(wide, b.getI64Type());
-      Value o = iota(wide, outDim), i = iota(wide, inDim);
-      Value start = prim::DivOp::create(
-          b, loc, prim::MulOp::create(b, loc, o, splat(i64, n)),
-          splat(i64, m));
-      Value end = prim::DivOp::create(
-          b, loc,
-          prim::AddOp::create(
-              b, loc,
-              prim::MulOp::create(
-                  b, loc, prim::AddOp::create(b, loc, o, splat(i64, 1)),
-                  splat(i64, n)),
-              splat(i64, m - 1)),
-          splat(i64, m));
-      return prim::BitwiseAndOp::create(
-          b, loc, prim::CompareOp::create(b, loc, P::GE, i, start),
-          prim::CompareOp::create(b, loc, P::LT, i, end));
-    };
-    Value inside = prim::BitwiseAndOp::create(
-        b, loc, window(h, oh, lead, lead + 2), window(w, ow, lead + 1, lead + 3));
+    Value inside = andI(adaptiveWindow(wide, lead, lead + 2, h, oh).first,
+                        adaptiveWindow(wide, lead + 1, lead + 3, w, ow).first);
     SmallVector<int64_t> xDims;
     for (int64_t d = 0; d < lead; ++d)
       xDims.push_back(d);

@@ -66,30 +66,6 @@ Decomposer::specialFunction(StringRef target) {
 
   // f64 arithmetic on `t`.
   auto c = [&](double v) { return splat(t, v); };
-  auto add = [&](Value a, Value v) -> Value {
-    return prim::AddOp::create(b, loc, a, v);
-  };
-  auto sub = [&](Value a, Value v) -> Value {
-    return prim::SubOp::create(b, loc, a, v);
-  };
-  auto mul = [&](Value a, Value v) -> Value {
-    return prim::MulOp::create(b, loc, a, v);
-  };
-  auto div = [&](Value a, Value v) -> Value {
-    return prim::DivOp::create(b, loc, a, v);
-  };
-  auto cmp = [&](P p, Value a, Value v) -> Value {
-    return prim::CompareOp::create(b, loc, p, a, v);
-  };
-  auto sel = [&](Value cond, Value a, Value v) -> Value {
-    return prim::WhereOp::create(b, loc, cond, a, v);
-  };
-  auto orI = [&](Value a, Value v) -> Value {
-    return prim::BitwiseOrOp::create(b, loc, a, v);
-  };
-  auto andI = [&](Value a, Value v) -> Value {
-    return prim::BitwiseAndOp::create(b, loc, a, v);
-  };
   auto exp = [&](Value a) -> Value { return prim::ExpOp::create(b, loc, a); };
   auto log = [&](Value a) -> Value { return prim::LogOp::create(b, loc, a); };
   auto abs = [&](Value a) -> Value { return prim::AbsOp::create(b, loc, a); };

@@ -597,6 +597,8 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
       return fail("size and stride differ in length");
     int64_t numel = type.getNumElements(), count = 1, furthest = offset;
     for (auto [s, st] : llvm::zip(size, stride)) {
+      if (s < 0)
+        return fail("negative sizes");
       count *= s;
       if (s > 0)
         furthest += (s - 1) * st;
@@ -638,8 +640,9 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
     int64_t dim = normalizeDim(intArg("dimension", 0), r);
     int64_t size = intArg("size", 1), step = intArg("step", 1);
     int64_t n = typeOf(x).getDimSize(dim);
-    if (size > n || step <= 0)
-      return fail("window larger than the dimension or a step below 1");
+    if (size < 0 || size > n || step <= 0)
+      return fail("a window size outside [0, " + Twine(n) +
+                  "] or a step below 1");
     int64_t windows = (n - size) / step + 1;
     auto indexType = RankedTensorType::get({windows, size}, b.getI64Type());
     Value at = prim::AddOp::create(

@@ -62,6 +62,53 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
                            " are not unrolled"));
   }
 
+  // Shapes (the verifier checks the schema, not the linear algebra):
+  // matrices of rank >= 2, square where the op needs it, right-hand sides
+  // with the matrix's rows.
+  auto matrix = [&](unsigned i, bool square) -> bool {
+    if (i >= operands.size())
+      return false;
+    ArrayRef<int64_t> s = typeOf(operands[i]).getShape();
+    return s.size() >= 2 && (!square || s[s.size() - 2] == s.back());
+  };
+  auto rowsMatch = [&](unsigned a, unsigned rhs, bool left) -> bool {
+    if (rhs >= operands.size())
+      return false;
+    ArrayRef<int64_t> s = typeOf(operands[rhs]).getShape();
+    int64_t n = typeOf(operands[a]).getShape().back();
+    if (s.empty())
+      return false;
+    if (s.size() == 1)
+      return s[0] == n;
+    return (left ? s[s.size() - 2] : s.back()) == n;
+  };
+  bool left = boolArg("left", true);
+  bool shapesOk = matrix(0, false);
+  if (target == "aten::_linalg_det" || target == "aten::_linalg_slogdet" ||
+      target == "aten::linalg_inv_ex" || target == "aten::linalg_cholesky_ex" ||
+      target == "aten::cholesky" || target == "aten::cholesky_inverse")
+    shapesOk = matrix(0, true);
+  else if (target == "aten::_linalg_solve_ex")
+    shapesOk = matrix(0, true) && rowsMatch(0, 1, left);
+  else if (target == "aten::linalg_lu_solve")
+    shapesOk = matrix(0, true) && matrix(2, false) && rowsMatch(0, 2, left) &&
+               typeOf(operands[1]).getRank() >= 1 &&
+               typeOf(operands[1]).getShape().back() ==
+                   typeOf(operands[0]).getShape().back();
+  else if (target == "aten::linalg_solve_triangular")
+    shapesOk = matrix(0, true) && matrix(1, false) && rowsMatch(0, 1, left);
+  else if (target == "aten::triangular_solve" ||
+           target == "aten::cholesky_solve")
+    shapesOk = matrix(0, false) && matrix(1, true) && rowsMatch(1, 0, true);
+  else if (target == "aten::lu_unpack")
+    shapesOk = matrix(0, false) && operands.size() > 1 &&
+               typeOf(operands[1]).getRank() >= 1 &&
+               typeOf(operands[1]).getShape().back() ==
+                   std::min(typeOf(operands[0]).getShape().back(),
+                            typeOf(operands[0]).getShape().drop_back().back());
+  if (!shapesOk)
+    return Result(fail("operands of shapes the factorization does not take"));
+
   Type i64 = b.getI64Type();
   auto shapeOf = [&](Value v) { return typeOf(v).getShape(); };
   auto like = [&](Value v, Type elt) { return typeOf(v).clone(elt); };
@@ -524,7 +571,7 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     return Result(SmallVector<Value>{x, i32Of(f.info, resultType(1))});
   }
   if (target == "aten::_linalg_solve_ex") {
-    bool left = boolArg("left", true), vector = false;
+    bool vector = false;
     Value a = operand(0);
     Value rhs = asMatrix(operand(1), a, left, vector);
     LU f = factor(batchA(a, shapeOf(rhs)));
@@ -540,7 +587,7 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     // The factors come packed with LAPACK's pivots.
     Value lu = operand(0), pivots = convert(operands[1], i64);
     Value rhs = operand(2);
-    bool left = boolArg("left", true), adjoint = boolArg("adjoint", false);
+    bool adjoint = boolArg("adjoint", false);
     Value perm = permutationOf(pivots, shapeOf(lu));
     LU f{lu, pivots, perm, Value(), Value()};
     Value x = luSolve(f, rhs, left, adjoint);
@@ -553,7 +600,7 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     Value a = isOld ? operand(1) : operand(0);
     Value rhs = isOld ? operand(0) : operand(1);
     bool upper = boolArg("upper", isOld);
-    bool left = isOld ? true : boolArg("left", true);
+    left = isOld ? true : left;
     bool unit = boolArg("unitriangular", false);
     if (isOld && boolArg("transpose", false)) {
       a = transpose(a);

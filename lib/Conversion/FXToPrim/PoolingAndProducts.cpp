@@ -76,6 +76,8 @@ Decomposer::poolingAndProducts(StringRef target) {
       if (kernel[d] < 1 || stride[d] < 1 || padding[d] < 0)
         return Result(fail("a window of size, stride and padding below 1"));
     }
+    if (llvm::is_contained(out, 0))
+      return one(splat(outType, 0));
     if (positions > kMaxAvgPoolPositions)
       return Result(fail("windows of " + Twine(positions) +
                          " points are too large (at most " +
@@ -155,6 +157,8 @@ Decomposer::poolingAndProducts(StringRef target) {
     int64_t rank = typeOf(x).getRank();
     if (rank != 4 && rank != 5)
       return Result(fail("expected a 4-d or 5-d input"));
+    if (outType.getNumElements() == 0)
+      return one(splat(outType, 0));
     for (int64_t d = rank - 3; d < rank; ++d) {
       RankedTensorType type = typeOf(x);
       int64_t n = type.getDimSize(d), m = outType.getDimSize(d);
@@ -202,6 +206,9 @@ Decomposer::poolingAndProducts(StringRef target) {
     int64_t h = type.getDimSize(rank - 2), w = type.getDimSize(rank - 1);
     int64_t oh = outType.getDimSize(rank - 2),
             ow = outType.getDimSize(rank - 1);
+    if (oh == 0 || ow == 0 || h == 0 || w == 0)
+      return Result(SmallVector<Value>{
+          splat(outType, 0), splat(resultType(1), 0)});
     if (type.getNumElements() / std::max<int64_t>(h * w, 1) * oh * ow * h *
             w >
         (int64_t(1) << 24))
@@ -293,8 +300,12 @@ Decomposer::poolingAndProducts(StringRef target) {
           intListArg(name).value_or(SmallVector<int64_t>{});
       SmallVector<int64_t> s(typeOf(v).getShape());
       llvm::sort(expand);
-      for (int64_t d : expand)
+      for (int64_t d : expand) {
+        if (d < 0 || d > static_cast<int64_t>(s.size()))
+          return Result(fail("expand dimension " + Twine(d) +
+                             " is out of range"));
         s.insert(s.begin() + d, 1);
+      }
       inputs.push_back(reshape(v, s));
       if (shape.empty())
         shape.assign(s.size(), 1);
@@ -535,6 +546,8 @@ Decomposer::poolingAndProducts(StringRef target) {
     if (!isa<FloatType>(type.getElementType()))
       return Result(fail("histc of " + quoted(type)));
     int64_t bins = intArg("bins", 100);
+    if (bins < 1)
+      return Result(fail("bins must be positive"));
     double lo = floatArg("min", 0), hi = floatArg("max", 0);
     Value x = convert(operands[0], b.getF64Type());
     int64_t numel = typeOf(x).getNumElements();

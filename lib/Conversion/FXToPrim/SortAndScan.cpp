@@ -294,6 +294,8 @@ std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
     if (Attribute side = arg("side"))
       right = cast<StringAttr>(side).getValue() == "right";
     RankedTensorType bType = typeOf(boundaries), vType = typeOf(values);
+    if (bType.getRank() == 0)
+      return fail("0-d boundaries");
     Type elt = promote(bType.getElementType(), vType.getElementType());
     boundaries = convert(boundaries, elt);
     values = convert(values, elt);

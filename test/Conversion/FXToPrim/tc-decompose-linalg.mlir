@@ -52,3 +52,11 @@ fx.graph @too_large(%a: tensor<65x65xf32>) -> (tensor<65x65xf32>, tensor<i32>) {
   %0:2 = fx.call_function "aten::linalg_cholesky_ex"(%a) : (tensor<65x65xf32>) -> (tensor<65x65xf32>, tensor<i32>)
   fx.output %0#0, %0#1 : tensor<65x65xf32>, tensor<i32>
 }
+
+// -----
+
+fx.graph @solve_rows_mismatch(%a: tensor<3x3xf32>, %b: tensor<4x2xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{operands of shapes the factorization does not take}}
+  %0 = fx.call_function "aten::linalg_solve_triangular"(%a, %b) {args = {upper = true}} : (tensor<3x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  fx.output %0 : tensor<3x2xf32>
+}

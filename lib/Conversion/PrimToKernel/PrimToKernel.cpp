@@ -882,7 +882,14 @@ static FailureOr<Value> emitElementwise(OpBuilder &b, Location loc,
       .Case([&](prim::AbsOp) -> FailureOr<Value> {
         if (isFloat)
           return math::AbsFOp::create(b, loc, args[0]).getResult();
-        return math::AbsIOp::create(b, loc, args[0]).getResult();
+        // x < 0 ? -x : x (math.absi has no NVVM or ROCDL lowering).
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+        Value negative = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, args[0], zero);
+        return arith::SelectOp::create(
+                   b, loc, negative,
+                   arith::SubIOp::create(b, loc, zero, args[0]), args[0])
+            .getResult();
       })
       .Case([&](prim::SignOp) -> FailureOr<Value> {
         // PyTorch's (0 < x) - (x < 0): zeros and NaN give 0.

@@ -123,7 +123,8 @@ SUPPORTED_OPS: set[str] = {
     "aten::special_scaled_modified_bessel_k1", "aten::special_bessel_j0",
     "aten::special_bessel_j1", "aten::special_bessel_y0",
     "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
-    "aten::atan2", "aten::angle",
+    "aten::atan2", "aten::angle", "aten::signbit", "aten::copysign.Tensor",
+    "aten::copysign.Scalar", "aten::nextafter", "aten::frexp.Tensor",
     *(f"aten::special_{shift}chebyshev_polynomial_{kind}{overload}"
       for shift in ("", "shifted_") for kind in "tuvw"
       for overload in ("", ".n_scalar")),

@@ -49,7 +49,9 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # Unrolled factorizations, Chebyshev polynomials, polygamma.
             "linalg.det", "linalg.solve_ex", "linalg.lu_factor_ex",
             "cholesky_solve", "special.chebyshev_polynomial_u",
-            "polygamma.polygamma_n_2"]
+            "polygamma.polygamma_n_2",
+            # The float representation, through prim.bitcast.
+            "signbit", "copysign", "nextafter", "frexp"]
 #: Left to eager in the full sweep (tc has no decomposition yet, or the
 #: result among ties is eager's algorithm's): must still be eager's
 #: results, through the fallback.

@@ -600,6 +600,22 @@ private:
                                    x);
   }
 
+  /// Whether each element's sign bit is set (-0.0 and negative NaN too;
+  /// integers below zero; never for bools).
+  Value signBit(Value x) {
+    RankedTensorType type = typeOf(x);
+    Type elt = type.getElementType();
+    if (elt.isInteger(1))
+      return splat(type, 0);
+    if (!isa<FloatType>(elt))
+      return prim::CompareOp::create(b, loc, prim::ComparisonPredicate::LT, x,
+                                     splat(type, 0));
+    Type bits = b.getIntegerType(elt.getIntOrFloatBitWidth());
+    Value asInt = prim::BitcastOp::create(b, loc, x, TypeAttr::get(bits));
+    return prim::CompareOp::create(b, loc, prim::ComparisonPredicate::LT,
+                                   asInt, splat(type.clone(bits), 0));
+  }
+
   /// Whether each element of `x` is nonzero, as bool (NaN is true).
   Value truthy(Value x) {
     RankedTensorType type = typeOf(x);

@@ -716,6 +716,77 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
         prim::CompareOp::create(b, loc, P::EQ, y, inf));
     return one(prim::WhereOp::create(b, loc, anyInf, inf, r).getResult());
   }
+  // The float representation, through the bits.
+  if (target == "aten::signbit")
+    return one(signBit(operands[0]));
+  if (target == "aten::copysign.Tensor" || target == "aten::copysign.Scalar") {
+    // |self| with other's sign bit (NaN and -0.0 included).
+    RankedTensorType type = resultType();
+    Value magnitude = prim::AbsOp::create(b, loc, coerce(operands[0], type));
+    Value sign = signBit(rhsOperand(type));
+    return one(sel(sign, prim::NegOp::create(b, loc, magnitude), magnitude));
+  }
+  if (target == "aten::nextafter") {
+    // The next representable value from self toward other: the bits one
+    // step away from zero or toward it; from 0 the smallest subnormal with
+    // other's sign; other itself when equal; NaN when either is.
+    RankedTensorType type = resultType();
+    if (!isa<FloatType>(type.getElementType()))
+      return fail("nextafter of " + quoted(type));
+    Value x = coerce(operands[0], type), y = coerce(operands[1], type);
+    RankedTensorType bitsType = type.clone(
+        b.getIntegerType(type.getElementType().getIntOrFloatBitWidth()));
+    Value bits = prim::BitcastOp::create(b, loc, x,
+                                         TypeAttr::get(bitsType.getElementType()));
+    Value zero = splat(type, 0);
+    Value away = cmp(P::EQ, cmp(P::GT, y, x), cmp(P::GT, x, zero));
+    Value stepped = sel(away, add(bits, splat(bitsType, 1)),
+                        sub(bits, splat(bitsType, 1)));
+    Value r = prim::BitcastOp::create(b, loc, stepped,
+                                      TypeAttr::get(type.getElementType()));
+    Value tiny = prim::BitcastOp::create(
+        b, loc, splat(bitsType, 1), TypeAttr::get(type.getElementType()));
+    r = sel(cmp(P::EQ, x, zero),
+            sel(signBit(y), prim::NegOp::create(b, loc, tiny), tiny), r);
+    r = sel(cmp(P::EQ, x, y), y, r);
+    return one(sel(orI(isNan(x), isNan(y)), add(x, y), r));
+  }
+  if (target == "aten::frexp.Tensor") {
+    // x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the exponent from
+    // log2 in f64, corrected by one either way where log2 rounded; zeros,
+    // infinities and NaN keep x with exponent 0.
+    RankedTensorType type = resultType(0), expType = resultType(1);
+    if (!isa<FloatType>(type.getElementType()))
+      return fail("frexp of " + quoted(type));
+    RankedTensorType f64 = type.clone(b.getF64Type());
+    Value x = coerce(operands[0], f64);
+    Value a = prim::AbsOp::create(b, loc, x);
+    Value e = add(prim::FloorOp::create(
+                      b, loc, div(prim::LogOp::create(b, loc, a),
+                                  splat(f64, M_LN2))),
+                  splat(f64, 1));
+    auto scaleBy = [&](Value exponent) -> Value {
+      return prim::PowOp::create(b, loc, splat(f64, 2),
+                                 prim::NegOp::create(b, loc, exponent));
+    };
+    Value m = mul(x, scaleBy(e));
+    Value am = prim::AbsOp::create(b, loc, m);
+    Value high = cmp(P::GE, am, splat(f64, 1));
+    Value low = cmp(P::LT, am, splat(f64, 0.5));
+    e = sel(high, add(e, splat(f64, 1)), sel(low, sub(e, splat(f64, 1)), e));
+    m = mul(x, scaleBy(e));
+    Value special = orI(orI(cmp(P::EQ, x, splat(f64, 0)), isNan(x)),
+                        cmp(P::EQ, a, splat(f64,
+                                            std::numeric_limits<double>::infinity())));
+    m = sel(special, x, m);
+    e = sel(special, splat(f64, 0), e);
+    // Half precision through f32 (no f64-to-bf16 routine on the CPU); the
+    // mantissa is exact in either.
+    if (type.getElementType().getIntOrFloatBitWidth() < 32)
+      m = convert(m, b.getF32Type());
+    return SmallVector<Value>{convert(m, type.getElementType()),
+                              convert(e, expType.getElementType())};
+  }
   if (target == "aten::exp2") {
     RankedTensorType type = resultType();
     return one(prim::PowOp::create(b, loc, splat(type, 2),

@@ -1390,6 +1390,8 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
   }
   if (auto convert = dyn_cast<prim::ConvertOp>(op))
     return emitConvert(b, loc, args[0], elt);
+  if (isa<prim::BitcastOp>(op))
+    return arith::BitcastOp::create(b, loc, elt, args[0]).getResult();
   if (auto where = dyn_cast<prim::WhereOp>(op))
     return arith::SelectOp::create(b, loc, args[0], args[1], args[2])
         .getResult();

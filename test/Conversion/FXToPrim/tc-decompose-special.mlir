@@ -82,3 +82,18 @@ fx.graph @chebyshev_t(%x: tensor<5xf32>, %n: tensor<5xf32>) -> tensor<5xf32> {
   %0 = fx.call_function "aten::special_chebyshev_polynomial_t"(%x, %n) : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
   fx.output %0 : tensor<5xf32>
 }
+
+// -----
+
+// signbit reads the sign bit (of -0.0 and NaN too); copysign selects -|a|
+// there.
+// CHECK-LABEL: func.func @copysign
+// CHECK: %[[ABS:.*]] = prim.abs %{{.*}} : tensor<3xf32>
+// CHECK: %[[BITS:.*]] = prim.bitcast %{{.*}} to i32 : tensor<3xf32>
+// CHECK: %[[NEG:.*]] = prim.compare lt, %[[BITS]], %{{.*}} : tensor<3xi32>
+// CHECK: %[[MINUS:.*]] = prim.neg %[[ABS]]
+// CHECK: prim.where %[[NEG]], %[[MINUS]], %[[ABS]]
+fx.graph @copysign(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = fx.call_function "aten::copysign.Tensor"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  fx.output %0 : tensor<3xf32>
+}

@@ -391,3 +391,11 @@ func.func @window_scatter_type(%g: tensor<1x4x4xf32>, %k: tensor<1x4x4xi8>) -> t
   %0 = prim.window_scatter %g[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x4x4xf32>, tensor<1x4x4xi8> -> tensor<2x8x8xf32>
   return %0 : tensor<2x8x8xf32>
 }
+
+// -----
+
+func.func @bitcast_width(%x: tensor<4xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{'prim.bitcast' op reinterprets 'f32' as 'i64': widths must match, and neither be i1 or unsigned}}
+  %0 = prim.bitcast %x to i64 : tensor<4xf32>
+  return %0 : tensor<4xi64>
+}

@@ -106,3 +106,12 @@ func.func @windows_ceil(%x: tensor<2x8xf32>) -> tensor<2x5xi8> {
   %k = prim.window_argmax %x, window [2], strides [2], padding [1], dilation [1] : tensor<2x8xf32> -> tensor<2x5xi8>
   return %k : tensor<2x5xi8>
 }
+
+// CHECK-LABEL: func.func @bitcast
+// CHECK: prim.bitcast %{{.*}} to i32 : tensor<4xf32>
+// CHECK: prim.bitcast %{{.*}} to bf16 : tensor<4xi16>
+func.func @bitcast(%x: tensor<4xf32>, %y: tensor<4xi16>) -> (tensor<4xi32>, tensor<4xbf16>) {
+  %0 = prim.bitcast %x to i32 : tensor<4xf32>
+  %1 = prim.bitcast %y to bf16 : tensor<4xi16>
+  return %0, %1 : tensor<4xi32>, tensor<4xbf16>
+}

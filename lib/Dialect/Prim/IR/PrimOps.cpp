@@ -85,6 +85,26 @@ LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult BitcastOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+  inferred.push_back(type.clone(adaptor.getDtype()));
+  return success();
+}
+
+LogicalResult BitcastOp::verify() {
+  Type from = getOperand().getType().getElementType(), to = getDtype();
+  if (from.isInteger(1) || to.isInteger(1) || from.isUnsignedInteger() ||
+      to.isUnsignedInteger() ||
+      from.getIntOrFloatBitWidth() != to.getIntOrFloatBitWidth())
+    return emitOpError() << "reinterprets " << from << " as " << to
+                         << ": widths must match, and neither be i1 or "
+                            "unsigned";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape operations
 //===----------------------------------------------------------------------===//

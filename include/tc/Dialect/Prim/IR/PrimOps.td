@@ -188,6 +188,27 @@ def Prim_ConvertOp : Prim_Op<"convert", [
   let hasFolder = 1;
 }
 
+def Prim_BitcastOp : Prim_Op<"bitcast", [
+    Pure, Elementwise, InferTypeOpAdaptor
+  ]> {
+  let summary = "Reinterprets each element's bits as another type";
+  let description = [{
+    The bits of every element, unchanged, as `dtype`, which has the same
+    width (f32 and i32, bf16 and i16, ...; not i1). The float
+    representation ops decompose through it: `signbit` reads the sign bit
+    (also of NaN and -0.0), `nextafter` steps the bits by one.
+
+    ```mlir
+    %bits = prim.bitcast %x to i32 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand,
+                       TypeAttrOf<Prim_ElementType>:$dtype);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$operand `to` $dtype attr-dict `:` type($operand)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape operations
 //===----------------------------------------------------------------------===//

@@ -76,22 +76,25 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+/// The operand's shape with the element type `dtype` (convert, bitcast).
+static LogicalResult inferWithDtype(Value operand, Type dtype,
+                                    SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(cast<RankedTensorType>(operand.getType()).clone(dtype));
+  return success();
+}
+
 LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location>,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
-  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
-  inferred.push_back(type.clone(adaptor.getDtype()));
-  return success();
+  return inferWithDtype(adaptor.getOperand(), adaptor.getDtype(), inferred);
 }
 
 LogicalResult BitcastOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location>,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
-  auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
-  inferred.push_back(type.clone(adaptor.getDtype()));
-  return success();
+  return inferWithDtype(adaptor.getOperand(), adaptor.getDtype(), inferred);
 }
 
 LogicalResult BitcastOp::verify() {

@@ -139,6 +139,11 @@ private:
   /// together.
   Value linearIndex(ArrayRef<Value> indices, ArrayRef<int64_t> dims,
                     ArrayRef<int64_t> shape);
+  /// `dest` with `part` written where padding `part` by (low, high,
+  /// interior) places it: the padded part where a padded all-true mask is
+  /// true, `dest` elsewhere.
+  Value placeInto(Value dest, Value part, ArrayRef<int64_t> low,
+                  ArrayRef<int64_t> high, ArrayRef<int64_t> interior);
   /// The rows `rows` (shape [K, R]) after the updates `values` (shape
   /// [J, R]) land at rows `at` (shape [J], in [0, K)): accumulated with
   /// `kind` (std::nullopt: the last update of a row replaces it, as eager's

@@ -126,6 +126,17 @@ Value Decomposer::linearIndex(ArrayRef<Value> indices, ArrayRef<int64_t> dims,
   return linear;
 }
 
+Value Decomposer::placeInto(Value dest, Value part, ArrayRef<int64_t> low,
+                             ArrayRef<int64_t> high,
+                             ArrayRef<int64_t> interior) {
+  Value padded =
+      prim::PadOp::create(b, loc, part, low, high, interior, APFloat(0.0));
+  Value inside = prim::PadOp::create(
+      b, loc, splat(typeOf(part).clone(b.getI1Type()), 1), low, high,
+      interior, APFloat(0.0));
+  return prim::WhereOp::create(b, loc, inside, padded, dest);
+}
+
 Value Decomposer::scatterRows(Value rows, Value at, Value values,
                               std::optional<prim::ReductionKind> kind,
                               bool includeSelf, bool mean) {
@@ -502,12 +513,7 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
       SmallVector<int64_t> high, interior(r, 0);
       for (int64_t d = 0; d < r; ++d)
         high.push_back(typeOf(self).getDimSize(d) - region[d]);
-      Value padded = prim::PadOp::create(b, loc, back, zeros, high, interior,
-                                         APFloat(0.0));
-      Value inside = prim::PadOp::create(
-          b, loc, splat(RankedTensorType::get(region, b.getI1Type()), 1),
-          zeros, high, interior, APFloat(0.0));
-      back = prim::WhereOp::create(b, loc, inside, padded, self);
+      back = placeInto(self, back, zeros, high, interior);
     }
     return one(reshape(back, type.getShape()));
   }
@@ -565,12 +571,7 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
       low[last] = start;
       interior[last] = m;
       high[last] = n * m - (start + (length - 1) * (m + 1) + 1);
-      Value padded = prim::PadOp::create(b, loc, src, low, high, interior,
-                                         APFloat(0.0));
-      Value inside = prim::PadOp::create(
-          b, loc, splat(RankedTensorType::get(srcShape, b.getI1Type()), 1),
-          low, high, interior, APFloat(0.0));
-      flat = prim::WhereOp::create(b, loc, inside, padded, flat);
+      flat = placeInto(flat, src, low, high, interior);
     }
     SmallVector<int64_t> permuted(lead);
     permuted.push_back(n);

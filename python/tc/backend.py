@@ -502,6 +502,11 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
                          settings: _Settings) -> Callable:
     """An ATen graph to a callable taking the graph's inputs."""
     try:
+        _prims_as_aten(gm)
+        checked = _hoist_error_checks(gm)
+        if checked is not None:
+            return _HostChecks(_compile_aten_runner(checked.graph, settings),
+                               checked)
         split = _split_output_views(gm)
         if split is not None:
             return _compile_with_output_views(split, settings)
@@ -509,6 +514,87 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
     except Exception as error:  # tc must never break the user's program
         _internal_error("compiling an ATen graph", error)
         return gm
+
+
+def _prims_as_aten(gm: torch.fx.GraphModule) -> None:
+    """Rewrites the `prims` ops PyTorch's decompositions leave (logspace's
+    `prims.pow`) as the ATen ops computing the same: their operands have
+    one dtype already, so ATen's type promotion changes nothing."""
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is not \
+                torch.ops.prims.pow.default or len(node.args) != 2:
+            continue
+        base, exponent = node.args
+        if isinstance(base, torch.fx.Node):
+            node.target = (torch.ops.aten.pow.Tensor_Tensor
+                           if isinstance(exponent, torch.fx.Node)
+                           else torch.ops.aten.pow.Tensor_Scalar)
+        elif isinstance(exponent, torch.fx.Node):
+            node.target = torch.ops.aten.pow.Scalar
+    gm.recompile()
+
+
+#: Ops that only check values and raise eager's error (no result): tc
+#: runs them on the host after the compiled graph, on results it returns.
+_ERROR_CHECKS = (torch.ops.aten._linalg_check_errors.default,)
+
+
+@dataclasses.dataclass
+class _Checks:
+    """An ATen graph without its error checks (`_ERROR_CHECKS`)."""
+    #: The graph; it returns the original outputs, then one value per
+    #: check: the tensor the check reads.
+    graph: torch.fx.GraphModule
+    #: The checks' ops and their arguments other than that tensor.
+    checks: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
+    #: How many outputs the original graph has.
+    num_outputs: int
+
+
+def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
+    """Moves `gm`'s error checks after the graph (None when it has none).
+
+    `_linalg_check_errors(info, api_name, is_matrix)` raises eager's
+    error when a factorization's `info` is nonzero; the rest of the graph
+    does not depend on it. tc compiles the graph with each `info` as an
+    extra output, and `_HostChecks` runs the checks on them, raising the
+    same errors (after the whole graph rather than before its later ops:
+    the graph is functional, so nothing else is observable).
+    """
+    checks = [n for n in gm.graph.nodes if n.op == "call_function"
+              and n.target in _ERROR_CHECKS and not n.users
+              and n.args and isinstance(n.args[0], torch.fx.Node)]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    if not checks or not isinstance(results, (tuple, list)):
+        return None
+    graph = torch.fx.Graph()
+    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
+    graph.graph_copy(gm.graph, mapping)
+    graph.output(tuple(torch.fx.node.map_arg(tuple(results),
+                                             mapping.__getitem__))
+                 + tuple(mapping[n.args[0]] for n in checks))
+    for node in checks:
+        graph.erase_node(mapping[node])
+    return _Checks(torch.fx.GraphModule(gm, graph),
+                   [(n.target, n.args[1:], dict(n.kwargs)) for n in checks],
+                   len(results))
+
+
+class _HostChecks:
+    """Runs a graph compiled without its error checks, then the checks."""
+
+    def __init__(self, run: Callable, checked: _Checks):
+        self.run = run
+        self.checks = checked.checks
+        self.num_outputs = checked.num_outputs
+
+    def __call__(self, *args: Any) -> Any:
+        outputs = self.run(*args)
+        for value, (check, rest, kwargs) in zip(
+                outputs[self.num_outputs:], self.checks):
+            check(value, *rest, **kwargs)
+        return tuple(outputs[:self.num_outputs])
 
 
 @dataclasses.dataclass

@@ -38,6 +38,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::clamp.Tensor",
     # Elementwise, binary.
     "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
+    "aten::pow.Scalar",
     "aten::add.Tensor", "aten::add.Scalar",
     "aten::sub.Tensor", "aten::sub.Scalar",
     "aten::mul.Tensor", "aten::mul.Scalar",
@@ -265,17 +266,6 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                                "supported")
     if name == "aten::polygamma" and not 0 <= bound.get("n", 0) <= 30:
         return False, "polygamma of order above 30 is not supported"
-    if name in _TIE_DEPENDENT_INDICES and not (
-            name == "aten::sort.stable" and bound.get("stable")):
-        # Which of equal elements these return the index of is eager's
-        # algorithm's choice (PyTorch leaves it unspecified; it is not the
-        # stable order tc computes): compiled only when the indices are
-        # not used.
-        if any(user.op == "call_function" and user.target is operator.getitem
-               and user.args[1] == 1 for user in node.users):
-            return False, (f"{name}'s indices among equal elements are "
-                           "eager's algorithm's choice (only stable sorts "
-                           "and unused indices compile)")
     if name in ("aten::searchsorted.Tensor",) and (
             bound.get("sorter") is not None):
         return False, "searchsorted with a sorter is not supported"
@@ -327,13 +317,6 @@ _LINALG_OPS = {name for name in SUPPORTED_OPS
                if "linalg" in name or name.startswith(("aten::lu_",
                                                        "aten::cholesky",
                                                        "aten::triangular"))}
-
-#: Ops whose index result, among equal elements, is unspecified by
-#: PyTorch (eager's algorithm picks one).
-_TIE_DEPENDENT_INDICES = {
-    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
-    "aten::median.dim", "aten::nanmedian.dim", "aten::mode",
-}
 
 #: Ops that compare every element of a row with every other (tc's sorts
 #: and prefix ops).

@@ -12,6 +12,9 @@ is classified:
   and f16, a result outside the tolerance that is at least as close as
   eager's to the op computed in float64 is not wrong (tc keeps some
   intermediates in f32 where eager rounds them);
+  The index of one of several equal elements (sort, topk, kthvalue,
+  median, mode: PyTorch leaves it unspecified, eager's algorithm picks
+  one) is not wrong when it points at an element holding eager's value;
 - `error`: compiling or running raised where eager did not;
 - `random`: eager's own results change with the seed (random ops: tc's
   numbers are not eager's), or are uninitialized memory (`empty` and its
@@ -121,6 +124,73 @@ def _at_least_as_accurate(op, sample, actual: Any, expected: Any,
     return True
 
 
+#: Ops returning (values, indices) where PyTorch leaves which of several
+#: equal elements an index points at unspecified (tc picks the first, in
+#: the stable order), with the position of `dim` in their arguments, its
+#: default, and whether the dimension is reduced.
+TIE_INDICES = {
+    "sort": (0, -1, False), "argsort": (0, -1, False),
+    "topk": (1, -1, False), "kthvalue": (1, -1, True),
+    "median": (0, None, True), "nanmedian": (0, None, True),
+    "mode": (0, -1, True),
+}
+
+
+def _valid_tie_indices(op, sample, actual: Any, expected: Any,
+                       dtype: torch.dtype) -> bool:
+    """For a mismatch of an op in TIE_INDICES: whether tc's values are
+    eager's and each index points at an element holding its value (and,
+    for a sort, the indices permute the dimension)."""
+    if op.name not in TIE_INDICES or not isinstance(sample.input,
+                                                    torch.Tensor):
+        return False
+    position, default, reduced = TIE_INDICES[op.name]
+    args = list(sample.args)
+    dim = sample.kwargs.get("dim", args[position] if len(args) > position
+                            else default)
+    if dim is None or not isinstance(dim, int):
+        return False
+    x = sample.input
+    if op.name == "argsort":
+        descending = sample.kwargs.get(
+            "descending", args[1] if len(args) > 1 else False)
+        indices = actual
+        values = torch.sort(x, dim=dim, descending=descending,
+                            stable=True).values
+    else:
+        if not (isinstance(actual, tuple) and len(actual) == 2):
+            return False
+        if _same(actual[0], expected[0], dtype) is not None:
+            return False
+        values, indices = expected[0], actual[1]
+    if not isinstance(indices, torch.Tensor) or indices.dtype != torch.int64:
+        return False
+    if x.dim() == 0:
+        return bool((indices == 0).all())
+    keepdim = reduced and indices.dim() == x.dim()
+    picked_at = indices.unsqueeze(dim) if reduced and not keepdim \
+        else indices
+    try:
+        picked = x.gather(dim, picked_at)
+    except RuntimeError:
+        return False
+    if reduced and not keepdim:
+        picked = picked.squeeze(dim)
+    if not torch.equal(picked.isnan(), values.isnan()) or not torch.equal(
+            picked.nan_to_num(0), values.nan_to_num(0)):
+        return False
+    if op.name in ("sort", "argsort"):
+        positions = torch.arange(x.shape[dim]).view(
+            [-1 if d == dim % x.dim() else 1 for d in range(x.dim())])
+        return torch.equal(indices.sort(dim=dim).values,
+                           positions.expand_as(indices))
+    if op.name == "topk":
+        return all(len(set(row.tolist())) == len(row)
+                   for row in indices.movedim(dim, -1).reshape(
+                       -1, indices.shape[dim]))
+    return True
+
+
 class _FirstFallback(logging.Handler):
     """Keeps the first message of tc's `fallbacks` channel: why an op or
     graph was left to eager, for the report."""
@@ -196,6 +266,11 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
             mismatch = None
             reason = reason or ("differs from eager, but at least as close "
                                 "to float64")
+        if mismatch is not None and _valid_tie_indices(
+                op, sample, actual, expected, dtype):
+            mismatch = None
+            reason = reason or ("indices among equal elements differ from "
+                                "eager's, and point at equal elements")
         if mismatch is not None:
             return {"status": "wrong", "samples": len(runnable),
                     "reason": mismatch,

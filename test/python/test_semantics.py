@@ -385,3 +385,44 @@ def test_linalg_factorizations(fresh_tc):
     spd = m @ m.mT + torch.eye(4)
     got, expected, *_ = run_both(f, a, b, spd)
     same(got, expected)
+
+
+def test_linalg_errors_raise_as_eager(fresh_tc):
+    """linalg.inv/solve/cholesky raise eager's error on a singular input:
+    the graph compiles whole and the check runs after it on the host."""
+    fn = torch.compile(lambda a, b: (torch.linalg.inv(a) * 2,
+                                     torch.linalg.solve(a, b),
+                                     torch.linalg.cholesky(a @ a.mT)),
+                       backend="tc")
+    a = torch.randn(2, 3, 3) + 3 * torch.eye(3)
+    b = torch.randn(2, 3)
+    same(fn(a, b), (torch.linalg.inv(a) * 2, torch.linalg.solve(a, b),
+                    torch.linalg.cholesky(a @ a.mT)), rtol=1e-4, atol=1e-5)
+    assert tc.counters["ops_eager"] == 0 and tc.counters["fallback_graphs"] == 0
+    singular = a.clone()
+    singular[1, 2] = 0
+    with pytest.raises(torch.linalg.LinAlgError) as got:
+        fn(singular, b)
+    with pytest.raises(torch.linalg.LinAlgError) as want:
+        torch.linalg.inv(singular)
+    assert str(got.value) == str(want.value)
+
+
+def test_indices_among_equal_elements(fresh_tc):
+    """sort, topk, kthvalue, median and mode compile with their indices:
+    values are eager's, and each index points at an equal element (the
+    first in the stable order; PyTorch leaves which one unspecified)."""
+    x = torch.randint(0, 3, (4, 9)).float()
+
+    def f(x):
+        return (torch.sort(x, dim=1), torch.topk(x, 4), torch.kthvalue(x, 3),
+                torch.median(x, 1), torch.mode(x, 1))
+
+    got, expected, *_ = run_both(f, x)
+    for (values, indices), (want_values, _) in zip(got, expected):
+        same(values, want_values)
+        at = indices if indices.dim() == 2 else indices.unsqueeze(1)
+        picked = x.gather(1, at)
+        same(picked if indices.dim() == 2 else picked.squeeze(1), values)
+    stable = torch.sort(x, dim=1, stable=True).indices
+    assert torch.equal(got[0][1], stable)

@@ -184,6 +184,13 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
   if (target == "aten::pow.Tensor_Tensor")
     return one(binary<prim::PowOp>());
+  if (target == "aten::pow.Scalar") {
+    // A number to the power of a tensor (logspace's base ** steps).
+    RankedTensorType type = resultType();
+    return one(prim::PowOp::create(b, loc, splat(type, floatArg("self", 1)),
+                                   coerce(operands[0], type))
+                   .getResult());
+  }
   if (target == "aten::where.self") {
     RankedTensorType type = resultType();
     Value cond = broadcast(operands[0], type.getShape());

@@ -89,7 +89,12 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
       target == "aten::cholesky" || target == "aten::cholesky_inverse")
     shapesOk = matrix(0, true);
   else if (target == "aten::_linalg_solve_ex")
-    shapesOk = matrix(0, true) && rowsMatch(0, 1, left);
+    // A batch of vectors (rank one less than A's, ending in n) is solved
+    // as one-column matrices, as eager does.
+    shapesOk = matrix(0, true) && operands.size() > 1 &&
+               (rowsMatch(0, 1, left) ||
+                typeOf(operands[1]).getShape() ==
+                    typeOf(operands[0]).getShape().drop_back());
   else if (target == "aten::linalg_lu_solve")
     shapesOk = matrix(0, true) && matrix(2, false) && rowsMatch(0, 2, left) &&
                typeOf(operands[1]).getRank() >= 1 &&
@@ -532,8 +537,9 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
                       bool &vector) -> Value {
     int64_t aRank = typeOf(a).getRank();
     ArrayRef<int64_t> aShape = shapeOf(a);
-    vector = typeOf(rhs).getRank() == aRank - 1 &&
-             shapeOf(rhs).back() == aShape[aRank - 1];
+    // Eager's rule: a vector, or a batch of them shaped as A's rows.
+    vector = typeOf(rhs).getRank() == 1 ||
+             shapeOf(rhs) == aShape.drop_back();
     if (vector) {
       SmallVector<int64_t> s(shapeOf(rhs));
       s.push_back(1);

@@ -106,6 +106,10 @@ SUPPORTED_OPS: set[str] = {
     "aten::scatter_reduce.two", "aten::index_reduce", "aten::diagonal",
     "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
     "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
+    # Masked writes, segments and bags (dense: DENSE_SCATTER_LIMIT).
+    "aten::masked_scatter", "aten::nonzero_static", "aten::segment_reduce",
+    "aten::_embedding_bag_forward_only", "aten::_embedding_bag",
+    "aten::embedding_renorm",
     # Sorting, selection and cumulative ops (dense along their dimension:
     # DENSE_SCATTER_LIMIT).
     "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
@@ -251,15 +255,32 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         if math.prod(kernel) > MAX_POOL_POSITIONS:
             return False, (f"max pooling windows of more than "
                            f"{MAX_POOL_POSITIONS} points are not supported")
+    if name in ("aten::_embedding_bag_forward_only", "aten::_embedding_bag"):
+        if any(user.op != "call_function" or user.target is not
+               operator.getitem or user.args[1] != 0 for user in node.users):
+            return False, ("only embedding_bag's bags are supported (not "
+                           "its bookkeeping results)")
+        # Both flags change only the gradient, which the forward-only op
+        # has none of.
+        if name == "aten::_embedding_bag" and (
+                bound.get("scale_grad_by_freq") or bound.get("sparse")):
+            return False, ("sparse and scale_grad_by_freq embedding bags "
+                           "are not supported yet")
+    if name == "aten::segment_reduce" and bound.get("indices") is not None:
+        return False, "segment_reduce by indices is not supported"
     if name == "aten::embedding" and (bound.get("sparse")
                                       or bound.get("scale_grad_by_freq")):
         return False, ("sparse and scale_grad_by_freq embeddings are not "
                        "supported yet")
     if name in ("aten::index.Tensor", "aten::_unsafe_index.Tensor",
                 "aten::index_put", "aten::_unsafe_index_put"):
-        for index in bound.get("indices") or []:
+        given = [i for i in bound.get("indices") or [] if i is not None]
+        for index in given:
             index = index.meta.get("val") \
                 if isinstance(index, torch.fx.Node) else None
+            if isinstance(index, torch.Tensor) and index.dtype == \
+                    torch.bool and len(given) == 1 and "put" in name:
+                continue  # x[mask] = v: static shapes (MasksAndSegments)
             if isinstance(index, torch.Tensor) and not (
                     index.dtype in (torch.int64, torch.int32)):
                 return False, (f"{index.dtype} (mask) indices are not "
@@ -337,7 +358,25 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
     if not isinstance(result, torch.Tensor):
         return ""
     if name in ("aten::index_put", "aten::_unsafe_index_put"):
-        cost = _numel(bound.get("values")) * result.numel()
+        masks = [i.meta.get("val") for i in bound.get("indices") or []
+                 if isinstance(i, torch.fx.Node)]
+        if any(isinstance(m, torch.Tensor) and m.dtype == torch.bool
+               for m in masks):
+            # x[mask] = v: a prefix count of the mask.
+            cost = max(_numel(i) for i in bound.get("indices")
+                       if i is not None) ** 2
+        else:
+            cost = _numel(bound.get("values")) * result.numel()
+    elif name in ("aten::masked_scatter", "aten::nonzero_static"):
+        cost = result.numel() ** 2 if name == "aten::masked_scatter" else \
+            _numel(bound.get("self")) * max(_numel(bound.get("self")),
+                                            result.shape[0])
+    elif name == "aten::segment_reduce":
+        cost = _numel(bound.get("data")) * (result.shape[bound.get(
+            "axis", 0)] if result.dim() else 1)
+    elif name in ("aten::_embedding_bag_forward_only",
+                  "aten::_embedding_bag"):
+        cost = _numel(bound.get("indices")) * result.numel()
     elif name in ("aten::put", "aten::as_strided_scatter"):
         cost = _numel(bound.get("index") or bound.get("src")) \
             * result.numel()

@@ -53,7 +53,10 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # The float representation, through prim.bitcast.
             "signbit", "copysign", "nextafter", "frexp",
             # Indices among ties, host-side error checks, prims.pow.
-            "topk", "mode", "linalg.inv", "linalg.solve", "logspace"]
+            "topk", "mode", "linalg.inv", "linalg.solve", "logspace",
+            # Masked writes, segments and bags.
+            "masked_scatter", "index_put", "nonzero_static",
+            "_segment_reduce.lengths", "nn.functional.embedding_bag"]
 #: Left to eager in the full sweep (tc has no decomposition yet, or a sort
 #: too large for tc's dense one): must still be eager's results, through
 #: the fallback.

@@ -9,7 +9,8 @@
 // per-family entry points are defined in the files of this directory
 // (FXToPrim.cpp: elementwise, shapes, reductions, networks; Indexing.cpp:
 // advanced indexing and scatters; SortAndScan.cpp: sorting, selection and
-// cumulative ops; SpecialFunctions.cpp: gamma, error and Bessel functions).
+// cumulative ops; SpecialFunctions.cpp: gamma, error and Bessel functions;
+// MasksAndSegments.cpp: masked writes, segment and bag reductions).
 // Private to lib/Conversion/FXToPrim.
 //
 //===----------------------------------------------------------------------===//
@@ -94,6 +95,7 @@ private:
   std::optional<Result> specialFunction(StringRef target);
   std::optional<Result> poolingAndProducts(StringRef target);
   std::optional<Result> linalg(StringRef target);
+  std::optional<Result> masksAndSegments(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Elementwise shorthands for the longer formulas (same-typed operands)
@@ -153,6 +155,9 @@ private:
   Value scatterRows(Value rows, Value at, Value values,
                     std::optional<prim::ReductionKind> kind, bool includeSelf,
                     bool mean);
+  /// For a 1-d bool `mask`, the number of true elements up to and
+  /// including each position (i64). Dense: n^2 compares.
+  Value prefixCount(Value mask);
 
   /// Uniform numbers on [0, 1) of `type` from the graph's seed, at counters
   /// no other random op of the graph uses.

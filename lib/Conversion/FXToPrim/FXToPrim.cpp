@@ -948,6 +948,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       target == "aten::new_empty" || target == "aten::empty_like")
     return one(splat(resultType(), 0));
 
+  if (std::optional<Result> r = masksAndSegments(target))
+    return *r;
   if (std::optional<Result> r = indexing(target))
     return *r;
   if (std::optional<Result> r = sortAndScan(target))

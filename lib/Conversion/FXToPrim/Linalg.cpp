@@ -535,7 +535,6 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
   // a vector.
   auto asMatrix = [&](Value rhs, Value a, bool left,
                       bool &vector) -> Value {
-    int64_t aRank = typeOf(a).getRank();
     ArrayRef<int64_t> aShape = shapeOf(a);
     // Eager's rule: a vector, or a batch of them shaped as A's rows.
     vector = typeOf(rhs).getRank() == 1 ||

@@ -57,6 +57,10 @@ DTYPE_TO_MLIR: dict[torch.dtype, str] = {
     torch.int8: "i8",
     torch.uint8: "ui8",
     torch.bool: "i1",
+    # (real, imaginary) pairs in the prim dialect: tc-decompose's
+    # ComplexAndFFT.cpp.
+    torch.complex64: "complex<f32>",
+    torch.complex128: "complex<f64>",
 }
 
 #: ATen ops that draw random numbers. A graph holding one gets an extra

@@ -106,6 +106,12 @@ SUPPORTED_OPS: set[str] = {
     "aten::scatter_reduce.two", "aten::index_reduce", "aten::diagonal",
     "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
     "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
+    # Complex numbers as (real, imaginary) pairs and the Fourier transforms
+    # (COMPLEX_OPS; dense: FFT_MAX_SIZE).
+    "aten::_fft_r2c", "aten::_fft_c2c", "aten::_fft_c2r", "aten::complex",
+    "aten::polar", "aten::_conj", "aten::conj", "aten::_conj_physical",
+    "aten::conj_physical", "aten::view_as_real", "aten::view_as_complex",
+    "aten::real", "aten::imag",
     # Masked writes, segments and bags (dense: DENSE_SCATTER_LIMIT).
     "aten::masked_scatter", "aten::nonzero_static", "aten::segment_reduce",
     "aten::_embedding_bag_forward_only", "aten::_embedding_bag",
@@ -177,12 +183,41 @@ SUPPORTED_DTYPES: set[torch.dtype] = {
 }
 
 
-def _tensor_ok(val: Any, what: str) -> tuple[bool, str]:
+#: Complex dtypes, which only COMPLEX_OPS take (tc-decompose computes on
+#: (real, imaginary) pairs).
+COMPLEX_DTYPES: set[torch.dtype] = {torch.complex64, torch.complex128}
+
+#: The ops tc decomposes for complex operands and results.
+COMPLEX_OPS = {
+    "aten::_to_copy", "aten::clone", "aten::alias", "aten::lift_fresh_copy",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::_conj", "aten::conj",
+    "aten::_conj_physical", "aten::conj_physical", "aten::complex",
+    "aten::polar", "aten::view_as_real", "aten::view_as_complex",
+    "aten::real", "aten::imag", "aten::abs", "aten::add.Tensor",
+    "aten::sub.Tensor", "aten::mul.Tensor", "aten::_fft_r2c",
+    "aten::_fft_c2c", "aten::_fft_c2r",
+    # Ops that only move elements: each part separately.
+    "aten::slice.Tensor", "aten::constant_pad_nd", "aten::permute",
+    "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::expand",
+    "aten::unsqueeze", "aten::squeeze", "aten::squeeze.dim",
+    "aten::squeeze.dims", "aten::cat", "aten::select.int", "aten::flip",
+    "aten::roll", "aten::t", "aten::transpose.int", "aten::index_select",
+    "aten::repeat", "aten::slice_scatter", "aten::select_scatter",
+}
+
+#: The longest signal tc's Fourier transforms take (a dense n x n matrix
+#: product per transformed dimension: ComplexAndFFT.cpp).
+FFT_MAX_SIZE = 4096
+
+
+def _tensor_ok(val: Any, what: str,
+               complex_ok: bool = False) -> tuple[bool, str]:
     """Whether `val` (a node's meta['val']) is a tensor tc handles, and
     if not, why."""
     if not isinstance(val, torch.Tensor):
         return False, f"{what} is not a tensor ({type(val).__name__})"
-    if val.dtype not in SUPPORTED_DTYPES:
+    if val.dtype not in SUPPORTED_DTYPES and not (
+            complex_ok and val.dtype in COMPLEX_DTYPES):
         return False, f"{what} has unsupported dtype {val.dtype}"
     if val.layout != torch.strided:
         return False, f"{what} has unsupported layout {val.layout}"
@@ -205,19 +240,20 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, "getitem of a non-node"
         if not is_supported(source)[0]:
             return False, "selects a result of an op tc does not compile"
-        return _tensor_ok(node.meta.get("val"), "result")
+        return _tensor_ok(node.meta.get("val"), "result", complex_ok=True)
     if not isinstance(node.target, torch._ops.OpOverload):
         return False, "target is not an ATen operator overload"
     name = qualified_name(node.target)
     if name not in SUPPORTED_OPS:
         return False, f"{name} is not supported by tc yet"
+    complex_ok = name in COMPLEX_OPS
 
     # Results.
     val = node.meta.get("val")
     vals = list(val) if isinstance(val, (list, tuple)) else [val]
     for i, v in enumerate(vals):
         ok, reason = _tensor_ok(v, "result" if len(vals) == 1
-                                else f"result #{i}")
+                                else f"result #{i}", complex_ok)
         if not ok:
             return ok, reason
     # Operands and the other arguments.
@@ -234,7 +270,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         for v in values:
             if isinstance(v, torch.fx.Node):
                 ok, reason = _tensor_ok(v.meta.get("val"),
-                                        f"argument '{arg.name}'")
+                                        f"argument '{arg.name}'", complex_ok)
                 if not ok:
                     return ok, reason
         if kind.startswith("T"):
@@ -266,6 +302,28 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                 bound.get("scale_grad_by_freq") or bound.get("sparse")):
             return False, ("sparse and scale_grad_by_freq embedding bags "
                            "are not supported yet")
+    if name in ("aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor") \
+            and any(isinstance(v, torch.Tensor) and v.dtype in COMPLEX_DTYPES
+                    for v in vals) and not (
+                isinstance(bound.get("other"), torch.fx.Node)
+                and bound.get("alpha", 1) == 1):
+        return False, ("complex arithmetic with a scalar or alpha is not "
+                       "supported yet")
+    if name == "aten::constant_pad_nd" and bound.get("value", 0) != 0 and \
+            any(isinstance(v, torch.Tensor) and v.dtype in COMPLEX_DTYPES
+                for v in vals):
+        return False, "complex padding with a value other than 0"
+    if name in ("aten::_fft_r2c", "aten::_fft_c2c", "aten::_fft_c2r"):
+        source = bound.get("self")
+        source = source.meta.get("val") \
+            if isinstance(source, torch.fx.Node) else None
+        sizes = [source.shape[d] for d in bound.get("dim") or []] \
+            if isinstance(source, torch.Tensor) else []
+        sizes += [bound.get("last_dim_size", 0)]
+        if max(sizes) > FFT_MAX_SIZE:
+            return False, (f"Fourier transforms of signals longer than "
+                           f"{FFT_MAX_SIZE} are not supported (tc's are "
+                           "dense products)")
     if name == "aten::segment_reduce" and bound.get("indices") is not None:
         return False, "segment_reduce by indices is not supported"
     if name == "aten::embedding" and (bound.get("sparse")

@@ -56,7 +56,10 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             "topk", "mode", "linalg.inv", "linalg.solve", "logspace",
             # Masked writes, segments and bags.
             "masked_scatter", "index_put", "nonzero_static",
-            "_segment_reduce.lengths", "nn.functional.embedding_bag"]
+            "_segment_reduce.lengths", "nn.functional.embedding_bag",
+            # Complex tensors as real pairs, Fourier transforms.
+            "fft.rfft", "fft.fft2", "fft.irfft", "fft.hfft", "cfloat",
+            "polar"]
 #: Left to eager in the full sweep (tc has no decomposition yet, or a sort
 #: too large for tc's dense one): must still be eager's results, through
 #: the fallback.

@@ -180,10 +180,15 @@ def test_every_dtype():
     verify(zero_d.text)
 
 
-def test_complex_is_unsupported():
-    gm = aten_graph(lambda x: x * 2, torch.randn(3, dtype=torch.complex64))
-    with pytest.raises(Unsupported, match="complex64"):
+def test_complex32_is_unsupported():
+    gm = aten_graph(lambda x: x * 2, torch.ones(3, dtype=torch.complex32))
+    with pytest.raises(Unsupported, match="complex32"):
         import_graph(gm)
+
+
+def test_complex64_imports_as_complex_f32():
+    gm = aten_graph(lambda x: x * 2, torch.randn(3, dtype=torch.complex64))
+    assert "tensor<3xcomplex<f32>>" in import_graph(gm).text
 
 
 def test_symbolic_shapes_are_unsupported():

@@ -426,3 +426,19 @@ def test_indices_among_equal_elements(fresh_tc):
         same(picked if indices.dim() == 2 else picked.squeeze(1), values)
     stable = torch.sort(x, dim=1, stable=True).indices
     assert torch.equal(got[0][1], stable)
+
+
+def test_complex_tensors_and_fourier_transforms(fresh_tc):
+    """Complex inputs and outputs (real pairs in tc), their arithmetic and
+    the Fourier transforms, compiled whole and equal to eager's."""
+    def f(x, z):
+        spectrum = torch.fft.rfft(x)
+        product = torch.fft.fft2(z) * spectrum[..., :4]
+        return (torch.fft.irfft(spectrum, n=x.shape[-1]), product,
+                torch.view_as_real(z.conj().resolve_conj()), z.abs(),
+                torch.fft.ifft(product, norm="ortho"))
+
+    x = torch.randn(3, 8)
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    got, expected, *_ = run_both(f, x, z)
+    same(got, expected, rtol=1e-4, atol=1e-5)

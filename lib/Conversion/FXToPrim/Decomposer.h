@@ -10,7 +10,8 @@
 // (FXToPrim.cpp: elementwise, shapes, reductions, networks; Indexing.cpp:
 // advanced indexing and scatters; SortAndScan.cpp: sorting, selection and
 // cumulative ops; SpecialFunctions.cpp: gamma, error and Bessel functions;
-// MasksAndSegments.cpp: masked writes, segment and bag reductions).
+// MasksAndSegments.cpp: masked writes, segment and bag reductions;
+// ComplexAndFFT.cpp: complex tensors as real pairs, Fourier transforms).
 // Private to lib/Conversion/FXToPrim.
 //
 //===----------------------------------------------------------------------===//
@@ -55,6 +56,13 @@ inline Type opmathType(Type elt) {
   return elt;
 }
 
+/// The prim type standing for an fx value's type: a complex tensor of shape
+/// S is a real tensor of shape [S..., 2] (real and imaginary parts, as
+/// PyTorch lays them out in memory); other types are themselves.
+Type loweredType(Type type);
+/// Whether `type` is a tensor of complex numbers.
+bool isComplex(Type type);
+
 /// Builds the prim ops for one fx.call_function.
 class Decomposer {
 public:
@@ -96,6 +104,9 @@ private:
   std::optional<Result> poolingAndProducts(StringRef target);
   std::optional<Result> linalg(StringRef target);
   std::optional<Result> masksAndSegments(StringRef target);
+  /// Every op with a complex operand or result (and the transforms):
+  /// decomposed on (real, imaginary) pairs, or rejected.
+  std::optional<Result> complexOrFFT(StringRef target);
 
   //===--------------------------------------------------------------------===//
   // Elementwise shorthands for the longer formulas (same-typed operands)
@@ -771,6 +782,9 @@ private:
 
 
   OpBuilder &b;
+  /// Whether this decomposes one part of a complex op (ComplexAndFFT.cpp):
+  /// the operands are real.
+  bool partsOnly = false;
   /// Whether reject() reported contradicting types.
   bool rejected = false;
   mutable fx::CallFunctionOp op;

@@ -51,6 +51,9 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     if (!typeOf(result).hasStaticShape())
       return fail("dynamic shapes are not supported yet");
 
+  if (std::optional<Result> r = complexOrFFT(target))
+    return *r;
+
   using P = prim::ComparisonPredicate;
   // Elementwise unary math.
   if (target == "aten::sin")
@@ -1332,8 +1335,15 @@ struct ConvertFXToPrimPass
 
   LogicalResult convertGraph(fx::GraphOp graph) {
     OpBuilder b(graph);
+    // Complex values become real pairs (`loweredType`).
+    FunctionType graphType = graph.getFunctionType();
+    SmallVector<Type> inputs, outputs;
+    for (Type t : graphType.getInputs())
+      inputs.push_back(loweredType(t));
+    for (Type t : graphType.getResults())
+      outputs.push_back(loweredType(t));
     auto func = func::FuncOp::create(b, graph.getLoc(), graph.getSymName(),
-                                     graph.getFunctionType());
+                                     b.getFunctionType(inputs, outputs));
     if (ArrayAttr argAttrs = graph.getArgAttrsAttr())
       func.setArgAttrsAttr(argAttrs);
     Block *entry = func.addEntryBlock();
@@ -1384,7 +1394,8 @@ struct ConvertFXToPrimPass
         return failure();
       }
       for (auto [from, to] : llvm::zip(call.getResults(), *results)) {
-        if (Type produced = to.getType(); from.getType() != produced) {
+        if (Type produced = to.getType();
+            loweredType(from.getType()) != produced) {
           func.erase(); // `to` with it: its type is kept above
           return call.emitOpError()
                  << "decomposition produced " << produced

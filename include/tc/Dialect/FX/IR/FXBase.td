@@ -38,9 +38,11 @@ class FX_Op<string mnemonic, list<Trait> traits = []>
     : Op<FX_Dialect, mnemonic, traits>;
 
 // The element types PyTorch models use: torch.float32, float16, bfloat16,
-// float64, int64, int32, int16, int8, uint8 and bool.
+// float64, int64, int32, int16, int8, uint8, bool, complex64 and
+// complex128.
 def FX_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I64, I32, I16, I8, UI8,
-                                I1], "PyTorch dtype">;
+                                I1, Complex<F32>, Complex<F64>],
+                               "PyTorch dtype">;
 
 def FX_Tensor : RankedTensorOf<[FX_ElementType]>;
 

@@ -144,9 +144,11 @@ SUPPORTED_OPS: set[str] = {
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
     "aten::_pdist_forward", "aten::mode", "aten::histc",
     "aten::adaptive_max_pool2d",
-    # LU and Cholesky factorizations and solves, unrolled (Linalg.cpp;
+    # LU, Cholesky and QR factorizations and solves, unrolled (Linalg.cpp;
     # matrices up to LINALG_MAX_SIZE).
     "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack",
+    "aten::geqrf", "aten::linalg_qr", "aten::linalg_householder_product",
+    "aten::ormqr",
     "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex",
     "aten::_linalg_solve_ex", "aten::linalg_lu_solve",
     "aten::linalg_cholesky_ex", "aten::cholesky", "aten::cholesky_solve",
@@ -394,6 +396,8 @@ def _numel(value: Any) -> int:
 
 _LINALG_OPS = {name for name in SUPPORTED_OPS
                if "linalg" in name or name.startswith(("aten::lu_",
+                                                       "aten::geqrf",
+                                                       "aten::ormqr",
                                                        "aten::cholesky",
                                                        "aten::triangular"))}
 

@@ -442,3 +442,19 @@ def test_complex_tensors_and_fourier_transforms(fresh_tc):
     z = torch.randn(3, 4, dtype=torch.complex64)
     got, expected, *_ = run_both(f, x, z)
     same(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_householder_qr(fresh_tc):
+    """QR with LAPACK's reflectors (so Q and R have its signs), and the
+    products with Q, unrolled by tc."""
+    def f(a, c):
+        packed, tau = torch.geqrf(a)
+        return (*torch.linalg.qr(a), *torch.linalg.qr(a, mode="complete"),
+                torch.linalg.householder_product(packed, tau),
+                torch.ormqr(packed, tau, c, left=True, transpose=True),
+                torch.ormqr(packed, tau, c.mT, left=False))
+
+    a = torch.randn(2, 5, 3)
+    c = torch.randn(2, 5, 4)
+    got, expected, *_ = run_both(f, a, c)
+    same(got, expected, rtol=1e-4, atol=1e-5)

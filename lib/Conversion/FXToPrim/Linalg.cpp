@@ -1,4 +1,4 @@
-//===- Linalg.cpp - LU and Cholesky factorizations and solves ---*- C++ -*-===//
+//===- Linalg.cpp - LU, Cholesky and QR factorizations, solves --*- C++ -*-===//
 //
 // Part of the tc project.
 //
@@ -8,13 +8,15 @@
 // partial pivoting (`linalg_lu_factor_ex`, `linalg_lu`, `lu_unpack`,
 // `_linalg_det`, `_linalg_slogdet`, `linalg_inv_ex`, `_linalg_solve_ex`,
 // `linalg_lu_solve`), Cholesky (`linalg_cholesky_ex`, `cholesky`,
-// `cholesky_solve`, `cholesky_inverse`) and triangular solves
+// `cholesky_solve`, `cholesky_inverse`), Householder QR (`geqrf`,
+// `linalg_qr`, `linalg_householder_product`, `ormqr`) and triangular solves
 // (`linalg_solve_triangular`, `triangular_solve`).
 //
 // The shapes are static, so the algorithms unroll: step k of LAPACK's
-// unblocked getf2 (pivot search, row swap, scaling, rank-1 update) or
-// potf2 is a handful of prim ops over the whole batch, and a substitution
-// is one step per row. The pivot is the first largest magnitude of the
+// unblocked getf2 (pivot search, row swap, scaling, rank-1 update), potf2
+// or geqr2 (dlarfg's reflector, applied to the trailing columns) is a
+// handful of prim ops over the whole batch, and a substitution is one step
+// per row. QR's reflectors are LAPACK's, so Q and R have its signs. The pivot is the first largest magnitude of the
 // column, as LAPACK's idamax picks it, so the factors, pivots and info
 // codes are eager's. The IR grows with n (about 25 ops per step), which
 // tc.support bounds (LINALG_MAX_SIZE).
@@ -50,7 +52,9 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
       "aten::_linalg_solve_ex",     "aten::linalg_lu_solve",
       "aten::linalg_cholesky_ex",   "aten::cholesky",
       "aten::cholesky_solve",       "aten::cholesky_inverse",
-      "aten::linalg_solve_triangular", "aten::triangular_solve"};
+      "aten::linalg_solve_triangular", "aten::triangular_solve",
+      "aten::geqrf", "aten::linalg_qr", "aten::linalg_householder_product",
+      "aten::ormqr"};
   if (!names.contains(target))
     return std::nullopt;
   for (Value v : operands) {
@@ -111,6 +115,30 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
                typeOf(operands[1]).getShape().back() ==
                    std::min(typeOf(operands[0]).getShape().back(),
                             typeOf(operands[0]).getShape().drop_back().back());
+  else if (target == "aten::linalg_householder_product" ||
+           target == "aten::ormqr") {
+    // tau: one per reflection, at most one per row; other: m rows (or
+    // columns, from the right) and the same batch.
+    auto tauOk = [&]() {
+      if (operands.size() < 2)
+        return false;
+      ArrayRef<int64_t> a = typeOf(operands[0]).getShape(),
+                        t = typeOf(operands[1]).getShape();
+      return t.size() + 1 == a.size() && t.drop_back() == a.drop_back(2) &&
+             t.back() <= std::min(a[a.size() - 2], a.back());
+    };
+    shapesOk = matrix(0, false) && tauOk();
+    if (target == "aten::ormqr")
+      shapesOk = shapesOk && matrix(2, false) &&
+                 typeOf(operands[2]).getShape().drop_back(2) ==
+                     typeOf(operands[0]).getShape().drop_back(2) &&
+                 [&] {
+                   ArrayRef<int64_t> a = typeOf(operands[0]).getShape(),
+                                     c = typeOf(operands[2]).getShape();
+                   int64_t m = a[a.size() - 2];
+                   return (left ? c[c.size() - 2] : c.back()) == m;
+                 }();
+  }
   if (!shapesOk)
     return Result(fail("operands of shapes the factorization does not take"));
 
@@ -360,6 +388,112 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     return rhs;
   };
 
+  // Householder reflections H = I - tau v v^T, v[k] = 1, stored as LAPACK
+  // does: v below the diagonal of column k, tau apart.
+  auto reflector = [&](Value packed, int64_t k) -> Value {
+    ArrayRef<int64_t> shape = shapeOf(packed);
+    SmallVector<int64_t> colShape(shape.drop_back(1));
+    auto colType = RankedTensorType::get(colShape, i64);
+    Value ids = iota(colShape, colShape.size() - 1);
+    Value col = column(packed, k);
+    return sel(cmp(P::GT, ids, splat(colType, k)), col,
+               sel(cmp(P::EQ, ids, splat(colType, k)),
+                   splat(typeOf(col), 1), splat(typeOf(col), 0)));
+  };
+  // c - tau v (v^T c) (from the left) or c - tau (c v) v^T (the right).
+  auto reflect = [&](Value c, Value v, Value tau, bool left) -> Value {
+    ArrayRef<int64_t> shape = shapeOf(c);
+    int64_t rank = shape.size();
+    if (left) {
+      Value w = prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
+                                       mul(spread(v, shape), c),
+                                       ArrayRef<int64_t>{rank - 2});
+      return sub(c, mul(outer(v, w), spread(tau, shape)));
+    }
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      dims.push_back(d);
+    dims.push_back(rank - 1);
+    Value w = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Sum,
+        mul(prim::BroadcastInDimOp::create(b, loc, v, shape, dims), c),
+        ArrayRef<int64_t>{rank - 1});
+    return sub(c, mul(outer(w, v), spread(tau, shape)));
+  };
+  // LAPACK's geqr2 (with dlarfg's reflector): the packed factor and tau.
+  auto householderQR = [&](Value a) -> std::pair<Value, Value> {
+    RankedTensorType type = typeOf(a);
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size(), m = shape[rank - 2], n = shape[rank - 1];
+    int64_t steps = std::min(m, n);
+    SmallVector<int64_t> batch(shape.drop_back(2));
+    SmallVector<int64_t> colShape(batch);
+    colShape.push_back(m);
+    auto colType = RankedTensorType::get(colShape, i64);
+    auto batchType = type.clone(batch);
+    Value rowIds = iota(colShape, rank - 2);
+    Value cols = iota(shape, rank - 1);
+    SmallVector<Value> taus;
+    for (int64_t k = 0; k < steps; ++k) {
+      Value col = column(a, k);
+      Value alpha = pick(col, k, true);
+      Value below = cmp(P::GT, rowIds, splat(colType, k));
+      Value x = sel(below, col, splat(typeOf(col), 0));
+      Value xnorm = prim::SqrtOp::create(
+          b, loc,
+          prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum, mul(x, x),
+                                 ArrayRef<int64_t>{rank - 2}));
+      // beta = -sign(alpha) hypot(alpha, xnorm); no reflection (tau = 0)
+      // when x is already zero.
+      Value hyp = prim::SqrtOp::create(b, loc,
+                                       add(mul(alpha, alpha), mul(xnorm, xnorm)));
+      Value beta = sel(signBit(alpha), hyp, prim::NegOp::create(b, loc, hyp));
+      Value none = cmp(P::EQ, xnorm, splat(batchType, 0));
+      Value tau = sel(none, splat(batchType, 0), div(sub(beta, alpha), beta));
+      Value scale =
+          sel(none, splat(batchType, 0),
+              div(splat(batchType, 1), sub(alpha, beta)));
+      Value v = sel(below, mul(x, spread(scale, colShape)),
+                    sel(cmp(P::EQ, rowIds, splat(colType, k)),
+                        splat(typeOf(col), 1), splat(typeOf(col), 0)));
+      a = sel(cmp(P::GT, cols, splat(like(cols, i64), k)),
+              reflect(a, v, tau, true), a);
+      Value newCol = sel(cmp(P::EQ, rowIds, splat(colType, k)),
+                         spread(sel(none, alpha, beta), colShape),
+                         sel(below, v, col));
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < rank - 1; ++d)
+        dims.push_back(d);
+      a = sel(cmp(P::EQ, cols, splat(like(cols, i64), k)),
+              prim::BroadcastInDimOp::create(b, loc, newCol, shape, dims), a);
+      SmallVector<int64_t> one(batch);
+      one.push_back(1);
+      taus.push_back(reshape(tau, one));
+    }
+    SmallVector<int64_t> tauShape(batch);
+    tauShape.push_back(steps);
+    Value tau = steps == 0 ? splat(type.clone(tauShape), 0)
+                : taus.size() == 1
+                    ? taus[0]
+                    : prim::ConcatenateOp::create(b, loc, taus, rank - 2)
+                          .getResult();
+    return {a, tau};
+  };
+  // Q's first `cols` columns (LAPACK's org2r): H_0 ... H_{k-1} applied to
+  // the m x cols identity, the last reflection first.
+  auto householderProduct = [&](Value packed, Value tau, int64_t cols)
+      -> Value {
+    ArrayRef<int64_t> shape = shapeOf(packed);
+    int64_t rank = shape.size();
+    SmallVector<int64_t> qShape(shape);
+    qShape[rank - 1] = cols;
+    Value q = identity(typeOf(packed).clone(qShape));
+    int64_t k = shapeOf(tau).back();
+    for (int64_t i = k - 1; i >= 0; --i)
+      q = reflect(q, reflector(packed, i), pick(tau, i, true), true);
+    return q;
+  };
+
   // Operands, promoted to the result's element type.
   RankedTensorType out0 = resultType(0);
   Type elt = out0.getElementType();
@@ -369,6 +503,55 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
   auto i32Of = [&](Value v, RankedTensorType type) {
     return reshape(convert(v, type.getElementType()), type.getShape());
   };
+
+  if (target == "aten::geqrf") {
+    auto [packed, tau] = householderQR(operand(0));
+    return Result(SmallVector<Value>{packed, tau});
+  }
+  if (target == "aten::linalg_qr") {
+    // mode "reduced": Q [m, k], R [k, n]; "complete": Q [m, m], R [m, n];
+    // "r": R [k, n] and an empty Q.
+    Value a = operand(0);
+    ArrayRef<int64_t> shape = shapeOf(a);
+    int64_t rank = shape.size(), m = shape[rank - 2];
+    StringRef mode = "reduced";
+    if (auto s = dyn_cast_if_present<StringAttr>(arg("mode")))
+      mode = s.getValue();
+    if (mode != "reduced" && mode != "complete" && mode != "r")
+      return Result(fail("unknown mode '" + mode + "'"));
+    auto [packed, tau] = householderQR(a);
+    RankedTensorType qType = resultType(0), rType = resultType(1);
+    int64_t rRows = rType.getDimSize(rank - 2);
+    SmallVector<int64_t> start(rank, 0), limit(shape), step(rank, 1);
+    limit[rank - 2] = std::min(rRows, m);
+    Value r = triangle(prim::SliceOp::create(b, loc, packed, start, limit,
+                                             step),
+                       /*lower=*/false, /*strict=*/false);
+    Value q = qType.getNumElements() == 0
+                  ? splat(qType, 0)
+                  : householderProduct(packed, tau,
+                                       qType.getDimSize(rank - 1));
+    return Result(SmallVector<Value>{q, r});
+  }
+  if (target == "aten::linalg_householder_product") {
+    Value packed = operand(0), tau = operand(1);
+    return Result(SmallVector<Value>{householderProduct(
+        packed, tau, shapeOf(packed).back())});
+  }
+  if (target == "aten::ormqr") {
+    // other * Q or Q * other (transposed: Q^T), Q = H_0 ... H_{k-1} of the
+    // packed input (m x m).
+    Value packed = operand(0), tau = operand(1), c = operand(2);
+    bool leftSide = boolArg("left", true), trans = boolArg("transpose", false);
+    int64_t k = shapeOf(tau).back();
+    // Q C and C Q^T apply the last reflection first.
+    bool lastFirst = leftSide != trans;
+    for (int64_t s = 0; s < k; ++s) {
+      int64_t i = lastFirst ? k - 1 - s : s;
+      c = reflect(c, reflector(packed, i), pick(tau, i, true), leftSide);
+    }
+    return Result(SmallVector<Value>{c});
+  }
 
   if (target == "aten::linalg_lu_factor_ex" || target == "aten::linalg_lu" ||
       target == "aten::_linalg_det" || target == "aten::_linalg_slogdet") {

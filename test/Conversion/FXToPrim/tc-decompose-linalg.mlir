@@ -60,3 +60,31 @@ fx.graph @solve_rows_mismatch(%a: tensor<3x3xf32>, %b: tensor<4x2xf32>) -> tenso
   %0 = fx.call_function "aten::linalg_solve_triangular"(%a, %b) {args = {upper = true}} : (tensor<3x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   fx.output %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// geqrf: LAPACK's reflector per column (beta = -sign(alpha) |(alpha, x)|,
+// tau = (beta - alpha) / beta, v = x / (alpha - beta)), applied to the
+// columns after it.
+// CHECK-LABEL: func.func @geqrf
+// CHECK: %[[XX:.*]] = prim.reduce sum %{{.*}}, dims [0] : tensor<3xf32>
+// CHECK: %[[XNORM:.*]] = prim.sqrt %[[XX]] : tensor<f32>
+// CHECK: %[[HYP:.*]] = prim.sqrt %{{.*}} : tensor<f32>
+// CHECK: %[[NHYP:.*]] = prim.neg %[[HYP]]
+// CHECK: %[[BETA:.*]] = prim.where %{{.*}}, %[[HYP]], %[[NHYP]]
+// CHECK: %[[NUM:.*]] = prim.sub %[[BETA]], %{{.*}} : tensor<f32>
+// CHECK: prim.div %[[NUM]], %[[BETA]]
+// CHECK: prim.concatenate %{{.*}}, %{{.*}} dim 0 : tensor<1xf32>, tensor<1xf32>
+fx.graph @geqrf(%a: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xf32>) {
+  %0:2 = fx.call_function "aten::geqrf"(%a) : (tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xf32>)
+  fx.output %0#0, %0#1 : tensor<3x2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// ormqr needs one tau per reflection, at most one per row or column.
+fx.graph @ormqr_bad_tau(%a: tensor<3x2xf32>, %tau: tensor<3xf32>, %c: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{operands of shapes the factorization does not take}}
+  %0 = fx.call_function "aten::ormqr"(%a, %tau, %c) : (tensor<3x2xf32>, tensor<3xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  fx.output %0 : tensor<3x4xf32>
+}

@@ -71,6 +71,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
     "aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
     "aten::_native_batch_norm_legit_no_training",
+    "aten::_batch_norm_with_update_functional",
     # Max pooling: values, indices, and the gradient by tc-autodiff.
     "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices",
     # Factories.
@@ -143,6 +144,7 @@ SUPPORTED_OPS: set[str] = {
     "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
     "aten::_pdist_forward", "aten::mode", "aten::histc",
+    "aten::histogram.bin_ct", "aten::histogram.bins_tensor",
     "aten::adaptive_max_pool2d",
     # LU, Cholesky and QR factorizations and solves, unrolled (Linalg.cpp;
     # matrices up to LINALG_MAX_SIZE).
@@ -212,6 +214,15 @@ COMPLEX_OPS = {
 FFT_MAX_SIZE = 4096
 
 
+def _empty_byte_result(name: str, index: Any, val: Any) -> bool:
+    """Whether result `index` of op `name` is the empty uint8 "reserve"
+    of the functional batch norm (cuDNN's workspace, empty on the CPU):
+    no data, so its dtype does not matter."""
+    return (name == "aten::_batch_norm_with_update_functional"
+            and index == 3 and isinstance(val, torch.Tensor)
+            and val.numel() == 0)
+
+
 def _tensor_ok(val: Any, what: str,
                complex_ok: bool = False) -> tuple[bool, str]:
     """Whether `val` (a node's meta['val']) is a tensor tc handles, and
@@ -242,6 +253,11 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, "getitem of a non-node"
         if not is_supported(source)[0]:
             return False, "selects a result of an op tc does not compile"
+        if _empty_byte_result(qualified_name(source.target)
+                              if isinstance(source.target,
+                                            torch._ops.OpOverload) else "",
+                              node.args[1], node.meta.get("val")):
+            return True, ""
         return _tensor_ok(node.meta.get("val"), "result", complex_ok=True)
     if not isinstance(node.target, torch._ops.OpOverload):
         return False, "target is not an ATen operator overload"
@@ -254,6 +270,8 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     val = node.meta.get("val")
     vals = list(val) if isinstance(val, (list, tuple)) else [val]
     for i, v in enumerate(vals):
+        if _empty_byte_result(name, i, v):
+            continue
         ok, reason = _tensor_ok(v, "result" if len(vals) == 1
                                 else f"result #{i}", complex_ok)
         if not ok:
@@ -433,6 +451,8 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
         cost = result.numel() ** 2 if name == "aten::masked_scatter" else \
             _numel(bound.get("self")) * max(_numel(bound.get("self")),
                                             result.shape[0])
+    elif name.startswith("aten::histogram"):
+        cost = _numel(bound.get("self")) * (result.numel() + 1)
     elif name == "aten::segment_reduce":
         cost = _numel(bound.get("data")) * (result.shape[bound.get(
             "axis", 0)] if result.dim() else 1)

@@ -583,6 +583,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       target == "aten::_native_batch_norm_legit_no_training")
     return batchNorm(target != "aten::_native_batch_norm_legit_no_training" &&
                      boolArg("training", false));
+  if (target == "aten::_batch_norm_with_update_functional")
+    return batchNorm(/*training=*/true);
   if (target == "aten::max_pool2d_with_indices")
     return maxPool(2);
   if (target == "aten::max_pool3d_with_indices")
@@ -1040,13 +1042,21 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
     else
       results.push_back(coerce(i == 1 ? mean : rstd, t));
   }
-  if (op.getNumResults() == 5) {
+  if (op.getNumResults() == 6) {
+    // _batch_norm_with_update_functional: an empty "reserve" (for cuDNN)
+    // comes before the running statistics.
+    if (resultType(3).getNumElements() != 0)
+      return fail("expected an empty reserve result");
+    results.push_back(splat(resultType(3), 0));
+  }
+  if (op.getNumResults() >= 5) {
+    unsigned next = results.size();
     if (!present[3] || !present[4])
       return fail("the functional form needs running statistics");
     // Evaluation leaves the running statistics as they are.
     if (!training) {
-      results.push_back(coerce(present[3], resultType(3)));
-      results.push_back(coerce(present[4], resultType(4)));
+      results.push_back(coerce(present[3], resultType(next)));
+      results.push_back(coerce(present[4], resultType(next + 1)));
       return results;
     }
     auto update = [&](Value running, Value batch, double scale) {
@@ -1056,10 +1066,10 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
                                         splat(statType, momentum * scale));
       return prim::AddOp::create(b, loc, kept, added).getResult();
     };
-    results.push_back(coerce(update(present[3], mean, 1), resultType(3)));
+    results.push_back(coerce(update(present[3], mean, 1), resultType(next)));
     results.push_back(coerce(
         update(present[4], var, count > 1 ? double(count) / (count - 1) : 1),
-        resultType(4)));
+        resultType(next + 1)));
   }
   return results;
 }

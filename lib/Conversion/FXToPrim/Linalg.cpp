@@ -16,10 +16,11 @@
 // unblocked getf2 (pivot search, row swap, scaling, rank-1 update), potf2
 // or geqr2 (dlarfg's reflector, applied to the trailing columns) is a
 // handful of prim ops over the whole batch, and a substitution is one step
-// per row. QR's reflectors are LAPACK's, so Q and R have its signs. The pivot is the first largest magnitude of the
-// column, as LAPACK's idamax picks it, so the factors, pivots and info
-// codes are eager's. The IR grows with n (about 25 ops per step), which
-// tc.support bounds (LINALG_MAX_SIZE).
+// per row. The pivot is the first largest magnitude of the column, as
+// LAPACK's idamax picks it, so the factors, pivots and info codes are
+// eager's; QR's reflectors are LAPACK's, so Q and R have its signs. The IR
+// grows with n (about 25 ops per step), which tc.support bounds
+// (LINALG_MAX_SIZE).
 //
 //===----------------------------------------------------------------------===//
 
@@ -445,8 +446,8 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
                                  ArrayRef<int64_t>{rank - 2}));
       // beta = -sign(alpha) hypot(alpha, xnorm); no reflection (tau = 0)
       // when x is already zero.
-      Value hyp = prim::SqrtOp::create(b, loc,
-                                       add(mul(alpha, alpha), mul(xnorm, xnorm)));
+      Value hyp = prim::SqrtOp::create(
+          b, loc, add(mul(alpha, alpha), mul(xnorm, xnorm)));
       Value beta = sel(signBit(alpha), hyp, prim::NegOp::create(b, loc, hyp));
       Value none = cmp(P::EQ, xnorm, splat(batchType, 0));
       Value tau = sel(none, splat(batchType, 0), div(sub(beta, alpha), beta));

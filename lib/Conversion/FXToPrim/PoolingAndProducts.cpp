@@ -607,5 +607,123 @@ Decomposer::poolingAndProducts(StringRef target) {
                    .getResult());
   }
 
+  if (target == "aten::histogram.bin_ct" ||
+      target == "aten::histogram.bins_tensor") {
+    // The (weighted) counts of the values in the bins between consecutive
+    // edges, the last bin closed. The edges are given, or eager's linspace
+    // over `range` (or the data's range, widened by 0.5 on each side when
+    // it is one value). A value's bin is the number of edges at or below
+    // it, less one: eager's search. Dense: every value against every edge.
+    RankedTensorType histType = resultType(0), edgeType = resultType(1);
+    Type elt = histType.getElementType();
+    if (!isa<FloatType>(elt) || histType.getRank() != 1 ||
+        edgeType.getRank() != 1 ||
+        edgeType.getDimSize(0) != histType.getDimSize(0) + 1)
+      return Result(fail("histogram of " + quoted(histType)));
+    bool byTensor = target == "aten::histogram.bins_tensor";
+    int64_t bins = histType.getDimSize(0), count = bins + 1;
+    Value x = convert(tensorArg(0).front(), elt);
+    int64_t numel = typeOf(x).getNumElements();
+    x = reshape(x, {numel});
+    SmallVector<Value> weights = tensorArg(byTensor ? 2 : 1);
+    auto scalar = RankedTensorType::get({}, elt);
+    auto edgeVec = RankedTensorType::get({count}, elt);
+    Value edges;
+    if (byTensor) {
+      edges = reshape(convert(tensorArg(1).front(), elt), {count});
+    } else {
+      Value low, high;
+      std::optional<SmallVector<double>> range;
+      if (auto list = dyn_cast_if_present<ArrayAttr>(arg("range"))) {
+        range.emplace();
+        for (Attribute a : list)
+          range->push_back(cast<FloatAttr>(a).getValueAsDouble());
+      }
+      if (range && range->size() == 2) {
+        low = splat(scalar, (*range)[0]);
+        high = splat(scalar, (*range)[1]);
+      } else if (numel > 0) {
+        low = reduce(prim::ReductionKind::Min, x, {0}, false, scalar);
+        high = reduce(prim::ReductionKind::Max, x, {0}, false, scalar);
+      } else {
+        low = high = splat(scalar, 0);
+      }
+      Value flat = cmp(P::EQ, low, high);
+      low = sel(flat, sub(low, splat(scalar, 0.5)), low);
+      high = sel(flat, add(high, splat(scalar, 0.5)), high);
+      // linspace(low, high, count) as eager computes it: from the start
+      // for the first half, from the end for the second.
+      Value step = div(sub(high, low), splat(scalar, double(bins)));
+      Value i = convert(iota({count}, 0), elt);
+      Value steps = broadcast(step, {count});
+      Value fromStart = add(broadcast(low, {count}), mul(i, steps));
+      Value fromEnd = sub(broadcast(high, {count}),
+                          mul(sub(splat(edgeVec, double(bins)), i), steps));
+      edges = sel(cmp(P::LT, iota({count}, 0),
+                      splat(edgeVec.clone(b.getI64Type()), count / 2)),
+                  fromStart, fromEnd);
+    }
+    if (numel == 0) {
+      Value hist = splat(histType, 0);
+      return Result(SmallVector<Value>{hist, edges});
+    }
+    // [value, edge]: how many edges are at or below each value.
+    SmallVector<int64_t> grid = {numel, count};
+    Value xWide = prim::BroadcastInDimOp::create(b, loc, x, grid,
+                                                 ArrayRef<int64_t>{0});
+    Value eWide = prim::BroadcastInDimOp::create(b, loc, edges, grid,
+                                                 ArrayRef<int64_t>{1});
+    auto gridI64 = RankedTensorType::get(grid, b.getI64Type());
+    Value below = prim::ReduceOp::create(
+        b, loc, prim::ReductionKind::Sum,
+        sel(cmp(P::LE, eWide, xWide), splat(gridI64, 1), splat(gridI64, 0)),
+        ArrayRef<int64_t>{1});
+    auto vecI64 = RankedTensorType::get({numel}, b.getI64Type());
+    Value first = broadcast(reshape(prim::SliceOp::create(
+                                        b, loc, edges, ArrayRef<int64_t>{0},
+                                        ArrayRef<int64_t>{1},
+                                        ArrayRef<int64_t>{1}),
+                                    {}),
+                            {numel});
+    Value last = broadcast(
+        reshape(prim::SliceOp::create(b, loc, edges, ArrayRef<int64_t>{bins},
+                                      ArrayRef<int64_t>{count},
+                                      ArrayRef<int64_t>{1}),
+                {}),
+        {numel});
+    Value inside = andI(cmp(P::GE, x, first), cmp(P::LE, x, last));
+    Value bin = prim::MinimumOp::create(b, loc, sub(below, splat(vecI64, 1)),
+                                        splat(vecI64, bins - 1));
+    bin = sel(inside, bin, splat(vecI64, -1));
+    SmallVector<int64_t> wide = {bins, numel};
+    Value hit = cmp(P::EQ,
+                    prim::BroadcastInDimOp::create(b, loc, bin, wide,
+                                                   ArrayRef<int64_t>{1}),
+                    iota(wide, 0));
+    auto wideType = RankedTensorType::get(wide, elt);
+    Value w = weights.empty()
+                  ? splat(wideType, 1)
+                  : prim::BroadcastInDimOp::create(
+                        b, loc, reshape(convert(weights.front(), elt), {numel}),
+                        wide, ArrayRef<int64_t>{1})
+                        .getResult();
+    Value hist = prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
+                                        sel(hit, w, splat(wideType, 0)),
+                                        ArrayRef<int64_t>{1});
+    if (boolArg("density", false)) {
+      Value total = broadcast(
+          reduce(prim::ReductionKind::Sum, hist, {0}, false, scalar), {bins});
+      Value widths =
+          sub(prim::SliceOp::create(b, loc, edges, ArrayRef<int64_t>{1},
+                                    ArrayRef<int64_t>{count},
+                                    ArrayRef<int64_t>{1}),
+              prim::SliceOp::create(b, loc, edges, ArrayRef<int64_t>{0},
+                                    ArrayRef<int64_t>{bins},
+                                    ArrayRef<int64_t>{1}));
+      hist = div(hist, mul(total, widths));
+    }
+    return Result(SmallVector<Value>{hist, edges});
+  }
+
   return std::nullopt;
 }

@@ -74,3 +74,17 @@ fx.graph @adaptive_max_pool2d(%x: tensor<2x5x3xf32>) -> (tensor<2x2x2xf32>, tens
   %0:2 = fx.call_function "aten::adaptive_max_pool2d"(%x) {args = {output_size = [2, 2]}} : (tensor<2x5x3xf32>) -> (tensor<2x2x2xf32>, tensor<2x2x2xi64>)
   fx.output %0#0, %0#1 : tensor<2x2x2xf32>, tensor<2x2x2xi64>
 }
+
+// -----
+
+// histogram with given edges: a value's bin is the number of edges at or
+// below it, less one (the last bin closed), counted per bin.
+// CHECK-LABEL: func.func @histogram_edges
+// CHECK: %[[LE:.*]] = prim.compare le, %{{.*}}, %{{.*}} : tensor<6x4xf32>
+// CHECK: %[[BELOW:.*]] = prim.reduce sum %{{.*}}, dims [1] : tensor<6x4xi64>
+// CHECK: %[[BIN:.*]] = prim.minimum %{{.*}}, %{{.*}} : tensor<6xi64>
+// CHECK: prim.reduce sum %{{.*}}, dims [1] : tensor<3x6xf32>
+fx.graph @histogram_edges(%x: tensor<6xf32>, %edges: tensor<4xf32>) -> (tensor<3xf32>, tensor<4xf32>) {
+  %0:2 = fx.call_function "aten::histogram.bins_tensor"(%x, %edges) {tensor_arg_sizes = array<i32: 1, 1, 0>} : (tensor<6xf32>, tensor<4xf32>) -> (tensor<3xf32>, tensor<4xf32>)
+  fx.output %0#0, %0#1 : tensor<3xf32>, tensor<4xf32>
+}

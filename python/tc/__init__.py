@@ -35,13 +35,14 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: aten_one_pass / aten_aot_autograd: Dynamo graphs lowered to ATen by tc's
 #: one-pass trace / by AOTAutograd (aten_direct: of the one-pass ones,
 #: those written without tracing, see `tc.direct`); training_graphs: graphs whose backward
-#: tc's own autodiff (tc-autodiff) makes.
+#: tc's own autodiff (tc-autodiff) makes; guard_reruns: calls of a compiled
+#: graph whose value guard failed, rerun in eager (`tc.backend`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
-                 "aten_direct", "training_graphs")
+                 "aten_direct", "training_graphs", "guard_reruns")
 
 
 def reset_counters() -> None:

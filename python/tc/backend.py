@@ -33,7 +33,7 @@ import tc
 from tc import compiler, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported, qualified_name, user_location
-from tc.support import SUPPORTED_OPS, VIEW_OPS, is_supported
+from tc.support import SUPPORTED_OPS, VALUE_GUARDS, VIEW_OPS, is_supported
 
 __all__ = ["tc_backend"]
 
@@ -503,6 +503,10 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
     """An ATen graph to a callable taking the graph's inputs."""
     try:
         _prims_as_aten(gm)
+        guarded = _add_value_guards(gm)
+        if guarded is not None:
+            return _ValueGuards(
+                _compile_aten_runner(guarded.graph, settings), gm, guarded)
         checked = _hoist_error_checks(gm)
         if checked is not None:
             return _HostChecks(_compile_aten_runner(checked.graph, settings),
@@ -532,6 +536,88 @@ def _prims_as_aten(gm: torch.fx.GraphModule) -> None:
         elif isinstance(exponent, torch.fx.Node):
             node.target = torch.ops.aten.pow.Scalar
     gm.recompile()
+
+
+@dataclasses.dataclass
+class _Guards:
+    """An ATen graph with value guards (`tc.support.VALUE_GUARDS`)."""
+    #: The graph; it returns the original outputs, then one bool per guard
+    #: (true: some value is beyond what tc computes).
+    graph: torch.fx.GraphModule
+    #: What each guard checks, for the log.
+    what: list[str]
+    #: How many outputs the original graph has.
+    num_outputs: int
+
+
+def _add_value_guards(gm: torch.fx.GraphModule) -> _Guards | None:
+    """Adds a guard per op of VALUE_GUARDS (None when there is none): a
+    bool output that is true when an operand has a value tc's
+    decomposition does not compute exactly (a polynomial's degree above
+    the recurrence tc unrolls). `_ValueGuards` then reruns the graph in
+    eager."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function"
+             and isinstance(n.target, torch._ops.OpOverload)
+             and qualified_name(n.target) in VALUE_GUARDS
+             and not n.meta.get("tc_guarded")]
+    if not nodes or not isinstance(results, (tuple, list)):
+        return None
+    graph = torch.fx.Graph()
+    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
+    graph.graph_copy(gm.graph, mapping)
+    flags, what = [], []
+    for node in nodes:
+        operand, bound = VALUE_GUARDS[qualified_name(node.target)]
+        schema = node.target._schema
+        args = dict(zip((a.name for a in schema.arguments), node.args))
+        args.update(node.kwargs)
+        value = args.get(operand)
+        mapping[node].meta["tc_guarded"] = True
+        if not isinstance(value, torch.fx.Node):
+            continue  # a number: tc.support checked it
+        val = value.meta.get("val")
+        with graph.inserting_after(mapping[node]):
+            over = graph.call_function(torch.ops.aten.gt.Scalar,
+                                       (mapping[value], bound))
+            over.meta["val"] = val > bound
+        with graph.inserting_after(over):
+            flag = graph.call_function(torch.ops.aten.any.default, (over,))
+            flag.meta["val"] = over.meta["val"].any()
+        flags.append(flag)
+        what.append(f"{node.name}: {operand} above {bound}")
+    graph.output(tuple(torch.fx.node.map_arg(tuple(results),
+                                             mapping.__getitem__))
+                 + tuple(flags))
+    return _Guards(torch.fx.GraphModule(gm, graph), what, len(results))
+
+
+class _ValueGuards:
+    """Runs a graph compiled with value guards; when one fails, the graph
+    runs in eager (the compiled results are dropped) and the log says so,
+    once."""
+
+    def __init__(self, run: Callable, eager: Callable, guards: _Guards):
+        self.run = run
+        self.eager = eager
+        self.what = guards.what
+        self.num_outputs = guards.num_outputs
+        self.logged = False
+
+    def __call__(self, *args: Any) -> Any:
+        outputs = self.run(*args)
+        failed = [w for w, flag in zip(self.what, outputs[self.num_outputs:])
+                  if bool(flag)]
+        if not failed:
+            return tuple(outputs[:self.num_outputs])
+        tc.counters["guard_reruns"] += 1
+        if not self.logged:
+            self.logged = True
+            _fallbacks.info("graph runs in eager for these inputs: %s "
+                            "(tc computes up to that bound)",
+                            "; ".join(failed))
+        return tuple(self.eager(*args))
 
 
 #: Ops that only check values and raise eager's error (no result): tc

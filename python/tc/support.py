@@ -140,6 +140,12 @@ SUPPORTED_OPS: set[str] = {
     *(f"aten::special_{shift}chebyshev_polynomial_{kind}{overload}"
       for shift in ("", "shifted_") for kind in "tuvw"
       for overload in ("", ".n_scalar")),
+    # Recurrences unrolled to MAX_POLYNOMIAL_DEGREE (a value guard reruns
+    # the graph in eager above it: tc.backend).
+    *(f"aten::special_{kind}_polynomial_{letter}{overload}"
+      for kind, letter in (("hermite", "h"), ("hermite", "he"),
+                           ("laguerre", "l"), ("legendre", "p"))
+      for overload in ("", ".n_scalar")),
     # Average pooling, products and counting ops (PoolingAndProducts.cpp).
     "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
     "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
@@ -186,6 +192,19 @@ SUPPORTED_DTYPES: set[torch.dtype] = {
     torch.int64, torch.int32, torch.int16, torch.int8, torch.bool,
 }
 
+
+#: The highest degree of the Hermite, Laguerre and Legendre polynomials tc
+#: computes (kMaxPolynomialDegree in tc-decompose).
+MAX_POLYNOMIAL_DEGREE = 64
+
+#: Ops computed exactly only for some values of a tensor operand: the op's
+#: name -> (the operand, the largest value). The backend adds a check of
+#: the operand to the graph and reruns it in eager when it fails.
+VALUE_GUARDS = {
+    f"aten::special_{kind}_polynomial_{letter}": ("n", MAX_POLYNOMIAL_DEGREE)
+    for kind, letter in (("hermite", "h"), ("hermite", "he"),
+                         ("laguerre", "l"), ("legendre", "p"))
+}
 
 #: Complex dtypes, which only COMPLEX_OPS take (tc-decompose computes on
 #: (real, imaginary) pairs).
@@ -344,6 +363,16 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, (f"Fourier transforms of signals longer than "
                            f"{FFT_MAX_SIZE} are not supported (tc's are "
                            "dense products)")
+    if "_polynomial_" in name and not name.startswith(
+            "aten::special_chebyshev") and "chebyshev" not in name:
+        degree = bound.get("n")
+        if isinstance(degree, (int, float)) and not (
+                degree <= MAX_POLYNOMIAL_DEGREE):
+            return False, (f"polynomials of degree above "
+                           f"{MAX_POLYNOMIAL_DEGREE} are not supported")
+        if any(isinstance(v, torch.Tensor) and not v.is_floating_point()
+               for v in vals):
+            return False, "integer polynomials are not supported"
     if name == "aten::segment_reduce" and bound.get("indices") is not None:
         return False, "segment_reduce by indices is not supported"
     if name == "aten::embedding" and (bound.get("sparse")

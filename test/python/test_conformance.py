@@ -60,7 +60,8 @@ COMPILED = ["abs", "add", "addmm", "bmm", "cat", "div.no_rounding_mode",
             # Complex tensors as real pairs, Fourier transforms.
             "fft.rfft", "fft.fft2", "fft.irfft", "fft.hfft", "cfloat",
             "polar", "linalg.qr", "ormqr", "histogram",
-            "_batch_norm_with_update"]
+            "_batch_norm_with_update", "special.legendre_polynomial_p",
+            "special.hermite_polynomial_h"]
 #: Left to eager in the full sweep (tc has no decomposition yet, or a sort
 #: too large for tc's dense one): must still be eager's results, through
 #: the fallback.

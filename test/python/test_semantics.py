@@ -458,3 +458,21 @@ def test_householder_qr(fresh_tc):
     c = torch.randn(2, 5, 4)
     got, expected, *_ = run_both(f, a, c)
     same(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_value_guards_rerun_in_eager(fresh_tc):
+    """Legendre polynomials unroll their recurrence to degree 64: a larger
+    degree makes the compiled graph's guard fail and the call rerun in
+    eager, with eager's results."""
+    fn = torch.compile(
+        lambda x, n: torch.special.legendre_polynomial_p(x, n) * 2,
+        backend="tc")
+    x = torch.rand(5) * 2 - 1
+    low = torch.tensor([0.0, 3.0, 7.5, 20.0, 64.0])
+    same(fn(x, low), torch.special.legendre_polynomial_p(x, low) * 2,
+         rtol=1e-4, atol=1e-5)
+    assert tc.counters["ops_eager"] == 0 and tc.counters["guard_reruns"] == 0
+    high = torch.tensor([0.0, 3.0, 100.0, 5.0, 1.0])
+    same(fn(x, high), torch.special.legendre_polynomial_p(x, high) * 2,
+         rtol=1e-4, atol=1e-5)
+    assert tc.counters["guard_reruns"] == 1

@@ -44,6 +44,10 @@ inline std::string quoted(Type type) {
   return text;
 }
 
+/// The degrees of the Hermite, Laguerre and Legendre polynomials tc
+/// computes (their recurrences unroll); tc.support.MAX_POLYNOMIAL_DEGREE.
+constexpr int64_t kMaxPolynomialDegree = 64;
+
 /// The largest max-pooling window (points) tc compiles: kernels unroll the
 /// window, and the positions fit in i16.
 constexpr int64_t kMaxPoolPositions = 256;
@@ -101,6 +105,7 @@ private:
   std::optional<Result> indexing(StringRef target);
   std::optional<Result> sortAndScan(StringRef target);
   std::optional<Result> specialFunction(StringRef target);
+  std::optional<Result> orthogonalPolynomial(StringRef kind);
   std::optional<Result> poolingAndProducts(StringRef target);
   std::optional<Result> linalg(StringRef target);
   std::optional<Result> masksAndSegments(StringRef target);

@@ -47,6 +47,11 @@ Decomposer::specialFunction(StringRef target) {
       "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
       "aten::atan2", "aten::angle"};
   StringRef base = target.split('.').first;
+  if (base == "aten::special_hermite_polynomial_h" ||
+      base == "aten::special_hermite_polynomial_he" ||
+      base == "aten::special_laguerre_polynomial_l" ||
+      base == "aten::special_legendre_polynomial_p")
+    return orthogonalPolynomial(base.drop_front(strlen("aten::special_")));
   bool chebyshev = base.contains("chebyshev_polynomial_") &&
                    (target.ends_with("_polynomial_t") ||
                     target.ends_with("_polynomial_u") ||
@@ -657,4 +662,79 @@ Decomposer::specialFunction(StringRef target) {
   }
 
   llvm_unreachable("every name is handled above");
+}
+
+/// Hermite (H and He), Laguerre and Legendre polynomials of degree n: eager's
+/// three-term recurrences in the result's type, unrolled to
+/// kMaxPolynomialDegree steps, each step kept only where it is below the
+/// element's degree (and, for Laguerre and Legendre, while the value is not
+/// NaN, as eager stops there). The degree is eager's integer cast of n (0
+/// below 0 and for NaN or infinite n). Larger degrees are not computed
+/// here: the backend guards them (tc.backend's value guards rerun the graph
+/// in eager when some n exceeds the bound).
+std::optional<Decomposer::Result>
+Decomposer::orthogonalPolynomial(StringRef kind) {
+  RankedTensorType type = resultType();
+  if (!isa<FloatType>(type.getElementType()) ||
+      type.getElementType().isBF16() || type.getElementType().isF16())
+    return Result(fail("a result of " + quoted(type)));
+  auto c = [&](double v) { return splat(type, v); };
+  // x and n: tensors, or one of them a number.
+  Value x, n;
+  if (operands.size() == 2) {
+    x = coerce(operands[0], type);
+    n = coerce(operands[1], type);
+  } else if (operands.size() == 1 && arg("n")) {
+    x = coerce(operands[0], type);
+    n = c(floatArg("n", 0));
+  } else if (operands.size() == 1 && arg("x")) {
+    x = c(floatArg("x", 0));
+    n = coerce(operands[0], type);
+  } else {
+    return Result(fail("expected x and n"));
+  }
+  Value finite = cmp(P::LT, prim::AbsOp::create(b, loc, n),
+                     c(std::numeric_limits<double>::infinity()));
+  Value degree = sel(finite, truncate(n), c(-1));
+  bool hermite = kind.starts_with("hermite");
+  bool physicists = kind == "hermite_polynomial_h";
+  bool stopsAtNan = !hermite;
+  Value first = physicists ? add(x, x)
+                : kind == "laguerre_polynomial_l" ? sub(c(1), x)
+                                                  : x;
+  Value p = c(1), q = first;
+  for (int64_t k = 1; k < kMaxPolynomialDegree; ++k) {
+    Value kk = c(double(k));
+    Value r;
+    if (physicists) // eager's k runs over 2, 4, ...: 2k here
+      r = sub(mul(add(x, x), q), mul(c(2.0 * k), p));
+    else if (kind == "hermite_polynomial_he")
+      r = sub(mul(x, q), mul(kk, p));
+    else if (kind == "laguerre_polynomial_l")
+      r = div(sub(mul(add(c(2.0 * k), sub(c(1), x)), q), mul(kk, p)),
+              c(k + 1.0));
+    else
+      r = div(sub(mul(mul(c(2.0 * k + 1), x), q), mul(kk, p)), c(k + 1.0));
+    Value active = cmp(P::LT, kk, degree);
+    if (stopsAtNan)
+      active = andI(active, prim::BitwiseNotOp::create(b, loc, isNan(q)));
+    p = sel(active, q, p);
+    q = sel(active, r, q);
+  }
+  Value result = sel(cmp(P::EQ, degree, c(0)), c(1), q);
+  if (kind == "laguerre_polynomial_l")
+    result = sel(cmp(P::EQ, prim::AbsOp::create(b, loc, x), c(0)), c(1),
+                 result);
+  if (kind == "legendre_polynomial_p") {
+    // x = +-1: 1, or -1 for x = -1 and an odd degree.
+    Value odd = cmp(P::NE,
+                    sub(degree, mul(c(2), prim::FloorOp::create(
+                                             b, loc, mul(degree, c(0.5))))),
+                    c(0));
+    Value unit = cmp(P::EQ, prim::AbsOp::create(b, loc, x), c(1));
+    Value sign = sel(andI(cmp(P::LT, x, c(0)), odd), c(-1), c(1));
+    result = sel(unit, sign, result);
+  }
+  return Result(
+      SmallVector<Value>{sel(cmp(P::LT, degree, c(0)), c(0), result)});
 }

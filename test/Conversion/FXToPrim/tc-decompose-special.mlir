@@ -97,3 +97,19 @@ fx.graph @copysign(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
   %0 = fx.call_function "aten::copysign.Tensor"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   fx.output %0 : tensor<3xf32>
 }
+
+// -----
+
+// Legendre polynomials: eager's recurrence in f32, unrolled to degree 64;
+// step k is kept where k < trunc(n) and the value is not NaN.
+// CHECK-LABEL: func.func @legendre
+// CHECK: %[[FINITE:.*]] = prim.compare lt, %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK: %[[DEG:.*]] = prim.where %[[FINITE]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>
+// CHECK: %[[ACTIVE:.*]] = prim.compare lt, %{{.*}}, %[[DEG]] : tensor<4xf32>
+// CHECK-COUNT-62: prim.compare lt, %{{.*}}, %[[DEG]] : tensor<4xf32>
+// CHECK-NOT: prim.compare lt, %{{.*}}, %[[DEG]] : tensor<4xf32>
+// CHECK: return
+fx.graph @legendre(%x: tensor<4xf32>, %n: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::special_legendre_polynomial_p"(%x, %n) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}

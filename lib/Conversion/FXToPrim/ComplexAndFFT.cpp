@@ -132,7 +132,8 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
     Value im = p.im ? coerce(p.im, type) : splat(type, 0);
     return {coerce(p.re, type), im};
   };
-  bool resultComplex = isComplex(op.getResult(0).getType());
+  bool resultComplex =
+      op.getNumResults() > 0 && isComplex(op.getResult(0).getType());
 
   if (kPositionalOps.contains(target)) {
     if (target == "aten::constant_pad_nd" && floatArg("value", 0) != 0)
@@ -252,6 +253,8 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
     auto transform = [&](int64_t dim, int64_t n, int64_t m, bool toReal)
         -> LogicalResult {
       int64_t in = typeOf(re).getDimSize(dim);
+      if (n < 1 || in < 1 || m < 1)
+        return fail("a transform of no points");
       if (n > kMaxFFTSize || in > kMaxFFTSize || m > kMaxFFTSize)
         return fail("signals longer than " + Twine(kMaxFFTSize) +
                     " are not transformed");

@@ -131,6 +131,8 @@ Decomposer::masksAndSegments(StringRef target) {
       values = reshape(values, vShape.drop_front(extra));
     }
     values = broadcast(values, valuesShape);
+    if (count == 0) // no value to take: eager accepts it only for no true
+      return one(x);
     Value k = sub(prefixCount(flatMask), splat(i64Type({m}), 1));
     Value taken = prim::GatherOp::create(b, loc, values,
                                          clamp(k, count - 1), pre.size());
@@ -403,10 +405,12 @@ Decomposer::masksAndSegments(StringRef target) {
       return Result(fail("unknown mode " + Twine(mode)));
     if (mode != 0 && !weights.empty())
       return Result(fail("per_sample_weights need mode 'sum'"));
+    if (bags != given && bags != given - 1)
+      return Result(fail("expected a bag per offset (or one fewer)"));
     SmallVector<Value> results;
     for (unsigned i = 1; i < op.getNumResults(); ++i)
       results.push_back(splat(resultType(i), 0)); // unused (checked above)
-    if (bags == 0 || n == 0 || dim == 0) {
+    if (bags == 0 || n == 0 || dim == 0 || rows == 0) {
       results.insert(results.begin(), splat(type, 0));
       return Result(results);
     }

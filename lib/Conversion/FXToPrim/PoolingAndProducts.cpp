@@ -617,7 +617,7 @@ Decomposer::poolingAndProducts(StringRef target) {
     RankedTensorType histType = resultType(0), edgeType = resultType(1);
     Type elt = histType.getElementType();
     if (!isa<FloatType>(elt) || histType.getRank() != 1 ||
-        edgeType.getRank() != 1 ||
+        edgeType.getRank() != 1 || histType.getDimSize(0) < 1 ||
         edgeType.getDimSize(0) != histType.getDimSize(0) + 1)
       return Result(fail("histogram of " + quoted(histType)));
     bool byTensor = target == "aten::histogram.bins_tensor";

@@ -73,3 +73,21 @@ fx.graph @exp_complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
   %0 = fx.call_function "aten::exp"(%x) : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %0 : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// A complex operand of an op without results is rejected, not read.
+fx.graph @complex_check(%x: tensor<3xcomplex<f32>>) {
+  // expected-error @+1 {{complex tensors are not supported by this op}}
+  fx.call_function "aten::_linalg_check_errors"(%x) {args = {api_name = "x", is_matrix = true}} : (tensor<3xcomplex<f32>>) -> ()
+  fx.output
+}
+
+// -----
+
+// A transform of no points is an error, not a division by zero.
+fx.graph @irfft_empty(%x: tensor<5xcomplex<f32>>) -> tensor<0xf32> {
+  // expected-error @+1 {{a transform of no points}}
+  %0 = fx.call_function "aten::_fft_c2r"(%x) {args = {dim = array<i64: 0>, normalization = 0 : i64, last_dim_size = 0 : i64}} : (tensor<5xcomplex<f32>>) -> tensor<0xf32>
+  fx.output %0 : tensor<0xf32>
+}

@@ -114,3 +114,16 @@ fx.graph @embedding_renorm(%w: tensor<10x3xf32>, %i: tensor<5xi64>) -> tensor<10
   %0 = fx.call_function "aten::embedding_renorm"(%w, %i) {args = {max_norm = 1.0 : f64, norm_type = 2.0 : f64}} : (tensor<10x3xf32>, tensor<5xi64>) -> tensor<10x3xf32>
   fx.output %0 : tensor<10x3xf32>
 }
+
+// -----
+
+// x[mask] = v with no value to take (eager accepts it only when the mask
+// is all false): x itself, nothing gathered from the empty values.
+// CHECK-LABEL: func.func @index_put_no_values
+// CHECK-SAME: (%[[X:.*]]: tensor<5x4xf32>
+// CHECK-NOT: prim.gather
+// CHECK: return %[[X]]
+fx.graph @index_put_no_values(%x: tensor<5x4xf32>, %m: tensor<5xi1>, %v: tensor<0x4xf32>) -> tensor<5x4xf32> {
+  %0 = fx.call_function "aten::index_put"(%x, %m, %v) {tensor_arg_sizes = array<i32: 1, 1, 1>} : (tensor<5x4xf32>, tensor<5xi1>, tensor<0x4xf32>) -> tensor<5x4xf32>
+  fx.output %0 : tensor<5x4xf32>
+}

@@ -241,8 +241,11 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     finally:
         torch.set_grad_enabled(grad_enabled)
     # Under grad mode the trace also records what autograd would save
-    # (aliases of outputs nobody reads): drop it.
-    traced.graph.eliminate_dead_code()
+    # (aliases of outputs nobody reads): drop it. Error checks have no
+    # users but must stay (torch 2.11's node purity does not know them).
+    traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
+        node.is_impure() or (node.op == "call_function"
+                             and node.target in _ERROR_CHECKS)))
     if not direct and not _functionalize_buffer_updates(traced):
         return None
     traced.recompile()

@@ -233,16 +233,35 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
     return sel(eq, splat(type, 1), splat(type, 0));
   };
 
+  // The shapes a factorization of [batch..., m, n] steps through: a column
+  // [batch..., m] and its i64 type, min(m, n) steps.
+  struct Steps {
+    int64_t rank, m, n, steps;
+    SmallVector<int64_t> batch, colShape;
+    RankedTensorType colType;
+  };
+  auto stepsOf = [&](RankedTensorType type) -> Steps {
+    ArrayRef<int64_t> shape = type.getShape();
+    Steps s;
+    s.rank = shape.size();
+    s.m = shape[s.rank - 2];
+    s.n = shape[s.rank - 1];
+    s.steps = std::min(s.m, s.n);
+    s.batch.assign(shape.begin(), shape.end() - 2);
+    s.colShape = s.batch;
+    s.colShape.push_back(s.m);
+    s.colType = RankedTensorType::get(s.colShape, i64);
+    return s;
+  };
+
   // LAPACK's getf2.
   auto factor = [&](Value a) -> LU {
     RankedTensorType type = typeOf(a);
     ArrayRef<int64_t> shape = type.getShape();
-    int64_t rank = shape.size(), m = shape[rank - 2], n = shape[rank - 1];
-    int64_t steps = std::min(m, n);
-    SmallVector<int64_t> batch(shape.drop_back(2));
-    SmallVector<int64_t> colShape(batch);
-    colShape.push_back(m);
-    auto colType = RankedTensorType::get(colShape, i64);
+    Steps st = stepsOf(type);
+    int64_t rank = st.rank, m = st.m, steps = st.steps;
+    SmallVector<int64_t> batch = st.batch, colShape = st.colShape;
+    RankedTensorType colType = st.colType;
     auto batchType = RankedTensorType::get(batch, i64);
     Value perm = iota(colShape, rank - 2);
     Value info = splat(batchType, 0);
@@ -425,12 +444,10 @@ std::optional<Decomposer::Result> Decomposer::linalg(StringRef target) {
   auto householderQR = [&](Value a) -> std::pair<Value, Value> {
     RankedTensorType type = typeOf(a);
     ArrayRef<int64_t> shape = type.getShape();
-    int64_t rank = shape.size(), m = shape[rank - 2], n = shape[rank - 1];
-    int64_t steps = std::min(m, n);
-    SmallVector<int64_t> batch(shape.drop_back(2));
-    SmallVector<int64_t> colShape(batch);
-    colShape.push_back(m);
-    auto colType = RankedTensorType::get(colShape, i64);
+    Steps st = stepsOf(type);
+    int64_t rank = st.rank, steps = st.steps;
+    SmallVector<int64_t> batch = st.batch, colShape = st.colShape;
+    RankedTensorType colType = st.colType;
     auto batchType = type.clone(batch);
     Value rowIds = iota(colShape, rank - 2);
     Value cols = iota(shape, rank - 1);

@@ -527,6 +527,7 @@ def _prims_as_aten(gm: torch.fx.GraphModule) -> None:
     """Rewrites the `prims` ops PyTorch's decompositions leave (logspace's
     `prims.pow`) as the ATen ops computing the same: their operands have
     one dtype already, so ATen's type promotion changes nothing."""
+    changed = False
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is not \
                 torch.ops.prims.pow.default or len(node.args) != 2:
@@ -538,7 +539,34 @@ def _prims_as_aten(gm: torch.fx.GraphModule) -> None:
                            else torch.ops.aten.pow.Tensor_Scalar)
         elif isinstance(exponent, torch.fx.Node):
             node.target = torch.ops.aten.pow.Scalar
-    gm.recompile()
+        changed = True
+    if changed:
+        gm.recompile()
+
+
+def _with_extra_outputs(gm: torch.fx.GraphModule, extra: Callable
+                        ) -> tuple[torch.fx.GraphModule, int | None]:
+    """A copy of `gm` that returns a tuple of gm's outputs followed by the
+    nodes `extra(graph, mapping)` adds to the copy (`mapping`: gm's nodes
+    to the copy's); and how many outputs gm has (None when it returns one
+    value, not a tuple or list)."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    single = not isinstance(results, (tuple, list))
+    own = (results,) if single else tuple(results)
+    graph = torch.fx.Graph()
+    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
+    graph.graph_copy(gm.graph, mapping)
+    added = tuple(extra(graph, mapping))
+    graph.output(tuple(torch.fx.node.map_arg(own, mapping.__getitem__))
+                 + added)
+    return torch.fx.GraphModule(gm, graph), None if single else len(own)
+
+
+def _own_outputs(outputs: Sequence[Any], count: int | None) -> Any:
+    """What the original graph returns, from a `_with_extra_outputs`
+    copy's `outputs`."""
+    return outputs[0] if count is None else tuple(outputs[:count])
 
 
 @dataclasses.dataclass
@@ -549,8 +577,8 @@ class _Guards:
     graph: torch.fx.GraphModule
     #: What each guard checks, for the log.
     what: list[str]
-    #: How many outputs the original graph has.
-    num_outputs: int
+    #: How many outputs the original graph has (None: one, not a tuple).
+    num_outputs: int | None
 
 
 def _add_value_guards(gm: torch.fx.GraphModule) -> _Guards | None:
@@ -559,41 +587,37 @@ def _add_value_guards(gm: torch.fx.GraphModule) -> _Guards | None:
     decomposition does not compute exactly (a polynomial's degree above
     the recurrence tc unrolls). `_ValueGuards` then reruns the graph in
     eager."""
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    results = output.args[0]
     nodes = [n for n in gm.graph.nodes if n.op == "call_function"
              and isinstance(n.target, torch._ops.OpOverload)
              and qualified_name(n.target) in VALUE_GUARDS
              and not n.meta.get("tc_guarded")]
-    if not nodes or not isinstance(results, (tuple, list)):
+    if not nodes:
         return None
-    graph = torch.fx.Graph()
-    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
-    graph.graph_copy(gm.graph, mapping)
-    flags, what = [], []
-    for node in nodes:
-        operand, bound = VALUE_GUARDS[qualified_name(node.target)]
-        schema = node.target._schema
-        args = dict(zip((a.name for a in schema.arguments), node.args))
-        args.update(node.kwargs)
-        value = args.get(operand)
-        mapping[node].meta["tc_guarded"] = True
-        if not isinstance(value, torch.fx.Node):
-            continue  # a number: tc.support checked it
-        val = value.meta.get("val")
-        with graph.inserting_after(mapping[node]):
-            over = graph.call_function(torch.ops.aten.gt.Scalar,
-                                       (mapping[value], bound))
-            over.meta["val"] = val > bound
-        with graph.inserting_after(over):
-            flag = graph.call_function(torch.ops.aten.any.default, (over,))
-            flag.meta["val"] = over.meta["val"].any()
-        flags.append(flag)
-        what.append(f"{node.name}: {operand} above {bound}")
-    graph.output(tuple(torch.fx.node.map_arg(tuple(results),
-                                             mapping.__getitem__))
-                 + tuple(flags))
-    return _Guards(torch.fx.GraphModule(gm, graph), what, len(results))
+    what: list[str] = []
+
+    def guards(graph, mapping):
+        for node in nodes:
+            operand, bound = VALUE_GUARDS[qualified_name(node.target)]
+            names = (a.name for a in node.target._schema.arguments)
+            args = dict(zip(names, node.args))
+            args.update(node.kwargs)
+            value = args.get(operand)
+            mapping[node].meta["tc_guarded"] = True
+            if not isinstance(value, torch.fx.Node):
+                continue  # a number: tc.support checked it
+            with graph.inserting_after(mapping[node]):
+                over = graph.call_function(torch.ops.aten.gt.Scalar,
+                                           (mapping[value], bound))
+                over.meta["val"] = value.meta.get("val") > bound
+            with graph.inserting_after(over):
+                flag = graph.call_function(torch.ops.aten.any.default,
+                                           (over,))
+                flag.meta["val"] = over.meta["val"].any()
+            what.append(f"{node.name}: {operand} above {bound}")
+            yield flag
+
+    copied, count = _with_extra_outputs(gm, lambda g, m: list(guards(g, m)))
+    return _Guards(copied, what, count)
 
 
 class _ValueGuards:
@@ -610,17 +634,18 @@ class _ValueGuards:
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(*args)
-        failed = [w for w, flag in zip(self.what, outputs[self.num_outputs:])
+        failed = [w for w, flag in zip(self.what,
+                                       outputs[self.num_outputs or 1:])
                   if bool(flag)]
         if not failed:
-            return tuple(outputs[:self.num_outputs])
+            return _own_outputs(outputs, self.num_outputs)
         tc.counters["guard_reruns"] += 1
         if not self.logged:
             self.logged = True
             _fallbacks.info("graph runs in eager for these inputs: %s "
                             "(tc computes up to that bound)",
                             "; ".join(failed))
-        return tuple(self.eager(*args))
+        return self.eager(*args)
 
 
 #: Ops that only check values and raise eager's error (no result): tc
@@ -636,8 +661,8 @@ class _Checks:
     graph: torch.fx.GraphModule
     #: The checks' ops and their arguments other than that tensor.
     checks: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
-    #: How many outputs the original graph has.
-    num_outputs: int
+    #: How many outputs the original graph has (None: one, not a tuple).
+    num_outputs: int | None
 
 
 def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
@@ -653,21 +678,18 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
     checks = [n for n in gm.graph.nodes if n.op == "call_function"
               and n.target in _ERROR_CHECKS and not n.users
               and n.args and isinstance(n.args[0], torch.fx.Node)]
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    results = output.args[0]
-    if not checks or not isinstance(results, (tuple, list)):
+    if not checks:
         return None
-    graph = torch.fx.Graph()
-    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
-    graph.graph_copy(gm.graph, mapping)
-    graph.output(tuple(torch.fx.node.map_arg(tuple(results),
-                                             mapping.__getitem__))
-                 + tuple(mapping[n.args[0]] for n in checks))
-    for node in checks:
-        graph.erase_node(mapping[node])
-    return _Checks(torch.fx.GraphModule(gm, graph),
+
+    def infos(graph, mapping):
+        for node in checks:
+            graph.erase_node(mapping[node])
+        return [mapping[n.args[0]] for n in checks]
+
+    copied, count = _with_extra_outputs(gm, infos)
+    return _Checks(copied,
                    [(n.target, n.args[1:], dict(n.kwargs)) for n in checks],
-                   len(results))
+                   count)
 
 
 class _HostChecks:
@@ -681,9 +703,9 @@ class _HostChecks:
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(*args)
         for value, (check, rest, kwargs) in zip(
-                outputs[self.num_outputs:], self.checks):
+                outputs[self.num_outputs or 1:], self.checks):
             check(value, *rest, **kwargs)
-        return tuple(outputs[:self.num_outputs])
+        return _own_outputs(outputs, self.num_outputs)
 
 
 @dataclasses.dataclass

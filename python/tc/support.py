@@ -363,8 +363,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, (f"Fourier transforms of signals longer than "
                            f"{FFT_MAX_SIZE} are not supported (tc's are "
                            "dense products)")
-    if "_polynomial_" in name and not name.startswith(
-            "aten::special_chebyshev") and "chebyshev" not in name:
+    if name.split(".")[0] in VALUE_GUARDS:
         degree = bound.get("n")
         if isinstance(degree, (int, float)) and not (
                 degree <= MAX_POLYNOMIAL_DEGREE):

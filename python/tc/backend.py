@@ -19,9 +19,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import hashlib
 import logging
 import math
 import operator
+import os
 from typing import Any, Callable, Sequence
 
 import torch
@@ -223,7 +225,7 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     if direct:
         from tc.direct import direct_aten
 
-        written = direct_aten(gm, _core_aten_decompositions())
+        written = direct_aten(gm, _decomposed_ops())
         if written is not None:
             tc.counters["aten_direct"] += 1
             return written
@@ -418,6 +420,32 @@ def _core_aten_decompositions() -> dict:
             continue
         table[op] = decomposition_table[op]
     return table
+
+
+@functools.lru_cache(maxsize=1)
+def _decomposed_ops() -> frozenset[str]:
+    """The names (`str(op)`, "aten.addmm.default") of the ops that
+    `_core_aten_decompositions()` decomposes, which is all that writing a
+    graph directly (`tc.direct`) needs to know of the table. Building the
+    table takes 0.05 to 0.3 s, a large part of a warm start, so the names
+    are kept in tc's cache directory per torch version and op lists."""
+    digest = hashlib.sha256("\n".join(
+        [torch.__version__, *_EXTRA_DECOMPOSITIONS, *sorted(SUPPORTED_OPS)]
+    ).encode()).hexdigest()[:16]
+    path = tc.cache_dir() / "decompositions" / f"{digest}.txt"
+    try:
+        return frozenset(path.read_text().split())
+    except OSError:
+        pass
+    names = frozenset(str(op) for op in _core_aten_decompositions())
+    try:  # best effort: an unwritable cache only costs the next process
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text("\n".join(sorted(names)) + "\n")
+        temporary.replace(path)
+    except OSError:
+        pass
+    return names
 
 
 def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:

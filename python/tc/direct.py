@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 import torch
 import torch.fx
@@ -69,7 +69,7 @@ def _is_number(x: Any) -> bool:
 
 
 class _Builder:
-    def __init__(self, fake_mode, decompositions: dict) -> None:
+    def __init__(self, fake_mode, decompositions: Container[str]) -> None:
         self.graph = torch.fx.Graph()
         self.env: dict[torch.fx.Node, Any] = {}
         self.fake_mode = fake_mode
@@ -79,7 +79,7 @@ class _Builder:
         return x.meta["val"] if isinstance(x, torch.fx.Node) else x
 
     def call(self, op: Callable, *args: Any, **kwargs: Any) -> torch.fx.Node:
-        if op in self.decompositions:  # make_fx would decompose it
+        if str(op) in self.decompositions:  # make_fx would decompose it
             raise _Unmapped(f"{op} decomposes")
         with self.fake_mode:
             value = op(*[self.val(a) for a in args], **kwargs)
@@ -263,11 +263,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def direct_aten(gm: torch.fx.GraphModule,
-                decompositions: dict) -> torch.fx.GraphModule | None:
+                decompositions: Container[str]) -> torch.fx.GraphModule | None:
     """`gm` (Dynamo's graph) as a core ATen graph, or None (trace it).
 
-    `decompositions` is the table `make_fx` would use: an op in it is not
-    written directly (the graph is traced instead). New values are computed
+    `decompositions` names (`str(op)`) the ops of the table `make_fx` would
+    use: such an op is not written directly (the graph is traced instead). New values are computed
     in the fake mode of Dynamo's example values.
     """
     modes = {id(node.meta["example_value"].fake_mode): node.meta[

@@ -48,3 +48,28 @@ def test_corrupt_cache_entry_is_recompiled(tmp_path):
     again = run(tmp_path)
     assert again["subgraphs_compiled"] == 1
     assert again["disk_cache_hits"] == 0
+
+
+def test_decomposed_op_names_are_cached(tmp_path, monkeypatch):
+    """Writing a graph directly needs only the names of the ops PyTorch's
+    table decomposes: the first process keeps them in the cache
+    directory, and a later one reads them without building the table."""
+    from tc import backend
+
+    monkeypatch.setenv("TC_CACHE_DIR", str(tmp_path))
+    backend._decomposed_ops.cache_clear()
+    names = backend._decomposed_ops()
+    assert "aten.addmm.default" not in names  # core ATen: kept
+    assert "aten.silu.default" in names  # decomposed by PyTorch's table
+    assert list((tmp_path / "decompositions").glob("*.txt"))
+
+    backend._decomposed_ops.cache_clear()
+
+    def unbuilt():
+        raise AssertionError("the table was built again")
+
+    monkeypatch.setattr(backend, "_core_aten_decompositions", unbuilt)
+    try:
+        assert backend._decomposed_ops() == names
+    finally:
+        backend._decomposed_ops.cache_clear()

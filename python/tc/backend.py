@@ -75,11 +75,8 @@ def tc_backend(gm: torch.fx.GraphModule,
         settings = _parse_kwargs(kwargs)
         dynamic = _dynamic_reason(example_inputs)
         if dynamic:
-            _fallbacks.info("graph runs in eager: %s; tc compiles static "
-                            "shapes for now (torch.compile(..., dynamic="
-                            "False) recompiles per shape instead)", dynamic)
-            tc.counters["fallback_graphs"] += 1
-            return gm.forward
+            logger.debug("tc: %s: compiling per shape", dynamic)
+            return _PerShape(gm, settings)
 
         return _to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
@@ -93,6 +90,72 @@ def tc_backend(gm: torch.fx.GraphModule,
             return gm.forward
         _internal_error("lowering a graph to ATen", error)
         return gm.forward
+
+
+class _PerShape:
+    """A graph with symbolic shapes (`dynamic=True`, or Dynamo's automatic
+    dynamic after a size changed), compiled by tc once per concrete shape.
+
+    tc's code has static shapes, so each new combination of input shapes
+    (and symbolic scalars' values) is traced and compiled when it first
+    arrives, and kept: Dynamo calls the backend once, and no size change
+    makes the graph fall back to eager. After MAX_SHAPES compilations, new
+    shapes run in eager (with a log line).
+    """
+
+    #: The most shapes one graph is compiled for.
+    MAX_SHAPES = 16
+
+    def __init__(self, gm: torch.fx.GraphModule, settings: _Settings):
+        self.gm = gm
+        self.settings = settings
+        self.compiled: dict[tuple, Callable] = {}
+
+    @staticmethod
+    def _key(args: Sequence[Any]) -> tuple:
+        return (torch.is_grad_enabled(), *(
+            (tuple(a.shape), a.stride(), a.dtype, a.device, a.requires_grad)
+            if isinstance(a, torch.Tensor) else (type(a), a) for a in args))
+
+    def _specialize(self, args: Sequence[Any]) -> Callable:
+        """The graph compiled for `args`: its non-tensor inputs (the
+        symbolic sizes' values) become constants, and the tensors' shapes
+        are traced as they are."""
+        graph = copy.deepcopy(self.gm.graph)
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        tensors = [i for i, a in enumerate(args)
+                   if isinstance(a, torch.Tensor)]
+        for node, value in zip(placeholders, args):
+            if isinstance(value, torch.Tensor):
+                continue
+            for user in list(node.users):
+                user.args, user.kwargs = torch.fx.node.map_arg(
+                    (user.args, user.kwargs),
+                    lambda n: value if n is node else n)
+            graph.erase_node(node)
+        fixed = torch.fx.GraphModule(self.gm, graph)
+        run = _to_aten(fixed, [args[i] for i in tensors], self.settings)
+        return lambda *given: run(*(given[i] for i in tensors))
+
+    def __call__(self, *args: Any) -> Any:
+        key = self._key(args)
+        run = self.compiled.get(key)
+        if run is None:
+            if len(self.compiled) >= self.MAX_SHAPES:
+                if len(self.compiled) == self.MAX_SHAPES:
+                    _fallbacks.info("graph runs in eager for new shapes: "
+                                    "tc compiled it for %d shapes already",
+                                    self.MAX_SHAPES)
+                    self.compiled[("eager",)] = self.gm.forward
+                return self.gm.forward(*args)
+            tc.counters["shape_specializations"] += 1
+            try:
+                run = self._specialize(args)
+            except Exception as error:  # never break the user's program
+                _internal_error("compiling a graph for one shape", error)
+                run = self.gm.forward
+            self.compiled[key] = run
+        return run(*args)
 
 
 def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],

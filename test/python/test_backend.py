@@ -175,13 +175,58 @@ def test_unknown_option_is_logged(fresh_tc, no_native, tc_logs):
     assert "option 'triton.cudagraphs' is not supported yet" in tc_logs.text
 
 
-def test_dynamic_shapes_run_eager(fresh_tc, tc_logs):
-    x, y = torch.randn(3, 3), torch.randn(3, 3)
-    out = torch.compile(foo, backend="tc", dynamic=True)(x, y)
-    torch.testing.assert_close(out, foo(x, y))
-    assert tc.counters["fallback_graphs"] == 1
-    assert tc.counters["subgraphs_compiled"] == 0
-    assert "static shapes" in tc_logs.text
+def _counting_backend(calls):
+    def backend(gm, example_inputs, **kwargs):
+        calls.append(gm)
+        return tc.backend.tc_backend(gm, example_inputs, **kwargs)
+    return backend
+
+
+def _batch_graph(x, w):
+    return torch.relu(x @ w).sum(1) + torch.sin(x).mean(1)
+
+
+def test_dynamic_shapes_compile_per_shape(fresh_tc):
+    """dynamic=True: Dynamo calls the backend once; tc compiles the graph
+    for each batch size as it arrives (static code per shape), with eager's
+    results, and reuses it when a size comes back."""
+    calls = []
+    fn = torch.compile(_batch_graph, backend=_counting_backend(calls),
+                       dynamic=True)
+    w = torch.randn(8, 4)
+    for batch in (3, 5, 7, 9, 17, 33, 5):
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+    assert len(calls) == 1
+    assert tc.counters["shape_specializations"] == 6
+    assert tc.counters["graphs_compiled"] == 6
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
+def test_automatic_dynamic_keeps_compiling(fresh_tc):
+    """Without dynamic=, Dynamo recompiles with symbolic sizes when a size
+    changes; tc then compiles per shape instead of leaving it to eager."""
+    fn = torch.compile(_batch_graph, backend="tc")
+    w = torch.randn(8, 4)
+    for batch in (3, 5, 7):
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+    assert tc.counters["graphs_compiled"] == 3
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
+def test_dynamic_shapes_beyond_the_limit_run_eager(fresh_tc, tc_logs,
+                                                   monkeypatch):
+    monkeypatch.setattr(tc.backend._PerShape, "MAX_SHAPES", 2)
+    fn = torch.compile(_batch_graph, backend="tc", dynamic=True)
+    w = torch.randn(8, 4)
+    for batch in (3, 5, 7, 9):
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+    assert tc.counters["shape_specializations"] == 2
+    assert "tc compiled it for 2 shapes already" in tc_logs.text
 
 
 def test_set_logs_and_env(monkeypatch, capsys):

@@ -110,6 +110,7 @@ class _PerShape:
         self.gm = gm
         self.settings = settings
         self.compiled: dict[tuple, Callable] = {}
+        self.logged_limit = False
 
     @staticmethod
     def _key(args: Sequence[Any]) -> tuple:
@@ -142,11 +143,11 @@ class _PerShape:
         run = self.compiled.get(key)
         if run is None:
             if len(self.compiled) >= self.MAX_SHAPES:
-                if len(self.compiled) == self.MAX_SHAPES:
+                if not self.logged_limit:
+                    self.logged_limit = True
                     _fallbacks.info("graph runs in eager for new shapes: "
                                     "tc compiled it for %d shapes already",
                                     self.MAX_SHAPES)
-                    self.compiled[("eager",)] = self.gm.forward
                 return self.gm.forward(*args)
             tc.counters["shape_specializations"] += 1
             try:

@@ -216,7 +216,8 @@ COMPLEX_OPS = {
     "aten::resolve_conj", "aten::resolve_neg", "aten::_conj", "aten::conj",
     "aten::_conj_physical", "aten::conj_physical", "aten::complex",
     "aten::polar", "aten::view_as_real", "aten::view_as_complex",
-    "aten::real", "aten::imag", "aten::abs", "aten::add.Tensor",
+    "aten::real", "aten::imag", "aten::abs", "aten::angle",
+    "aten::add.Tensor",
     "aten::sub.Tensor", "aten::mul.Tensor", "aten::_fft_r2c",
     "aten::_fft_c2c", "aten::_fft_c2r",
     # Ops that only move elements: each part separately.

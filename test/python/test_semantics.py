@@ -483,3 +483,45 @@ def test_value_guards_rerun_in_eager(fresh_tc):
     same(fn(x, high), torch.special.legendre_polynomial_p(x, high) * 2,
          rtol=1e-4, atol=1e-5)
     assert tc.counters["guard_reruns"] == 1
+
+
+@pytest.mark.parametrize("case", [
+    "segment_reduce", "complex_parts", "histogram", "masked_writes",
+    "embedding_bag"])
+def test_masks_segments_and_complex_parts(fresh_tc, case):
+    """The decompositions of MasksAndSegments.cpp and ComplexAndFFT.cpp
+    on their less common arguments, compiled whole, against eager."""
+    if case == "segment_reduce":
+        def f(d, lengths):
+            return tuple(torch.segment_reduce(d, r, lengths=lengths, axis=1)
+                         for r in ("sum", "mean", "max", "min", "prod"))
+        args = (torch.randn(2, 6, 3), torch.tensor([[1, 2, 3], [0, 4, 2]]))
+    elif case == "complex_parts":
+        def f(z, w):
+            return ((z + w).real * 2, (z - w).imag + 1, (z * w).abs(),
+                    torch.polar(z.abs(), z.angle()))
+        args = (torch.randn(3, 4, dtype=torch.complex64),
+                torch.randn(3, 4, dtype=torch.complex64))
+    elif case == "histogram":
+        def f(x, weight):
+            return (*torch.histogram(x, bins=7, weight=weight, density=True),
+                    *torch.histogram(x, bins=5, range=(-1.0, 1.0)))
+        args = (torch.randn(40), torch.rand(40))
+    elif case == "masked_writes":
+        def f(x, mask, source, rows):
+            y = x.masked_scatter(mask, source)
+            return y, x.index_put((mask[:, 0],), rows, accumulate=True), \
+                torch.nonzero_static(mask, size=9, fill_value=-2)
+        args = (torch.randn(4, 3), torch.rand(4, 3) > 0.5, torch.randn(12),
+                torch.randn(3))
+    else:
+        def f(weight, indices, offsets, per_sample):
+            import torch.nn.functional as F
+            return (F.embedding_bag(indices, weight, offsets, mode="max"),
+                    F.embedding_bag(indices, weight, offsets,
+                                    per_sample_weights=per_sample,
+                                    mode="sum", padding_idx=2))
+        args = (torch.randn(10, 4), torch.tensor([1, 2, 4, 2, 9, 0, 3]),
+                torch.tensor([0, 3, 3]), torch.randn(7))
+    got, expected, *_ = run_both(f, *args)
+    same(got, expected, rtol=1e-5, atol=1e-5)

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // tc-decompose for complex tensors: conversions (`_to_copy`, `complex`,
-// `polar`, `view_as_real`, `view_as_complex`), `conj`, `abs`, `real`/`imag`,
-// elementwise `add`/`sub`/`mul`, the ops that only move elements (slices,
-// padding, reshapes, `cat`, ...: each part separately), and the discrete
+// `polar`, `view_as_real`, `view_as_complex`), `conj`, `abs`, `angle`,
+// `real`/`imag`, elementwise `add`/`sub`/`mul`, the ops that only move
+// elements (slices, padding, reshapes, `cat`, ...: each part separately),
+// and the discrete
 // Fourier transforms (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) that `torch.fft`
 // lowers to.
 //
@@ -198,6 +199,13 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
     Parts p = partsOf(0);
     Value part = target == "aten::real" ? p.re : p.im;
     return one(part ? coerce(part, resultType()) : splat(resultType(), 0));
+  }
+  if (target == "aten::angle") {
+    Parts p = partsOf(0);
+    RankedTensorType type = resultType();
+    return one(prim::Atan2Op::create(b, loc, coerce(p.im, type),
+                                     coerce(p.re, type))
+                   .getResult());
   }
   if (target == "aten::abs") {
     Parts p = partsOf(0);

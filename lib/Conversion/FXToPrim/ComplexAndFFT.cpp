@@ -8,9 +8,8 @@
 // `polar`, `view_as_real`, `view_as_complex`), `conj`, `abs`, `angle`,
 // `real`/`imag`, elementwise `add`/`sub`/`mul`, the ops that only move
 // elements (slices, padding, reshapes, `cat`, ...: each part separately),
-// and the discrete
-// Fourier transforms (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) that `torch.fft`
-// lowers to.
+// and the discrete Fourier transforms (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`)
+// that `torch.fft` lowers to.
 //
 // The prim dialect has no complex type: a complex tensor of shape S is a
 // real tensor of shape [S..., 2] holding (real, imaginary) pairs, PyTorch's

@@ -91,3 +91,17 @@ fx.graph @irfft_empty(%x: tensor<5xcomplex<f32>>) -> tensor<0xf32> {
   %0 = fx.call_function "aten::_fft_c2r"(%x) {args = {dim = array<i64: 0>, normalization = 0 : i64, last_dim_size = 0 : i64}} : (tensor<5xcomplex<f32>>) -> tensor<0xf32>
   fx.output %0 : tensor<0xf32>
 }
+
+// -----
+
+// The inverse transform of complex input: no negated sin (backward), four
+// products of the parts, each part scaled by 1/sqrt(4) (normalization 1).
+// CHECK-LABEL: func.func @ifft_c2c
+// CHECK-NOT: prim.neg
+// CHECK-COUNT-4: prim.dot %{{.*}}, %{{.*}}, batch [] x [], contract [1] x [0] : tensor<1x4xf32>, tensor<4x4xf32>
+// CHECK: prim.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK: return %{{.*}} : tensor<4x2xf32>
+fx.graph @ifft_c2c(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.call_function "aten::_fft_c2c"(%x) {args = {dim = array<i64: 0>, normalization = 1 : i64, forward = false}} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}

@@ -88,3 +88,16 @@ fx.graph @ormqr_bad_tau(%a: tensor<3x2xf32>, %tau: tensor<3xf32>, %c: tensor<3x4
   %0 = fx.call_function "aten::ormqr"(%a, %tau, %c) : (tensor<3x2xf32>, tensor<3xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   fx.output %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// linalg_qr (reduced): one reflector per column (two negated hypotenuses
+// for beta), R the upper triangle of the packed factor, Q the reflections
+// applied to the 3 x 2 identity.
+// CHECK-LABEL: func.func @qr_reduced
+// CHECK-COUNT-2: prim.neg %{{.*}} : tensor<f32>
+// CHECK: return %{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<2x2xf32>
+fx.graph @qr_reduced(%a: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2x2xf32>) {
+  %0:2 = fx.call_function "aten::linalg_qr"(%a) {args = {mode = "reduced"}} : (tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2x2xf32>)
+  fx.output %0#0, %0#1 : tensor<3x2xf32>, tensor<2x2xf32>
+}

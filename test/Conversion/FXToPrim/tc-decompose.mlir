@@ -139,3 +139,28 @@ fx.graph @gather(%x: tensor<4x8xf32>, %i: tensor<4x3xi64>) -> tensor<4x3xf32> {
   %0 = fx.call_function "aten::gather"(%x, %i) {args = {dim = 1 : i64}} : (tensor<4x8xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
   fx.output %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// A number to the power of a tensor (logspace's base ** steps).
+// CHECK-LABEL: func.func @pow_scalar
+// CHECK: %[[BASE:.*]] = prim.constant dense<1.000000e+01> : tensor<4xf32>
+// CHECK: prim.pow %[[BASE]], %{{.*}} : tensor<4xf32>
+fx.graph @pow_scalar(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::pow.Scalar"(%x) {args = {self = 10.0 : f64}} : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// The functional batch norm with update: an empty uint8 reserve, then the
+// running statistics (1 - momentum) * running + momentum * batch, the
+// variance unbiased (20 / 19 * 0.1).
+// CHECK-LABEL: func.func @batch_norm_with_update
+// CHECK: prim.constant dense<0> : tensor<0xui8>
+// CHECK: prim.constant dense<0.899999976> : tensor<3xf32>
+// CHECK: prim.constant dense<0.105263159> : tensor<3xf32>
+fx.graph @batch_norm_with_update(%x: tensor<4x3x5xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:6 = fx.call_function "aten::_batch_norm_with_update_functional"(%x, %rm, %rv) {args = {momentum = 0.1 : f64, eps = 1.0e-5 : f64}, tensor_arg_sizes = array<i32: 1, 0, 0, 1, 1>} : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<0xui8>, tensor<3xf32>, tensor<3xf32>)
+  fx.output %0#0, %0#4, %0#5 : tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>
+}

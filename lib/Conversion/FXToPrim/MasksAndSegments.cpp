@@ -48,11 +48,11 @@ Decomposer::masksAndSegments(StringRef target) {
   auto i64Type = [&](ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, i64);
   };
+  // An index clamped into [0, hi].
   auto clamp = [&](Value v, int64_t hi) -> Value {
     RankedTensorType type = typeOf(v);
-    return prim::MinimumOp::create(
-        b, loc, prim::MaximumOp::create(b, loc, v, splat(type, 0)),
-        splat(type, std::max<int64_t>(hi, 0)));
+    return prim::ClampOp::create(b, loc, v, splat(type, 0),
+                                 splat(type, std::max<int64_t>(hi, 0)));
   };
   auto tooDense = [&](int64_t steps) -> bool {
     return steps > kDenseLimit;

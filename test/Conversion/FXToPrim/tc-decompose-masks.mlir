@@ -8,8 +8,7 @@
 // CHECK: %[[LE:.*]] = prim.compare le, %{{.*}}, %{{.*}} : tensor<6x6xi64>
 // CHECK: %[[COUNT:.*]] = prim.reduce sum %{{.*}}, dims [1] : tensor<6x6xi64>
 // CHECK: %[[K:.*]] = prim.sub %[[COUNT]]
-// CHECK: %[[LOW:.*]] = prim.maximum %[[K]]
-// CHECK: %[[AT:.*]] = prim.minimum %[[LOW]]
+// CHECK: %[[AT:.*]] = prim.clamp %[[K]], %{{.*}}, %{{.*}} : tensor<6xi64>
 // CHECK: %[[TAKEN:.*]] = prim.gather %[[S]][%[[AT]]], dim 0 : tensor<4xf32>, tensor<6xi64>
 // CHECK: prim.where %[[MASK]], %[[TAKEN]], %{{.*}} : tensor<6xi1>, tensor<6xf32>
 fx.graph @masked_scatter(%x: tensor<2x3xf32>, %m: tensor<3xi1>, %s: tensor<4xf32>) -> tensor<2x3xf32> {

@@ -229,6 +229,47 @@ def _dropout_as_native(gm: torch.fx.GraphModule) -> None:
         gm.recompile()
 
 
+#: Python operators that update their first operand in place.
+_IN_PLACE_OPERATORS = frozenset((
+    operator.setitem, operator.iadd, operator.isub, operator.imul,
+    operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
+    operator.iand, operator.ior, operator.ixor, operator.ilshift,
+    operator.irshift, operator.imatmul))
+
+
+def _mutates_in_place(node: torch.fx.Node) -> bool:
+    """Whether a Dynamo graph node writes into an existing tensor: an
+    in-place method or function (`add_`, `torch._foreach_mul_`), an
+    augmented assignment or item assignment, `inplace=True` or `out=`, or an
+    ATen overload with a mutable schema."""
+    if node.op not in ("call_method", "call_function"):
+        return False
+    if "out" in node.kwargs or node.kwargs.get("inplace") is True:
+        return True
+    target = node.target
+    if node.op == "call_function":
+        if target in _IN_PLACE_OPERATORS:
+            return True
+        if isinstance(target, torch._ops.OpOverload):
+            return target._schema.is_mutable
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            return any(getattr(target, name)._schema.is_mutable
+                       for name in target.overloads())
+        target = getattr(target, "__name__", "")
+    return (isinstance(target, str) and target.endswith("_")
+            and not target.endswith("__"))
+
+
+def _mutated_operands(node: torch.fx.Node) -> list[Any]:
+    """The operands an in-place node may write: its first (a list of them
+    for the `_foreach` ops) and its `out=`."""
+    first = node.args[0] if node.args else None
+    operands = list(first) if isinstance(first, (list, tuple)) else [first]
+    out = node.kwargs.get("out")
+    operands += list(out) if isinstance(out, (list, tuple)) else [out]
+    return operands
+
+
 #: Dynamo graph targets that change global state (grad mode, autocast):
 #: AOTAutograd knows how to keep their effect; tc's own trace would lose it.
 _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
@@ -260,7 +301,19 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
+    # Values that are, or may view, the graph's tensor attributes: real
+    # tensors during the trace (an optimizer's state, which Dynamo does not
+    # lift to inputs), which an in-place op would update for real before
+    # the trace gives up on it. AOTAutograd traces such graphs on fakes.
+    attributes: set[torch.fx.Node] = set()
     for node in gm.graph.nodes:
+        if node.op == "get_attr" or (
+                node.args and isinstance(node.args[0], torch.fx.Node)
+                and node.args[0] in attributes):
+            attributes.add(node)
+        if _mutates_in_place(node) and any(
+                arg in attributes for arg in _mutated_operands(node)):
+            return None
         if node.op in ("call_module", "call_method"):
             continue
         if node.target in _AUTOCAST_TARGETS:
@@ -1232,8 +1285,12 @@ class _TrainingGraph:
                 return tuple(outputs)
 
             @staticmethod
+            @torch._disable_dynamo
             def backward(ctx, *grads):
-                # Outputs the loss does not use get no gradient: zeros.
+                # Autograd calls this from the user's frame: a
+                # `loss.backward()` inside a compiled function (a graph
+                # break) would otherwise have Dynamo trace tc's own
+                # runtime. Outputs the loss does not use get no gradient: zeros.
                 device = owner.functions.forward.device
                 cotangents = [
                     g if g is not None else torch.zeros(

@@ -1,5 +1,6 @@
 """torch.compile(backend="tc"): partitioning, fallbacks, logs, counters."""
 
+import copy
 import logging
 import os
 import subprocess
@@ -386,6 +387,42 @@ def test_training_graph_is_differentiated_by_tc(fresh_tc):
     assert tc.counters["aten_one_pass"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["training_graphs"] == 1
+
+
+@pytest.mark.requires_native
+def test_whole_training_step_compiled(fresh_tc):
+    """`loss.backward()` and the optimizer's step inside the compiled
+    function (seed 002's pattern): Dynamo breaks the graph at the backward,
+    and autograd then calls tc's backward from the user's frame. Dynamo
+    used to trace tc's runtime there and hand it a mangled pointer list
+    (a TypeError, or a crash). Three steps match eager's parameters."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(),
+                          nn.Linear(32, 4))
+    ref = copy.deepcopy(model)
+
+    def make_step(m):
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    compiled, eager = torch.compile(make_step(model), backend="tc"), \
+        make_step(ref)
+    for _ in range(3):
+        x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+        torch.testing.assert_close(compiled(x, y), eager(x, y),
+                                   rtol=1e-4, atol=1e-5)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["ops_eager"] == 0
 
 
 @pytest.mark.requires_native

@@ -20,6 +20,7 @@
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/InitAll.h"
 #include "tc/Runtime/Diagnostics.h"
+#include "tc/Runtime/HostProgram.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "Convolution.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -33,170 +34,15 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/TargetSelect.h"
 
-#include <cblas.h>
-
-// PyPI's OpenBLAS build prefixes its symbols (see lib/Runtime/CMakeLists.txt).
-#ifdef TC_SCIPY_OPENBLAS
-#define TC_BLAS(name) scipy_##name
-#else
-#define TC_BLAS(name) name
-#endif
-
-#include <atomic>
 #include <dlfcn.h>
-#include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 using namespace mlir;
 using namespace mlir::tc;
-
-namespace {
-
-//===----------------------------------------------------------------------===//
-// Thread pool
-//===----------------------------------------------------------------------===//
-
-/// A fixed set of workers that run the chunks of one launch at a time; the
-/// calling thread works too.
-class ThreadPool {
-public:
-  static ThreadPool &get() {
-    static ThreadPool pool;
-    return pool;
-  }
-
-  unsigned size() const { return workers.size() + 1; }
-
-  void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
-    if (n <= 1 || workers.empty()) {
-      for (int64_t i = 0; i < n; ++i)
-        fn(i);
-      return;
-    }
-    std::lock_guard<std::mutex> oneAtATime(launchMutex);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      task = &fn;
-      total = n;
-      next = 0;
-      finished = 0;
-      ++generation;
-    }
-    wake.notify_all();
-    int64_t doneHere = work(fn, n);
-    std::unique_lock<std::mutex> lock(mutex);
-    finished += doneHere;
-    // Every worker that took this launch has left it before the next one
-    // can reset `next` (a late worker would otherwise claim the next
-    // launch's chunks with this one's function, gone by then).
-    done.wait(lock, [&] { return finished == total && active == 0; });
-    task = nullptr;
-  }
-
-private:
-  ThreadPool() {
-    unsigned threads = std::thread::hardware_concurrency();
-    if (const char *env = std::getenv("TC_NUM_THREADS"))
-      threads = std::max(1, std::atoi(env));
-    for (unsigned i = 1; i < std::max(1u, threads); ++i)
-      workers.emplace_back([this] { loop(); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-    }
-    wake.notify_all();
-    for (std::thread &t : workers)
-      t.join();
-  }
-
-  void loop() {
-    uint64_t seen = 0;
-    while (true) {
-      const std::function<void(int64_t)> *fn;
-      int64_t n;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stop || generation != seen; });
-        if (stop)
-          return;
-        seen = generation;
-        // A launch that already ended leaves nothing to take.
-        if (!task)
-          continue;
-        fn = task;
-        n = total;
-        ++active;
-      }
-      int64_t doneHere = work(*fn, n);
-      std::lock_guard<std::mutex> lock(mutex);
-      finished += doneHere;
-      --active;
-      if (finished == total && active == 0)
-        done.notify_all();
-    }
-  }
-
-  /// Runs chunks of the current launch until none is left; returns how
-  /// many it ran.
-  int64_t work(const std::function<void(int64_t)> &fn, int64_t n) {
-    int64_t doneHere = 0;
-    for (int64_t i = next++; i < n; i = next++) {
-      fn(i);
-      ++doneHere;
-    }
-    return doneHere;
-  }
-
-  std::vector<std::thread> workers;
-  std::mutex mutex, launchMutex;
-  std::condition_variable wake, done;
-  const std::function<void(int64_t)> *task = nullptr;
-  std::atomic<int64_t> next{0};
-  int64_t total = 0, finished = 0, active = 0;
-  uint64_t generation = 0;
-  bool stop = false;
-};
-
-//===----------------------------------------------------------------------===//
-// The host program
-//===----------------------------------------------------------------------===//
-
-/// A buffer of the schedule: an argument, or a slice of the arena.
-struct BufferRef {
-  int64_t argument = -1; // index into the caller's buffers
-  int64_t offset = 0;    // byte offset into the arena otherwise
-};
-
-struct Launch {
-  std::string kernel;
-  void (*fn)(void **) = nullptr;
-  int64_t rows = 1, points = 1;
-  SmallVector<int64_t> buffers;
-};
-
-struct Gemm {
-  int64_t a, b, out, bias = -1;
-  bool transA, transB, isDouble;
-  int64_t batch, m, n, k;
-  /// A kernel to run on each block of output rows once it is computed.
-  std::optional<Launch> epilogue;
-};
-
-struct Step {
-  std::optional<Launch> launch;
-  std::optional<Gemm> gemm;
-  /// A library convolution, run by the reference loops (not cached).
-  std::optional<runtime::ConvCall> conv;
-};
-
-} // namespace
+namespace host = ::tc::host;
 
 struct CPUExecutable::Impl {
   MLIRContext context;
@@ -204,127 +50,15 @@ struct CPUExecutable::Impl {
   /// Holds the native code when it came from the disk cache.
   std::unique_ptr<llvm::orc::LLJIT> cachedJit;
   bool fromCache = false;
-  SmallVector<BufferRef> buffers;
-  std::vector<Step> steps;
-  int64_t numArguments = 0;
-  int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  host::HostProgram program;
   std::map<std::string, std::string> stageIR;
 
   LogicalResult extractSchedule(ModuleOp module);
-  bool run(ArrayRef<void *> args, std::string &error) const;
-
-  /// Every kernel launch, including GEMM epilogues.
-  SmallVector<Launch *> launches() {
-    SmallVector<Launch *> all;
-    for (Step &step : steps) {
-      if (step.launch)
-        all.push_back(&*step.launch);
-      if (step.gemm && step.gemm->epilogue)
-        all.push_back(&*step.gemm->epilogue);
-    }
-    return all;
-  }
-
-  /// The host program as text, and back (the disk cache's format).
-  std::string serializePlan() const;
-  bool parsePlan(StringRef text);
 };
 
 // Bump whenever the plan format or the generated code changes: cached
 // objects of an older tc must not be loaded.
 static constexpr const char *kCacheVersion = "tc-cpu-cache-3";
-
-std::string CPUExecutable::Impl::serializePlan() const {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << kCacheVersion << "\n"
-     << "args " << numArguments << "\n"
-     << "sizes " << arenaBytes << " " << intermediateBytes << " "
-     << numKernels << "\n";
-  for (const BufferRef &ref : buffers)
-    os << "buffer " << ref.argument << " " << ref.offset << "\n";
-  auto writeLaunch = [&](StringRef tag, const Launch &launch) {
-    os << tag << " " << launch.kernel << " " << launch.rows << " "
-       << launch.points;
-    for (int64_t id : launch.buffers)
-      os << " " << id;
-    os << "\n";
-  };
-  for (const Step &step : steps) {
-    if (step.launch) {
-      writeLaunch("launch", *step.launch);
-      continue;
-    }
-    const Gemm &g = *step.gemm;
-    os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
-       << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
-       << g.batch << " " << g.m << " " << g.n << " " << g.k << "\n";
-    if (g.epilogue)
-      writeLaunch("epilogue", *g.epilogue);
-  }
-  return text;
-}
-
-bool CPUExecutable::Impl::parsePlan(StringRef text) {
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
-  if (lines.empty() || lines.front() != kCacheVersion)
-    return false;
-  for (StringRef line : llvm::drop_begin(lines)) {
-    SmallVector<StringRef> words;
-    line.split(words, ' ', -1, /*KeepEmpty=*/false);
-    SmallVector<int64_t> n;
-    bool isLaunch = words[0] == "launch" || words[0] == "epilogue";
-    for (StringRef w : llvm::drop_begin(words, isLaunch ? 2 : 1)) {
-      int64_t v;
-      if (w.getAsInteger(10, v))
-        return false;
-      n.push_back(v);
-    }
-    if (words[0] == "args" && n.size() == 1) {
-      numArguments = n[0];
-    } else if (words[0] == "sizes" && n.size() == 3) {
-      arenaBytes = n[0];
-      intermediateBytes = n[1];
-      numKernels = n[2];
-    } else if (words[0] == "buffer" && n.size() == 2) {
-      buffers.push_back({n[0], n[1]});
-    } else if (isLaunch && words.size() >= 2 && n.size() >= 2) {
-      Launch launch;
-      launch.kernel = words[1].str();
-      launch.rows = n[0];
-      launch.points = n[1];
-      launch.buffers.assign(n.begin() + 2, n.end());
-      if (words[0] == "launch") {
-        steps.push_back({std::move(launch), std::nullopt, std::nullopt});
-      } else {
-        if (steps.empty() || !steps.back().gemm)
-          return false;
-        steps.back().gemm->epilogue = std::move(launch);
-      }
-    } else if (words[0] == "gemm" && n.size() == 11) {
-      Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
-             n[7], n[8], n[9], n[10], std::nullopt};
-      steps.push_back({std::nullopt, g, std::nullopt});
-    } else {
-      return false;
-    }
-  }
-  auto valid = [&](int64_t id) {
-    return id >= 0 && id < static_cast<int64_t>(buffers.size());
-  };
-  for (const Step &step : steps) {
-    if (step.launch && !llvm::all_of(step.launch->buffers, valid))
-      return false;
-    if (step.gemm && step.gemm->epilogue &&
-        !llvm::all_of(step.gemm->epilogue->buffers, valid))
-      return false;
-    if (step.gemm && !(valid(step.gemm->a) && valid(step.gemm->b) &&
-                       valid(step.gemm->out)))
-      return false;
-  }
-  return true;
-}
 
 /// The vector width kernels are compiled for ("" for LLVM's default).
 static std::string preferredVectorWidth() {
@@ -378,7 +112,7 @@ loadFromCache(StringRef planPath, StringRef objectPath) {
   if (!plan || !object)
     return nullptr;
   auto impl = std::make_unique<CPUExecutable::Impl>();
-  if (!impl->parsePlan((*plan)->getBuffer()))
+  if (!impl->program.parse((*plan)->getBuffer().str(), kCacheVersion))
     return nullptr;
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
@@ -396,13 +130,13 @@ loadFromCache(StringRef planPath, StringRef objectPath) {
     llvm::consumeError(std::move(err));
     return nullptr;
   }
-  for (Launch *launch : impl->launches()) {
+  for (host::Launch *launch : impl->program.launches()) {
     auto symbol = (*jit)->lookup("_mlir_" + launch->kernel);
     if (!symbol) {
       llvm::consumeError(symbol.takeError());
       return nullptr;
     }
-    launch->fn = symbol->toPtr<void (*)(void **)>();
+    launch->fn = symbol->toPtr<host::KernelFn>();
   }
   impl->cachedJit = std::move(*jit);
   impl->fromCache = true;
@@ -410,37 +144,38 @@ loadFromCache(StringRef planPath, StringRef objectPath) {
 }
 
 LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
+  host::HostProgram &p = program;
   SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
   if (schedules.size() != 1)
     return module.emitError() << "expected one graph, found "
                               << schedules.size();
   kernel::ScheduleOp schedule = schedules.front();
   if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
-    arenaBytes = bytes.getInt();
+    p.arenaBytes = bytes.getInt();
   if (auto bytes =
           schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
-    intermediateBytes = bytes.getInt();
+    p.intermediateBytes = bytes.getInt();
 
   llvm::DenseMap<Value, int64_t> ids;
-  numArguments = schedule.getNumArguments();
+  p.numArguments = schedule.getNumArguments();
   for (BlockArgument arg : schedule.getArguments()) {
-    ids[arg] = buffers.size();
-    buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
+    ids[arg] = p.buffers.size();
+    p.buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
   }
   llvm::StringSet<> kernels;
   for (Operation &op : schedule.getBody().front()) {
     if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
       continue;
     if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
-      ids[buffer.getResult()] = buffers.size();
-      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
+      ids[buffer.getResult()] = p.buffers.size();
+      p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
       continue;
     }
     if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
       auto func = module.lookupSymbol<func::FuncOp>(launch.getKernelAttr().getLeafReference());
       if (!func)
         return launch.emitOpError() << "kernel was not lowered for the CPU";
-      Launch step;
+      host::Launch step;
       step.kernel = launch.getKernelAttr().getLeafReference().str();
       if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>("tc.domain"))
         for (int64_t size : domain.asArrayRef())
@@ -451,13 +186,13 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
         step.buffers.push_back(ids.lookup(v));
       kernels.insert(step.kernel);
       // The verifier guarantees a row epilogue follows its GEMM.
-      if (launch.getRowEpilogue() && !steps.empty() && steps.back().gemm &&
-          steps.back().gemm->batch == 1 &&
-          steps.back().gemm->m == step.rows) {
-        steps.back().gemm->epilogue = std::move(step);
+      if (launch.getRowEpilogue() && !p.steps.empty() && p.steps.back().gemm &&
+          p.steps.back().gemm->batch == 1 &&
+          p.steps.back().gemm->m == step.rows) {
+        p.steps.back().gemm->epilogue = std::move(step);
         continue;
       }
-      steps.push_back({std::move(step), std::nullopt, std::nullopt});
+      p.steps.push_back({std::move(step), std::nullopt, {}});
       continue;
     }
     if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
@@ -468,7 +203,7 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
         return gemm.emitOpError()
                << "CPU GEMM supports f32 and f64, not " << elt;
       int64_t r = outType.getRank() - 2;
-      Gemm g;
+      host::Gemm g;
       g.a = ids.lookup(gemm.getA());
       g.b = ids.lookup(gemm.getB());
       g.out = ids.lookup(gemm.getOut());
@@ -480,7 +215,7 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       g.m = outType.getDimSize(r);
       g.n = outType.getDimSize(r + 1);
       g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
-      steps.push_back({std::nullopt, g, std::nullopt});
+      p.steps.push_back({std::nullopt, g, {}});
       continue;
     }
     if (auto conv = dyn_cast<kernel::ConvOp>(op)) {
@@ -491,136 +226,20 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
           call->element != runtime::ConvElement::F64)
         return conv.emitOpError()
                << "the CPU's reference convolution takes f32 and f64";
-      steps.push_back({std::nullopt, std::nullopt, std::move(*call)});
+      host::Step step;
+      step.custom = [call = std::move(*call)](
+                        const std::vector<void *> &ptrs,
+                        const host::ParallelFor &parallelFor) {
+        runtime::runReferenceConv(call, ptrs, parallelFor);
+      };
+      p.steps.push_back(std::move(step));
       continue;
     }
     return op.emitOpError() << "is not part of a CPU host program";
   }
-  numKernels = kernels.size();
+  p.numKernels = kernels.size();
   schedule.erase();
   return success();
-}
-
-/// Runs rows [begin, end) of a kernel's domain.
-static void callKernel(const Launch &launch, ArrayRef<void *> ptrs,
-                       int64_t begin, int64_t end) {
-  SmallVector<void *, 8> bufs;
-  for (int64_t id : launch.buffers)
-    bufs.push_back(ptrs[id]);
-  SmallVector<void *, 10> packed;
-  for (void *&buf : bufs)
-    packed.push_back(&buf);
-  packed.push_back(&begin);
-  packed.push_back(&end);
-  launch.fn(packed.data());
-}
-
-/// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
-template <typename T, typename Fn>
-static void gemmRows(const Gemm &g, ArrayRef<void *> ptrs, int64_t i,
-                     int64_t rowBegin, int64_t rowEnd, T one, Fn gemm) {
-  int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
-  auto ta = g.transA ? CblasTrans : CblasNoTrans;
-  auto tb = g.transB ? CblasTrans : CblasNoTrans;
-  const T *a = static_cast<const T *>(ptrs[g.a]) + i * g.m * g.k;
-  const T *b = static_cast<const T *>(ptrs[g.b]) + i * g.k * g.n;
-  T *c = static_cast<T *>(ptrs[g.out]) + i * g.m * g.n;
-  // Rows of A start at row * lda, or at column `row` when A is transposed.
-  const T *aRows = g.transA ? a + rowBegin : a + rowBegin * lda;
-  T *cRows = c + rowBegin * g.n;
-  if (g.bias >= 0)
-    for (int64_t row = rowBegin; row < rowEnd; ++row)
-      std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(T));
-  gemm(CblasRowMajor, ta, tb, rowEnd - rowBegin, g.n, g.k, one, aRows, lda, b,
-       ldb, g.bias >= 0 ? one : T(0), cRows, g.n);
-}
-
-/// Small GEMMs are split into row blocks over tc's threads, each block a
-/// single-threaded BLAS call followed by the block's epilogue kernel, if
-/// any, while the rows are in cache. Large GEMMs go to BLAS whole, with
-/// BLAS's own threads, and their epilogue runs right after.
-static void runGemm(const Gemm &g, ArrayRef<void *> ptrs) {
-  ThreadPool &pool = ThreadPool::get();
-  double flops = 2.0 * g.batch * g.m * g.n * g.k;
-  static thread_local int blasThreads = -1;
-  auto setBlasThreads = [&](int n) {
-    if (blasThreads != n)
-      TC_BLAS(openblas_set_num_threads)(blasThreads = n);
-  };
-  auto rows = [&](int64_t i, int64_t begin, int64_t end) {
-    if (g.isDouble)
-      gemmRows<double>(g, ptrs, i, begin, end, 1.0, TC_BLAS(cblas_dgemm));
-    else
-      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, TC_BLAS(cblas_sgemm));
-  };
-  if (flops >= 2e8) {
-    setBlasThreads(pool.size());
-    for (int64_t i = 0; i < g.batch; ++i)
-      rows(i, 0, g.m);
-    // BLAS's threads are still spinning: waking tc's would fight them for
-    // the cores, so a small epilogue runs here, on the calling thread.
-    if (g.epilogue)
-      callKernel(*g.epilogue, ptrs, 0, g.m);
-    return;
-  }
-  setBlasThreads(1);
-  int64_t rowBlocks =
-      flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
-  pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
-    int64_t i = task / rowBlocks, block = task % rowBlocks;
-    int64_t begin = g.m * block / rowBlocks;
-    int64_t end = g.m * (block + 1) / rowBlocks;
-    rows(i, begin, end);
-    if (g.epilogue)
-      callKernel(*g.epilogue, ptrs, begin, end);
-  });
-}
-
-bool CPUExecutable::Impl::run(ArrayRef<void *> args, std::string &error) const {
-  if (static_cast<int64_t>(args.size()) != numArguments + 1) {
-    error = "expected " + std::to_string(numArguments + 1) +
-            " buffers (inputs, outputs, arena), got " +
-            std::to_string(args.size());
-    return false;
-  }
-  char *arena = static_cast<char *>(args.back());
-  if (arenaBytes && !arena) {
-    error = "the graph needs an arena of " + std::to_string(arenaBytes) +
-            " bytes";
-    return false;
-  }
-  SmallVector<void *> ptrs;
-  for (const BufferRef &ref : buffers)
-    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
-                                     : arena + ref.offset);
-
-  // Below this many points a launch runs on the calling thread: waking
-  // workers costs more than it saves.
-  constexpr int64_t kParallelPoints = 1 << 15;
-  ThreadPool &pool = ThreadPool::get();
-  for (const Step &step : steps) {
-    if (step.gemm) {
-      runGemm(*step.gemm, ptrs);
-      continue;
-    }
-    if (step.conv) {
-      runtime::runReferenceConv(
-          *step.conv, ptrs,
-          [&](int64_t n, const std::function<void(int64_t)> &body) {
-            pool.parallelFor(n, body);
-          });
-      continue;
-    }
-    const Launch &launch = *step.launch;
-    int64_t chunks = launch.points >= kParallelPoints
-                         ? std::min<int64_t>(pool.size() * 4, launch.rows)
-                         : 1;
-    pool.parallelFor(chunks, [&](int64_t chunk) {
-      callKernel(launch, ptrs, launch.rows * chunk / chunks,
-                 launch.rows * (chunk + 1) / chunks);
-    });
-  }
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -738,10 +357,8 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
   // A graph of library calls only (GEMMs) has no code to generate, and
   // nothing worth caching: the JIT would emit no object to dump. The plan
   // format has no convolutions (a test path on the CPU): not cached either.
-  bool cacheable =
-      !cacheDir.empty() &&
-      llvm::none_of(impl->steps, [](const Step &step) { return step.conv; });
-  if (impl->launches().empty())
+  bool cacheable = !cacheDir.empty() && impl->program.serializable();
+  if (impl->program.launches().empty())
     return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -768,7 +385,7 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   }
   impl->engine = std::move(*engine);
-  for (Launch *launch : impl->launches()) {
+  for (host::Launch *launch : impl->program.launches()) {
     auto fn = impl->engine->lookupPacked(launch->kernel);
     if (!fn) {
       diag << "error: " << llvm::toString(fn.takeError()) << "\n";
@@ -787,7 +404,7 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
       {
         llvm::raw_fd_ostream os(tmp, ec);
         if (!ec)
-          os << impl->serializePlan();
+          os << impl->program.serialize(kCacheVersion);
       }
       if (!ec)
         (void)llvm::sys::fs::rename(tmp, planPath);
@@ -797,14 +414,16 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
 }
 
 bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error) const {
-  return impl->run(buffers, error);
+  return impl->program.run(buffers.data(), buffers.size(), error);
 }
-int64_t CPUExecutable::arenaBytes() const { return impl->arenaBytes; }
+int64_t CPUExecutable::arenaBytes() const { return impl->program.arenaBytes; }
 int64_t CPUExecutable::intermediateBytes() const {
-  return impl->intermediateBytes;
+  return impl->program.intermediateBytes;
 }
-int64_t CPUExecutable::numKernels() const { return impl->numKernels; }
-int64_t CPUExecutable::numBuffers() const { return impl->numArguments + 1; }
+int64_t CPUExecutable::numKernels() const { return impl->program.numKernels; }
+int64_t CPUExecutable::numBuffers() const {
+  return impl->program.numArguments + 1;
+}
 bool CPUExecutable::fromCache() const { return impl->fromCache; }
 const std::map<std::string, std::string> &CPUExecutable::stageIR() const {
   return impl->stageIR;

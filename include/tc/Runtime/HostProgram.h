@@ -1,0 +1,93 @@
+//===- HostProgram.h - the CPU host program and its interpreter -*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the CPU runtime runs once a graph is compiled: kernel launches split
+// among worker threads, BLAS GEMMs with their row epilogues, on buffers that
+// are the caller's arguments or slices of one arena. It is plain C++ (no
+// MLIR, no LLVM), so that both the JIT runtime (CPURuntime.cpp) and the
+// ahead-of-time runtime (tc/AOT/Model.h), which runs without Python or a
+// compiler, share it. Its text form is the disk cache's and the AOT
+// artifact's `.plan` file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_RUNTIME_HOSTPROGRAM_H
+#define TC_RUNTIME_HOSTPROGRAM_H
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc::host {
+
+/// A buffer of the program: an argument, or a slice of the arena.
+struct BufferRef {
+  int64_t argument = -1; // index into the caller's buffers
+  int64_t offset = 0;    // byte offset into the arena otherwise
+};
+
+/// A kernel's packed entry point: pointers to each buffer's address, then
+/// to the first and one-past-last row of the domain to run.
+using KernelFn = void (*)(void **);
+
+struct Launch {
+  std::string kernel;
+  KernelFn fn = nullptr;
+  int64_t rows = 1, points = 1;
+  std::vector<int64_t> buffers;
+};
+
+struct Gemm {
+  int64_t a = 0, b = 0, out = 0, bias = -1;
+  bool transA = false, transB = false, isDouble = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  /// A kernel to run on each block of output rows once it is computed.
+  std::optional<Launch> epilogue;
+};
+
+/// Runs `body(i)` for i in [0, n), among the runtime's threads.
+using ParallelFor =
+    std::function<void(int64_t, const std::function<void(int64_t)> &)>;
+
+struct Step {
+  std::optional<Launch> launch;
+  std::optional<Gemm> gemm;
+  /// A step the text form cannot hold (the reference convolution of a test
+  /// pipeline): a program with one is not serializable.
+  std::function<void(const std::vector<void *> &, const ParallelFor &)>
+      custom;
+};
+
+struct HostProgram {
+  std::vector<BufferRef> buffers;
+  std::vector<Step> steps;
+  /// Inputs and outputs (the caller passes the arena after them).
+  int64_t numArguments = 0;
+  int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+
+  /// Every kernel launch, including GEMM epilogues.
+  std::vector<Launch *> launches();
+  bool serializable() const;
+
+  /// The text form, headed by `version`; parse() rejects another version
+  /// and anything malformed (buffer ids out of range included).
+  std::string serialize(const std::string &version) const;
+  bool parse(const std::string &text, const std::string &version);
+
+  /// Runs the program on `args`: the inputs' and outputs' data, then the
+  /// arena (arenaBytes long, 64-byte aligned; null when 0). Every launch
+  /// must have its `fn`. Returns false and sets `error` on bad arguments.
+  bool run(void *const *args, size_t count, std::string &error) const;
+};
+
+/// The runtime's worker threads ($TC_NUM_THREADS, default: one per core).
+ParallelFor parallelFor();
+
+} // namespace tc::host
+
+#endif // TC_RUNTIME_HOSTPROGRAM_H

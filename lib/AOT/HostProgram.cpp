@@ -1,0 +1,404 @@
+//===- HostProgram.cpp - the CPU host program and its interpreter -------===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Runtime/HostProgram.h"
+
+#include <cblas.h>
+
+// PyPI's OpenBLAS build prefixes its symbols (see lib/Runtime/CMakeLists.txt).
+#ifdef TC_SCIPY_OPENBLAS
+#define TC_BLAS(name) scipy_##name
+#else
+#define TC_BLAS(name) name
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+using namespace tc::host;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Thread pool
+//===----------------------------------------------------------------------===//
+
+/// A fixed set of workers that run the chunks of one launch at a time; the
+/// calling thread works too.
+class ThreadPool {
+public:
+  static ThreadPool &get() {
+    static ThreadPool pool;
+    return pool;
+  }
+
+  unsigned size() const { return workers.size() + 1; }
+
+  void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
+    if (n <= 1 || workers.empty()) {
+      for (int64_t i = 0; i < n; ++i)
+        fn(i);
+      return;
+    }
+    std::lock_guard<std::mutex> oneAtATime(launchMutex);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      task = &fn;
+      total = n;
+      next = 0;
+      finished = 0;
+      ++generation;
+    }
+    wake.notify_all();
+    int64_t doneHere = work(fn, n);
+    std::unique_lock<std::mutex> lock(mutex);
+    finished += doneHere;
+    // Every worker that took this launch has left it before the next one
+    // can reset `next` (a late worker would otherwise claim the next
+    // launch's chunks with this one's function, gone by then).
+    done.wait(lock, [&] { return finished == total && active == 0; });
+    task = nullptr;
+  }
+
+private:
+  ThreadPool() {
+    unsigned threads = std::thread::hardware_concurrency();
+    if (const char *env = std::getenv("TC_NUM_THREADS"))
+      threads = std::max(1, std::atoi(env));
+    for (unsigned i = 1; i < std::max(1u, threads); ++i)
+      workers.emplace_back([this] { loop(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
+
+  void loop() {
+    uint64_t seen = 0;
+    while (true) {
+      const std::function<void(int64_t)> *fn;
+      int64_t n;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stop || generation != seen; });
+        if (stop)
+          return;
+        seen = generation;
+        // A launch that already ended leaves nothing to take.
+        if (!task)
+          continue;
+        fn = task;
+        n = total;
+        ++active;
+      }
+      int64_t doneHere = work(*fn, n);
+      std::lock_guard<std::mutex> lock(mutex);
+      finished += doneHere;
+      --active;
+      if (finished == total && active == 0)
+        done.notify_all();
+    }
+  }
+
+  /// Runs chunks of the current launch until none is left; returns how
+  /// many it ran.
+  int64_t work(const std::function<void(int64_t)> &fn, int64_t n) {
+    int64_t doneHere = 0;
+    for (int64_t i = next++; i < n; i = next++) {
+      fn(i);
+      ++doneHere;
+    }
+    return doneHere;
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex mutex, launchMutex;
+  std::condition_variable wake, done;
+  const std::function<void(int64_t)> *task = nullptr;
+  std::atomic<int64_t> next{0};
+  int64_t total = 0, finished = 0, active = 0;
+  uint64_t generation = 0;
+  bool stop = false;
+};
+
+
+} // namespace
+
+ParallelFor tc::host::parallelFor() {
+  return [](int64_t n, const std::function<void(int64_t)> &body) {
+    ThreadPool::get().parallelFor(n, body);
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// Runs rows [begin, end) of a kernel's domain.
+static void callKernel(const Launch &launch, const std::vector<void *> &ptrs,
+                       int64_t begin, int64_t end) {
+  std::vector<void *> bufs;
+  bufs.reserve(launch.buffers.size());
+  for (int64_t id : launch.buffers)
+    bufs.push_back(ptrs[id]);
+  std::vector<void *> packed;
+  packed.reserve(bufs.size() + 2);
+  for (void *&buf : bufs)
+    packed.push_back(&buf);
+  packed.push_back(&begin);
+  packed.push_back(&end);
+  launch.fn(packed.data());
+}
+
+/// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
+template <typename T, typename Fn>
+static void gemmRows(const Gemm &g, const std::vector<void *> &ptrs, int64_t i,
+                     int64_t rowBegin, int64_t rowEnd, T one, Fn gemm) {
+  int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
+  auto ta = g.transA ? CblasTrans : CblasNoTrans;
+  auto tb = g.transB ? CblasTrans : CblasNoTrans;
+  const T *a = static_cast<const T *>(ptrs[g.a]) + i * g.m * g.k;
+  const T *b = static_cast<const T *>(ptrs[g.b]) + i * g.k * g.n;
+  T *c = static_cast<T *>(ptrs[g.out]) + i * g.m * g.n;
+  // Rows of A start at row * lda, or at column `row` when A is transposed.
+  const T *aRows = g.transA ? a + rowBegin : a + rowBegin * lda;
+  T *cRows = c + rowBegin * g.n;
+  if (g.bias >= 0)
+    for (int64_t row = rowBegin; row < rowEnd; ++row)
+      std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(T));
+  gemm(CblasRowMajor, ta, tb, rowEnd - rowBegin, g.n, g.k, one, aRows, lda, b,
+       ldb, g.bias >= 0 ? one : T(0), cRows, g.n);
+}
+
+/// Small GEMMs are split into row blocks over tc's threads, each block a
+/// single-threaded BLAS call followed by the block's epilogue kernel, if
+/// any, while the rows are in cache. Large GEMMs go to BLAS whole, with
+/// BLAS's own threads, and their epilogue runs right after.
+static void runGemm(const Gemm &g, const std::vector<void *> &ptrs) {
+  ThreadPool &pool = ThreadPool::get();
+  double flops = 2.0 * g.batch * g.m * g.n * g.k;
+  static thread_local int blasThreads = -1;
+  auto setBlasThreads = [&](int n) {
+    if (blasThreads != n)
+      TC_BLAS(openblas_set_num_threads)(blasThreads = n);
+  };
+  auto rows = [&](int64_t i, int64_t begin, int64_t end) {
+    if (g.isDouble)
+      gemmRows<double>(g, ptrs, i, begin, end, 1.0, TC_BLAS(cblas_dgemm));
+    else
+      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, TC_BLAS(cblas_sgemm));
+  };
+  if (flops >= 2e8) {
+    setBlasThreads(pool.size());
+    for (int64_t i = 0; i < g.batch; ++i)
+      rows(i, 0, g.m);
+    // BLAS's threads are still spinning: waking tc's would fight them for
+    // the cores, so a small epilogue runs here, on the calling thread.
+    if (g.epilogue)
+      callKernel(*g.epilogue, ptrs, 0, g.m);
+    return;
+  }
+  setBlasThreads(1);
+  int64_t rowBlocks =
+      flops < 4e6 ? 1 : std::min<int64_t>(pool.size(), (g.m + 15) / 16);
+  pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
+    int64_t i = task / rowBlocks, block = task % rowBlocks;
+    int64_t begin = g.m * block / rowBlocks;
+    int64_t end = g.m * (block + 1) / rowBlocks;
+    rows(i, begin, end);
+    if (g.epilogue)
+      callKernel(*g.epilogue, ptrs, begin, end);
+  });
+}
+
+std::vector<Launch *> HostProgram::launches() {
+  std::vector<Launch *> all;
+  for (Step &step : steps) {
+    if (step.launch)
+      all.push_back(&*step.launch);
+    if (step.gemm && step.gemm->epilogue)
+      all.push_back(&*step.gemm->epilogue);
+  }
+  return all;
+}
+
+bool HostProgram::serializable() const {
+  return std::none_of(steps.begin(), steps.end(),
+                      [](const Step &step) { return bool(step.custom); });
+}
+
+bool HostProgram::run(void *const *args, size_t count,
+                      std::string &error) const {
+  if (static_cast<int64_t>(count) != numArguments + 1) {
+    error = "expected " + std::to_string(numArguments + 1) +
+            " buffers (inputs, outputs, arena), got " + std::to_string(count);
+    return false;
+  }
+  char *arena = static_cast<char *>(args[count - 1]);
+  if (arenaBytes && !arena) {
+    error = "the graph needs an arena of " + std::to_string(arenaBytes) +
+            " bytes";
+    return false;
+  }
+  std::vector<void *> ptrs;
+  ptrs.reserve(buffers.size());
+  for (const BufferRef &ref : buffers)
+    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
+                                     : arena + ref.offset);
+
+  // Below this many points a launch runs on the calling thread: waking
+  // workers costs more than it saves.
+  constexpr int64_t kParallelPoints = 1 << 15;
+  ThreadPool &pool = ThreadPool::get();
+  for (const Step &step : steps) {
+    if (step.gemm) {
+      runGemm(*step.gemm, ptrs);
+      continue;
+    }
+    if (step.custom) {
+      step.custom(ptrs, parallelFor());
+      continue;
+    }
+    const Launch &launch = *step.launch;
+    int64_t chunks = launch.points >= kParallelPoints
+                         ? std::min<int64_t>(pool.size() * 4, launch.rows)
+                         : 1;
+    pool.parallelFor(chunks, [&](int64_t chunk) {
+      callKernel(launch, ptrs, launch.rows * chunk / chunks,
+                 launch.rows * (chunk + 1) / chunks);
+    });
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Text form
+//===----------------------------------------------------------------------===//
+
+std::string HostProgram::serialize(const std::string &version) const {
+  std::ostringstream os;
+  os << version << "\n"
+     << "args " << numArguments << "\n"
+     << "sizes " << arenaBytes << " " << intermediateBytes << " "
+     << numKernels << "\n";
+  for (const BufferRef &ref : buffers)
+    os << "buffer " << ref.argument << " " << ref.offset << "\n";
+  auto writeLaunch = [&](const char *tag, const Launch &launch) {
+    os << tag << " " << launch.kernel << " " << launch.rows << " "
+       << launch.points;
+    for (int64_t id : launch.buffers)
+      os << " " << id;
+    os << "\n";
+  };
+  for (const Step &step : steps) {
+    if (step.launch) {
+      writeLaunch("launch", *step.launch);
+      continue;
+    }
+    if (!step.gemm)
+      continue; // not serializable(): callers check
+    const Gemm &g = *step.gemm;
+    os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
+       << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
+       << g.batch << " " << g.m << " " << g.n << " " << g.k << "\n";
+    if (g.epilogue)
+      writeLaunch("epilogue", *g.epilogue);
+  }
+  return os.str();
+}
+
+bool HostProgram::parse(const std::string &text, const std::string &version) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != version)
+    return false;
+  while (std::getline(in, line)) {
+    if (line.empty())
+      continue;
+    std::istringstream words(line);
+    std::string tag, kernel;
+    words >> tag;
+    bool isLaunch = tag == "launch" || tag == "epilogue";
+    if (isLaunch && !(words >> kernel))
+      return false;
+    std::vector<int64_t> n;
+    int64_t v;
+    while (words >> v)
+      n.push_back(v);
+    if (!words.eof())
+      return false; // not a number
+    if (tag == "args" && n.size() == 1) {
+      numArguments = n[0];
+    } else if (tag == "sizes" && n.size() == 3) {
+      arenaBytes = n[0];
+      intermediateBytes = n[1];
+      numKernels = n[2];
+    } else if (tag == "buffer" && n.size() == 2) {
+      if (n[0] >= numArguments || n[1] < 0 || n[1] > arenaBytes)
+        return false;
+      buffers.push_back({n[0], n[1]});
+    } else if (isLaunch && n.size() >= 2) {
+      Launch launch;
+      launch.kernel = kernel;
+      launch.rows = n[0];
+      launch.points = n[1];
+      launch.buffers.assign(n.begin() + 2, n.end());
+      if (tag == "launch") {
+        steps.push_back({std::move(launch), std::nullopt, {}});
+      } else {
+        if (steps.empty() || !steps.back().gemm)
+          return false;
+        steps.back().gemm->epilogue = std::move(launch);
+      }
+    } else if (tag == "gemm" && n.size() == 11) {
+      Gemm g;
+      g.a = n[0];
+      g.b = n[1];
+      g.out = n[2];
+      g.bias = n[3];
+      g.transA = n[4] != 0;
+      g.transB = n[5] != 0;
+      g.isDouble = n[6] != 0;
+      g.batch = n[7];
+      g.m = n[8];
+      g.n = n[9];
+      g.k = n[10];
+      steps.push_back({std::nullopt, g, {}});
+    } else {
+      return false;
+    }
+  }
+  auto valid = [&](int64_t id) {
+    return id >= 0 && id < static_cast<int64_t>(buffers.size());
+  };
+  for (const Step &step : steps) {
+    if (step.launch && !std::all_of(step.launch->buffers.begin(),
+                                    step.launch->buffers.end(), valid))
+      return false;
+    if (!step.gemm)
+      continue;
+    const Gemm &g = *step.gemm;
+    if (g.epilogue &&
+        !std::all_of(g.epilogue->buffers.begin(), g.epilogue->buffers.end(),
+                     valid))
+      return false;
+    if (!valid(g.a) || !valid(g.b) || !valid(g.out) ||
+        (g.bias != -1 && !valid(g.bias)))
+      return false;
+  }
+  return true;
+}

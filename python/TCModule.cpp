@@ -142,6 +142,26 @@ NB_MODULE(_tc, m) {
       "the compiler's diagnostics on failure.");
 
   m.def(
+      "export_cpu",
+      [](const std::string &ir, const std::string &options,
+         const std::string &objectPath, const std::string &planPath) {
+        char *error = nullptr;
+        int status;
+        {
+          nb::gil_scoped_release release;
+          status = tcExportCPU(ir.data(), ir.size(), options.c_str(),
+                               objectPath.c_str(), planPath.c_str(), &error);
+        }
+        if (status)
+          throw std::runtime_error(takeMessage(error));
+      },
+      nb::arg("ir"), nb::arg("options"), nb::arg("object_path"),
+      nb::arg("plan_path"),
+      "Compiles an fx-dialect module ahead of time for this host's CPU: "
+      "the kernels' object file and the host program (tc.aot); raises "
+      "RuntimeError with the compiler's diagnostics on failure.");
+
+  m.def(
       "split_training",
       [](const std::string &ir, const std::string &options) {
         char *forward = nullptr, *backward = nullptr, *layout = nullptr;

@@ -29,6 +29,14 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              const char *options, int keepStageIR,
                              const char *cacheDir, char **error);
 
+/// Compiles the fx-dialect module `source` ahead of time for this host's
+/// CPU: writes the kernels as a position-independent object file to
+/// `objectPath` (to be linked into a shared library) and the host program
+/// to `planPath`, both for tc/AOT/Model.h's runtime. Returns 0 on success,
+/// else nonzero with a message in `*error` (as tcCompileCPU).
+int tcExportCPU(const char *source, size_t length, const char *options,
+                const char *objectPath, const char *planPath, char **error);
+
 /// Compiles the fx-dialect module `source` for NVIDIA GPUs. `options` are
 /// tc-cuda-pipeline's options as text ("chip=sm_90 format=bin toolkit=...
 /// link=..."; NULL for the defaults). Needs no GPU. Errors as tcCompileCPU.

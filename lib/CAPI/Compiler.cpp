@@ -75,6 +75,24 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
   return result;
 }
 
+int tcExportCPU(const char *source, size_t length, const char *options,
+                const char *objectPath, const char *planPath, char **error) {
+  std::string diagnostics;
+  bool ok = false;
+  if (!compileSafely(
+          [&] {
+            ok = CPUExecutable::exportGraph(llvm::StringRef(source, length),
+                                            options ? options : "",
+                                            objectPath, planPath,
+                                            diagnostics);
+          },
+          diagnostics))
+    ok = false;
+  if (!ok && error)
+    *error = copyString(diagnostics);
+  return ok ? 0 : 1;
+}
+
 /// Compiles for a GPU platform (CUDAExecutable or ROCmExecutable), into
 /// `slot` of the result.
 template <typename Executable>

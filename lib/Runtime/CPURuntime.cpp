@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/InitAll.h"
 #include "tc/Runtime/Diagnostics.h"
@@ -26,6 +27,8 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -33,6 +36,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <dlfcn.h>
 #include <cstdlib>
@@ -257,6 +261,77 @@ static std::string printIR(ModuleOp module) {
   return text;
 }
 
+/// Runs the CPU pipeline on `source`: fills `impl`'s host program (and its
+/// stage IR when `keepStageIR`) and returns the kernels in the LLVM
+/// dialect; null on failure, with the diagnostics written to `diag`.
+static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
+                                         StringRef source,
+                                         const DecomposeOptions &decompose,
+                                         bool keepStageIR,
+                                         llvm::raw_ostream &diag) {
+  MLIRContext &context = impl.context;
+  // The compile runs on the caller's thread: keep it lean (the pass
+  // manager would otherwise start a thread pool per context).
+  context.disableMultithreading();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+
+  DiagnosticCollector handler(&context, diag);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+  if (!module)
+    return {};
+
+  struct Stage {
+    const char *name;
+    std::function<void(OpPassManager &)> build;
+  };
+  const Stage stages[] = {{"prim",
+                           [&](OpPassManager &pm) {
+                             buildDecomposePipeline(pm, decompose);
+                           }},
+                          {"kernel",
+                           [](OpPassManager &pm) { buildFusePipeline(pm); }},
+                          {"loops", buildCPULoopsPipeline}};
+  for (const Stage &stage : stages) {
+    PassManager pm(&context);
+    stage.build(pm);
+    if (failed(pm.run(*module)))
+      return {};
+    if (keepStageIR)
+      impl.stageIR[stage.name] = printIR(*module);
+  }
+  // The host program is interpreted by the runtime, the kernels are JITed.
+  if (failed(impl.extractSchedule(*module)))
+    return {};
+  {
+    PassManager pm(&context);
+    buildCPULLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      return {};
+    if (keepStageIR)
+      impl.stageIR["llvm"] = printIR(*module);
+  }
+
+  // Kernels are throughput code: use the widest vectors the host has
+  // (LLVM prefers 256 bits on AVX-512 hosts by default, for clock-speed
+  // reasons that matter less than width in a fused loop).
+  // TC_VECTOR_WIDTH (bits) overrides the choice.
+  std::string width = preferredVectorWidth();
+  if (!width.empty())
+    module->walk([&](LLVM::LLVMFuncOp func) {
+      if (!func.isExternal())
+        func.setPreferVectorWidth(width);
+    });
+
+  return module;
+}
+
 std::unique_ptr<CPUExecutable>
 CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
                        bool keepStageIR, std::string &diagnostics,
@@ -293,66 +368,11 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
     std::abort();
 
   auto impl = std::make_unique<Impl>();
-  MLIRContext &context = impl->context;
-  // The compile runs on the caller's thread: keep it lean (the pass
-  // manager would otherwise start a thread pool per context).
-  context.disableMultithreading();
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-
   llvm::raw_string_ostream diag(diagnostics);
-  DiagnosticCollector handler(&context, diag);
-
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&context));
+      lowerToLLVM(*impl, source, *decompose, keepStageIR, diag);
   if (!module)
     return nullptr;
-
-  struct Stage {
-    const char *name;
-    std::function<void(OpPassManager &)> build;
-  };
-  const Stage stages[] = {{"prim",
-                           [&](OpPassManager &pm) {
-                             buildDecomposePipeline(pm, *decompose);
-                           }},
-                          {"kernel",
-                           [](OpPassManager &pm) { buildFusePipeline(pm); }},
-                          {"loops", buildCPULoopsPipeline}};
-  for (const Stage &stage : stages) {
-    PassManager pm(&context);
-    stage.build(pm);
-    if (failed(pm.run(*module)))
-      return nullptr;
-    if (keepStageIR)
-      impl->stageIR[stage.name] = printIR(*module);
-  }
-  // The host program is interpreted by the runtime, the kernels are JITed.
-  if (failed(impl->extractSchedule(*module)))
-    return nullptr;
-  {
-    PassManager pm(&context);
-    buildCPULLVMPipeline(pm);
-    if (failed(pm.run(*module)))
-      return nullptr;
-    if (keepStageIR)
-      impl->stageIR["llvm"] = printIR(*module);
-  }
-
-  // Kernels are throughput code: use the widest vectors the host has
-  // (LLVM prefers 256 bits on AVX-512 hosts by default, for clock-speed
-  // reasons that matter less than width in a fused loop).
-  // TC_VECTOR_WIDTH (bits) overrides the choice.
-  std::string width = preferredVectorWidth();
-  if (!width.empty())
-    module->walk([&](LLVM::LLVMFuncOp func) {
-      if (!func.isExternal())
-        func.setPreferVectorWidth(width);
-    });
 
   // A graph of library calls only (GEMMs) has no code to generate, and
   // nothing worth caching: the JIT would emit no object to dump. The plan
@@ -411,6 +431,134 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
     }
   }
   return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
+}
+
+//===----------------------------------------------------------------------===//
+// Ahead-of-time export
+//===----------------------------------------------------------------------===//
+
+/// Adds `void _mlir_<name>(void **args)` for each kernel, the entry the host
+/// program calls: args[i] points at the kernel's i-th argument (what MLIR's
+/// ExecutionEngine generates for the JIT).
+static void addPackedEntries(llvm::Module &module,
+                             const std::vector<host::Launch *> &launches) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrTy = llvm::PointerType::getUnqual(ctx);
+  auto *entryTy =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy}, false);
+  llvm::StringSet<> done;
+  for (const host::Launch *launch : launches) {
+    llvm::Function *kernel = module.getFunction(launch->kernel);
+    if (!kernel || kernel->isDeclaration() ||
+        !done.insert(launch->kernel).second)
+      continue;
+    auto *entry = llvm::Function::Create(entryTy,
+                                         llvm::GlobalValue::ExternalLinkage,
+                                         "_mlir_" + launch->kernel, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    SmallVector<llvm::Value *> args;
+    for (llvm::Argument &arg : kernel->args()) {
+      llvm::Value *slot =
+          b.CreateConstGEP1_64(ptrTy, entry->getArg(0), arg.getArgNo());
+      args.push_back(b.CreateLoad(arg.getType(), b.CreateLoad(ptrTy, slot)));
+    }
+    llvm::Value *result = b.CreateCall(kernel, args);
+    if (!result->getType()->isVoidTy()) {
+      llvm::Value *slot =
+          b.CreateConstGEP1_64(ptrTy, entry->getArg(0), kernel->arg_size());
+      b.CreateStore(result, b.CreateLoad(ptrTy, slot));
+    }
+    b.CreateRetVoid();
+  }
+}
+
+/// The kernels of `module` (LLVM dialect) as a position-independent object
+/// for this host's CPU, optimized as the JIT does.
+static LogicalResult emitObject(ModuleOp module,
+                                const std::vector<host::Launch *> &launches,
+                                SmallVectorImpl<char> &object,
+                                llvm::raw_ostream &diag) {
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder) {
+    diag << "error: " << llvm::toString(tmBuilder.takeError()) << "\n";
+    return failure();
+  }
+  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm) {
+    diag << "error: " << llvm::toString(tm.takeError()) << "\n";
+    return failure();
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    diag << "error: the kernels could not be translated to LLVM IR\n";
+    return failure();
+  }
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  addPackedEntries(*llvmModule, launches);
+  if (llvm::Error err =
+          makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {
+    diag << "error: " << llvm::toString(std::move(err)) << "\n";
+    return failure();
+  }
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if ((*tm)->addPassesToEmitFile(codegen, os, nullptr,
+                                 llvm::CodeGenFileType::ObjectFile)) {
+    diag << "error: this host's target cannot emit object files\n";
+    return failure();
+  }
+  codegen.run(*llvmModule);
+  return success();
+}
+
+bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
+                                StringRef objectPath, StringRef planPath,
+                                std::string &diagnostics) {
+  llvm::raw_string_ostream diag(diagnostics);
+  auto decompose = DecomposeOptions::createFromString(pipelineOptions);
+  if (!decompose) {
+    diag << "error: invalid CPU pipeline options '" << pipelineOptions
+         << "'\n";
+    return false;
+  }
+  static std::once_flag initLLVM;
+  std::call_once(initLLVM, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  Impl impl;
+  OwningOpRef<ModuleOp> module =
+      lowerToLLVM(impl, source, *decompose, /*keepStageIR=*/false, diag);
+  if (!module)
+    return false;
+  if (!impl.program.serializable()) {
+    diag << "error: the graph has library convolutions, which the "
+            "ahead-of-time runtime does not run (use the default "
+            "expand-convolutions=true)\n";
+    return false;
+  }
+  SmallVector<char, 0> object;
+  if (failed(emitObject(*module, impl.program.launches(), object, diag)))
+    return false;
+  auto write = [&](StringRef path, StringRef bytes) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec)
+      os << bytes;
+    if (ec || os.has_error()) {
+      diag << "error: cannot write " << path << ": "
+           << (ec ? ec.message() : os.error().message()) << "\n";
+      return false;
+    }
+    return true;
+  };
+  return write(objectPath, StringRef(object.data(), object.size())) &&
+         write(planPath, impl.program.serialize(kAOTPlanVersion));
 }
 
 bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error) const {

@@ -24,6 +24,9 @@
 
 namespace mlir::tc {
 
+/// The first line of an exported graph's host program.
+inline constexpr const char *kAOTPlanVersion = "tc-aot-plan-1";
+
 class CPUExecutable {
 public:
   /// Compiles `source` (a module holding one fx.graph). On failure returns
@@ -38,6 +41,16 @@ public:
           bool keepStageIR, std::string &diagnostics,
           llvm::StringRef cacheDir = "");
   ~CPUExecutable();
+
+  /// Compiles `source` ahead of time (tc/AOT/Model.h runs the result):
+  /// writes the kernels as a position-independent object for this host's
+  /// CPU to `objectPath`, each with its entry `_mlir_<kernel>`, and the host
+  /// program's text (version kAOTPlanVersion) to `planPath`. On failure
+  /// returns false with `diagnostics` set.
+  static bool exportGraph(llvm::StringRef source,
+                          llvm::StringRef pipelineOptions,
+                          llvm::StringRef objectPath, llvm::StringRef planPath,
+                          std::string &diagnostics);
 
   /// Runs the graph. `buffers` holds the inputs' data pointers, then the
   /// outputs', then the arena's (arenaBytes() long, 64-byte aligned; null

@@ -185,15 +185,16 @@ NB_MODULE(_tc, m) {
   // The GPU compilers: (source, pipeline options, dump stages).
   auto gpuCompiler = [](TcExecutableRef (*compile)(const char *, size_t,
                                                    const char *, int,
-                                                   char **)) {
+                                                   const char *, char **)) {
     return [compile](const std::string &ir, const std::string &options,
-                     bool dumpStages) {
+                     bool dumpStages, const std::string &cacheDir) {
       char *error = nullptr;
       TcExecutableRef exe;
       {
         nb::gil_scoped_release release;
         exe = compile(ir.data(), ir.size(), options.c_str(),
-                      dumpStages ? 1 : 0, &error);
+                      dumpStages ? 1 : 0,
+                      cacheDir.empty() ? nullptr : cacheDir.c_str(), &error);
       }
       if (!exe)
         throw std::runtime_error(takeMessage(error));
@@ -202,11 +203,13 @@ NB_MODULE(_tc, m) {
   };
   m.def("compile_cuda", gpuCompiler(tcCompileCUDA), nb::arg("ir"),
         nb::arg("options") = std::string(), nb::arg("dump_stages") = false,
+        nb::arg("cache_dir") = std::string(),
         "Compiles an fx-dialect module for NVIDIA GPUs with "
         "tc-cuda-pipeline's options (\"chip=sm_90 format=bin toolkit=... "
         "link=...\").");
   m.def("compile_rocm", gpuCompiler(tcCompileROCm), nb::arg("ir"),
         nb::arg("options") = std::string(), nb::arg("dump_stages") = false,
+        nb::arg("cache_dir") = std::string(),
         "Compiles an fx-dialect module for AMD GPUs with tc-rocm-pipeline's "
         "options (\"chip=gfx942 toolkit=/opt/rocm\").");
 }

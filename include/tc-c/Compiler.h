@@ -39,17 +39,19 @@ int tcExportCPU(const char *source, size_t length, const char *options,
 
 /// Compiles the fx-dialect module `source` for NVIDIA GPUs. `options` are
 /// tc-cuda-pipeline's options as text ("chip=sm_90 format=bin toolkit=...
-/// link=..."; NULL for the defaults). Needs no GPU. Errors as tcCompileCPU.
+/// link=..."; NULL for the defaults). Needs no GPU. Errors and `cacheDir`
+/// as tcCompileCPU (the cache holds the host program and the kernels'
+/// binaries; library planning and loading run again).
 TcExecutableRef tcCompileCUDA(const char *source, size_t length,
                               const char *options, int keepStageIR,
-                              char **error);
+                              const char *cacheDir, char **error);
 
 /// Compiles the fx-dialect module `source` for AMD GPUs. `options` are
 /// tc-rocm-pipeline's options as text ("chip=gfx942 toolkit=/opt/rocm").
-/// Needs no GPU. Errors as tcCompileCPU.
+/// Needs no GPU. Errors and `cacheDir` as tcCompileCUDA.
 TcExecutableRef tcCompileROCm(const char *source, size_t length,
                               const char *options, int keepStageIR,
-                              char **error);
+                              const char *cacheDir, char **error);
 
 /// Splits the fx-dialect training graph `source` (arguments marked
 /// tc.requires_grad) into a forward and a backward module of prim ops

@@ -98,7 +98,7 @@ int tcExportCPU(const char *source, size_t length, const char *options,
 template <typename Executable>
 static TcExecutableRef
 compileForGPU(const char *source, size_t length, const char *options,
-              int keepStageIR, char **error,
+              int keepStageIR, const char *cacheDir, char **error,
               std::unique_ptr<Executable> TcExecutable::*slot) {
   std::string diagnostics;
   std::unique_ptr<Executable> exe;
@@ -106,7 +106,8 @@ compileForGPU(const char *source, size_t length, const char *options,
           [&] {
             exe = Executable::compile(llvm::StringRef(source, length),
                                       options ? options : "",
-                                      keepStageIR != 0, diagnostics);
+                                      keepStageIR != 0, diagnostics,
+                                      cacheDir ? cacheDir : "");
           },
           diagnostics))
     exe.reset();
@@ -122,15 +123,15 @@ compileForGPU(const char *source, size_t length, const char *options,
 
 TcExecutableRef tcCompileCUDA(const char *source, size_t length,
                               const char *options, int keepStageIR,
-                              char **error) {
-  return compileForGPU(source, length, options, keepStageIR, error,
+                              const char *cacheDir, char **error) {
+  return compileForGPU(source, length, options, keepStageIR, cacheDir, error,
                        &TcExecutable::cuda);
 }
 
 TcExecutableRef tcCompileROCm(const char *source, size_t length,
                               const char *options, int keepStageIR,
-                              char **error) {
-  return compileForGPU(source, length, options, keepStageIR, error,
+                              const char *cacheDir, char **error) {
+  return compileForGPU(source, length, options, keepStageIR, cacheDir, error,
                        &TcExecutable::rocm);
 }
 
@@ -183,7 +184,11 @@ int64_t tcExecutableGraphReplays(TcExecutableRef exe) {
   return exe->cuda ? exe->cuda->graphReplays() : 0;
 }
 int tcExecutableFromCache(TcExecutableRef exe) {
-  return exe->cpu && exe->cpu->fromCache() ? 1 : 0;
+  if (exe->cpu)
+    return exe->cpu->fromCache();
+  if (exe->cuda)
+    return exe->cuda->fromCache();
+  return exe->rocm && exe->rocm->fromCache();
 }
 
 const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage) {

@@ -24,6 +24,7 @@
 #include "tc/Runtime/HostProgram.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "Convolution.h"
+#include "DiskCache.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -71,32 +72,11 @@ static std::string preferredVectorWidth() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? "512" : "";
 }
 
-/// Which build of tc this is: the path, size and modification time of the
-/// binary holding this code (the Python extension, tc-opt). A rebuilt tc
-/// (new passes, new code generation) then misses the cache of an older one
-/// even where kCacheVersion was not bumped.
-static std::string buildIdentity() {
-  static const std::string identity = [] {
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &info) ||
-        !info.dli_fname)
-      return std::string("unknown-build");
-    llvm::sys::fs::file_status status;
-    if (llvm::sys::fs::status(info.dli_fname, status))
-      return std::string(info.dli_fname);
-    return std::string(info.dli_fname) + ":" +
-           std::to_string(status.getSize()) + ":" +
-           std::to_string(
-               status.getLastModificationTime().time_since_epoch().count());
-  }();
-  return identity;
-}
-
 /// The cache key: what the native code depends on.
 static std::string cacheKey(StringRef source, StringRef options) {
   llvm::SHA256 hash;
   hash.update(kCacheVersion);
-  hash.update(buildIdentity());
+  hash.update(runtime::buildIdentity());
   hash.update(source);
   hash.update(options);
   hash.update(llvm::sys::getProcessTriple());
@@ -263,12 +243,13 @@ static std::string printIR(ModuleOp module) {
 
 /// Runs the CPU pipeline on `source`: fills `impl`'s host program (and its
 /// stage IR when `keepStageIR`) and returns the kernels in the LLVM
-/// dialect; null on failure, with the diagnostics written to `diag`.
+/// dialect; null on failure. The caller collects `impl.context`'s
+/// diagnostics (for as long as the module lives: LLVM translation emits
+/// some too).
 static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
                                          StringRef source,
                                          const DecomposeOptions &decompose,
-                                         bool keepStageIR,
-                                         llvm::raw_ostream &diag) {
+                                         bool keepStageIR) {
   MLIRContext &context = impl.context;
   // The compile runs on the caller's thread: keep it lean (the pass
   // manager would otherwise start a thread pool per context).
@@ -279,8 +260,6 @@ static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
   registerLLVMDialectTranslation(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
-
-  DiagnosticCollector handler(&context, diag);
 
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));
@@ -369,8 +348,9 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
 
   auto impl = std::make_unique<Impl>();
   llvm::raw_string_ostream diag(diagnostics);
+  DiagnosticCollector handler(&impl->context, diag);
   OwningOpRef<ModuleOp> module =
-      lowerToLLVM(*impl, source, *decompose, keepStageIR, diag);
+      lowerToLLVM(*impl, source, *decompose, keepStageIR);
   if (!module)
     return nullptr;
 
@@ -532,8 +512,9 @@ bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
     llvm::InitializeNativeTargetAsmPrinter();
   });
   Impl impl;
+  DiagnosticCollector handler(&impl.context, diag);
   OwningOpRef<ModuleOp> module =
-      lowerToLLVM(impl, source, *decompose, /*keepStageIR=*/false, diag);
+      lowerToLLVM(impl, source, *decompose, /*keepStageIR=*/false);
   if (!module)
     return false;
   if (!impl.program.serializable()) {

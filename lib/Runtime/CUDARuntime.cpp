@@ -752,7 +752,8 @@ CUDAExecutable::~CUDAExecutable() = default;
 
 std::unique_ptr<CUDAExecutable>
 CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
-                        bool keepStageIR, std::string &diagnostics) {
+                        bool keepStageIR, std::string &diagnostics,
+                        StringRef cacheDir) {
   auto options = GPUPipelineOptions::createFromString(pipelineOptions);
   if (!options) {
     diagnostics += "error: invalid CUDA pipeline options '" +
@@ -765,7 +766,7 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
       [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
       [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
       [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); },
-      keepStageIR, diagnostics);
+      keepStageIR, diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
   impl->ltPlans.resize(impl->program->steps.size());
@@ -805,6 +806,10 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
     }
   }
   return std::unique_ptr<CUDAExecutable>(new CUDAExecutable(std::move(impl)));
+}
+
+bool CUDAExecutable::fromCache() const {
+  return impl->program->fromCache;
 }
 
 bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUProgram.h"
+#include "DiskCache.h"
 #include "tc/Runtime/Diagnostics.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,6 +19,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -231,6 +234,37 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     const std::function<void(OpPassManager &)> &decompose,
     const std::function<void(OpPassManager &)> &lowerKernels,
     const std::function<void(OpPassManager &)> &lowerToBinary,
+    bool keepStageIR, std::string &diagnostics, StringRef cacheDir,
+    StringRef cacheOptions) {
+  // The disk cache holds the host program and the kernels' binaries (what
+  // follows, library planning and loading, runs again). Stage IR is only
+  // produced by a real compile.
+  std::string cacheName;
+  if (!cacheDir.empty() && !keepStageIR) {
+    cacheName =
+        runtime::cacheKey({kGPUCacheVersion, platform, source, cacheOptions}) +
+        ".gpu";
+    SmallString<256> path(cacheDir);
+    llvm::sys::path::append(path, cacheName);
+    if (auto bytes = llvm::MemoryBuffer::getFile(path))
+      if (auto cached = deserialize((*bytes)->getBuffer())) {
+        cached->fromCache = true;
+        return cached;
+      }
+  }
+  std::unique_ptr<GPUProgram> program = compileUncached(
+      source, platform, decompose, lowerKernels, lowerToBinary, keepStageIR,
+      diagnostics);
+  if (program && !cacheName.empty())
+    runtime::writeCacheFile(cacheDir, cacheName, program->serialize());
+  return program;
+}
+
+std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
+    StringRef source, StringRef platform,
+    const std::function<void(OpPassManager &)> &decompose,
+    const std::function<void(OpPassManager &)> &lowerKernels,
+    const std::function<void(OpPassManager &)> &lowerToBinary,
     bool keepStageIR, std::string &diagnostics) {
   auto program = std::make_unique<GPUProgram>();
   // Contexts are reused across the GPU compiles of the process: making one
@@ -301,6 +335,166 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     if (auto binary = module->lookupSymbol<gpu::BinaryOp>("tc_kernels"))
       binary.erase();
     program->stageIR["schedule"] = printIR(*module);
+  }
+  return program;
+}
+
+//===----------------------------------------------------------------------===//
+// Disk cache format
+//===----------------------------------------------------------------------===//
+//
+// Text lines, then the binaries: "binary <bytes>" followed by that many
+// bytes and a newline, for each.
+
+std::string GPUProgram::serialize() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto list = [&](ArrayRef<int64_t> values) {
+    os << " " << values.size();
+    for (int64_t v : values)
+      os << " " << v;
+  };
+  os << kGPUCacheVersion << "\n"
+     << "args " << numArguments << "\n"
+     << "sizes " << arenaBytes << " " << intermediateBytes << " "
+     << numKernels << " " << maxBiasRows << "\n"
+     << "format " << format << "\n";
+  for (const BufferRef &ref : buffers)
+    os << "buffer " << ref.argument << " " << ref.offset << " " << ref.bytes
+       << "\n";
+  for (const Step &step : steps) {
+    if (step.launch) {
+      os << "launch " << step.launch->kernel << " " << step.launch->grid
+         << " " << step.launch->block;
+      list(step.launch->buffers);
+    } else if (step.gemm) {
+      const Gemm &g = *step.gemm;
+      os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
+         << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
+         << g.batch << " " << g.m << " " << g.n << " " << g.k;
+    } else {
+      const runtime::ConvCall &c = *step.conv;
+      os << "conv " << static_cast<int64_t>(c.kind) << " " << c.input << " "
+         << c.weight << " " << c.output << " " << c.groups << " "
+         << static_cast<int64_t>(c.element);
+      for (ArrayRef<int64_t> values :
+           {ArrayRef<int64_t>(c.inputShape), ArrayRef<int64_t>(c.weightShape),
+            ArrayRef<int64_t>(c.outputShape), ArrayRef<int64_t>(c.stride),
+            ArrayRef<int64_t>(c.padding), ArrayRef<int64_t>(c.dilation)})
+        list(values);
+    }
+    os << "\n";
+  }
+  for (const std::string &binary : binaries)
+    os << "binary " << binary.size() << "\n" << binary << "\n";
+  return text;
+}
+
+std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
+  auto program = std::make_unique<GPUProgram>();
+  auto nextLine = [&](StringRef &line) {
+    if (bytes.empty())
+      return false;
+    std::tie(line, bytes) = bytes.split('\n');
+    return true;
+  };
+  StringRef line;
+  if (!nextLine(line) || line != kGPUCacheVersion)
+    return nullptr;
+  while (nextLine(line)) {
+    auto [tag, rest] = line.split(' ');
+    if (tag == "format") {
+      program->format = rest.str();
+      continue;
+    }
+    if (tag == "binary") {
+      size_t size;
+      if (rest.getAsInteger(10, size) || bytes.size() < size + 1 ||
+          bytes[size] != '\n')
+        return nullptr;
+      program->binaries.push_back(bytes.take_front(size).str());
+      bytes = bytes.drop_front(size + 1);
+      continue;
+    }
+    std::string kernel;
+    if (tag == "launch")
+      std::tie(kernel, rest) = [&] {
+        auto [name, tail] = rest.split(' ');
+        return std::make_pair(name.str(), tail);
+      }();
+    SmallVector<StringRef> words;
+    rest.split(words, ' ', -1, /*KeepEmpty=*/false);
+    SmallVector<int64_t> n;
+    for (StringRef w : words) {
+      int64_t v;
+      if (w.getAsInteger(10, v))
+        return nullptr;
+      n.push_back(v);
+    }
+    // Reads a counted list at n[at], advancing `at`.
+    auto takeList = [&](size_t &at, SmallVector<int64_t> &out) {
+      if (at >= n.size() || n[at] < 0 ||
+          at + 1 + static_cast<size_t>(n[at]) > n.size())
+        return false;
+      out.assign(n.begin() + at + 1, n.begin() + at + 1 + n[at]);
+      at += 1 + n[at];
+      return true;
+    };
+    if (tag == "args" && n.size() == 1) {
+      program->numArguments = n[0];
+    } else if (tag == "sizes" && n.size() == 4) {
+      program->arenaBytes = n[0];
+      program->intermediateBytes = n[1];
+      program->numKernels = n[2];
+      program->maxBiasRows = n[3];
+    } else if (tag == "buffer" && n.size() == 3) {
+      program->buffers.push_back({n[0], n[1], n[2]});
+    } else if (tag == "launch" && n.size() >= 3) {
+      Launch launch;
+      launch.kernel = kernel;
+      launch.grid = n[0];
+      launch.block = n[1];
+      size_t at = 2;
+      if (!takeList(at, launch.buffers) || at != n.size())
+        return nullptr;
+      program->steps.push_back({std::move(launch), std::nullopt,
+                                std::nullopt});
+    } else if (tag == "gemm" && n.size() == 11) {
+      Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
+             n[7], n[8], n[9], n[10]};
+      program->steps.push_back({std::nullopt, g, std::nullopt});
+    } else if (tag == "conv" && n.size() >= 6) {
+      runtime::ConvCall c;
+      c.kind = static_cast<kernel::ConvKind>(n[0]);
+      c.input = n[1];
+      c.weight = n[2];
+      c.output = n[3];
+      c.groups = n[4];
+      c.element = static_cast<runtime::ConvElement>(n[5]);
+      size_t at = 6;
+      if (!takeList(at, c.inputShape) || !takeList(at, c.weightShape) ||
+          !takeList(at, c.outputShape) || !takeList(at, c.stride) ||
+          !takeList(at, c.padding) || !takeList(at, c.dilation) ||
+          at != n.size())
+        return nullptr;
+      program->steps.push_back({std::nullopt, std::nullopt, std::move(c)});
+    } else {
+      return nullptr;
+    }
+  }
+  // Every id must name a buffer.
+  int64_t count = program->buffers.size();
+  auto valid = [&](int64_t id) { return id >= 0 && id < count; };
+  for (const Step &step : program->steps) {
+    if (step.launch && !llvm::all_of(step.launch->buffers, valid))
+      return nullptr;
+    if (step.gemm && !(valid(step.gemm->a) && valid(step.gemm->b) &&
+                       valid(step.gemm->out) &&
+                       (step.gemm->bias == -1 || valid(step.gemm->bias))))
+      return nullptr;
+    if (step.conv && !(valid(step.conv->input) && valid(step.conv->weight) &&
+                       valid(step.conv->output)))
+      return nullptr;
   }
   return program;
 }

@@ -34,6 +34,10 @@
 
 namespace mlir::tc::gpu_runtime {
 
+/// Bump whenever the cached program's format or the generated code
+/// changes without a rebuild of tc (runtime::buildIdentity covers those).
+inline constexpr const char *kGPUCacheVersion = "tc-gpu-cache-1";
+
 struct BufferRef {
   int64_t argument; // index into the run's buffers, or -1: in the arena
   int64_t offset;   // byte offset into the arena
@@ -88,7 +92,22 @@ struct GPUProgram {
           const std::function<void(OpPassManager &)> &decompose,
           const std::function<void(OpPassManager &)> &lowerKernels,
           const std::function<void(OpPassManager &)> &lowerToBinary,
-          bool keepStageIR, std::string &diagnostics);
+          bool keepStageIR, std::string &diagnostics,
+          StringRef cacheDir = "", StringRef cacheOptions = "");
+
+  /// The program as bytes (the disk cache's format), and back; null for
+  /// bytes of another format version or malformed ones.
+  std::string serialize() const;
+  static std::unique_ptr<GPUProgram> deserialize(StringRef bytes);
+  /// Whether compile() found this graph in the disk cache.
+  bool fromCache = false;
+
+  static std::unique_ptr<GPUProgram>
+  compileUncached(StringRef source, StringRef platform,
+                  const std::function<void(OpPassManager &)> &decompose,
+                  const std::function<void(OpPassManager &)> &lowerKernels,
+                  const std::function<void(OpPassManager &)> &lowerToBinary,
+                  bool keepStageIR, std::string &diagnostics);
 
   /// Each buffer's address for a run over `args` (arguments, then the
   /// arena).

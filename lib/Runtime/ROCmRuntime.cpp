@@ -285,7 +285,8 @@ ROCmExecutable::~ROCmExecutable() = default;
 
 std::unique_ptr<ROCmExecutable>
 ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
-                        bool keepStageIR, std::string &diagnostics) {
+                        bool keepStageIR, std::string &diagnostics,
+                        StringRef cacheDir) {
   auto options = GPUPipelineOptions::createFromString(pipelineOptions);
   if (!options) {
     diagnostics += "error: invalid ROCm pipeline options '" +
@@ -298,7 +299,7 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
       [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
       [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
       [&](OpPassManager &pm) { buildROCmBinaryPipeline(pm, *options); },
-      keepStageIR, diagnostics);
+      keepStageIR, diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
   if (impl->program->hasConvolutions()) {
@@ -307,6 +308,10 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   }
   return std::unique_ptr<ROCmExecutable>(new ROCmExecutable(std::move(impl)));
+}
+
+bool ROCmExecutable::fromCache() const {
+  return impl->program->fromCache;
 }
 
 bool ROCmExecutable::run(ArrayRef<void *> buffers, void *stream,

@@ -15,7 +15,8 @@ The extension is a nanobind module built into `tc.build_dir() / "python" /
   own pointer;
 * `_tc.compile(..., cache_dir)` caches the native code and host program in
   `cache_dir` and loads them from there in later processes
-  (`CompiledGraph.from_cache`);
+  (`CompiledGraph.from_cache`); `compile_cuda` and `compile_rocm` take a
+  `cache_dir` too (the host program and the kernels' binaries);
 * `CompiledGraph.arena_bytes`, `.intermediate_bytes`, `.num_kernels` (ints)
   and `.stage_ir` (`dict[str, str]`, filled when compiled with
   `dump_stages`).
@@ -288,18 +289,23 @@ def _compile_module(text: str, device: torch.device,
                            pipeline=pipeline)
     start = time.perf_counter()
     try:
+        # Host programs and kernel binaries persist across processes too
+        # (library planning and loading run again).
+        gpu_cache = str(tc.cache_dir() / platform)
         if platform == "cuda":
             # The kernels load while compiling, into the context of the
             # current device: the graph's.
             index = device.index
             if index is None or torch.cuda.current_device() == index:
-                compiled = native.compile_cuda(text, options, dump_stages)
+                compiled = native.compile_cuda(text, options, dump_stages,
+                                               gpu_cache)
             else:
                 with torch.cuda.device(device):
                     compiled = native.compile_cuda(text, options,
-                                                   dump_stages)
+                                                   dump_stages, gpu_cache)
         elif platform == "rocm":
-            compiled = native.compile_rocm(text, options, dump_stages)
+            compiled = native.compile_rocm(text, options, dump_stages,
+                                           gpu_cache)
         else:
             # Compiled graphs persist in the cache folder across processes.
             compiled = native.compile(text, dump_stages,

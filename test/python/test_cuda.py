@@ -90,6 +90,38 @@ def test_cuda_pipeline_compiles_without_a_gpu():
     assert "gpu.shuffle" in compiled.stage_ir["gpu"]
 
 
+def test_cuda_disk_cache(tmp_path):
+    """A compile with a cache folder stores the host program and the
+    kernels' binaries; the next compile of the same graph and options (in
+    any process) loads them without running the pipeline. Other options
+    miss. Needs no GPU."""
+    import tc.compiler
+    native = tc.compiler._load_native()
+    try:
+        from tc import cuda as tc_cuda
+        toolkit, libdevice, _ = tc_cuda.toolchain()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    options = f"chip=sm_90 format=isa toolkit={toolkit} link={libdevice}"
+    cache = str(tmp_path / "cuda")
+    first = native.compile_cuda(SOFTMAX_FX, options, False, cache)
+    assert not first.from_cache
+    assert len(list((tmp_path / "cuda").glob("*.gpu"))) == 1
+    second = native.compile_cuda(SOFTMAX_FX, options, False, cache)
+    assert second.from_cache
+    assert second.num_kernels == first.num_kernels == 1
+    assert second.arena_bytes == first.arena_bytes
+    other = native.compile_cuda(SOFTMAX_FX, options + " max-block-size=512",
+                                False, cache)
+    assert not other.from_cache
+    # A damaged entry is a miss, recompiled and rewritten.
+    for entry in (tmp_path / "cuda").glob("*.gpu"):
+        entry.write_bytes(entry.read_bytes()[:100])
+    again = native.compile_cuda(SOFTMAX_FX, options, False, cache)
+    assert not again.from_cache and again.num_kernels == 1
+    assert native.compile_cuda(SOFTMAX_FX, options, False, cache).from_cache
+
+
 def test_cuda_pipeline_errors_are_diagnostics():
     import tc.compiler
     native = tc.compiler._load_native()

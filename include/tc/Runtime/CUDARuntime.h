@@ -35,8 +35,13 @@ public:
   /// the first run().
   static std::unique_ptr<CUDAExecutable>
   compile(llvm::StringRef source, llvm::StringRef pipelineOptions,
-          bool keepStageIR, std::string &diagnostics);
+          bool keepStageIR, std::string &diagnostics,
+          llvm::StringRef cacheDir = "");
   ~CUDAExecutable();
+
+  /// Whether compile() found the kernels and host program in `cacheDir`
+  /// (the compile then only plans library calls and loads the kernels).
+  bool fromCache() const;
 
   /// Runs the graph on `stream` (a CUstream; null for the default stream)
   /// in the calling thread's current CUDA context. `buffers` holds device

@@ -35,8 +35,12 @@ public:
   /// `diagnostics`. Needs no GPU: the hsaco is loaded on the first run().
   static std::unique_ptr<ROCmExecutable>
   compile(llvm::StringRef source, llvm::StringRef pipelineOptions,
-          bool keepStageIR, std::string &diagnostics);
+          bool keepStageIR, std::string &diagnostics,
+          llvm::StringRef cacheDir = "");
   ~ROCmExecutable();
+
+  /// Whether compile() found the kernels and host program in `cacheDir`.
+  bool fromCache() const;
 
   /// Whether this build of tc can run ROCm graphs (it was compiled against
   /// HIP's headers).

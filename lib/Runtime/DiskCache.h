@@ -1,0 +1,39 @@
+//===- DiskCache.h - compiled graphs cached across processes ----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the CPU and GPU runtimes' disk caches share: keys that change with
+// tc's build, and files written so that a concurrent reader never sees half
+// of one. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_LIB_RUNTIME_DISKCACHE_H
+#define TC_LIB_RUNTIME_DISKCACHE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::tc::runtime {
+
+/// Which build of tc this is: the path, size and modification time of the
+/// binary holding this code (the Python extension, tc-opt). A rebuilt tc
+/// (new passes, new code generation) then misses the cache of an older
+/// one even where a cache's format version was not bumped.
+const std::string &buildIdentity();
+
+/// The hex SHA-256 of `parts` and buildIdentity().
+std::string cacheKey(llvm::ArrayRef<llvm::StringRef> parts);
+
+/// Writes `bytes` to `dir`/`name` through a temporary file and a rename.
+/// Best effort: a cache that cannot be written is no error.
+void writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
+                    llvm::StringRef bytes);
+
+} // namespace mlir::tc::runtime
+
+#endif // TC_LIB_RUNTIME_DISKCACHE_H

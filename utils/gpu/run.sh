@@ -2,13 +2,15 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|breakdown|variants|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|breakdown|compile|variants|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
 # then benchmarks/bench_gpu.py and benchmarks/bench_resnet.py (`resnet`: the
 # ResNet-18 training step alone; `breakdown`: benchmarks/compile_breakdown.py
-# --cuda with the driver's PTX cache off: where tc's cold compile goes).
+# --cuda with the driver's PTX cache off: where tc's cold compile goes;
+# `compile`: benchmarks/bench_compile.py --device cuda, cold and warm first
+# calls, with $TC_COMPILE_ARGS such as "--workloads mlp,resnet").
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -69,6 +71,11 @@ fi
 if [[ "$what" == breakdown || "$what" == all ]]; then
   CUDA_CACHE_DISABLE=1 python3 benchmarks/compile_breakdown.py --cuda 2>&1 \
     | tee "$out/gpu-compile-breakdown.md"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == compile ]]; then
+  python3 benchmarks/bench_compile.py --device cuda --out "$out" \
+    ${TC_COMPILE_ARGS:-} 2>&1 | tee "$out/compile.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 exit $status

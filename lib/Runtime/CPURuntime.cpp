@@ -241,6 +241,15 @@ static std::string printIR(ModuleOp module) {
   return text;
 }
 
+/// LLVM's native target, once per process.
+static void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
 /// Runs the CPU pipeline on `source`: fills `impl`'s host program (and its
 /// stage IR when `keepStageIR`) and returns the kernels in the LLVM
 /// dialect; null on failure. The caller collects `impl.context`'s
@@ -321,11 +330,7 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
                    pipelineOptions.str() + "'\n";
     return nullptr;
   }
-  static std::once_flag initLLVM;
-  std::call_once(initLLVM, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
 
   SmallString<256> planPath, objectPath;
   if (!cacheDir.empty()) {
@@ -506,11 +511,7 @@ bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
          << "'\n";
     return false;
   }
-  static std::once_flag initLLVM;
-  std::call_once(initLLVM, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
   Impl impl;
   DiagnosticCollector handler(&impl.context, diag);
   OwningOpRef<ModuleOp> module =

@@ -121,15 +121,15 @@ NB_MODULE(_tc, m) {
 
   m.def(
       "compile",
-      [](const std::string &ir, bool dumpStages, const std::string &cacheDir,
-         const std::string &options) {
+      [](const std::string &ir, bool dumpStages,
+         const std::string &cacheEntry, const std::string &options) {
         char *error = nullptr;
         TcExecutableRef exe;
         {
           nb::gil_scoped_release release;
           exe = tcCompileCPU(ir.data(), ir.size(), options.c_str(),
                              dumpStages ? 1 : 0,
-                             cacheDir.empty() ? nullptr : cacheDir.c_str(),
+                             cacheEntry.empty() ? nullptr : cacheEntry.c_str(),
                              &error);
         }
         if (!exe)
@@ -137,9 +137,12 @@ NB_MODULE(_tc, m) {
         return new Executable(exe);
       },
       nb::arg("ir"), nb::arg("dump_stages") = false,
-      nb::arg("cache_dir") = std::string(), nb::arg("options") = std::string(),
+      nb::arg("cache_entry") = std::string(),
+      nb::arg("options") = std::string(),
       "Compiles an fx-dialect module for the CPU; raises RuntimeError with "
-      "the compiler's diagnostics on failure.");
+      "the compiler's diagnostics on failure. With a `cache_entry` (a path "
+      "without extension), the compiled graph is cached there, or loaded "
+      "from there.");
 
   m.def(
       "export_cpu",

@@ -23,11 +23,13 @@ typedef struct TcExecutable *TcExecutableRef;
 /// tc-cpu-pipeline's options as text ("expand-convolutions=false"; NULL
 /// for the defaults). Returns NULL on failure and stores a malloc'ed
 /// message (diagnostics with locations) in `*error`, which the caller frees
-/// with tcFreeString. `cacheDir` (may be NULL) is a folder where compiled
-/// graphs are cached across processes.
+/// with tcFreeString. `cacheEntry` (may be NULL) is the path, without
+/// extension, of the graph's entry in a disk cache shared across processes
+/// (`<dir>/<key>`: the caller's key covers the source, the options, tc's
+/// build and the host CPU; see CPUExecutable::compile).
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              const char *options, int keepStageIR,
-                             const char *cacheDir, char **error);
+                             const char *cacheEntry, char **error);
 
 /// Compiles the fx-dialect module `source` ahead of time for this host's
 /// CPU: writes the kernels as a position-independent object file to
@@ -39,9 +41,10 @@ int tcExportCPU(const char *source, size_t length, const char *options,
 
 /// Compiles the fx-dialect module `source` for NVIDIA GPUs. `options` are
 /// tc-cuda-pipeline's options as text ("chip=sm_90 format=bin toolkit=...
-/// link=..."; NULL for the defaults). Needs no GPU. Errors and `cacheDir`
-/// as tcCompileCPU (the cache holds the host program and the kernels'
-/// binaries; library planning and loading run again).
+/// link=..."; NULL for the defaults). Needs no GPU. Errors as
+/// tcCompileCPU. `cacheDir` (may be NULL) is a folder where the host
+/// program and the kernels' binaries are cached across processes, keyed
+/// here (library planning and loading run again).
 TcExecutableRef tcCompileCUDA(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               const char *cacheDir, char **error);

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -236,6 +237,39 @@ std::vector<Launch *> HostProgram::launches() {
   return all;
 }
 
+bool HostProgram::bindKernels(
+    const std::function<KernelFn(const std::string &)> &lookup,
+    std::string &error) {
+  for (Launch *launch : launches()) {
+    std::string symbol = "_mlir_" + launch->kernel;
+    launch->fn = lookup(symbol);
+    if (!launch->fn) {
+      error = "no kernel " + symbol;
+      return false;
+    }
+  }
+  return true;
+}
+
+void *HostProgram::loadKernelLibrary(const std::string &path,
+                                     std::string &error) {
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    error = "cannot load " + path + ": " + (why ? why : "?");
+    return nullptr;
+  }
+  auto lookup = [&](const std::string &symbol) {
+    return reinterpret_cast<KernelFn>(dlsym(library, symbol.c_str()));
+  };
+  if (!bindKernels(lookup, error)) {
+    error = path + " has " + error;
+    dlclose(library);
+    return nullptr;
+  }
+  return library;
+}
+
 bool HostProgram::serializable() const {
   return std::none_of(steps.begin(), steps.end(),
                       [](const Step &step) { return bool(step.custom); });
@@ -294,7 +328,8 @@ std::string HostProgram::serialize(const std::string &version) const {
   os << version << "\n"
      << "args " << numArguments << "\n"
      << "sizes " << arenaBytes << " " << intermediateBytes << " "
-     << numKernels << "\n";
+     << numKernels << "\n"
+     << "objects " << numObjects << "\n";
   for (const BufferRef &ref : buffers)
     os << "buffer " << ref.argument << " " << ref.offset << "\n";
   auto writeLaunch = [&](const char *tag, const Launch &launch) {
@@ -347,6 +382,8 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       arenaBytes = n[0];
       intermediateBytes = n[1];
       numKernels = n[2];
+    } else if (tag == "objects" && n.size() == 1 && n[0] >= 1) {
+      numObjects = n[0];
     } else if (tag == "buffer" && n.size() == 2) {
       if (n[0] >= numArguments || n[1] < 0 || n[1] > arenaBytes)
         return false;

@@ -196,22 +196,9 @@ std::unique_ptr<Model> Model::load(const std::string &directory,
   }
 
   std::string libraryPath = directory + "/model.so";
-  impl->library = dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!impl->library) {
-    const char *why = dlerror();
-    error = "cannot load " + libraryPath + ": " + (why ? why : "?");
+  impl->library = program.loadKernelLibrary(libraryPath, error);
+  if (!impl->library)
     return nullptr;
-  }
-  for (tc::host::Launch *launch : program.launches()) {
-    std::string symbol = "_mlir_" + launch->kernel;
-    launch->fn =
-        reinterpret_cast<tc::host::KernelFn>(dlsym(impl->library,
-                                                   symbol.c_str()));
-    if (!launch->fn) {
-      error = libraryPath + " has no kernel " + symbol;
-      return nullptr;
-    }
-  }
 
   impl->weights = std::make_unique<AlignedBuffer>(weights.size());
   if (!weights.empty())

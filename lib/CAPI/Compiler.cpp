@@ -53,7 +53,7 @@ static bool compileSafely(Fn compile, std::string &diagnostics) {
 
 TcExecutableRef tcCompileCPU(const char *source, size_t length,
                              const char *options, int keepStageIR,
-                             const char *cacheDir, char **error) {
+                             const char *cacheEntry, char **error) {
   std::string diagnostics;
   std::unique_ptr<CPUExecutable> exe;
   if (!compileSafely(
@@ -61,7 +61,7 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
             exe = CPUExecutable::compile(llvm::StringRef(source, length),
                                          options ? options : "",
                                          keepStageIR != 0, diagnostics,
-                                         cacheDir ? cacheDir : "");
+                                         cacheEntry ? cacheEntry : "");
           },
           diagnostics))
     exe.reset();

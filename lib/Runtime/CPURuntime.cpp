@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,7 +23,6 @@
 #include "tc/Runtime/HostProgram.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "Convolution.h"
-#include "DiskCache.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -33,16 +31,18 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <dlfcn.h>
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace mlir;
@@ -51,9 +51,8 @@ namespace host = ::tc::host;
 
 struct CPUExecutable::Impl {
   MLIRContext context;
-  std::unique_ptr<ExecutionEngine> engine;
-  /// Holds the native code when it came from the disk cache.
-  std::unique_ptr<llvm::orc::LLJIT> cachedJit;
+  /// Holds the kernels' native code.
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   bool fromCache = false;
   host::HostProgram program;
   std::map<std::string, std::string> stageIR;
@@ -61,9 +60,9 @@ struct CPUExecutable::Impl {
   LogicalResult extractSchedule(ModuleOp module);
 };
 
-// Bump whenever the plan format or the generated code changes: cached
-// objects of an older tc must not be loaded.
-static constexpr const char *kCacheVersion = "tc-cpu-cache-3";
+/// The most objects a graph's kernels are split into (and compiled in
+/// parallel).
+static constexpr unsigned kMaxObjects = 16;
 
 /// The vector width kernels are compiled for ("" for LLVM's default).
 static std::string preferredVectorWidth() {
@@ -72,57 +71,35 @@ static std::string preferredVectorWidth() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? "512" : "";
 }
 
-/// The cache key: what the native code depends on.
-static std::string cacheKey(StringRef source, StringRef options) {
-  llvm::SHA256 hash;
-  hash.update(kCacheVersion);
-  hash.update(runtime::buildIdentity());
-  hash.update(source);
-  hash.update(options);
-  hash.update(llvm::sys::getProcessTriple());
-  hash.update(llvm::sys::getHostCPUName());
-  hash.update(preferredVectorWidth());
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    if (feature.second)
-      hash.update(feature.first());
-  return llvm::toHex(hash.final(), /*LowerCase=*/true);
-}
+/// Loads the kernels' objects into a JIT and points each launch at its
+/// `_mlir_<kernel>` entry. Symbols the objects do not define (libm's, ...)
+/// come from the process.
+static LogicalResult loadObjects(CPUExecutable::Impl &impl,
+                                 ArrayRef<std::unique_ptr<llvm::MemoryBuffer>>
+                                     objects,
+                                 llvm::raw_ostream &diag);
 
-/// Loads a cached graph; nullptr when it is not there or unusable.
-static std::unique_ptr<CPUExecutable::Impl>
-loadFromCache(StringRef planPath, StringRef objectPath) {
-  auto plan = llvm::MemoryBuffer::getFile(planPath);
-  auto object = llvm::MemoryBuffer::getFile(objectPath);
-  if (!plan || !object)
+/// Loads a cache entry (`<entry>.plan`, `<entry>.<i>.o`); nullptr when it
+/// is not there or unusable.
+static std::unique_ptr<CPUExecutable::Impl> loadFromCache(StringRef entry) {
+  auto plan = llvm::MemoryBuffer::getFile(entry + ".plan");
+  if (!plan)
     return nullptr;
   auto impl = std::make_unique<CPUExecutable::Impl>();
-  if (!impl->program.parse((*plan)->getBuffer().str(), kCacheVersion))
+  if (!impl->program.parse((*plan)->getBuffer().str(), host::kCPUCacheVersion))
     return nullptr;
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit) {
-    llvm::consumeError(jit.takeError());
-    return nullptr;
-  }
-  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!generator) {
-    llvm::consumeError(generator.takeError());
-    return nullptr;
-  }
-  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(*object))) {
-    llvm::consumeError(std::move(err));
-    return nullptr;
-  }
-  for (host::Launch *launch : impl->program.launches()) {
-    auto symbol = (*jit)->lookup("_mlir_" + launch->kernel);
-    if (!symbol) {
-      llvm::consumeError(symbol.takeError());
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  for (int64_t i = 0; i < impl->program.numObjects; ++i) {
+    auto object =
+        llvm::MemoryBuffer::getFile(entry + "." + std::to_string(i) + ".o");
+    if (!object)
       return nullptr;
-    }
-    launch->fn = symbol->toPtr<host::KernelFn>();
+    objects.push_back(std::move(*object));
   }
-  impl->cachedJit = std::move(*jit);
+  std::string ignored;
+  llvm::raw_string_ostream diag(ignored);
+  if (failed(loadObjects(*impl, objects, diag)))
+    return nullptr;
   impl->fromCache = true;
   return impl;
 }
@@ -320,106 +297,8 @@ static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
   return module;
 }
 
-std::unique_ptr<CPUExecutable>
-CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
-                       bool keepStageIR, std::string &diagnostics,
-                       StringRef cacheDir) {
-  auto decompose = DecomposeOptions::createFromString(pipelineOptions);
-  if (!decompose) {
-    diagnostics += "error: invalid CPU pipeline options '" +
-                   pipelineOptions.str() + "'\n";
-    return nullptr;
-  }
-  initializeNativeTarget();
-
-  SmallString<256> planPath, objectPath;
-  if (!cacheDir.empty()) {
-    std::string key = cacheKey(source, pipelineOptions);
-    planPath = cacheDir;
-    llvm::sys::path::append(planPath, key + ".plan");
-    objectPath = cacheDir;
-    llvm::sys::path::append(objectPath, key + ".o");
-    // Stage IR is only produced by a real compile.
-    if (!keepStageIR)
-      if (auto impl = loadFromCache(planPath, objectPath))
-        return std::unique_ptr<CPUExecutable>(
-            new CPUExecutable(std::move(impl)));
-  }
-
-  // Lets tests check that a crashing compiler does not take the process
-  // down (see the C API's crash recovery).
-  if (std::getenv("TC_INJECT_COMPILER_CRASH"))
-    std::abort();
-
-  auto impl = std::make_unique<Impl>();
-  llvm::raw_string_ostream diag(diagnostics);
-  DiagnosticCollector handler(&impl->context, diag);
-  OwningOpRef<ModuleOp> module =
-      lowerToLLVM(*impl, source, *decompose, keepStageIR);
-  if (!module)
-    return nullptr;
-
-  // A graph of library calls only (GEMMs) has no code to generate, and
-  // nothing worth caching: the JIT would emit no object to dump. The plan
-  // format has no convolutions (a test path on the CPU): not cached either.
-  bool cacheable = !cacheDir.empty() && impl->program.serializable();
-  if (impl->program.launches().empty())
-    return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
-
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder) {
-    diag << "error: " << llvm::toString(tmBuilder.takeError()) << "\n";
-    return nullptr;
-  }
-  auto tm = tmBuilder->createTargetMachine();
-  if (!tm) {
-    diag << "error: " << llvm::toString(tm.takeError()) << "\n";
-    return nullptr;
-  }
-  // ExecutionEngineOptions::transformer is a function_ref: the function
-  // it refers to must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(3, 0, tm->get());
-  ExecutionEngineOptions options;
-  options.transformer = optimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  options.enableObjectDump = cacheable;
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine) {
-    diag << "error: " << llvm::toString(engine.takeError()) << "\n";
-    return nullptr;
-  }
-  impl->engine = std::move(*engine);
-  for (host::Launch *launch : impl->program.launches()) {
-    auto fn = impl->engine->lookupPacked(launch->kernel);
-    if (!fn) {
-      diag << "error: " << llvm::toString(fn.takeError()) << "\n";
-      return nullptr;
-    }
-    launch->fn = *fn;
-  }
-  if (cacheable) {
-    // Best effort: a cache that cannot be written is no error. The plan is
-    // written last, through a rename, so a reader never sees half of it.
-    if (!llvm::sys::fs::create_directories(cacheDir)) {
-      impl->engine->dumpToObjectFile(objectPath);
-      SmallString<256> tmp(planPath);
-      tmp += ".tmp";
-      std::error_code ec;
-      {
-        llvm::raw_fd_ostream os(tmp, ec);
-        if (!ec)
-          os << impl->program.serialize(kCacheVersion);
-      }
-      if (!ec)
-        (void)llvm::sys::fs::rename(tmp, planPath);
-    }
-  }
-  return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
-}
-
 //===----------------------------------------------------------------------===//
-// Ahead-of-time export
+// Object emission
 //===----------------------------------------------------------------------===//
 
 /// Adds `void _mlir_<name>(void **args)` for each kernel, the entry the host
@@ -457,48 +336,261 @@ static void addPackedEntries(llvm::Module &module,
   }
 }
 
-/// The kernels of `module` (LLVM dialect) as a position-independent object
-/// for this host's CPU, optimized as the JIT does.
-static LogicalResult emitObject(ModuleOp module,
-                                const std::vector<host::Launch *> &launches,
-                                SmallVectorImpl<char> &object,
-                                llvm::raw_ostream &diag) {
+/// A target machine for this host's CPU, at O3. Position-independent: the
+/// objects are also linked into shared libraries (the disk cache's, for
+/// tc._runtime; an AOT export's).
+static std::unique_ptr<llvm::TargetMachine>
+createHostTargetMachine(std::string &error) {
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder) {
-    diag << "error: " << llvm::toString(tmBuilder.takeError()) << "\n";
-    return failure();
+    error = llvm::toString(tmBuilder.takeError());
+    return nullptr;
   }
   tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
   tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto tm = tmBuilder->createTargetMachine();
   if (!tm) {
-    diag << "error: " << llvm::toString(tm.takeError()) << "\n";
-    return failure();
+    error = llvm::toString(tm.takeError());
+    return nullptr;
   }
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext);
-  if (!llvmModule) {
-    diag << "error: the kernels could not be translated to LLVM IR\n";
-    return failure();
-  }
-  llvmModule->setDataLayout((*tm)->createDataLayout());
-  llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  addPackedEntries(*llvmModule, launches);
-  if (llvm::Error err =
-          makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {
-    diag << "error: " << llvm::toString(std::move(err)) << "\n";
-    return failure();
+  return std::move(*tm);
+}
+
+/// Optimizes `module` and emits it as an object file into `object`.
+static bool optimizeAndEmit(llvm::Module &module,
+                            const std::vector<host::Launch *> &launches,
+                            SmallVectorImpl<char> &object,
+                            std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> tm = createHostTargetMachine(error);
+  if (!tm)
+    return false;
+  module.setDataLayout(tm->createDataLayout());
+  module.setTargetTriple(tm->getTargetTriple());
+  addPackedEntries(module, launches);
+  if (llvm::Error err = makeOptimizingTransformer(3, 0, tm.get())(&module)) {
+    error = llvm::toString(std::move(err));
+    return false;
   }
   llvm::raw_svector_ostream os(object);
   llvm::legacy::PassManager codegen;
-  if ((*tm)->addPassesToEmitFile(codegen, os, nullptr,
-                                 llvm::CodeGenFileType::ObjectFile)) {
-    diag << "error: this host's target cannot emit object files\n";
+  if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile)) {
+    error = "this host's target cannot emit object files";
+    return false;
+  }
+  codegen.run(module);
+  return true;
+}
+
+/// How many threads compile kernels: $TC_COMPILE_THREADS, else one per
+/// core.
+static unsigned compileThreads() {
+  if (const char *env = std::getenv("TC_COMPILE_THREADS"))
+    if (int n = std::atoi(env); n > 0)
+      return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The kernels of `module` (LLVM dialect) as `maxParts` objects at most,
+/// optimized and compiled by LLVM in parallel (most of a cold compile's
+/// time). Each part holds some of the kernels, balanced by size, and a
+/// copy of the private helpers they may call. The split depends only on
+/// the module, so a cache entry's objects do not depend on the thread
+/// count.
+static LogicalResult emitObjects(ModuleOp module,
+                                 const std::vector<host::Launch *> &launches,
+                                 unsigned maxParts,
+                                 std::vector<SmallVector<char, 0>> &objects,
+                                 llvm::raw_ostream &diag) {
+  llvm::StringSet<> kernelNames;
+  for (const host::Launch *launch : launches)
+    kernelNames.insert(launch->kernel);
+  SmallVector<std::pair<int64_t, StringRef>> kernels;
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (func.isExternal() || !kernelNames.contains(func.getSymName()))
+      continue;
+    int64_t size = 0;
+    func.walk([&](Operation *) { ++size; });
+    kernels.push_back({size, func.getSymName()});
+  }
+  // Largest first, each to the lightest part.
+  llvm::sort(kernels, [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  unsigned numParts = std::clamp<unsigned>(kernels.size(), 1, maxParts);
+  std::vector<int64_t> load(numParts, 0);
+  llvm::StringMap<unsigned> partOf;
+  for (const auto &[size, name] : kernels) {
+    unsigned part = std::min_element(load.begin(), load.end()) - load.begin();
+    load[part] += size;
+    partOf[name] = part;
+  }
+
+  // Translation uses the MLIR context, which is single-threaded here: each
+  // part is translated on this thread into an LLVM context of its own.
+  std::vector<std::unique_ptr<llvm::LLVMContext>> contexts(numParts);
+  std::vector<std::unique_ptr<llvm::Module>> modules(numParts);
+  for (unsigned part = 0; part < numParts; ++part) {
+    OwningOpRef<ModuleOp> copy =
+        numParts == 1 ? OwningOpRef<ModuleOp>() : module.clone();
+    if (copy)
+      for (auto func :
+           llvm::make_early_inc_range(copy->getOps<LLVM::LLVMFuncOp>())) {
+        auto it = partOf.find(func.getSymName());
+        if (it != partOf.end() && it->second != part)
+          func.erase();
+      }
+    contexts[part] = std::make_unique<llvm::LLVMContext>();
+    modules[part] =
+        translateModuleToLLVMIR(copy ? *copy : module, *contexts[part]);
+    if (!modules[part]) {
+      diag << "error: the kernels could not be translated to LLVM IR\n";
+      return failure();
+    }
+  }
+
+  objects.assign(numParts, {});
+  std::vector<std::string> errors(numParts);
+  std::atomic<unsigned> next{0};
+  auto work = [&] {
+    for (unsigned part = next++; part < numParts; part = next++)
+      optimizeAndEmit(*modules[part], launches, objects[part], errors[part]);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < std::min(numParts, compileThreads()); ++i)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::string &error : errors)
+    if (!error.empty()) {
+      diag << "error: " << error << "\n";
+      return failure();
+    }
+  return success();
+}
+
+static LogicalResult loadObjects(CPUExecutable::Impl &impl,
+                                 ArrayRef<std::unique_ptr<llvm::MemoryBuffer>>
+                                     objects,
+                                 llvm::raw_ostream &diag) {
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    diag << "error: " << llvm::toString(jit.takeError()) << "\n";
     return failure();
   }
-  codegen.run(*llvmModule);
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!generator) {
+    diag << "error: " << llvm::toString(generator.takeError()) << "\n";
+    return failure();
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+  for (const auto &object : objects)
+    if (llvm::Error err = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(object->getBuffer(),
+                                                 object->getBufferIdentifier()))) {
+      diag << "error: " << llvm::toString(std::move(err)) << "\n";
+      return failure();
+    }
+  auto lookup = [&](const std::string &symbol) -> host::KernelFn {
+    auto address = (*jit)->lookup(symbol);
+    if (!address) {
+      llvm::consumeError(address.takeError());
+      return nullptr;
+    }
+    return address->toPtr<host::KernelFn>();
+  };
+  std::string error;
+  if (!impl.program.bindKernels(lookup, error)) {
+    diag << "error: the kernels' objects have " << error << "\n";
+    return failure();
+  }
+  impl.jit = std::move(*jit);
   return success();
+}
+
+/// Writes a cache entry: the objects, then the plan, through a rename, so
+/// that a reader never sees an entry without its objects. Best effort: a
+/// cache that cannot be written is no error.
+static void writeCacheEntry(StringRef entry, const host::HostProgram &program,
+                            ArrayRef<SmallVector<char, 0>> objects) {
+  if (llvm::sys::fs::create_directories(llvm::sys::path::parent_path(entry)))
+    return;
+  for (auto [i, object] : llvm::enumerate(objects)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os((entry + "." + Twine(i) + ".o").str(), ec);
+    if (ec)
+      return;
+    os << StringRef(object.data(), object.size());
+  }
+  std::string tmp = (entry + ".plan.tmp").str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (!ec)
+      os << program.serialize(host::kCPUCacheVersion);
+  }
+  if (!ec)
+    (void)llvm::sys::fs::rename(tmp, entry + ".plan");
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation entry points
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<CPUExecutable>
+CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
+                       bool keepStageIR, std::string &diagnostics,
+                       StringRef cacheEntry) {
+  auto decompose = DecomposeOptions::createFromString(pipelineOptions);
+  if (!decompose) {
+    diagnostics += "error: invalid CPU pipeline options '" +
+                   pipelineOptions.str() + "'\n";
+    return nullptr;
+  }
+  initializeNativeTarget();
+
+  // Stage IR is only produced by a real compile.
+  if (!cacheEntry.empty() && !keepStageIR)
+    if (auto impl = loadFromCache(cacheEntry))
+      return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
+
+  // Lets tests check that a crashing compiler does not take the process
+  // down (see the C API's crash recovery).
+  if (std::getenv("TC_INJECT_COMPILER_CRASH"))
+    std::abort();
+
+  auto impl = std::make_unique<Impl>();
+  llvm::raw_string_ostream diag(diagnostics);
+  DiagnosticCollector handler(&impl->context, diag);
+  OwningOpRef<ModuleOp> module =
+      lowerToLLVM(*impl, source, *decompose, keepStageIR);
+  if (!module)
+    return nullptr;
+
+  // A graph of library calls only (GEMMs) has no code to generate, and
+  // nothing worth caching.
+  if (impl->program.launches().empty())
+    return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
+
+  std::vector<SmallVector<char, 0>> objects;
+  if (failed(emitObjects(*module, impl->program.launches(), kMaxObjects,
+                         objects, diag)))
+    return nullptr;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+  for (const auto &object : objects)
+    buffers.push_back(llvm::MemoryBuffer::getMemBuffer(
+        StringRef(object.data(), object.size()), "", false));
+  if (failed(loadObjects(*impl, buffers, diag)))
+    return nullptr;
+  impl->program.numObjects = objects.size();
+  // The plan format has no convolutions (a test path on the CPU): such a
+  // graph is not cached.
+  if (!cacheEntry.empty() && impl->program.serializable())
+    writeCacheEntry(cacheEntry, impl->program, objects);
+  return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
 }
 
 bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
@@ -524,9 +616,12 @@ bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
             "expand-convolutions=true)\n";
     return false;
   }
-  SmallVector<char, 0> object;
-  if (failed(emitObject(*module, impl.program.launches(), object, diag)))
+  // One object: the export links it into one shared library.
+  std::vector<SmallVector<char, 0>> objects;
+  if (failed(emitObjects(*module, impl.program.launches(), /*maxParts=*/1,
+                         objects, diag)))
     return false;
+  const SmallVector<char, 0> &object = objects.front();
   auto write = [&](StringRef path, StringRef bytes) {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);

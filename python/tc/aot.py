@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
-import shutil
 import subprocess
 from typing import Any, Sequence
 
@@ -48,11 +47,13 @@ class AOTError(RuntimeError):
 
 
 def _linker() -> str:
-    for candidate in (os.environ.get("CC"), "cc", "clang", "gcc"):
-        if candidate and shutil.which(candidate):
-            return candidate
-    raise AOTError("no C compiler driver ($CC, cc, clang or gcc) to link "
-                   "model.so with")
+    from tc import compiler
+
+    linker = compiler._linker()
+    if linker is None:
+        raise AOTError("no C compiler driver ($CC, cc, clang or gcc) to "
+                       "link model.so with")
+    return linker
 
 
 def _dims(shape: Sequence[int]) -> str:

@@ -37,6 +37,9 @@ import importlib.util
 import math
 import os
 import pathlib
+import platform
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -108,6 +111,40 @@ def _extension_dirs() -> list[pathlib.Path]:
             tc.build_dir() / "python" / "tc"]
 
 
+def _extension_path(name: str) -> pathlib.Path | None:
+    """Where the extension module `tc.<name>` was built, if it was."""
+    for directory in _extension_dirs():
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = directory / f"{name}{suffix}"
+            if path.is_file():
+                return path
+    return None
+
+
+def _load_extension(name: str) -> ModuleType:
+    """Imports the extension `tc.<name>` from where it was built; raises
+    ImportError when it is absent or broken."""
+    qualified = f"tc.{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    path = _extension_path(name)
+    if path is None:
+        raise ImportError(f"tc native extension not built (no {name} "
+                          "module in " + ", ".join(
+                              str(d) for d in _extension_dirs()) + ")")
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(qualified, str(path))
+        spec = importlib.util.spec_from_file_location(qualified, str(path),
+                                                      loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[qualified] = module
+        loader.exec_module(module)
+    except Exception as error:  # a broken build must not kill us
+        sys.modules.pop(qualified, None)
+        raise ImportError(f"loading {path} failed: {error}") from None
+    return module
+
+
 def _load_native() -> ModuleType | None:
     """Loads `tc._tc` once; returns None (see `native_error`) if absent."""
     global _native, _native_error
@@ -117,31 +154,11 @@ def _load_native() -> ModuleType | None:
         if os.environ.get("TC_DISABLE_NATIVE", "") not in ("", "0"):
             _native_error = "disabled by TC_DISABLE_NATIVE"
             return None
-        if "tc._tc" in sys.modules:
-            _native = sys.modules["tc._tc"]
-            return _native
-        for directory in _extension_dirs():
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                path = directory / f"_tc{suffix}"
-                if not path.is_file():
-                    continue
-                try:
-                    loader = importlib.machinery.ExtensionFileLoader(
-                        "tc._tc", str(path))
-                    spec = importlib.util.spec_from_file_location(
-                        "tc._tc", str(path), loader=loader)
-                    module = importlib.util.module_from_spec(spec)
-                    sys.modules["tc._tc"] = module
-                    loader.exec_module(module)
-                except Exception as error:  # a broken build must not kill us
-                    sys.modules.pop("tc._tc", None)
-                    _native_error = f"loading {path} failed: {error}"
-                    return None
-                _native = module
-                return _native
-        _native_error = ("tc native extension not built (no _tc module in "
-                         + ", ".join(str(d) for d in _extension_dirs()) + ")")
-        return None
+        try:
+            _native = _load_extension("_tc")
+        except ImportError as error:
+            _native_error = str(error)
+        return _native
 
 
 def native_available() -> bool:
@@ -266,16 +283,151 @@ def _split_options(options: str) -> str:
                     if token.startswith("expand-convolutions="))
 
 
+# ============================================================================
+# The CPU disk cache
+# ============================================================================
+#
+# A CPU graph's entry is `tc.cache_dir()/cpu/<key>`: `<key>.plan` (the host
+# program), `<key>.<i>.o` (the kernels, compiled in parallel parts) and
+# `<key>.so` (the parts linked into a shared library, in the background,
+# after a cold compile). The key is computed here, so that a warm process
+# finds its entries without loading tc._tc (MLIR and LLVM: tens of
+# milliseconds): tc._runtime, which links the host program's interpreter
+# alone, loads `<key>.so` and runs the plan. An entry without its `.so`
+# (no C compiler driver to link it, or a link still running) loads through
+# tc._tc's JIT instead.
+
+#: Bump when the key changes meaning (the plan's own version is checked
+#: when it loads).
+_CPU_KEY_FORMAT = "tc-cpu-key-1"
+_runtime: ModuleType | None = None
+_runtime_error: str | None = None
+_links: list[subprocess.Popen] = []
+
+
+@functools.lru_cache(maxsize=None)
+def _host_cpu() -> str:
+    """What tc's CPU code depends on in this host: the architecture, the
+    CPU model and its feature flags (LLVM compiles for the host's CPU)."""
+    parts = [platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8",
+                  errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if not line.strip():
+                    break  # the first processor's lines
+                name = line.split(":", 1)[0].strip()
+                if name in ("vendor_id", "cpu family", "model", "model name",
+                            "flags", "CPU implementer", "CPU part",
+                            "Features", "isa"):
+                    parts.append(line.strip())
+    except OSError:
+        pass
+    return "\n".join(parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _build_identity() -> str:
+    """tc's build, as the cache sees it: its extensions' paths, sizes and
+    modification times."""
+    parts = []
+    for name in ("_tc", "_runtime"):
+        path = _extension_path(name)
+        if path is not None:
+            stat = path.stat()
+            parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def _cpu_cache_entry(text: str, options: str) -> pathlib.Path:
+    """The disk cache entry of the CPU graph `text` compiled with
+    `options`, keyed on both, tc's build and the host CPU."""
+    key = hashlib.sha256()
+    for part in (_CPU_KEY_FORMAT, _build_identity(), _host_cpu(),
+                 os.environ.get("TC_VECTOR_WIDTH", ""), options, text):
+        data = part.encode()
+        key.update(len(data).to_bytes(8, "little"))
+        key.update(data)
+    return tc.cache_dir() / "cpu" / key.hexdigest()
+
+
+def _load_runtime() -> ModuleType | None:
+    """Loads `tc._runtime` once; None when it is absent (or tc's native
+    code is disabled)."""
+    global _runtime, _runtime_error
+    with _native_lock:
+        if _runtime is None and _runtime_error is None:
+            if os.environ.get("TC_DISABLE_NATIVE", "") not in ("", "0"):
+                _runtime_error = "disabled by TC_DISABLE_NATIVE"
+            else:
+                try:
+                    _runtime = _load_extension("_runtime")
+                except ImportError as error:
+                    _runtime_error = str(error)
+        return _runtime
+
+
+def _load_cached_cpu(entry: pathlib.Path) -> Any | None:
+    """The CPU graph of a complete cache entry, run by tc._runtime; None
+    when the entry (or its `.so`) is absent or unusable."""
+    if not entry.with_suffix(".so").is_file():
+        return None
+    runtime = _load_runtime()
+    return runtime.load_cpu(str(entry)) if runtime is not None else None
+
+
+def _linker() -> str | None:
+    """A C compiler driver to link shared libraries with ($CC, cc, clang
+    or gcc), or None."""
+    for candidate in (os.environ.get("CC"), "cc", "clang", "gcc"):
+        if candidate and shutil.which(candidate):
+            return candidate
+    return None
+
+
+def _link_cache_entry(entry: pathlib.Path) -> None:
+    """Links a fresh entry's objects into `<entry>.so`, in a background
+    process (best effort: without it, warm starts load tc._tc)."""
+    global _links
+    _links = [link for link in _links if link.poll() is None]
+    objects = []
+    while (obj := entry.parent / f"{entry.name}.{len(objects)}.o").is_file():
+        objects.append(str(obj))
+    linker = _linker()
+    if not objects or linker is None:
+        return
+    # Through a temporary name and a rename: a reader never sees half a
+    # library.
+    tmp = f"{entry}.so.tmp{os.getpid()}"
+    script = '"$0" -shared -o "$1" "${@:3}" -lm && mv -f "$1" "$2"'
+    try:
+        _links.append(subprocess.Popen(
+            ["bash", "-c", script, linker, tmp, f"{entry}.so", *objects],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+    except OSError:
+        pass
+
+
+def wait_for_cache_links(timeout: float = 30.0) -> None:
+    """Waits for the background links of this process's cache entries (at
+    exit too, so that the next process finds them)."""
+    deadline = time.monotonic() + timeout
+    for link in _links:
+        try:
+            link.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+
+
+atexit.register(wait_for_cache_links)
+
+
 def _compile_module(text: str, device: torch.device,
                     dump_stages: bool) -> Any:
     """The native executable of the module `text` (fx or prim dialect) for
     `device`, from the in-process cache when compiled before."""
     platform, pipeline, options = _pipeline(device, text)
-    native = _load_native()
-    if native is None:
-        raise CompileError(_native_error or "tc native extension not built",
-                           text, dump_ir(text), native_missing=True,
-                           pipeline=pipeline)
     dump_stages = dump_stages or logs.enabled("output_code")
     # A GPU graph's kernels load into its device's context: one entry per
     # device.
@@ -283,11 +435,23 @@ def _compile_module(text: str, device: torch.device,
     compiled = _cache.get(key)
     if compiled is not None:
         return compiled
+    start = time.perf_counter()
+    entry = _cpu_cache_entry(text, options) if platform == "cpu" else None
+    if entry is not None and not dump_stages:
+        # A warm start: the graph's kernels and host program from the disk
+        # cache, run without loading the compiler.
+        compiled = _load_cached_cpu(entry)
+        if compiled is not None:
+            return _compiled(key, compiled, platform, start)
+    native = _load_native()
+    if native is None:
+        raise CompileError(_native_error or "tc native extension not built",
+                           text, dump_ir(text), native_missing=True,
+                           pipeline=pipeline)
     failure_key = (text, options)
     if failure_key in _failures:
         raise CompileError(_failures[failure_key], text, dump_ir(text),
                            pipeline=pipeline)
-    start = time.perf_counter()
     try:
         # Host programs and kernel binaries persist across processes too
         # (library planning and loading run again).
@@ -308,12 +472,21 @@ def _compile_module(text: str, device: torch.device,
                                            gpu_cache)
         else:
             # Compiled graphs persist in the cache folder across processes.
-            compiled = native.compile(text, dump_stages,
-                                      str(tc.cache_dir() / "cpu"), options)
+            compiled = native.compile(text, dump_stages, str(entry or ""),
+                                      options)
     except RuntimeError as error:
         _failures[failure_key] = str(error)
         raise CompileError(str(error), text, dump_ir(text),
                            pipeline=pipeline) from None
+    if entry is not None and not compiled.from_cache:
+        _link_cache_entry(entry)
+    return _compiled(key, compiled, platform, start)
+
+
+def _compiled(key: tuple, compiled: Any, platform: str,
+              start: float) -> Any:
+    """Keeps a freshly compiled (or loaded) graph in the in-process cache,
+    counts and logs it."""
     _cache[key] = compiled
     if compiled.from_cache:
         tc.counters["disk_cache_hits"] += 1

@@ -10,20 +10,20 @@ import pytest
 pytestmark = pytest.mark.requires_native
 
 PROGRAM = textwrap.dedent("""
-    import json, torch, tc
+    import json, sys, torch, tc
     torch.manual_seed(0)
     def f(x, y):
         return torch.softmax(torch.sin(x) + y, dim=-1) * 2
     x, y = torch.randn(64, 48), torch.randn(64, 48)
     out = torch.compile(f, backend="tc")(x, y)
     torch.testing.assert_close(out, f(x, y), rtol=1e-5, atol=1e-5)
-    print(json.dumps(dict(tc.counters)))
+    print(json.dumps(dict(tc.counters, compiler_loaded="tc._tc" in sys.modules)))
 """)
 
 
-def run(cache_dir):
-    env = dict(os.environ, TC_CACHE_DIR=str(cache_dir))
-    result = subprocess.run([sys.executable, "-c", PROGRAM], env=env,
+def run(cache_dir, program=PROGRAM, **environ):
+    env = dict(os.environ, TC_CACHE_DIR=str(cache_dir), **environ)
+    result = subprocess.run([sys.executable, "-c", program], env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     import json
@@ -31,14 +31,60 @@ def run(cache_dir):
 
 
 def test_second_process_loads_from_cache(tmp_path):
+    """The warm process runs the cached graph without loading the
+    compiler (tc._tc): tc._runtime loads the entry's shared library."""
     cold = run(tmp_path)
     assert cold["subgraphs_compiled"] == 1
     assert cold["disk_cache_hits"] == 0
-    assert list((tmp_path / "cpu").glob("*.o"))
+    assert cold["compiler_loaded"]
+    assert list((tmp_path / "cpu").glob("*.0.o"))
     assert list((tmp_path / "cpu").glob("*.plan"))
+    # Linked in the background; the cold process waits for it at exit.
+    assert list((tmp_path / "cpu").glob("*.so"))
     warm = run(tmp_path)
     assert warm["subgraphs_compiled"] == 1
     assert warm["disk_cache_hits"] == 1
+    assert not warm["compiler_loaded"]
+
+
+def test_entry_without_library_loads_through_the_jit(tmp_path):
+    """Without the linked library (no C compiler, a link still running)
+    the entry's objects load into tc._tc's JIT; a damaged library too."""
+    run(tmp_path)
+    (library,) = (tmp_path / "cpu").glob("*.so")
+    library.unlink()
+    warm = run(tmp_path)
+    assert warm["disk_cache_hits"] == 1
+    assert warm["compiler_loaded"]
+    library.write_bytes(b"not a shared library")
+    warm = run(tmp_path)
+    assert warm["disk_cache_hits"] == 1
+    assert warm["compiler_loaded"]
+
+
+def test_kernels_compile_in_parallel_parts(tmp_path):
+    """A graph of several kernels is compiled as several objects, on
+    several threads, and they load together."""
+    program = PROGRAM.replace(
+        "torch.softmax(torch.sin(x) + y, dim=-1) * 2",
+        "torch.softmax(torch.sin(x) + y, dim=-1) @ torch.cos(y).T "
+        "+ torch.log_softmax(y, dim=0).sum(1, keepdim=True)")
+    for threads in ("2", "1"):  # the parts do not depend on the threads
+        result = run(tmp_path / threads, program,
+                     TC_COMPILE_THREADS=threads)
+        assert result["kernels"] >= 3, result
+    parts = sorted(p.name.split(".", 1)[1]
+                   for p in (tmp_path / "2" / "cpu").glob("*.o"))
+    assert len(parts) >= 3, parts
+    assert parts == sorted(p.name.split(".", 1)[1]
+                           for p in (tmp_path / "1" / "cpu").glob("*.o"))
+    warm = run(tmp_path / "2", program)
+    assert warm["disk_cache_hits"] == 1
+    assert not warm["compiler_loaded"]
+    (tmp_path / "2" / "cpu" / next(
+        (tmp_path / "2" / "cpu").glob("*.so")).name).unlink()
+    warm = run(tmp_path / "2", program)
+    assert warm["disk_cache_hits"] == 1 and warm["compiler_loaded"]
 
 
 def test_corrupt_cache_entry_is_recompiled(tmp_path):

@@ -2,9 +2,10 @@
 # Builds what tc needs on the GPU machine (Python 3.12, torch 2.11, a CUDA
 # toolkit, no LLVM/MLIR, no network) and packs it into one archive:
 #
-#   build-gpu/tc-gpu.tar.xz    tc's Python package, its native extension
+#   build-gpu/tc-gpu.tar.xz    tc's Python package, its native extensions
 #                              for CPython 3.12 with MLIR, LLVM and OpenBLAS
-#                              linked in statically, and the GPU test and
+#                              linked in statically (tc._runtime: OpenBLAS
+#                              only), and the GPU test and
 #                              benchmark scripts' dependencies.
 #
 # Then `utils/gpu/run.sh` (on the GPU machine) unpacks it and runs the GPU
@@ -31,7 +32,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DTC_STATIC_LLVM=ON -DTC_STATIC_BLAS=ON \
     -DPython3_EXECUTABLE="$py312" -DPython_EXECUTABLE="$py312"
 fi
-ninja -C "$build" -j2 _tc
+ninja -C "$build" -j2 _tc _runtime
 
 stage="$build/stage"
 rm -rf "$stage"
@@ -39,8 +40,10 @@ mkdir -p "$stage/site"
 cp -r python/tc "$stage/site/"
 find "$stage/site" -name __pycache__ -prune -exec rm -rf {} +
 ext=$(ls "$build"/python/tc/_tc.cpython-312-*.so)
-cp "$ext" "$stage/site/tc/"
-strip --strip-unneeded "$stage/site/tc/$(basename "$ext")"
+for module in "$ext" "$build"/python/tc/_runtime.cpython-312-*.so; do
+  cp "$module" "$stage/site/tc/"
+  strip --strip-unneeded "$stage/site/tc/$(basename "$module")"
+done
 # The entry point that registers backend="tc" with torch.compile.
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' python/pyproject.toml)
 dist="$stage/site/tc-${version}.dist-info"

@@ -31,15 +31,17 @@ class CPUExecutable {
 public:
   /// Compiles `source` (a module holding one fx.graph). On failure returns
   /// nullptr and sets `diagnostics` to the compiler's messages, with
-  /// locations. With a `cacheDir`, the native code and the host program are
-  /// cached there, keyed on the source, tc's version and the host CPU; a
-  /// later compile of the same source (in any process) loads them instead
-  /// of running the pipeline. `pipelineOptions` are tc-cpu-pipeline's
+  /// locations. With a `cacheEntry` (a path without extension, named by the
+  /// caller's key for the source, the options, tc's build and the host
+  /// CPU), the host program and the kernels' objects are cached as
+  /// `<cacheEntry>.plan` and `<cacheEntry>.<i>.o`; a later compile with the
+  /// same entry (in any process) loads them instead of running the
+  /// pipeline. `pipelineOptions` are tc-cpu-pipeline's
   /// ("expand-convolutions=false"; empty for the defaults).
   static std::unique_ptr<CPUExecutable>
   compile(llvm::StringRef source, llvm::StringRef pipelineOptions,
           bool keepStageIR, std::string &diagnostics,
-          llvm::StringRef cacheDir = "");
+          llvm::StringRef cacheEntry = "");
   ~CPUExecutable();
 
   /// Compiles `source` ahead of time (tc/AOT/Model.h runs the result):

@@ -25,6 +25,11 @@
 
 namespace tc::host {
 
+/// The version heading a disk cache entry's `.plan` (the JIT runtime writes
+/// it; the JIT and tc._runtime read it). Bump whenever the plan format or
+/// the generated code changes: an older tc's entries must not load.
+inline constexpr const char *kCPUCacheVersion = "tc-cpu-cache-4";
+
 /// A buffer of the program: an argument, or a slice of the arena.
 struct BufferRef {
   int64_t argument = -1; // index into the caller's buffers
@@ -69,9 +74,20 @@ struct HostProgram {
   /// Inputs and outputs (the caller passes the arena after them).
   int64_t numArguments = 0;
   int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  /// How many object files hold the kernels (a disk cache entry's
+  /// `<entry>.<i>.o`: they are compiled in parallel).
+  int64_t numObjects = 1;
 
   /// Every kernel launch, including GEMM epilogues.
   std::vector<Launch *> launches();
+  /// Points each launch at its kernel's packed entry `_mlir_<kernel>`, as
+  /// `lookup` finds it (null when absent). Returns false, with `error`
+  /// naming the first missing entry.
+  bool bindKernels(const std::function<KernelFn(const std::string &)> &lookup,
+                   std::string &error);
+  /// Loads the shared library of kernels at `path` (dlopen) and binds the
+  /// launches to it. Returns its handle, or null with `error` set.
+  void *loadKernelLibrary(const std::string &path, std::string &error);
   bool serializable() const;
 
   /// The text form, headed by `version`; parse() rejects another version

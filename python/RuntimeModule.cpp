@@ -1,0 +1,113 @@
+//===- RuntimeModule.cpp - the tc._runtime Python extension -----*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs CPU graphs from tc's disk cache without loading the compiler: the
+// cache entry's kernels linked into a shared library (`<entry>.so`) and its
+// host program (`<entry>.plan`). It links the host program's interpreter
+// and BLAS only (no MLIR, no LLVM), so a process whose graphs are all in
+// the cache starts in a few milliseconds instead of the tens that loading
+// tc._tc takes. Its graphs quack like tc._tc's CompiledGraph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Runtime/HostProgram.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+class CachedGraph {
+public:
+  CachedGraph(tc::host::HostProgram program, void *library)
+      : program(std::move(program)), library(library) {}
+  ~CachedGraph() { dlclose(library); }
+  CachedGraph(const CachedGraph &) = delete;
+  CachedGraph &operator=(const CachedGraph &) = delete;
+
+  void run(const std::vector<uintptr_t> &pointers, uintptr_t /*stream*/) {
+    std::vector<void *> buffers;
+    buffers.reserve(pointers.size());
+    for (uintptr_t p : pointers)
+      buffers.push_back(reinterpret_cast<void *>(p));
+    std::string error;
+    bool ok;
+    {
+      // Kernels do not touch Python objects: let other threads run.
+      nb::gil_scoped_release release;
+      ok = program.run(buffers.data(), buffers.size(), error);
+    }
+    if (!ok)
+      throw std::runtime_error(error);
+  }
+
+  tc::host::HostProgram program;
+  void *library;
+};
+
+/// The graph cached at `entry`, or None when the entry is absent,
+/// incomplete or of another tc build.
+CachedGraph *loadCPU(const std::string &entry) {
+  std::ifstream file(entry + ".plan", std::ios::binary);
+  if (!file)
+    return nullptr;
+  std::stringstream text;
+  text << file.rdbuf();
+  tc::host::HostProgram program;
+  if (!program.parse(text.str(), tc::host::kCPUCacheVersion))
+    return nullptr;
+  std::string error;
+  void *library = program.loadKernelLibrary(entry + ".so", error);
+  if (!library)
+    return nullptr;
+  return new CachedGraph(std::move(program), library);
+}
+
+} // namespace
+
+NB_MODULE(_runtime, m) {
+  m.doc() = "tc's CPU runtime for cached graphs (no compiler loaded)";
+  nb::set_leak_warnings(false);
+
+  nb::class_<CachedGraph>(m, "CachedGraph")
+      .def("run", &CachedGraph::run, nb::arg("pointers"),
+           nb::arg("stream") = 0,
+           "Runs the graph on raw buffers: inputs, outputs, then the "
+           "arena.")
+      .def_prop_ro("target", [](CachedGraph &) { return std::string("cpu"); })
+      .def_prop_ro("arena_bytes",
+                   [](CachedGraph &g) { return g.program.arenaBytes; })
+      .def_prop_ro("intermediate_bytes",
+                   [](CachedGraph &g) { return g.program.intermediateBytes; })
+      .def_prop_ro("num_kernels",
+                   [](CachedGraph &g) { return g.program.numKernels; })
+      .def_prop_ro("num_buffers",
+                   [](CachedGraph &g) { return g.program.numArguments + 1; })
+      .def_prop_ro("num_convolution_plans", [](CachedGraph &) { return 0; })
+      .def_prop_ro("compile_seconds", [](CachedGraph &) { return nb::dict(); })
+      .def_prop_ro("graph_replays", [](CachedGraph &) { return 0; })
+      .def_prop_ro("from_cache", [](CachedGraph &) { return true; })
+      .def_prop_ro("stage_ir", [](CachedGraph &) { return nb::dict(); });
+
+  m.def("load_cpu", &loadCPU, nb::arg("entry"),
+        nb::rv_policy::take_ownership,
+        "The CPU graph cached at `entry` (a path without extension: "
+        "`<entry>.plan` and `<entry>.so`), or None.");
+  m.attr("CPU_CACHE_VERSION") = tc::host::kCPUCacheVersion;
+}

@@ -60,6 +60,8 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
     pm.addPass(kernel::createSplitReductionsPass());
     pm.addPass(createCanonicalizerPass());
   }
+  // Repeated blocks fuse into the same kernels: compile each once.
+  pm.addPass(kernel::createDedupKernelsPass());
   // One arena for the intermediates, reused by liveness.
   pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
 }

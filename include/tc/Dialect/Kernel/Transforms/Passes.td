@@ -63,4 +63,25 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DedupKernelsPass : Pass<"tc-dedup-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keep one copy of kernels that are the same code";
+  let description = [{
+    Fusion names each kernel after the ops it fused, once per place in the
+    graph, so a network that repeats a block (ResNet's residual blocks, a
+    transformer's layers) gets the same kernel many times over: same
+    domain, same argument types, same body. Each copy would be compiled by
+    LLVM (or ptxas) again, for most of a cold compile's time. This pass
+    keeps the first kernel of each class of identical ones and points every
+    reference to the others (`kernel.launch`, a GEMM's epilogue) at it.
+
+    ```mlir
+    kernel.kernel @relu_0(%a: memref<64xf32>, %b: memref<64xf32>) ...
+    kernel.kernel @relu_1(%a: memref<64xf32>, %b: memref<64xf32>) ...
+    kernel.launch @relu_1(%x, %y)
+    // becomes: only @relu_0, and
+    kernel.launch @relu_0(%x, %y)
+    ```
+  }];
+}
+
 #endif // TC_DIALECT_KERNEL_TRANSFORMS_PASSES_TD

@@ -49,9 +49,13 @@ _warned_native_missing: list[bool] = []
 #: once its buffers repeat; "reduce-overhead" also copies an input whose
 #: address changed into a buffer of tc's own, so that the graph replays
 #: whatever tensors the caller passes (CompiledFunction.stage_inputs).
-SUPPORTED_MODES = ("default", "reduce-overhead")
+#: "max-autotune" times each GPU graph under tc's schedule candidates and
+#: keeps the fastest (tc.autotune), with reduce-overhead's input staging;
+#: "max-autotune-no-cudagraphs" tunes without it.
+SUPPORTED_MODES = ("default", "reduce-overhead", "max-autotune",
+                   "max-autotune-no-cudagraphs")
 #: Modes torch.compile knows that tc does not implement yet.
-_KNOWN_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+_KNOWN_MODES: tuple[str, ...] = ()
 #: Keys of torch.compile's `options` that tc understands.
 SUPPORTED_OPTIONS = {"dump_stages": bool}
 
@@ -60,14 +64,15 @@ SUPPORTED_OPTIONS = {"dump_stages": bool}
 class _Settings:
     dump_stages: bool = False
     reduce_overhead: bool = False
+    autotune: bool = False
 
 
 def tc_backend(gm: torch.fx.GraphModule,
                example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """torch.compile backend compiling ATen subgraphs with tc.
 
-    Takes torch.compile's `mode` ("default" or "reduce-overhead", see
-    SUPPORTED_MODES; others run as "default") and `options`
+    Takes torch.compile's `mode` (see SUPPORTED_MODES; others run as
+    "default") and `options`
     (`{"dump_stages": True}` keeps the IR of every compiler stage, as the
     `output_code` channel does).
     """
@@ -573,11 +578,11 @@ def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:
         logger.warning("tc backend: argument '%s' is not supported; "
                        "ignored", key)
     if mode not in SUPPORTED_MODES:
-        kind = ("is not supported yet" if mode in _KNOWN_MODES
-                else "is not a mode tc knows")
-        logger.warning("tc backend: mode '%s' %s; compiling as mode="
-                       "'default'", mode, kind)
-    settings = _Settings(reduce_overhead=mode == "reduce-overhead")
+        logger.warning("tc backend: mode '%s' is not a mode tc knows; "
+                       "compiling as mode='default'", mode)
+    settings = _Settings(
+        reduce_overhead=mode in ("reduce-overhead", "max-autotune"),
+        autotune=mode.startswith("max-autotune"))
     if not isinstance(options, dict):
         logger.warning("tc backend: options must be a dict, got %s; "
                        "ignored", type(options).__name__)
@@ -1230,6 +1235,9 @@ def _compile_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
                    ) -> compiler.TrainingFunctions | None:
     """The forward and backward functions of a training graph, or None
     (after logging, as `_compile_subgraph`)."""
+    if settings.autotune:
+        logger.info("tc: mode='max-autotune' compiles training graphs with "
+                    "the default schedule")
     return _compile_subgraph(
         gm, "training", ops, settings,
         compile=lambda: compiler.compile_training(
@@ -1338,8 +1346,9 @@ def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
     `compiler.compile_graph`); None (after logging) if tc cannot."""
     try:
         compiled = (compile() if compile is not None else
-                    compiler.compile_graph(sub,
-                                           dump_stages=settings.dump_stages))
+                    compiler.compile_graph(
+                        sub, dump_stages=settings.dump_stages,
+                        **({"autotune": True} if settings.autotune else {})))
         if settings.reduce_overhead:
             functions = ([compiled.forward, compiled.backward]
                          if isinstance(compiled, compiler.TrainingFunctions)

@@ -219,7 +219,8 @@ def graph_device(gm: torch.fx.GraphModule) -> torch.device:
 
 def compile_graph(gm: torch.fx.GraphModule, *,
                   dump_stages: bool = False,
-                  requires_grad: Sequence[bool] = ()) -> "CompiledFunction":
+                  requires_grad: Sequence[bool] = (),
+                  autotune: bool = False) -> "CompiledFunction":
     """Compiles an ATen FX graph with tc; returns a callable running it.
 
     The graph runs where its tensors are: on the CPU, or on a GPU (through
@@ -242,6 +243,10 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     one, each call draws a fresh seed from PyTorch's generator
     (`CompiledFunction.draw_seed`). A joint graph called with the seed its
     forward got draws the same random numbers (a dropout's same mask).
+
+    With `autotune` (mode="max-autotune") a GPU graph is compiled under
+    each of tc's schedule candidates, and its first call times them and
+    keeps the fastest (`tc.autotune`).
     """
     device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
@@ -251,12 +256,19 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
+    if autotune and not any(requires_grad):
+        from tc import autotune as tuner
+
+        return tuner.compile_graph(gm, imported, device, dump_stages)
     native = _compile_module(text, device, dump_stages)
     return CompiledFunction(native, imported, gm, device)
 
 
-def _pipeline(device: torch.device, text: str) -> tuple[str, str, str]:
-    """(platform, tc-opt pipeline flag, pipeline options) for `device`."""
+def _pipeline(device: torch.device, text: str,
+              variant: str = "") -> tuple[str, str, str]:
+    """(platform, tc-opt pipeline flag, pipeline options) for `device`;
+    a GPU pipeline's options end with `variant` (a schedule candidate's,
+    see tc.autotune)."""
     if device.type == "cuda":
         from tc import cuda, rocm
         platform = "rocm" if rocm.is_rocm() else "cuda"
@@ -265,6 +277,8 @@ def _pipeline(device: torch.device, text: str) -> tuple[str, str, str]:
                        else cuda.pipeline_options(device))
         except RuntimeError as error:
             raise CompileError(str(error), text, dump_ir(text)) from None
+        if variant:
+            options = f"{options} {variant}"
         return platform, f'--tc-{platform}-pipeline="{options}"', options
     if device.type != "cpu":
         raise Unsupported(f"tc does not compile for {device.type} devices")
@@ -424,10 +438,11 @@ atexit.register(wait_for_cache_links)
 
 
 def _compile_module(text: str, device: torch.device,
-                    dump_stages: bool) -> Any:
+                    dump_stages: bool, variant: str = "") -> Any:
     """The native executable of the module `text` (fx or prim dialect) for
-    `device`, from the in-process cache when compiled before."""
-    platform, pipeline, options = _pipeline(device, text)
+    `device` (with a GPU schedule `variant`, see _pipeline), from the
+    in-process cache when compiled before."""
+    platform, pipeline, options = _pipeline(device, text, variant)
     dump_stages = dump_stages or logs.enabled("output_code")
     # A GPU graph's kernels load into its device's context: one entry per
     # device.

@@ -161,12 +161,62 @@ def test_data_dependent_graph_falls_back_with_a_log_line(fresh_tc, tc_logs,
     assert tc.counters["fallback_graphs"] >= 1
 
 
-def test_mode_max_autotune_is_not_supported_yet(fresh_tc, no_native,
-                                                tc_logs):
+@pytest.mark.requires_native
+def test_mode_max_autotune_on_cpu_compiles_as_default(fresh_tc, tc_logs,
+                                                      monkeypatch):
+    from tc import autotune
+
+    monkeypatch.setattr(autotune, "_logged_cpu", [])
     x, y = torch.randn(3, 3), torch.randn(3, 3)
     out = torch.compile(foo, backend="tc", mode="max-autotune")(x, y)
     torch.testing.assert_close(out, foo(x, y))
-    assert "mode 'max-autotune' is not supported yet" in tc_logs.text
+    assert "compiles CPU graphs as mode='default'" in tc_logs.text
+    assert tc.counters["subgraphs_compiled"] == 1
+    assert tc.counters["ops_eager"] == 0
+
+
+def test_autotune_keeps_the_fastest_correct_candidate(fresh_tc, tc_logs):
+    """The tuner on stand-in candidates: a slow default, a wrong one
+    (rejected, whatever its speed), a fast one (kept); the choice goes to
+    disk and a later compile reads it. The caller's tensors are untouched
+    (each candidate runs on copies)."""
+    import time as clock
+
+    from tc import autotune
+
+    class Candidate:
+        device = torch.device("cpu")
+
+        def __init__(self, delay, wrong=False):
+            self.delay, self.wrong, self.calls = delay, wrong, 0
+
+        def draw_seed(self):
+            return None
+
+        def __call__(self, x):
+            self.calls += 1
+            clock.sleep(self.delay)
+            x.add_(1)  # an in-place update of an input
+            return (x * 2 + (1 if self.wrong else 0),)
+
+    record = tc.cache_dir() / "autotune" / "graph.json"
+    candidates = {"": Candidate(0.002), "vector-width=2": Candidate(0.0),
+                  "max-block-size=256": Candidate(0.0002)}
+    wrong = candidates["vector-width=2"]
+    wrong.wrong = True
+    tuned = autotune._Autotuned(candidates, record, imported=None)
+    x = torch.randn(8)
+    before = x.clone()
+    tuned(x.clone())
+    assert tuned.choice == "max-block-size=256"
+    assert "computes other results than the default" in tc_logs.text
+    assert "max-autotune chose 'max-block-size=256'" in tc_logs.text
+    assert tc.counters["autotuned_graphs"] == 1
+    assert autotune._read_record(record) == "max-block-size=256"
+    torch.testing.assert_close(x, before)
+    calls = wrong.calls
+    tuned(x)
+    assert wrong.calls == calls  # the chosen one runs from now on
 
 
 def test_unknown_option_is_logged(fresh_tc, no_native, tc_logs):

@@ -582,3 +582,47 @@ def test_cuda_reduce_overhead_replays_new_inputs(fresh_tc):
             close(step(acc, x), update(ref, x), rtol=1e-5, atol=1e-4)
             close(acc, ref)
     assert tc.counters["fallback_graphs"] == 0
+
+
+@cuda
+def test_cuda_max_autotune(fresh_tc, tc_logs):
+    """mode="max-autotune": each candidate schedule compiles, the first
+    call times them on the GPU and keeps one whose results are eager's;
+    an input updated in place is updated once (candidates run on copies);
+    a second process (here: a fresh Dynamo and in-memory cache) reads the
+    choice from disk and times nothing."""
+    import torch._dynamo
+    import tc.compiler
+
+    torch.manual_seed(0)
+
+    def f(x, w, acc):
+        acc.add_(1)
+        h = torch.nn.functional.layer_norm(x @ w, (x.shape[-1],))
+        return torch.softmax(torch.sin(h) * 3, dim=-1), h.sum(0)
+
+    x = torch.randn(512, 256, device="cuda")
+    w = torch.randn(256, 256, device="cuda")
+    acc = torch.zeros(4, device="cuda")
+    compiled = torch.compile(f, backend="tc", mode="max-autotune")
+    with torch.no_grad():
+        out = compiled(x, w, acc)
+        expected = f(x, w, torch.zeros(4, device="cuda"))
+        for a, e in zip(out, expected):
+            close(a, e, rtol=1e-4, atol=1e-4)
+        close(acc, torch.ones(4, device="cuda"))
+        assert tc.counters["autotuned_graphs"] == 1
+        assert tc.counters["ops_eager"] == 0
+        assert "max-autotune chose" in tc_logs.text
+        records = list((tc.cache_dir() / "autotune").glob("*.json"))
+        assert len(records) == 1
+
+        torch._dynamo.reset()
+        tc.compiler.clear_cache()
+        tc.reset_counters()
+        again = torch.compile(f, backend="tc", mode="max-autotune")
+        for a, e in zip(again(x, w, acc), expected):
+            close(a, e, rtol=1e-4, atol=1e-4)
+        close(acc, torch.full((4,), 2.0, device="cuda"))
+        assert tc.counters["autotune_cached"] == 1
+        assert tc.counters["autotuned_graphs"] == 0

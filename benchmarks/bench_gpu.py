@@ -22,6 +22,7 @@ TF32 is off on every side.
     python benchmarks/bench_gpu.py [--quick] [--out benchmarks/results]
     python benchmarks/bench_gpu.py --backends tc --only softmax  # a probe
     python benchmarks/bench_gpu.py --variants "max-block-size=512;vector-width=2"
+    python benchmarks/bench_gpu.py --autotune  # tc: max-autotune vs default
 
 Writes gpu.json and gpu.png to the output folder and prints a table.
 """
@@ -212,6 +213,63 @@ def scan_variants(opts) -> int:
     return 0
 
 
+def autotune_rows(opts) -> int:
+    """tc's mode="max-autotune" against its mode="default" on each row:
+    steady times (CUDA events), the schedule max-autotune chose, and the
+    first call (compile and tuning). Writes gpu-autotune.json."""
+    import tc
+    import tc.compiler
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_grad_enabled(False)
+    rows = []
+    seen: set[str] = set()
+    print("| workload | tc default ms | tc max-autotune ms | speed-up | "
+          "chosen | max-autotune first call s |")
+    print("|---|---|---|---|---|---|")
+    for name, fn, args, _ in workloads(opts.quick):
+        if opts.only not in name:
+            continue
+        expected = fn(*args)
+        row = {"workload": name}
+        for mode in ("default", "max-autotune"):
+            tc.reset_counters()
+            torch._dynamo.reset()
+            tc.compiler.clear_cache()
+            cfn = torch.compile(fn, backend="tc", mode=mode)
+            out, first = first_call(cfn, args)
+            check(out, expected, args)
+            assert tc.counters["ops_eager"] == 0, tc.counters
+            row[f"{mode}_s"] = median_time(cfn, args)
+            row[f"{mode}_first_call_s"] = first
+        chosen = [c for r, c in sorted(_chosen().items()) if r not in seen]
+        seen.update(_chosen())
+        row["chosen"] = chosen
+        row["speedup"] = row["default_s"] / row["max-autotune_s"]
+        rows.append(row)
+        print(f"| {name} | {row['default_s'] * 1e3:.3f} | "
+              f"{row['max-autotune_s'] * 1e3:.3f} | {row['speedup']:.2f}x | "
+              f"{', '.join(c or 'default' for c in chosen)} | "
+              f"{row['max-autotune_first_call_s']:.2f} |", flush=True)
+    if not opts.only:
+        opts.out.mkdir(parents=True, exist_ok=True)
+        meta = {"torch": torch.__version__,
+                "device": torch.cuda.get_device_name(), "quick": opts.quick}
+        (opts.out / "gpu-autotune.json").write_text(
+            json.dumps({"meta": meta, "rows": rows}, indent=2))
+    return 0
+
+
+def _chosen() -> dict[str, str]:
+    """The schedule max-autotune chose for each graph tuned in this
+    process so far, by its record under TC_CACHE_DIR/autotune."""
+    import tc
+
+    return {record.name: json.loads(record.read_text())["choice"]
+            for record in (tc.cache_dir() / "autotune").glob("*.json")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -226,9 +284,13 @@ def main() -> int:
     parser.add_argument("--variants", default="",
                         help="';'-separated TC_CUDA_OPTIONS values: times tc "
                         "under each (schedule knobs), writes nothing")
+    parser.add_argument("--autotune", action="store_true",
+                        help="tc's max-autotune against its default mode")
     opts = parser.parse_args()
     if opts.variants:
         return scan_variants(opts)
+    if opts.autotune:
+        return autotune_rows(opts)
     backends = [b for b in opts.backends.split(",") if b]
     full = backends == ["inductor", "tc"] and not opts.only
 

@@ -2,7 +2,8 @@
 """Per-call time of a small graph, where the host's overhead dominates:
 seed 004's MLP at batch 128 (inference, fp32, TF32 off) on a CUDA device,
 eager vs Inductor (default and mode="reduce-overhead", its CUDA graphs)
-vs tc (default and mode="reduce-overhead"), in one process.
+vs tc (default, mode="reduce-overhead" and the max-autotune modes), in one
+process.
 
 Each backend is timed two ways after warm-up: `steady`, the same input
 tensor every call, and `fresh`, a new input tensor every call (made before
@@ -32,6 +33,9 @@ BACKENDS = {
                                      mode="reduce-overhead"),
     "tc": dict(backend="tc"),
     "tc reduce-overhead": dict(backend="tc", mode="reduce-overhead"),
+    "tc max-autotune": dict(backend="tc", mode="max-autotune"),
+    "tc max-autotune-no-cudagraphs": dict(
+        backend="tc", mode="max-autotune-no-cudagraphs"),
 }
 
 

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|breakdown|compile|variants|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|breakdown|compile|variants|autotune|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -10,7 +10,9 @@
 # ResNet-18 training step alone; `breakdown`: benchmarks/compile_breakdown.py
 # --cuda with the driver's PTX cache off: where tc's cold compile goes;
 # `compile`: benchmarks/bench_compile.py --device cuda, cold and warm first
-# calls, with $TC_COMPILE_ARGS such as "--workloads mlp,resnet").
+# calls, with $TC_COMPILE_ARGS such as "--workloads mlp,resnet";
+# `autotune`: benchmarks/bench_gpu.py --autotune, tc's max-autotune against
+# its default mode on each row).
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -49,6 +51,11 @@ if [[ "$what" == variants ]]; then
   variants="${TC_VARIANTS:-;replicate-trig=false;vector-width=2;max-block-size=512;max-block-size=1024;format=isa}"
   CUDA_CACHE_DISABLE=1 python3 benchmarks/bench_gpu.py --variants "$variants" \
     2>&1 | tee "$out/variants.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == autotune ]]; then
+  python3 benchmarks/bench_gpu.py --autotune --out "$out" 2>&1 \
+    | tee "$out/autotune.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == bench || "$what" == all ]]; then

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import hashlib
 import logging
 import math
 import operator
@@ -534,9 +533,7 @@ def _core_aten_decompositions() -> dict:
 
     table = core_aten_decompositions()
     for name in _EXTRA_DECOMPOSITIONS:
-        base, _, overload = name.partition(".")
-        packet = getattr(torch.ops.aten, base, None)
-        op = getattr(packet, overload or "default", None)
+        op = _aten_op(name)
         if (op is None or op in table or op not in decomposition_table
                 or qualified_name(op) in SUPPORTED_OPS):
             continue
@@ -544,30 +541,63 @@ def _core_aten_decompositions() -> dict:
     return table
 
 
+class _DecomposedOps:
+    """Whether `_core_aten_decompositions()` decomposes an op, by its name
+    (`str(op)`, "aten.addmm.default"): all that writing a graph directly
+    (`tc.direct`) needs to know of the table. Answered per op, without
+    building the table: that collects every CompositeImplicitAutograd op of
+    every namespace, 0.02 to 0.3 s (on the H100's host), a large part of a
+    small graph's cold compile. The table holds PyTorch's core ATen
+    decompositions, every ATen op with a CompositeImplicitAutograd kernel
+    that export does not preserve, and `_EXTRA_DECOMPOSITIONS`
+    (test_backend.py checks the answers against the table)."""
+
+    def __init__(self) -> None:
+        from torch._decomp import (_core_aten_decompositions_post_autograd,
+                                   decomposition_table)
+
+        self._explicit = {str(op) for op in
+                          _core_aten_decompositions_post_autograd()}
+        for name in _EXTRA_DECOMPOSITIONS:
+            op = _aten_op(name)
+            if (op is not None and op in decomposition_table
+                    and qualified_name(op) not in SUPPORTED_OPS):
+                self._explicit.add(str(op))
+        self._answers: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        answer = self._answers.get(name)
+        if answer is None:
+            answer = self._answers[name] = self._decomposes(name)
+        return answer
+
+    def _decomposes(self, name: str) -> bool:
+        if name in self._explicit:
+            return True
+        namespace, _, rest = name.partition(".")
+        op = _aten_op(rest) if namespace == "aten" else None
+        if op is None:
+            # Not an ATen op: ask the table itself.
+            return name in {str(o) for o in _core_aten_decompositions()}
+        from torch._export.utils import _is_preservable_cia_op
+        from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
+
+        return op not in PRESERVED_ATEN_CIA_OPS and _is_preservable_cia_op(op)
+
+
+def _aten_op(name: str) -> Any:
+    """torch.ops.aten.<base>.<overload> for "base.overload" (or "base",
+    the default overload); None when there is none."""
+    base, _, overload = name.partition(".")
+    packet = getattr(torch.ops.aten, base, None)
+    return getattr(packet, overload or "default", None)
+
+
 @functools.lru_cache(maxsize=1)
-def _decomposed_ops() -> frozenset[str]:
-    """The names (`str(op)`, "aten.addmm.default") of the ops that
-    `_core_aten_decompositions()` decomposes, which is all that writing a
-    graph directly (`tc.direct`) needs to know of the table. Building the
-    table takes 0.05 to 0.3 s, a large part of a warm start, so the names
-    are kept in tc's cache directory per torch version and op lists."""
-    digest = hashlib.sha256("\n".join(
-        [torch.__version__, *_EXTRA_DECOMPOSITIONS, *sorted(SUPPORTED_OPS)]
-    ).encode()).hexdigest()[:16]
-    path = tc.cache_dir() / "decompositions" / f"{digest}.txt"
-    try:
-        return frozenset(path.read_text().split())
-    except OSError:
-        pass
-    names = frozenset(str(op) for op in _core_aten_decompositions())
-    try:  # best effort: an unwritable cache only costs the next process
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text("\n".join(sorted(names)) + "\n")
-        temporary.replace(path)
-    except OSError:
-        pass
-    return names
+def _decomposed_ops() -> _DecomposedOps:
+    return _DecomposedOps()
 
 
 def _parse_kwargs(kwargs: dict[str, Any]) -> _Settings:

@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import pytest
+import torch
 
 pytestmark = pytest.mark.requires_native
 
@@ -96,26 +97,27 @@ def test_corrupt_cache_entry_is_recompiled(tmp_path):
     assert again["disk_cache_hits"] == 0
 
 
-def test_decomposed_op_names_are_cached(tmp_path, monkeypatch):
-    """Writing a graph directly needs only the names of the ops PyTorch's
-    table decomposes: the first process keeps them in the cache
-    directory, and a later one reads them without building the table."""
+def test_decomposed_ops_are_answered_without_the_table():
+    """Writing a graph directly asks, per op, whether PyTorch's table
+    decomposes it. The answers, computed without building the table (slow
+    on a cold start), agree with the table on every ATen op."""
+    from torch._export.utils import _materialize_cpp_cia_ops
+
     from tc import backend
 
-    monkeypatch.setenv("TC_CACHE_DIR", str(tmp_path))
+    backend._core_aten_decompositions.cache_clear()
     backend._decomposed_ops.cache_clear()
-    names = backend._decomposed_ops()
-    assert "aten.addmm.default" not in names  # core ATen: kept
-    assert "aten.silu.default" in names  # decomposed by PyTorch's table
-    assert list((tmp_path / "decompositions").glob("*.txt"))
-
-    backend._decomposed_ops.cache_clear()
-
-    def unbuilt():
-        raise AssertionError("the table was built again")
-
-    monkeypatch.setattr(backend, "_core_aten_decompositions", unbuilt)
-    try:
-        assert backend._decomposed_ops() == names
-    finally:
-        backend._decomposed_ops.cache_clear()
+    answers = backend._DecomposedOps()
+    assert not backend._core_aten_decompositions.cache_info().currsize
+    table = {str(op) for op in backend._core_aten_decompositions()}
+    assert "aten.addmm.default" not in answers  # core ATen: kept
+    assert "aten.silu.default" in answers  # decomposed by PyTorch's table
+    _materialize_cpp_cia_ops()
+    checked = 0
+    for base in torch.ops.aten:
+        packet = getattr(torch.ops.aten, base)
+        for overload in packet.overloads():
+            name = str(getattr(packet, overload))
+            assert (name in answers) == (name in table), name
+            checked += 1
+    assert checked > 2000

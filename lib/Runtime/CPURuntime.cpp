@@ -28,6 +28,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -453,8 +454,17 @@ static LogicalResult emitObjects(ModuleOp module,
   std::vector<std::string> errors(numParts);
   std::atomic<unsigned> next{0};
   auto work = [&] {
-    for (unsigned part = next++; part < numParts; part = next++)
-      optimizeAndEmit(*modules[part], launches, objects[part], errors[part]);
+    for (unsigned part = next++; part < numParts; part = next++) {
+      // The C API contains a crash of the compiler on the caller's thread
+      // only: each part is contained where it runs.
+      llvm::CrashRecoveryContext recovery;
+      if (!recovery.RunSafely([&] {
+            optimizeAndEmit(*modules[part], launches, objects[part],
+                            errors[part]);
+          }))
+        errors[part] = "LLVM crashed compiling the kernels' part " +
+                       std::to_string(part) + " (contained); this is a bug";
+    }
   };
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < std::min(numParts, compileThreads()); ++i)

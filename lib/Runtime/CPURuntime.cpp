@@ -23,6 +23,7 @@
 #include "tc/Runtime/HostProgram.h"
 #include "tc/Target/CPU/Pipeline.h"
 #include "Convolution.h"
+#include "DiskCache.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -521,29 +522,19 @@ static LogicalResult loadObjects(CPUExecutable::Impl &impl,
   return success();
 }
 
-/// Writes a cache entry: the objects, then the plan, through a rename, so
-/// that a reader never sees an entry without its objects. Best effort: a
-/// cache that cannot be written is no error.
+/// Writes a cache entry: the objects, then the plan (each through a
+/// rename), so that a reader never sees a plan without its objects. Best
+/// effort: a cache that cannot be written is no error.
 static void writeCacheEntry(StringRef entry, const host::HostProgram &program,
                             ArrayRef<SmallVector<char, 0>> objects) {
-  if (llvm::sys::fs::create_directories(llvm::sys::path::parent_path(entry)))
-    return;
-  for (auto [i, object] : llvm::enumerate(objects)) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os((entry + "." + Twine(i) + ".o").str(), ec);
-    if (ec)
+  StringRef dir = llvm::sys::path::parent_path(entry);
+  StringRef key = llvm::sys::path::filename(entry);
+  for (auto [i, object] : llvm::enumerate(objects))
+    if (!runtime::writeCacheFile(dir, (key + "." + Twine(i) + ".o").str(),
+                                 StringRef(object.data(), object.size())))
       return;
-    os << StringRef(object.data(), object.size());
-  }
-  std::string tmp = (entry + ".plan.tmp").str();
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (!ec)
-      os << program.serialize(host::kCPUCacheVersion);
-  }
-  if (!ec)
-    (void)llvm::sys::fs::rename(tmp, entry + ".plan");
+  runtime::writeCacheFile(dir, (key + ".plan").str(),
+                          program.serialize(host::kCPUCacheVersion));
 }
 
 //===----------------------------------------------------------------------===//

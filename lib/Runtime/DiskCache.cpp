@@ -44,15 +44,15 @@ std::string runtime::cacheKey(llvm::ArrayRef<llvm::StringRef> parts) {
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
-void runtime::writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
+bool runtime::writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
                              llvm::StringRef bytes) {
   if (llvm::sys::fs::create_directories(dir))
-    return;
+    return false;
   llvm::SmallString<256> path(dir), tmp;
   llvm::sys::path::append(path, name);
   int fd;
   if (llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return;
+    return false;
   bool ok;
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
@@ -62,6 +62,8 @@ void runtime::writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
     if (!ok)
       os.clear_error();
   }
-  if (!ok || llvm::sys::fs::rename(tmp, path))
-    (void)llvm::sys::fs::remove(tmp);
+  if (ok && !llvm::sys::fs::rename(tmp, path))
+    return true;
+  (void)llvm::sys::fs::remove(tmp);
+  return false;
 }

@@ -30,8 +30,9 @@ const std::string &buildIdentity();
 std::string cacheKey(llvm::ArrayRef<llvm::StringRef> parts);
 
 /// Writes `bytes` to `dir`/`name` through a temporary file and a rename.
-/// Best effort: a cache that cannot be written is no error.
-void writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
+/// Best effort: a cache that cannot be written is no error (returns false,
+/// for callers writing several files that belong together).
+bool writeCacheFile(llvm::StringRef dir, llvm::StringRef name,
                     llvm::StringRef bytes);
 
 } // namespace mlir::tc::runtime

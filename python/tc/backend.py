@@ -53,8 +53,6 @@ _warned_native_missing: list[bool] = []
 #: "max-autotune-no-cudagraphs" tunes without it.
 SUPPORTED_MODES = ("default", "reduce-overhead", "max-autotune",
                    "max-autotune-no-cudagraphs")
-#: Modes torch.compile knows that tc does not implement yet.
-_KNOWN_MODES: tuple[str, ...] = ()
 #: Keys of torch.compile's `options` that tc understands.
 SUPPORTED_OPTIONS = {"dump_stages": bool}
 
@@ -550,7 +548,7 @@ class _DecomposedOps:
     small graph's cold compile. The table holds PyTorch's core ATen
     decompositions, every ATen op with a CompositeImplicitAutograd kernel
     that export does not preserve, and `_EXTRA_DECOMPOSITIONS`
-    (test_backend.py checks the answers against the table)."""
+    (test_cache.py checks the answers against the table)."""
 
     def __init__(self) -> None:
         from torch._decomp import (_core_aten_decompositions_post_autograd,
@@ -578,12 +576,15 @@ class _DecomposedOps:
             return True
         namespace, _, rest = name.partition(".")
         op = _aten_op(rest) if namespace == "aten" else None
+        try:  # PyTorch's private helpers, as its table uses them
+            from torch._export.utils import _is_preservable_cia_op
+            from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
+        except ImportError:
+            op = None
         if op is None:
-            # Not an ATen op: ask the table itself.
+            # Not an ATen op (or a PyTorch without those helpers): ask the
+            # table itself.
             return name in {str(o) for o in _core_aten_decompositions()}
-        from torch._export.utils import _is_preservable_cia_op
-        from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
-
         return op not in PRESERVED_ATEN_CIA_OPS and _is_preservable_cia_op(op)
 
 

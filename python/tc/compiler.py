@@ -323,7 +323,7 @@ _links: list[subprocess.Popen] = []
 def _host_cpu() -> str:
     """What tc's CPU code depends on in this host: the architecture, the
     CPU model and its feature flags (LLVM compiles for the host's CPU)."""
-    parts = [platform.machine(), platform.processor()]
+    parts = [platform.machine()]
     try:
         with open("/proc/cpuinfo", encoding="utf-8",
                   errors="replace") as cpuinfo:
@@ -336,7 +336,8 @@ def _host_cpu() -> str:
                             "Features", "isa"):
                     parts.append(line.strip())
     except OSError:
-        pass
+        # platform.processor() runs `uname -p`: only where /proc is absent.
+        parts.append(platform.processor())
     return "\n".join(parts)
 
 

@@ -27,6 +27,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 namespace nb = nanobind;
@@ -41,7 +42,8 @@ public:
   CachedGraph(const CachedGraph &) = delete;
   CachedGraph &operator=(const CachedGraph &) = delete;
 
-  void run(const std::vector<uintptr_t> &pointers, uintptr_t /*stream*/) {
+  void run(const std::vector<uintptr_t> &pointers, uintptr_t /*stream*/,
+           int64_t symbol) {
     std::vector<void *> buffers;
     buffers.reserve(pointers.size());
     for (uintptr_t p : pointers)
@@ -51,7 +53,8 @@ public:
     {
       // Kernels do not touch Python objects: let other threads run.
       nb::gil_scoped_release release;
-      ok = program.run(buffers.data(), buffers.size(), error);
+      ok = program.run(buffers.data(), buffers.size(), error,
+                       std::max<int64_t>(symbol, 0));
     }
     if (!ok)
       throw std::runtime_error(error);
@@ -87,12 +90,16 @@ NB_MODULE(_runtime, m) {
 
   nb::class_<CachedGraph>(m, "CachedGraph")
       .def("run", &CachedGraph::run, nb::arg("pointers"),
-           nb::arg("stream") = 0,
+           nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "Runs the graph on raw buffers: inputs, outputs, then the "
-           "arena.")
+           "arena; `symbol` is the value of its symbolic size, if any.")
       .def_prop_ro("target", [](CachedGraph &) { return std::string("cpu"); })
       .def_prop_ro("arena_bytes",
                    [](CachedGraph &g) { return g.program.arenaBytes; })
+      .def_prop_ro("arena_bytes_per_symbol",
+                   [](CachedGraph &g) { return g.program.arenaBytesPerSymbol; })
+      .def_prop_ro("symbolic",
+                   [](CachedGraph &g) { return g.program.symbolic(); })
       .def_prop_ro("intermediate_bytes",
                    [](CachedGraph &g) { return g.program.intermediateBytes; })
       .def_prop_ro("num_kernels",

@@ -37,7 +37,8 @@ public:
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
 
-  void run(const std::vector<uintptr_t> &pointers, uintptr_t stream) {
+  void run(const std::vector<uintptr_t> &pointers, uintptr_t stream,
+           int64_t symbol) {
     std::vector<void *> buffers;
     buffers.reserve(pointers.size());
     for (uintptr_t p : pointers)
@@ -47,9 +48,13 @@ public:
     {
       // Kernels do not touch Python objects: let other threads run.
       nb::gil_scoped_release release;
-      status = tcExecutableRunOnStream(exe, buffers.data(), buffers.size(),
-                                       reinterpret_cast<void *>(stream),
-                                       &error);
+      status = symbol >= 0
+                   ? tcExecutableRunSymbolic(exe, buffers.data(),
+                                             buffers.size(), symbol, &error)
+                   : tcExecutableRunOnStream(exe, buffers.data(),
+                                             buffers.size(),
+                                             reinterpret_cast<void *>(stream),
+                                             &error);
     }
     if (status)
       throw std::runtime_error(takeMessage(error));
@@ -76,16 +81,24 @@ NB_MODULE(_tc, m) {
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),
-           nb::arg("stream") = 0,
+           nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "Runs the graph on raw buffers: inputs, outputs, then the arena "
            "(device pointers and a CUstream or hipStream_t for a GPU "
-           "graph).")
+           "graph); `symbol` is the value of a CPU graph's symbolic size.")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));
                    })
       .def_prop_ro("arena_bytes",
                    [](Executable &e) { return tcExecutableArenaBytes(e.exe); })
+      .def_prop_ro("arena_bytes_per_symbol",
+                   [](Executable &e) {
+                     return tcExecutableArenaBytesPerSymbol(e.exe);
+                   })
+      .def_prop_ro("symbolic",
+                   [](Executable &e) {
+                     return tcExecutableIsSymbolic(e.exe) != 0;
+                   })
       .def_prop_ro("intermediate_bytes",
                    [](Executable &e) {
                      return tcExecutableIntermediateBytes(e.exe);

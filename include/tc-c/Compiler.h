@@ -85,10 +85,21 @@ int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
 int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
                             size_t count, void *stream, char **error);
 
+/// As tcExecutableRun, for a CPU graph compiled with the graph's symbolic
+/// size (docs/DynamicShapes.md): `symbol` is its value in this call, and
+/// the arena is tcExecutableArenaBytes + symbol *
+/// tcExecutableArenaBytesPerSymbol bytes.
+int tcExecutableRunSymbolic(TcExecutableRef exe, void *const *buffers,
+                            size_t count, int64_t symbol, char **error);
+
 /// "cpu", "cuda" or "rocm".
 const char *tcExecutableTarget(TcExecutableRef exe);
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe);
+/// What the arena grows by per unit of the symbolic size (0 without one).
+int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe);
+/// Whether the graph was compiled with the symbolic size.
+int tcExecutableIsSymbolic(TcExecutableRef exe);
 int64_t tcExecutableIntermediateBytes(TcExecutableRef exe);
 int64_t tcExecutableNumKernels(TcExecutableRef exe);
 int64_t tcExecutableNumBuffers(TcExecutableRef exe);

@@ -165,31 +165,59 @@ static void callKernel(const Launch &launch, const std::vector<void *> &ptrs,
   launch.fn(packed.data());
 }
 
+/// A GEMM's sizes at one value of the symbolic size.
+struct GemmSizes {
+  int64_t batch, m, n, k;
+};
+
 /// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
 template <typename T, typename Fn>
-static void gemmRows(const Gemm &g, const std::vector<void *> &ptrs, int64_t i,
+static void gemmRows(const Gemm &spec, const GemmSizes &g,
+                     const std::vector<void *> &ptrs, int64_t i,
                      int64_t rowBegin, int64_t rowEnd, T one, Fn gemm) {
-  int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
-  auto ta = g.transA ? CblasTrans : CblasNoTrans;
-  auto tb = g.transB ? CblasTrans : CblasNoTrans;
-  const T *a = static_cast<const T *>(ptrs[g.a]) + i * g.m * g.k;
-  const T *b = static_cast<const T *>(ptrs[g.b]) + i * g.k * g.n;
-  T *c = static_cast<T *>(ptrs[g.out]) + i * g.m * g.n;
+  int64_t lda = spec.transA ? g.m : g.k, ldb = spec.transB ? g.k : g.n;
+  auto ta = spec.transA ? CblasTrans : CblasNoTrans;
+  auto tb = spec.transB ? CblasTrans : CblasNoTrans;
+  const T *a = static_cast<const T *>(ptrs[spec.a]) + i * g.m * g.k;
+  const T *b = static_cast<const T *>(ptrs[spec.b]) + i * g.k * g.n;
+  T *c = static_cast<T *>(ptrs[spec.out]) + i * g.m * g.n;
   // Rows of A start at row * lda, or at column `row` when A is transposed.
-  const T *aRows = g.transA ? a + rowBegin : a + rowBegin * lda;
+  const T *aRows = spec.transA ? a + rowBegin : a + rowBegin * lda;
   T *cRows = c + rowBegin * g.n;
-  if (g.bias >= 0)
+  if (spec.bias >= 0)
     for (int64_t row = rowBegin; row < rowEnd; ++row)
-      std::memcpy(c + row * g.n, ptrs[g.bias], g.n * sizeof(T));
+      std::memcpy(c + row * g.n, ptrs[spec.bias], g.n * sizeof(T));
   gemm(CblasRowMajor, ta, tb, rowEnd - rowBegin, g.n, g.k, one, aRows, lda, b,
-       ldb, g.bias >= 0 ? one : T(0), cRows, g.n);
+       ldb, spec.bias >= 0 ? one : T(0), cRows, g.n);
 }
 
 /// Small GEMMs are split into row blocks over tc's threads, each block a
 /// single-threaded BLAS call followed by the block's epilogue kernel, if
 /// any, while the rows are in cache. Large GEMMs go to BLAS whole, with
 /// BLAS's own threads, and their epilogue runs right after.
-static void runGemm(const Gemm &g, const std::vector<void *> &ptrs) {
+static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
+                    int64_t symbol) {
+  auto size = [&](int64_t value, unsigned bit) {
+    return spec.perSymbol & (1u << bit) ? value * symbol : value;
+  };
+  GemmSizes g{size(spec.batch, 0), size(spec.m, 1), size(spec.n, 2),
+              size(spec.k, 3)};
+  if (g.batch == 0 || g.m == 0 || g.n == 0)
+    return;
+  if (g.k == 0) {
+    // No products to sum: the bias, or zeros.
+    for (int64_t i = 0; i < g.batch * g.m; ++i) {
+      size_t row = (spec.isDouble ? sizeof(double) : sizeof(float)) * g.n;
+      char *out = static_cast<char *>(ptrs[spec.out]) + i * row;
+      if (spec.bias >= 0)
+        std::memcpy(out, ptrs[spec.bias], row);
+      else
+        std::memset(out, 0, row);
+    }
+    if (spec.epilogue)
+      callKernel(*spec.epilogue, ptrs, 0, g.m);
+    return;
+  }
   ThreadPool &pool = ThreadPool::get();
   double flops = 2.0 * g.batch * g.m * g.n * g.k;
   static thread_local int blasThreads = -1;
@@ -198,10 +226,12 @@ static void runGemm(const Gemm &g, const std::vector<void *> &ptrs) {
       TC_BLAS(openblas_set_num_threads)(blasThreads = n);
   };
   auto rows = [&](int64_t i, int64_t begin, int64_t end) {
-    if (g.isDouble)
-      gemmRows<double>(g, ptrs, i, begin, end, 1.0, TC_BLAS(cblas_dgemm));
+    if (spec.isDouble)
+      gemmRows<double>(spec, g, ptrs, i, begin, end, 1.0,
+                       TC_BLAS(cblas_dgemm));
     else
-      gemmRows<float>(g, ptrs, i, begin, end, 1.0f, TC_BLAS(cblas_sgemm));
+      gemmRows<float>(spec, g, ptrs, i, begin, end, 1.0f,
+                      TC_BLAS(cblas_sgemm));
   };
   if (flops >= 2e8) {
     setBlasThreads(pool.size());
@@ -209,8 +239,8 @@ static void runGemm(const Gemm &g, const std::vector<void *> &ptrs) {
       rows(i, 0, g.m);
     // BLAS's threads are still spinning: waking tc's would fight them for
     // the cores, so a small epilogue runs here, on the calling thread.
-    if (g.epilogue)
-      callKernel(*g.epilogue, ptrs, 0, g.m);
+    if (spec.epilogue)
+      callKernel(*spec.epilogue, ptrs, 0, g.m);
     return;
   }
   setBlasThreads(1);
@@ -221,8 +251,8 @@ static void runGemm(const Gemm &g, const std::vector<void *> &ptrs) {
     int64_t begin = g.m * block / rowBlocks;
     int64_t end = g.m * (block + 1) / rowBlocks;
     rows(i, begin, end);
-    if (g.epilogue)
-      callKernel(*g.epilogue, ptrs, begin, end);
+    if (spec.epilogue)
+      callKernel(*spec.epilogue, ptrs, begin, end);
   });
 }
 
@@ -275,24 +305,39 @@ bool HostProgram::serializable() const {
                       [](const Step &step) { return bool(step.custom); });
 }
 
-bool HostProgram::run(void *const *args, size_t count,
-                      std::string &error) const {
+bool HostProgram::symbolic() const {
+  if (arenaBytesPerSymbol)
+    return true;
+  for (const Step &step : steps)
+    if ((step.launch && step.launch->perSymbol) ||
+        (step.gemm && step.gemm->perSymbol))
+      return true;
+  return false;
+}
+
+bool HostProgram::run(void *const *args, size_t count, std::string &error,
+                      int64_t symbol) const {
+  if (symbol < 0) {
+    error = "the symbolic size is negative (" + std::to_string(symbol) + ")";
+    return false;
+  }
   if (static_cast<int64_t>(count) != numArguments + 1) {
     error = "expected " + std::to_string(numArguments + 1) +
             " buffers (inputs, outputs, arena), got " + std::to_string(count);
     return false;
   }
   char *arena = static_cast<char *>(args[count - 1]);
-  if (arenaBytes && !arena) {
-    error = "the graph needs an arena of " + std::to_string(arenaBytes) +
-            " bytes";
+  int64_t bytes = arenaBytes + arenaBytesPerSymbol * symbol;
+  if (bytes && !arena) {
+    error = "the graph needs an arena of " + std::to_string(bytes) + " bytes";
     return false;
   }
   std::vector<void *> ptrs;
   ptrs.reserve(buffers.size());
   for (const BufferRef &ref : buffers)
-    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
-                                     : arena + ref.offset);
+    ptrs.push_back(ref.argument >= 0
+                       ? args[ref.argument]
+                       : arena + ref.offset + ref.offsetPerSymbol * symbol);
 
   // Below this many points a launch runs on the calling thread: waking
   // workers costs more than it saves.
@@ -300,7 +345,7 @@ bool HostProgram::run(void *const *args, size_t count,
   ThreadPool &pool = ThreadPool::get();
   for (const Step &step : steps) {
     if (step.gemm) {
-      runGemm(*step.gemm, ptrs);
+      runGemm(*step.gemm, ptrs, symbol);
       continue;
     }
     if (step.custom) {
@@ -308,12 +353,16 @@ bool HostProgram::run(void *const *args, size_t count,
       continue;
     }
     const Launch &launch = *step.launch;
-    int64_t chunks = launch.points >= kParallelPoints
-                         ? std::min<int64_t>(pool.size() * 4, launch.rows)
+    int64_t rows = launch.perSymbol ? launch.rows * symbol : launch.rows;
+    int64_t points = launch.perSymbol ? launch.points * symbol : launch.points;
+    if (rows == 0)
+      continue;
+    int64_t chunks = points >= kParallelPoints
+                         ? std::min<int64_t>(pool.size() * 4, rows)
                          : 1;
     pool.parallelFor(chunks, [&](int64_t chunk) {
-      callKernel(launch, ptrs, launch.rows * chunk / chunks,
-                 launch.rows * (chunk + 1) / chunks);
+      callKernel(launch, ptrs, rows * chunk / chunks,
+                 rows * (chunk + 1) / chunks);
     });
   }
   return true;
@@ -328,13 +377,14 @@ std::string HostProgram::serialize(const std::string &version) const {
   os << version << "\n"
      << "args " << numArguments << "\n"
      << "sizes " << arenaBytes << " " << intermediateBytes << " "
-     << numKernels << "\n"
+     << numKernels << " " << arenaBytesPerSymbol << "\n"
      << "objects " << numObjects << "\n";
   for (const BufferRef &ref : buffers)
-    os << "buffer " << ref.argument << " " << ref.offset << "\n";
+    os << "buffer " << ref.argument << " " << ref.offset << " "
+       << ref.offsetPerSymbol << "\n";
   auto writeLaunch = [&](const char *tag, const Launch &launch) {
     os << tag << " " << launch.kernel << " " << launch.rows << " "
-       << launch.points;
+       << launch.points << " " << launch.perSymbol;
     for (int64_t id : launch.buffers)
       os << " " << id;
     os << "\n";
@@ -349,7 +399,8 @@ std::string HostProgram::serialize(const std::string &version) const {
     const Gemm &g = *step.gemm;
     os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
        << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
-       << g.batch << " " << g.m << " " << g.n << " " << g.k << "\n";
+       << g.batch << " " << g.m << " " << g.n << " " << g.k << " "
+       << g.perSymbol << "\n";
     if (g.epilogue)
       writeLaunch("epilogue", *g.epilogue);
   }
@@ -378,22 +429,27 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       return false; // not a number
     if (tag == "args" && n.size() == 1) {
       numArguments = n[0];
-    } else if (tag == "sizes" && n.size() == 3) {
+    } else if (tag == "sizes" && n.size() == 4) {
       arenaBytes = n[0];
       intermediateBytes = n[1];
       numKernels = n[2];
+      arenaBytesPerSymbol = n[3];
+      if (arenaBytes < 0 || arenaBytesPerSymbol < 0)
+        return false;
     } else if (tag == "objects" && n.size() == 1 && n[0] >= 1) {
       numObjects = n[0];
-    } else if (tag == "buffer" && n.size() == 2) {
-      if (n[0] >= numArguments || n[1] < 0 || n[1] > arenaBytes)
+    } else if (tag == "buffer" && n.size() == 3) {
+      if (n[0] >= numArguments || n[1] < 0 || n[1] > arenaBytes || n[2] < 0 ||
+          n[2] > arenaBytesPerSymbol)
         return false;
-      buffers.push_back({n[0], n[1]});
-    } else if (isLaunch && n.size() >= 2) {
+      buffers.push_back({n[0], n[1], n[2]});
+    } else if (isLaunch && n.size() >= 3) {
       Launch launch;
       launch.kernel = kernel;
       launch.rows = n[0];
       launch.points = n[1];
-      launch.buffers.assign(n.begin() + 2, n.end());
+      launch.perSymbol = n[2] != 0;
+      launch.buffers.assign(n.begin() + 3, n.end());
       if (tag == "launch") {
         steps.push_back({std::move(launch), std::nullopt, {}});
       } else {
@@ -401,7 +457,7 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
           return false;
         steps.back().gemm->epilogue = std::move(launch);
       }
-    } else if (tag == "gemm" && n.size() == 11) {
+    } else if (tag == "gemm" && n.size() == 12) {
       Gemm g;
       g.a = n[0];
       g.b = n[1];
@@ -414,6 +470,7 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       g.m = n[8];
       g.n = n[9];
       g.k = n[10];
+      g.perSymbol = static_cast<unsigned>(n[11]) & 15u;
       steps.push_back({std::nullopt, g, {}});
     } else {
       return false;

@@ -23,7 +23,7 @@ namespace {
 /// (tc/Runtime/CPURuntime.h), repeated here: this library does not depend
 /// on the compiler's headers.
 constexpr const char *kManifestVersion = "tc-aot-model-1";
-constexpr const char *kPlanVersion = "tc-aot-plan-1";
+constexpr const char *kPlanVersion = "tc-aot-plan-2";
 
 struct DTypeInfo {
   DType dtype;
@@ -186,6 +186,10 @@ std::unique_ptr<Model> Model::load(const std::string &directory,
   tc::host::HostProgram &program = impl->program;
   if (!program.parse(plan, kPlanVersion)) {
     error = "model.plan: malformed or of another tc version";
+    return nullptr;
+  }
+  if (program.symbolic()) {
+    error = "model.plan has a symbolic size; AOT models have static shapes";
     return nullptr;
   }
   int64_t expected = impl->arguments.size() + impl->outputs.size();

@@ -154,12 +154,34 @@ int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
   return 1;
 }
 
+int tcExecutableRunSymbolic(TcExecutableRef exe, void *const *buffers,
+                            size_t count, int64_t symbol, char **error) {
+  std::string message;
+  bool ok = false;
+  if (!exe->cpu)
+    message = "only CPU graphs have a symbolic size";
+  else
+    ok = exe->cpu->run(llvm::ArrayRef<void *>(buffers, count), message,
+                       symbol);
+  if (ok)
+    return 0;
+  if (error)
+    *error = copyString(message);
+  return 1;
+}
+
 const char *tcExecutableTarget(TcExecutableRef exe) {
   return exe->cpu ? "cpu" : exe->cuda ? "cuda" : "rocm";
 }
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe) {
   return exe->visit([](auto &e) { return e.arenaBytes(); });
+}
+int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe) {
+  return exe->cpu ? exe->cpu->arenaBytesPerSymbol() : 0;
+}
+int tcExecutableIsSymbolic(TcExecutableRef exe) {
+  return exe->cpu && exe->cpu->symbolic();
 }
 int64_t tcExecutableIntermediateBytes(TcExecutableRef exe) {
   return exe->visit([](auto &e) { return e.intermediateBytes(); });

@@ -118,6 +118,9 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
   if (auto bytes =
           schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
     p.intermediateBytes = bytes.getInt();
+  if (auto bytes =
+          schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes_per_symbol"))
+    p.arenaBytesPerSymbol = bytes.getInt();
 
   llvm::DenseMap<Value, int64_t> ids;
   p.numArguments = schedule.getNumArguments();
@@ -127,11 +130,12 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
   }
   llvm::StringSet<> kernels;
   for (Operation &op : schedule.getBody().front()) {
-    if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
+    if (isa<kernel::ArenaOp, kernel::ReturnOp, kernel::SymbolOp>(op))
       continue;
     if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
       ids[buffer.getResult()] = p.buffers.size();
-      p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset())});
+      p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
+                           static_cast<int64_t>(buffer.getOffsetPerSymbol())});
       continue;
     }
     if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
@@ -141,8 +145,12 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       host::Launch step;
       step.kernel = launch.getKernelAttr().getLeafReference().str();
       if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>("tc.domain"))
-        for (int64_t size : domain.asArrayRef())
-          step.rows *= size;
+        for (int64_t size : domain.asArrayRef()) {
+          if (ShapedType::isDynamic(size))
+            step.perSymbol = true; // rows and points per unit of it
+          else
+            step.rows *= size;
+        }
       if (auto points = func->getAttrOfType<IntegerAttr>("tc.points"))
         step.points = points.getInt();
       for (Value v : launch.getBuffers())
@@ -151,7 +159,8 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       // The verifier guarantees a row epilogue follows its GEMM.
       if (launch.getRowEpilogue() && !p.steps.empty() && p.steps.back().gemm &&
           p.steps.back().gemm->batch == 1 &&
-          p.steps.back().gemm->m == step.rows) {
+          p.steps.back().gemm->m == step.rows &&
+          bool(p.steps.back().gemm->perSymbol & 2u) == step.perSymbol) {
         p.steps.back().gemm->epilogue = std::move(step);
         continue;
       }
@@ -174,10 +183,17 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       g.transA = gemm.getTransposeA();
       g.transB = gemm.getTransposeB();
       g.isDouble = elt.isF64();
-      g.batch = r ? outType.getDimSize(0) : 1;
-      g.m = outType.getDimSize(r);
-      g.n = outType.getDimSize(r + 1);
-      g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
+      // A symbolic size is recorded as 1, with its bit in perSymbol.
+      auto size = [&](MemRefType type, int64_t dim, unsigned bit) {
+        if (!type.isDynamicDim(dim))
+          return type.getDimSize(dim);
+        g.perSymbol |= 1u << bit;
+        return int64_t(1);
+      };
+      g.batch = r ? size(outType, 0, 0) : 1;
+      g.m = size(outType, r, 1);
+      g.n = size(outType, r + 1, 2);
+      g.k = g.transA ? size(aType, r, 3) : size(aType, r + 1, 3);
       p.steps.push_back({std::nullopt, g, {}});
       continue;
     }
@@ -639,10 +655,15 @@ bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
          write(planPath, impl.program.serialize(kAOTPlanVersion));
 }
 
-bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error) const {
-  return impl->program.run(buffers.data(), buffers.size(), error);
+bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error,
+                        int64_t symbol) const {
+  return impl->program.run(buffers.data(), buffers.size(), error, symbol);
 }
 int64_t CPUExecutable::arenaBytes() const { return impl->program.arenaBytes; }
+int64_t CPUExecutable::arenaBytesPerSymbol() const {
+  return impl->program.arenaBytesPerSymbol;
+}
+bool CPUExecutable::symbolic() const { return impl->program.symbolic(); }
 int64_t CPUExecutable::intermediateBytes() const {
   return impl->program.intermediateBytes;
 }

@@ -25,7 +25,7 @@
 namespace mlir::tc {
 
 /// The first line of an exported graph's host program.
-inline constexpr const char *kAOTPlanVersion = "tc-aot-plan-1";
+inline constexpr const char *kAOTPlanVersion = "tc-aot-plan-2";
 
 class CPUExecutable {
 public:
@@ -57,9 +57,13 @@ public:
   /// Runs the graph. `buffers` holds the inputs' data pointers, then the
   /// outputs', then the arena's (arenaBytes() long, 64-byte aligned; null
   /// when arenaBytes() is 0). Returns false and sets `error` on failure.
-  bool run(llvm::ArrayRef<void *> buffers, std::string &error) const;
+  /// `symbol` is the value of the graph's symbolic size, if it has one.
+  bool run(llvm::ArrayRef<void *> buffers, std::string &error,
+           int64_t symbol = 0) const;
 
   int64_t arenaBytes() const;
+  int64_t arenaBytesPerSymbol() const;
+  bool symbolic() const;
   int64_t intermediateBytes() const;
   int64_t numKernels() const;
   int64_t numBuffers() const;

@@ -28,12 +28,17 @@ namespace tc::host {
 /// The version heading a disk cache entry's `.plan` (the JIT runtime writes
 /// it; the JIT and tc._runtime read it). Bump whenever the plan format or
 /// the generated code changes: an older tc's entries must not load.
-inline constexpr const char *kCPUCacheVersion = "tc-cpu-cache-4";
+inline constexpr const char *kCPUCacheVersion = "tc-cpu-cache-5";
+
+/// A program compiled with the graph's symbolic size `s` (a batch size; see
+/// docs/DynamicShapes.md) takes its value at each run: sizes marked
+/// per-symbol below are multiplied by it, offsets grow with it.
 
 /// A buffer of the program: an argument, or a slice of the arena.
 struct BufferRef {
   int64_t argument = -1; // index into the caller's buffers
-  int64_t offset = 0;    // byte offset into the arena otherwise
+  int64_t offset = 0;    // byte offset into the arena otherwise,
+  int64_t offsetPerSymbol = 0; // plus this many times s
 };
 
 /// A kernel's packed entry point: pointers to each buffer's address, then
@@ -44,6 +49,8 @@ struct Launch {
   std::string kernel;
   KernelFn fn = nullptr;
   int64_t rows = 1, points = 1;
+  /// Whether the domain's first extent is s: rows and points are per unit.
+  bool perSymbol = false;
   std::vector<int64_t> buffers;
 };
 
@@ -51,6 +58,8 @@ struct Gemm {
   int64_t a = 0, b = 0, out = 0, bias = -1;
   bool transA = false, transB = false, isDouble = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  /// Which of batch, m, n, k (bits 0 to 3) are multiplied by s.
+  unsigned perSymbol = 0;
   /// A kernel to run on each block of output rows once it is computed.
   std::optional<Launch> epilogue;
 };
@@ -74,6 +83,10 @@ struct HostProgram {
   /// Inputs and outputs (the caller passes the arena after them).
   int64_t numArguments = 0;
   int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  /// The arena's size grows by this many bytes per unit of s.
+  int64_t arenaBytesPerSymbol = 0;
+  /// Whether the program has the graph's symbolic size.
+  bool symbolic() const;
   /// How many object files hold the kernels (a disk cache entry's
   /// `<entry>.<i>.o`: they are compiled in parallel).
   int64_t numObjects = 1;
@@ -96,9 +109,12 @@ struct HostProgram {
   bool parse(const std::string &text, const std::string &version);
 
   /// Runs the program on `args`: the inputs' and outputs' data, then the
-  /// arena (arenaBytes long, 64-byte aligned; null when 0). Every launch
-  /// must have its `fn`. Returns false and sets `error` on bad arguments.
-  bool run(void *const *args, size_t count, std::string &error) const;
+  /// arena (arenaBytes + arenaBytesPerSymbol * symbol long, 64-byte
+  /// aligned; null when 0), with `symbol` the value of the symbolic size.
+  /// Every launch must have its `fn`. Returns false and sets `error` on bad
+  /// arguments.
+  bool run(void *const *args, size_t count, std::string &error,
+           int64_t symbol = 0) const;
 };
 
 /// The runtime's worker threads ($TC_NUM_THREADS, default: one per core).

@@ -314,8 +314,32 @@ private:
     return broadcast(convert(v, type.getElementType()), type.getShape());
   }
 
-  /// A splat constant of `type` holding `value`.
+  /// Fails, naming the op, where a symbolic size appears where tc does not
+  /// handle one yet (see admitsSymbolicSize in FXToPrim.cpp).
+  LogicalResult checkSymbolicSizes(StringRef target);
+
+  /// The product of `type`'s static dimensions. Every `?` of a graph is its
+  /// one symbolic size, so two types with as many `?` have element counts
+  /// in the ratio of their static products.
+  static int64_t staticNumElements(RankedTensorType type) {
+    int64_t count = 1;
+    for (int64_t size : type.getShape())
+      if (!ShapedType::isDynamic(size))
+        count *= size;
+    return count;
+  }
+  static bool sameNumElements(RankedTensorType a, RankedTensorType b) {
+    return a.getNumDynamicDims() == b.getNumDynamicDims() &&
+           staticNumElements(a) == staticNumElements(b);
+  }
+
+  /// A splat of `type` holding `value`: a constant, or a 0-d constant
+  /// broadcast to a shape with the symbolic size.
   Value splat(RankedTensorType type, double value) {
+    if (!type.hasStaticShape())
+      return prim::BroadcastInDimOp::create(
+          b, loc, splat(RankedTensorType::get({}, type.getElementType()), value),
+          type.getShape(), ArrayRef<int64_t>{});
     Type elt = type.getElementType();
     Attribute scalar;
     if (auto ft = dyn_cast<FloatType>(elt)) {
@@ -446,6 +470,10 @@ private:
       sorted.clear();
     llvm::sort(sorted);
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    for (int64_t dim : sorted)
+      if (type.isDynamicDim(dim))
+        return reject(resultTy, "a reduction over the symbolic size of " +
+                                    quoted(type) + " is not supported yet");
     Value reduced = prim::ReduceOp::create(b, loc, kind, input, sorted);
     if (keepdim || typeOf(reduced).getShape() != resultTy.getShape())
       reduced = reshape(reduced, resultTy.getShape());
@@ -606,7 +634,7 @@ private:
   Value reshape(Value v, ArrayRef<int64_t> shape) {
     RankedTensorType type = typeOf(v);
     auto to = RankedTensorType::get(shape, type.getElementType());
-    if (type.getNumElements() != to.getNumElements())
+    if (!sameNumElements(type, to))
       return reject(to, "cannot reshape " + quoted(type) + " to " +
                             quoted(to));
     if (type.getShape() == shape)

@@ -25,6 +25,7 @@
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <limits>
@@ -40,6 +41,54 @@ using namespace mlir::tc;
 
 using namespace mlir::tc::decompose;
 
+/// The ops whose decompositions handle a symbolic leading dimension (a
+/// `?` that stands for the graph's one symbolic size, see
+/// docs/DynamicShapes.md): elementwise math, matrix products with a
+/// symbolic M, and reductions, normalizations and views over the static
+/// dimensions. Every other op needs static shapes.
+static bool admitsSymbolicSize(StringRef target) {
+  static const llvm::StringSet<> targets = {
+      "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log",
+      "aten::sqrt", "aten::rsqrt", "aten::erf", "aten::neg", "aten::abs",
+      "aten::expm1", "aten::log1p", "aten::reciprocal", "aten::relu",
+      "aten::sigmoid", "aten::gelu", "aten::clamp",
+      "aten::add.Tensor", "aten::add.Scalar", "aten::sub.Tensor",
+      "aten::sub.Scalar", "aten::mul.Tensor", "aten::mul.Scalar",
+      "aten::div.Tensor", "aten::div.Scalar", "aten::maximum",
+      "aten::minimum", "aten::pow.Tensor_Scalar", "aten::where.self",
+      "aten::_to_copy", "aten::clone", "aten::alias", "aten::view",
+      "aten::_unsafe_view", "aten::reshape", "aten::unsqueeze",
+      "aten::expand", "aten::t", "aten::permute", "aten::transpose.int",
+      "aten::mm", "aten::addmm", "aten::bmm", "aten::_softmax",
+      "aten::_log_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
+      "aten::mean.dim", "aten::amax", "aten::amin"};
+  return targets.contains(target);
+}
+
+LogicalResult Decomposer::checkSymbolicSizes(StringRef target) {
+  bool symbolic = false;
+  auto check = [&](Value v) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.hasStaticShape())
+      return success();
+    symbolic = true;
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        return fail("a symbolic size is supported as the leading dimension "
+                    "only, not in " + quoted(type));
+    return success();
+  };
+  for (Value v : op.getResults())
+    if (failed(check(v)))
+      return failure();
+  for (Value v : operands)
+    if (failed(check(v)))
+      return failure();
+  if (symbolic && !admitsSymbolicSize(target))
+    return fail("symbolic sizes are not supported by this op yet");
+  return success();
+}
+
 FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   StringRef target = op.getTarget();
   auto one = [](FailureOr<Value> v) -> FailureOr<SmallVector<Value>> {
@@ -47,9 +96,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       return failure();
     return SmallVector<Value>{*v};
   };
-  for (Value result : op.getResults())
-    if (!typeOf(result).hasStaticShape())
-      return fail("dynamic shapes are not supported yet");
+  if (failed(checkSymbolicSizes(target)))
+    return failure();
 
   if (std::optional<Result> r = complexOrFFT(target))
     return *r;
@@ -424,8 +472,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       kind = prim::ReductionKind::Prod;
     Value r = reduce(kind, x, dims, keepdim, type);
     if (base == "aten::mean") {
-      int64_t count = typeOf(x).getNumElements() / std::max<int64_t>(
-                                                       type.getNumElements(), 1);
+      int64_t count = staticNumElements(typeOf(x)) /
+                      std::max<int64_t>(staticNumElements(type), 1);
       r = prim::DivOp::create(b, loc, r, splat(type, count));
     }
     return one(r);

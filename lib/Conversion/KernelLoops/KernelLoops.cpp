@@ -52,13 +52,13 @@ void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,
     return;
   assert(domain.back() % innerGroup == 0 && "group must divide the row");
   domain.back() /= innerGroup;
-  for (int64_t d = domain.size() - 1; d >= 0; --d) {
+  // The first extent is never needed (it may be the symbolic size).
+  for (int64_t d = domain.size() - 1; d > 0; --d) {
     Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
-    point[d] = d == 0 ? linear
-                      : arith::RemUIOp::create(b, loc, linear, size).getResult();
-    if (d > 0)
-      linear = arith::DivUIOp::create(b, loc, linear, size);
+    point[d] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
   }
+  point[0] = linear;
   if (innerGroup > 1)
     point.back() = arith::MulIOp::create(
         b, loc, point.back(),

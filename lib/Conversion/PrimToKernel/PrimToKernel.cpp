@@ -43,6 +43,17 @@ static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
+/// The graph's symbolic size (a `?`) as fusion's cost model and the empty
+/// tensor checks see it: a size, larger than any that matters to them.
+constexpr int64_t kSymbolHint = 1024;
+
+static int64_t hintNumElements(RankedTensorType type) {
+  int64_t count = 1;
+  for (int64_t size : type.getShape())
+    count *= ShapedType::isDynamic(size) ? kSymbolHint : size;
+  return count;
+}
+
 static MemRefType bufferType(Value v) {
   RankedTensorType t = tensorType(v);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -376,13 +387,13 @@ int64_t FusionPlan::readCost(Value v, llvm::DenseMap<Value, int64_t> &costs) {
     return it->second;
   int64_t cost = 0;
   if (Operation *op = v.getDefiningOp()) {
-    int64_t points = tensorType(v).getNumElements();
+    int64_t points = hintNumElements(tensorType(v));
     int64_t reads = windowReads(op);
     for (Value operand : op->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()))
         continue;
       if (realized.contains(operand))
-        cost += reads * (tensorType(operand).getNumElements() * 16 >= points);
+        cost += reads * (hintNumElements(tensorType(operand)) * 16 >= points);
       else
         cost += reads * readCost(operand, costs);
     }
@@ -739,7 +750,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   // dimension into blocks, which become a domain dimension of their own.
   int64_t rows = 1, block = 0;
   for (int64_t size : domain)
-    rows *= size;
+    rows *= ShapedType::isDynamic(size) ? kSymbolHint : size;
   if (!shape.empty() && rows < 64 && shape.back() >= (1 << 15))
     for (int64_t candidate : {4096, 2048, 1024, 512, 256})
       if (shape.back() % candidate == 0) {
@@ -1803,11 +1814,21 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
 
   OpBuilder sb = OpBuilder::atBlockEnd(entry);
   unsigned kernels = 0;
+  Value symbol;
   auto bufferFor = [&](Value v) -> Value {
     auto it = buffers.find(v);
     if (it != buffers.end())
       return it->second;
-    Value alloc = memref::AllocOp::create(sb, v.getLoc(), bufferType(v));
+    MemRefType type = bufferType(v);
+    SmallVector<Value> sizes;
+    if (type.getNumDynamicDims()) {
+      // The graph's symbolic size, read once at the schedule's start.
+      if (!symbol)
+        symbol = OpBuilder::atBlockBegin(entry).create<kernel::SymbolOp>(
+            func.getLoc(), sb.getIndexType());
+      sizes.assign(type.getNumDynamicDims(), symbol);
+    }
+    Value alloc = memref::AllocOp::create(sb, v.getLoc(), type, sizes);
     buffers[v] = alloc;
     return alloc;
   };
@@ -1858,7 +1879,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     Value out = bufferFor(v);
     // An empty tensor has nothing to compute (and a kernel over an empty
     // domain is not one the CPU's calling convention takes).
-    if (tensorType(v).getNumElements() == 0)
+    if (hintNumElements(tensorType(v)) == 0)
       continue;
     if (const Gemm *gemm = plan.gemmFor(v)) {
       auto op = kernel::GemmOp::create(
@@ -1893,7 +1914,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       return failure();
   }
   for (auto [value, out] : copies)
-    if (tensorType(value).getNumElements() != 0 && failed(launch(value, out)))
+    if (hintNumElements(tensorType(value)) != 0 && failed(launch(value, out)))
       return failure();
   kernel::ReturnOp::create(sb, loc);
   func.erase();

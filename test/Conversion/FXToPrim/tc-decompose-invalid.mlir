@@ -8,10 +8,27 @@ fx.graph @no_decomposition(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-fx.graph @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{cannot decompose 'aten::sin': dynamic shapes are not supported yet}}
-  %0 = fx.call_function "aten::sin"(%x) : (tensor<?xf32>) -> tensor<?xf32>
-  fx.output %0 : tensor<?xf32>
+// The graph's symbolic size is a leading dimension only.
+fx.graph @symbolic_inner(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::sin': a symbolic size is supported as the leading dimension only, not in 'tensor<4x?xf32>'}}
+  %0 = fx.call_function "aten::sin"(%x) : (tensor<4x?xf32>) -> tensor<4x?xf32>
+  fx.output %0 : tensor<4x?xf32>
+}
+
+// -----
+
+fx.graph @symbolic_unsupported_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::cumsum': symbolic sizes are not supported by this op yet}}
+  %0 = fx.call_function "aten::cumsum"(%x) {args = {dim = 1 : i64}} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  fx.output %0 : tensor<?x4xf32>
+}
+
+// -----
+
+fx.graph @symbolic_reduction(%x: tensor<?x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::sum.dim_IntList': a reduction over the symbolic size of 'tensor<?x4xf32>' is not supported yet}}
+  %0 = fx.call_function "aten::sum.dim_IntList"(%x) {args = {dim = [0], keepdim = false}} : (tensor<?x4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
 }
 
 // -----

@@ -116,9 +116,12 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
 void KernelOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
 
 LogicalResult KernelOp::verify() {
-  for (int64_t size : getDomain())
+  for (auto [d, size] : llvm::enumerate(getDomain())) {
+    if (ShapedType::isDynamic(size) && d == 0)
+      continue; // the graph's symbolic size
     if (size < 0)
       return emitOpError() << "domain has a negative size " << size;
+  }
   return verifyFunctionLike(*this);
 }
 
@@ -199,6 +202,30 @@ static int64_t getElementBytes(Type type) {
   return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
 }
 
+/// `256`, or `256 + 128 * s` with the graph's symbolic size `s`.
+static ParseResult parseSymbolicOffset(OpAsmParser &parser, IntegerAttr &offset,
+                                       IntegerAttr &perSymbol) {
+  int64_t value = 0, scale = 0;
+  if (parser.parseInteger(value))
+    return failure();
+  if (succeeded(parser.parseOptionalPlus())) {
+    if (parser.parseInteger(scale) || parser.parseStar() ||
+        parser.parseKeyword("s"))
+      return failure();
+  }
+  Builder b(parser.getContext());
+  offset = b.getI64IntegerAttr(value);
+  perSymbol = b.getI64IntegerAttr(scale);
+  return success();
+}
+
+static void printSymbolicOffset(OpAsmPrinter &printer, BufferOp,
+                                IntegerAttr offset, IntegerAttr perSymbol) {
+  printer << offset.getInt();
+  if (perSymbol.getInt() != 0)
+    printer << " + " << perSymbol.getInt() << " * s";
+}
+
 LogicalResult BufferOp::verify() {
   MemRefType arena = getArena().getType(), buffer = getType();
   if (arena.getRank() != 1)
@@ -214,7 +241,24 @@ LogicalResult BufferOp::verify() {
                          << " is not a non-negative multiple of the element "
                             "size ("
                          << elementBytes << " bytes)";
+  if (getOffsetPerSymbol() < 0 || getOffsetPerSymbol() % elementBytes != 0)
+    return emitOpError() << "offset per symbol " << getOffsetPerSymbol()
+                         << " is not a non-negative multiple of the element "
+                            "size ("
+                         << elementBytes << " bytes)";
+  for (int64_t d = 1; d < buffer.getRank(); ++d)
+    if (buffer.isDynamicDim(d))
+      return emitOpError() << "only the leading dimension of a buffer may be "
+                              "the symbolic size";
+  if (!buffer.hasStaticShape() || getOffsetPerSymbol() != 0) {
+    if (arena.hasStaticShape())
+      return emitOpError() << "a buffer sized by the symbolic size needs an "
+                              "arena of symbolic size";
+    return success();
+  }
   int64_t end = offset + buffer.getNumElements() * elementBytes;
+  if (!arena.hasStaticShape())
+    return success();
   if (end > arena.getDimSize(0))
     return emitOpError() << "buffer [" << offset << ", " << end
                          << ") does not fit in an arena of "

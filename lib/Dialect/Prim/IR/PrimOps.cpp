@@ -57,10 +57,40 @@ static LogicalResult checkDims(std::optional<Location> loc, StringRef opName,
 static LogicalResult checkShape(std::optional<Location> loc, StringRef opName,
                                 ArrayRef<int64_t> shape) {
   for (int64_t size : shape)
-    if (size < 0)
+    if (size < 0 && !isDynamic(size))
       return emitInferError(loc, opName,
                             "shape has a negative size " + Twine(size));
   return success();
+}
+
+/// `[` (`?` | integer) list `]`: a shape attribute where `?` is the graph's
+/// symbolic size.
+ParseResult mlir::tc::prim::parseShape(OpAsmParser &parser,
+                                       DenseI64ArrayAttr &shape) {
+  SmallVector<int64_t> sizes;
+  auto parseOne = [&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalQuestion())) {
+      sizes.push_back(ShapedType::kDynamic);
+      return success();
+    }
+    return parser.parseInteger(sizes.emplace_back());
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseOne))
+    return failure();
+  shape = DenseI64ArrayAttr::get(parser.getContext(), sizes);
+  return success();
+}
+
+void mlir::tc::prim::printShape(OpAsmPrinter &printer, Operation *,
+                                DenseI64ArrayAttr shape) {
+  printer << '[';
+  llvm::interleaveComma(shape.asArrayRef(), printer, [&](int64_t size) {
+    if (isDynamic(size))
+      printer << '?';
+    else
+      printer << size;
+  });
+  printer << ']';
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,10 +162,18 @@ LogicalResult BroadcastInDimOp::inferReturnTypes(
     return failure();
   for (auto [idx, dim] : llvm::enumerate(dims)) {
     int64_t size = type.getDimSize(idx);
-    if (!isDynamic(size) && size != 1 && size != shape[dim])
+    if (isDynamic(shape[dim]) ? !isDynamic(size) && size != 1
+                              : !isDynamic(size) && size != 1 &&
+                                    size != shape[dim])
       return emitInferError(loc, name,
                             "operand dimension " + Twine(idx) + " of size " +
                                 Twine(size) + " cannot broadcast to size " +
+                                Twine(shape[dim]));
+    if (isDynamic(size) && !isDynamic(shape[dim]))
+      return emitInferError(loc, name,
+                            "operand dimension " + Twine(idx) +
+                                " is the symbolic size; it cannot broadcast "
+                                "to size " +
                                 Twine(shape[dim]));
   }
   inferred.push_back(type.clone(shape));
@@ -150,15 +188,29 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> shape = adaptor.getShape();
   if (failed(checkShape(loc, "reshape", shape)))
     return failure();
-  if (type.hasStaticShape()) {
-    int64_t count = 1;
-    for (int64_t size : shape)
-      count *= size;
-    if (count != type.getNumElements())
-      return emitInferError(loc, "reshape",
-                            "cannot reshape " + Twine(type.getNumElements()) +
-                                " elements into " + Twine(count));
-  }
+  // Every `?` is the graph's one symbolic size: the element counts agree
+  // when both sides have as many `?` and the same static product.
+  auto count = [](ArrayRef<int64_t> sizes) {
+    std::pair<int64_t, int64_t> c{1, 0};
+    for (int64_t size : sizes) {
+      if (isDynamic(size))
+        ++c.second;
+      else
+        c.first *= size;
+    }
+    return c;
+  };
+  auto [from, fromSymbols] = count(type.getShape());
+  auto [to, toSymbols] = count(shape);
+  if (from != to && fromSymbols == 0 && toSymbols == 0)
+    return emitInferError(loc, "reshape",
+                          "cannot reshape " + Twine(from) + " elements into " +
+                              Twine(to));
+  if (from != to || fromSymbols != toSymbols)
+    return emitInferError(loc, "reshape",
+                          "cannot reshape " + Twine(from) + "x" +
+                              Twine(fromSymbols) + " symbolic elements into " +
+                              Twine(to) + "x" + Twine(toSymbols));
   inferred.push_back(type.clone(shape));
   return success();
 }

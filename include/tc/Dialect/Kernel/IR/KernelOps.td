@@ -42,6 +42,10 @@ def Kernel_KernelOp : Kernel_Op<"kernel", [
       kernel.return
     }
     ```
+
+    A `?` (ShapedType::kDynamic) as the first extent of the domain is the
+    graph's symbolic size: the host runs the kernel for each of its values.
+
   }];
 
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -200,9 +204,13 @@ def Kernel_ArenaOp : Kernel_Op<"arena", [
     ```mlir
     %arena = kernel.arena : memref<4096xi8>
     ```
+
+    A schedule with the graph's symbolic size has an arena of `?` bytes:
+    the schedule's `tc.arena_bytes` plus `tc.arena_bytes_per_symbol` times
+    the size (docs/DynamicShapes.md).
   }];
   let arguments = (ins DefaultValuedAttr<I64Attr, "64">:$alignment);
-  let results = (outs StaticShapeMemRefOf<[I8]>:$result);
+  let results = (outs MemRefOf<[I8]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -213,13 +221,39 @@ def Kernel_BufferOp : Kernel_Op<"buffer", [Pure]> {
     ```mlir
     %t = kernel.buffer %arena[256] : memref<4096xi8> to memref<4x8xf32>
     ```
+
+    With the graph's symbolic size `s`, a buffer may have a `?` leading
+    dimension (it is `s`) and an offset that grows with `s`:
+
+    ```mlir
+    %t = kernel.buffer %arena[64 + 128 * s] : memref<?xi8> to memref<?x32xf32>
+    ```
   }];
-  let arguments = (ins StaticShapeMemRefOf<[I8]>:$arena, I64Attr:$offset);
-  let results = (outs StaticShapeMemRefOf<[AnyType]>:$result);
+  let arguments = (ins MemRefOf<[I8]>:$arena, I64Attr:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$offset_per_symbol);
+  let results = (outs AnyMemRef:$result);
   let assemblyFormat = [{
-    $arena `[` $offset `]` attr-dict `:` type($arena) `to` type($result)
+    $arena `[` custom<SymbolicOffset>($offset, $offset_per_symbol) `]`
+    attr-dict `:` type($arena) `to` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Kernel_SymbolOp : Kernel_Op<"symbol", [Pure, HasParent<"ScheduleOp">]> {
+  let summary = "The value of the graph's symbolic size";
+  let description = [{
+    Every `?` dimension of a schedule's buffers and of its kernels' domains
+    is the graph's one symbolic size (a batch size), which the host passes
+    when it runs the schedule (docs/DynamicShapes.md). Allocations of
+    symbolic buffers take it before memory planning places them.
+
+    ```mlir
+    %s = kernel.symbol : index
+    %t = memref.alloc(%s) : memref<?x32xf32>
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
 }
 
 def Kernel_LaunchOp : Kernel_Op<"launch", [

@@ -18,6 +18,12 @@
 
 #include "tc/Dialect/Prim/IR/PrimEnums.h.inc"
 
+namespace mlir::tc::prim {
+/// The `shape` of prim.broadcast_in_dim and prim.reshape: `[4, ?, 8]`.
+ParseResult parseShape(OpAsmParser &parser, DenseI64ArrayAttr &shape);
+void printShape(OpAsmPrinter &printer, Operation *op, DenseI64ArrayAttr shape);
+} // namespace mlir::tc::prim
+
 #define GET_OP_CLASSES
 #include "tc/Dialect/Prim/IR/PrimOps.h.inc"
 

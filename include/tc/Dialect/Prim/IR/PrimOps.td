@@ -226,13 +226,17 @@ def Prim_BroadcastInDimOp : Prim_ShapeOp<"broadcast_in_dim"> {
     ```mlir
     %r = prim.broadcast_in_dim %b, shape [4, 8], dims [1] : tensor<8xf32>
     ```
+
+    A `?` in `shape` is the graph's symbolic size (docs/DynamicShapes.md):
+    a dimension mapped from an operand's `?`, or a broadcast of a unit or
+    absent dimension to it.
   }];
   let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$shape,
                        DenseI64ArrayAttr:$broadcast_dimensions);
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = [{
-    $operand `,` `shape` $shape `,` `dims` $broadcast_dimensions attr-dict `:`
-    type($operand)
+    $operand `,` `shape` custom<Shape>($shape) `,` `dims` $broadcast_dimensions
+    attr-dict `:` type($operand)
   }];
   let hasFolder = 1;
 }
@@ -243,10 +247,15 @@ def Prim_ReshapeOp : Prim_ShapeOp<"reshape"> {
     ```mlir
     %r = prim.reshape %x, shape [2, 6] : tensor<3x4xf32>
     ```
+
+    With the graph's symbolic size (`?`), operand and result have as many
+    `?` and the same product of static sizes.
   }];
   let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$shape);
   let results = (outs Prim_Tensor:$result);
-  let assemblyFormat = "$operand `,` `shape` $shape attr-dict `:` type($operand)";
+  let assemblyFormat = [{
+    $operand `,` `shape` custom<Shape>($shape) attr-dict `:` type($operand)
+  }];
   let hasFolder = 1;
 }
 

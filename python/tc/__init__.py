@@ -38,14 +38,16 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: tc's own autodiff (tc-autodiff) makes; guard_reruns: calls of a compiled
 #: graph whose value guard failed, rerun in eager (`tc.backend`);
 #: shape_specializations: compilations of a graph with symbolic shapes for
-#: one concrete shape (`tc.backend._PerShape`).
+#: one concrete shape (`tc.backend._PerShape`); symbolic_graphs: graphs
+#: compiled once for every batch size (the symbolic size,
+#: docs/DynamicShapes.md).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
                  "aten_direct", "training_graphs", "guard_reruns",
-                 "shape_specializations")
+                 "shape_specializations", "symbolic_graphs")
 
 
 def reset_counters() -> None:

@@ -77,7 +77,8 @@ def tc_backend(gm: torch.fx.GraphModule,
         settings = _parse_kwargs(kwargs)
         dynamic = _dynamic_reason(example_inputs)
         if dynamic:
-            logger.debug("tc: %s: compiling per shape", dynamic)
+            logger.debug("tc: %s: one compile for every batch size where "
+                         "tc can, else per shape", dynamic)
             return _PerShape(gm, settings)
 
         return _to_aten(gm, example_inputs, settings)
@@ -113,6 +114,10 @@ class _PerShape:
         self.settings = settings
         self.compiled: dict[tuple, Callable] = {}
         self.logged_limit = False
+        # One compile for every batch size (docs/DynamicShapes.md), per
+        # value of the graph's other sizes; None where it failed.
+        self.batch = _SymbolicBatch.of(gm)
+        self.symbolic: dict[tuple, Callable | None] = {}
 
     @staticmethod
     def _key(args: Sequence[Any]) -> tuple:
@@ -141,6 +146,15 @@ class _PerShape:
         return lambda *given: run(*(given[i] for i in tensors))
 
     def __call__(self, *args: Any) -> Any:
+        if self.batch is not None:
+            key = self.batch.key(args)
+            if key is not None:
+                if key not in self.symbolic:
+                    self.symbolic[key] = self.batch.compile(args,
+                                                            self.settings)
+                run = self.symbolic[key]
+                if run is not None:
+                    return run(*args)
         key = self._key(args)
         run = self.compiled.get(key)
         if run is None:
@@ -159,6 +173,241 @@ class _PerShape:
                 run = self.gm.forward
             self.compiled[key] = run
         return run(*args)
+
+
+class _SymbolicBatch:
+    """The batch size of a Dynamo graph with symbolic shapes, as tc's
+    symbolic size (docs/DynamicShapes.md): one CPU compile serves every
+    batch size, with the graph's other sizes specialized to their values.
+
+    The batch is the Dynamo symbol that is the leading size of the first
+    tensor input that has a symbolic one. The graph is traced to ATen under
+    a shape environment of tc's own in which only the dimensions that are
+    that symbol are dynamic, so no other size can leak into the compiled
+    code. A graph tc cannot compile this way (an op without a symbolic
+    decomposition, a reduction over the batch, a GPU or training graph)
+    keeps the per-shape path, with a debug log line saying why.
+    """
+
+    #: Batch sizes the trace must hold for (guards PyTorch added while
+    #: tracing are checked at these values too, and at each new size).
+    PROBES = (2, 3, 5, 7, 9, 17, 33, 1000, 65537)
+
+    def __init__(self, gm: torch.fx.GraphModule, symbol: Any,
+                 placeholders: list[tuple[str, Any]]):
+        self.gm = gm
+        self.symbol = symbol
+        # Per placeholder: ("tensor", [expr or int per dim]), ("int", expr)
+        # or ("other", None).
+        self.placeholders = placeholders
+        self.guards: list[Any] = []
+        self.checked: dict[int, bool] = {}
+
+    @classmethod
+    def of(cls, gm: torch.fx.GraphModule) -> "_SymbolicBatch | None":
+        placeholders: list[tuple[str, Any]] = []
+        symbol = None
+        for node in gm.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            value = node.meta.get("example_value")
+            if (isinstance(value, torch.Tensor) and value.dim() == 0
+                    and node.users and all(
+                        u.op == "call_method" and u.target == "item"
+                        for u in node.users)):
+                # A number Dynamo passes as a 0-d tensor (a module's eps
+                # under dynamic=True): specialized to its value.
+                placeholders.append(("item", None))
+            elif isinstance(value, torch.Tensor):
+                dims = [d.node.expr if isinstance(d, torch.SymInt) else d
+                        for d in value.shape]
+                if (symbol is None and dims
+                        and getattr(dims[0], "is_Symbol", False)):
+                    symbol = dims[0]
+                placeholders.append(("tensor", dims))
+            elif isinstance(value, torch.SymInt):
+                placeholders.append(("int", value.node.expr))
+            else:
+                placeholders.append(("other", None))
+        if symbol is None:
+            return None
+        return cls(gm, symbol, placeholders)
+
+    def key(self, args: Sequence[Any]) -> tuple | None:
+        """What a compile is specialized to (None: not for this call): the
+        inputs' sizes other than the batch, dtypes and devices. A batch
+        below 2 (which Dynamo specializes too) or a CUDA or autograd call
+        take the per-shape path."""
+        if len(args) != len(self.placeholders) or torch.is_grad_enabled() \
+                and any(isinstance(a, torch.Tensor) and a.requires_grad
+                        for a in args):
+            return None
+        batch = None
+        key: list[Any] = []
+        for (kind, dims), arg in zip(self.placeholders, args):
+            if kind == "tensor":
+                if not isinstance(arg, torch.Tensor) or arg.dim() != len(
+                        dims) or arg.device.type != "cpu":
+                    return None
+                sizes = []
+                for d, size in zip(dims, arg.shape):
+                    if d == self.symbol:
+                        if batch not in (None, size):
+                            return None
+                        batch = size
+                        sizes.append(None)
+                    else:
+                        sizes.append(size)
+                key.append((tuple(sizes), arg.dtype))
+            elif kind == "int" and dims == self.symbol:
+                if batch not in (None, arg):
+                    return None
+                batch = arg
+                key.append(None)
+            elif kind == "item":
+                if not isinstance(arg, torch.Tensor) or arg.numel() != 1:
+                    return None
+                key.append(("item", arg.item()))
+            else:
+                key.append(arg if isinstance(arg, (int, float, bool))
+                           else type(arg))
+        if batch is None or batch < 2 or not self._holds(batch):
+            return None
+        return tuple(key)
+
+    def _holds(self, batch: int) -> bool:
+        """Whether the guards of the traces so far hold at `batch`."""
+        ok = self.checked.get(batch)
+        if ok is None:
+            ok = all(bool(guard(batch)) for guard in self.guards)
+            self.checked[batch] = ok
+        return ok
+
+    def compile(self, args: Sequence[Any], settings: _Settings
+                ) -> Callable | None:
+        """One compile for every batch size, at the sizes of `args`; None
+        (with a debug log line) where tc cannot."""
+        try:
+            traced, symbol = self._trace(args)
+            if traced is None:
+                return None
+            compiled = compiler.compile_graph(
+                traced, dump_stages=settings.dump_stages, symbol=symbol)
+        except (Unsupported, CompileError) as error:
+            reason = getattr(error, "reason", None) or str(error)
+            logger.debug("tc: no symbolic batch size for this graph (%s); "
+                         "compiling per shape", reason.splitlines()[0])
+            return None
+        except Exception as error:  # never break the user's program
+            logger.debug("tc: symbolic compile failed (%s: %s); compiling "
+                         "per shape", type(error).__name__, error)
+            return None
+        if not compiled.symbolic:
+            return None
+        tc.counters["symbolic_graphs"] += 1
+        tc.counters["graphs_compiled"] += 1
+        tc.counters["subgraphs_compiled"] += 1
+        tc.counters["kernels"] += compiled.num_kernels
+        tc.counters["ops_compiled"] += sum(
+            1 for n in traced.graph.nodes if n.op == "call_function")
+        tensors = [i for i, (kind, _) in enumerate(self.placeholders)
+                   if kind == "tensor"]
+
+        def run(*given: Any) -> Any:
+            return compiled(*(given[i] for i in tensors))
+        return run
+
+    def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
+        """The graph traced to core ATen with the batch as the one dynamic
+        size, and the batch's symbol in that trace (None, None when the
+        trace specialized the batch or has inputs tc does not take)."""
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from torch.fx.experimental.symbolic_shapes import (
+            DimDynamic, ShapeEnv, StatelessSymbolicContext)
+
+        # Scalar inputs other than the batch are specialized to their
+        # values (the key holds them), as _PerShape does.
+        graph = copy.deepcopy(self.gm.graph)
+        kept = []
+        for node, (kind, dims), arg in zip(
+                [n for n in graph.nodes if n.op == "placeholder"],
+                self.placeholders, args):
+            if kind == "tensor" or (kind == "int" and dims == self.symbol):
+                kept.append((kind, dims, arg))
+                continue
+            if kind == "item":
+                for user in list(node.users):
+                    user.replace_all_uses_with(arg.item())
+                    graph.erase_node(user)
+                graph.erase_node(node)
+                continue
+            for user in list(node.users):
+                user.args, user.kwargs = torch.fx.node.map_arg(
+                    (user.args, user.kwargs),
+                    lambda n, node=node, arg=arg: arg if n is node else n)
+            graph.erase_node(node)
+        gm = torch.fx.GraphModule(self.gm, graph)
+
+        env = ShapeEnv()
+        fake_mode = FakeTensorMode(shape_env=env)
+        fakes: list[Any] = []
+        batch_size = None
+        with fake_mode:
+            for kind, dims, arg in kept:
+                if kind == "tensor":
+                    dynamic = [DimDynamic.DYNAMIC if d == self.symbol
+                               else DimDynamic.STATIC for d in dims]
+                    fakes.append(fake_mode.from_tensor(
+                        arg, symbolic_context=StatelessSymbolicContext(
+                            dynamic_sizes=dynamic)))
+                    if batch_size is None and DimDynamic.DYNAMIC in dynamic:
+                        batch_size = fakes[-1].shape[dynamic.index(
+                            DimDynamic.DYNAMIC)]
+                else:
+                    fakes.append(arg)
+            if not isinstance(batch_size, torch.SymInt):
+                return None, None
+            # A symbolic scalar input that is the batch: the same symbol.
+            fakes = [batch_size if kind == "int" else fake
+                     for (kind, _, _), fake in zip(kept, fakes)]
+            traced = make_fx(gm_forward(gm),
+                             decomposition_table=_core_aten_decompositions()
+                             )(*fakes)
+        symbol = batch_size.node.expr
+        if not getattr(symbol, "is_Symbol", False):
+            return None, None
+        guards = []
+        for guard in env.guards:
+            expr = guard.expr
+            if symbol not in expr.free_symbols:
+                continue
+            if expr.free_symbols - {symbol}:
+                return None, None
+            guards.append(lambda value, expr=expr: expr.subs(symbol, value))
+        for probe in self.PROBES:
+            if not all(bool(guard(probe)) for guard in guards):
+                logger.debug("tc: the trace specialized the batch size; "
+                             "compiling per shape")
+                return None, None
+        self.guards.extend(guards)
+        self.checked.clear()
+        traced.graph.eliminate_dead_code()
+        # The compiled function takes the tensors: scalar inputs (sizes)
+        # must be unused by then.
+        for node in list(traced.graph.nodes):
+            if node.op == "placeholder" and not isinstance(
+                    node.meta.get("val"), torch.Tensor):
+                if node.users:
+                    return None, None
+                traced.graph.erase_node(node)
+        traced.recompile()
+        return traced, symbol
+
+
+def gm_forward(gm: torch.fx.GraphModule) -> Callable:
+    """`gm` as make_fx traces it: its forward, positional."""
+    return lambda *args: gm.forward(*args)
 
 
 def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],

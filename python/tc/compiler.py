@@ -220,7 +220,8 @@ def graph_device(gm: torch.fx.GraphModule) -> torch.device:
 def compile_graph(gm: torch.fx.GraphModule, *,
                   dump_stages: bool = False,
                   requires_grad: Sequence[bool] = (),
-                  autotune: bool = False) -> "CompiledFunction":
+                  autotune: bool = False,
+                  symbol: Any = None) -> "CompiledFunction":
     """Compiles an ATen FX graph with tc; returns a callable running it.
 
     The graph runs where its tensors are: on the CPU, or on a GPU (through
@@ -247,10 +248,18 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     With `autotune` (mode="max-autotune") a GPU graph is compiled under
     each of tc's schedule candidates, and its first call times them and
     keeps the fastest (`tc.autotune`).
+
+    With `symbol` (a sympy symbol of the graph's fake tensors' shape
+    environment), dimensions that are that symbol become the graph's
+    symbolic size (docs/DynamicShapes.md): one compiled CPU function serves
+    every value of it, read from the inputs' shapes at each call.
     """
     device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
-                            requires_grad=requires_grad)
+                            requires_grad=requires_grad, symbol=symbol)
+    if symbol is not None and (device.type != "cpu" or any(requires_grad)):
+        raise CompileError("tc compiles the symbolic size for CPU inference "
+                           "graphs only")
     if any(requires_grad):
         imported = _joint_signature(imported, requires_grad)
     text = imported.text
@@ -779,12 +788,21 @@ class CompiledFunction:
         self._num_placeholders = (len(imported.input_names) - len(self._attrs)
                                   - (imported.seed_index is not None))
         self.arena_bytes = int(native.arena_bytes)
+        #: The arena grows by this many bytes per unit of the symbolic size.
+        self.arena_bytes_per_symbol = int(
+            getattr(native, "arena_bytes_per_symbol", 0))
+        #: Whether the graph has the symbolic size (a `?` leading dimension
+        #: of some inputs and outputs, docs/DynamicShapes.md).
+        self.symbolic = any(-1 in shape for shape, _ in imported.input_specs)
         self.intermediate_bytes = int(native.intermediate_bytes)
         self.num_kernels = int(native.num_kernels)
         # What each call checks and allocates, computed once: calls are on
         # the host's critical path (a training step makes two per graph).
         self._input_checks = [(torch.Size(shape), dtype)
                               for shape, dtype in imported.input_specs]
+        # Inputs whose leading dimension is the symbolic size.
+        self._symbolic_inputs = [i for i, (shape, _) in enumerate(
+            imported.input_specs) if shape and shape[0] == -1]
         self._outputs = [(torch.Size(shape), dtype, alias)
                          for (shape, dtype), alias in zip(
                              imported.output_specs,
@@ -851,13 +869,16 @@ class CompiledFunction:
             given.insert(imported.seed_index,
                          self.draw_seed() if seed is None else seed)
         device, cuda = self.device, self._cuda
+        symbol = -1
+        checks, outputs_specs = self._input_checks, self._outputs
+        if self.symbolic:
+            symbol, checks, outputs_specs = self._at_symbol(given)
         # Inside the caller's own capture (torch.cuda.graph) tc's stable
         # buffers stay unused: the capture's pool provides the memory.
         stable = self._graphs and not torch.cuda.is_current_stream_capturing()
         inputs = []
         pointers = []
-        for i, (tensor, (size, dtype)) in enumerate(
-                zip(given, self._input_checks)):
+        for i, (tensor, (size, dtype)) in enumerate(zip(given, checks)):
             if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
                     or tensor.shape != size or tensor.device != device):
                 raise TypeError(
@@ -879,7 +900,7 @@ class CompiledFunction:
 
         pool = self._pool if stable else None
         outputs = []
-        for i, (size, dtype, alias) in enumerate(self._outputs):
+        for i, (size, dtype, alias) in enumerate(outputs_specs):
             if alias is not None:
                 outputs.append(given[alias])
                 pointers.append(pointers[alias])
@@ -898,15 +919,41 @@ class CompiledFunction:
         else:
             # The arena comes from PyTorch's allocator, like any
             # intermediate of an eager program.
-            arena = (torch.empty(self.arena_bytes, dtype=torch.uint8)
-                     if self.arena_bytes > 0 else None)
+            nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+                symbol, 0)
+            arena = (torch.empty(nbytes, dtype=torch.uint8)
+                     if nbytes > 0 else None)
             pointers.append(arena.data_ptr() if arena is not None else 0)
-            self.native.run(pointers)
+            if self.symbolic:
+                self.native.run(pointers, symbol=symbol)
+            else:
+                self.native.run(pointers)
         if imported.output_structure == "single":
             return outputs[0]
         if imported.output_structure == "list":
             return outputs
         return tuple(outputs)
+
+    def _at_symbol(self, given: Sequence[Any]) -> tuple[int, list, list]:
+        """The symbolic size's value in a call (the leading size of the
+        first input that has it), and the inputs' and outputs' shapes at
+        that value."""
+        first = self._symbolic_inputs[0]
+        tensor = given[first]
+        if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0:
+            raise TypeError(f"tc graph input #{first} "
+                            f"({self.imported.input_names[first]}) expects a "
+                            f"tensor with a leading batch dimension, got "
+                            f"{_describe(tensor)}")
+        symbol = tensor.shape[0]
+
+        def at(size: torch.Size) -> torch.Size:
+            return torch.Size((symbol, *size[1:])) if size and size[0] == -1 \
+                else size
+        checks = [(at(size), dtype) for size, dtype in self._input_checks]
+        outputs = [(at(size), dtype, alias)
+                   for size, dtype, alias in self._outputs]
+        return symbol, checks, outputs
 
     def _stage(self, index: int, tensor: torch.Tensor,
                pointer: int) -> tuple[torch.Tensor, int]:

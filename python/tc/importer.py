@@ -21,6 +21,7 @@ Anything the dialect cannot express raises `Unsupported`.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import linecache
@@ -173,7 +174,8 @@ def user_location(node: torch.fx.Node) -> tuple[str, int, int] | None:
 
 def import_graph(gm: torch.fx.GraphModule, name: str = "main", *,
                  lift_get_attrs: bool = False,
-                 requires_grad: Sequence[bool] = ()) -> ImportedGraph:
+                 requires_grad: Sequence[bool] = (),
+                 symbol: Any = None) -> ImportedGraph:
     """Imports an ATen-level FX graph as fx-dialect MLIR text.
 
     With `lift_get_attrs`, `get_attr` nodes become trailing graph arguments
@@ -181,9 +183,37 @@ def import_graph(gm: torch.fx.GraphModule, name: str = "main", *,
     constants as inputs); `ImportedGraph.lifted_attrs` lists their targets.
     `requires_grad[i]` marks argument `i` `tc.requires_grad`: the compiler
     then builds the joint forward + backward graph (`tc-autodiff`).
+
+    `symbol` (a sympy symbol of the graph's shape environment) is the
+    graph's symbolic size: a dimension that is exactly `symbol` becomes `?`
+    (-1 in the specs; docs/DynamicShapes.md), a size list argument holding
+    it says -1. Any other symbolic size is `Unsupported`.
     Raises `Unsupported` for anything the dialect cannot express.
     """
-    return _Importer(gm, name, lift_get_attrs, requires_grad).run()
+    token = _SYMBOL.set(symbol)
+    try:
+        return _Importer(gm, name, lift_get_attrs, requires_grad).run()
+    finally:
+        _SYMBOL.reset(token)
+
+
+#: The graph's symbolic size while a graph is imported (import_graph).
+_SYMBOL: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "tc_symbol", default=None)
+
+
+def _symbolic_dim(value: Any) -> int | None:
+    """-1 for a SymInt that is the graph's symbolic size, its value for a
+    SymInt that is a constant, None for anything else."""
+    if not isinstance(value, torch.SymInt):
+        return None
+    expr = value.node.expr
+    symbol = _SYMBOL.get()
+    if symbol is not None and expr == symbol:
+        return -1
+    if getattr(expr, "is_number", False):
+        return int(expr)
+    return None
 
 
 # ============================================================================
@@ -242,6 +272,9 @@ def _is_symbolic(value: Any) -> bool:
 
 def _scalar(value: Any) -> str:
     """An attribute for a Python bool, int or float."""
+    dim = _symbolic_dim(value)
+    if dim is not None:
+        return _int(dim)
     if _is_symbolic(value):
         raise Unsupported(f"symbolic scalar {value} is not supported")
     if isinstance(value, bool):
@@ -263,6 +296,12 @@ def _attribute(value: Any, kind: str) -> str:
     """The attribute for a non-tensor argument of schema kind `kind`."""
     if value is None:
         return ""  # a unit attribute: the key alone
+    if isinstance(value, (list, tuple)) and any(
+            _symbolic_dim(v) is not None for v in value):
+        # A size list with the graph's symbolic size (a view's): -1 there,
+        # as PyTorch infers it; the result type says the rest.
+        value = [v if _symbolic_dim(v) is None else _symbolic_dim(v)
+                 for v in value]
     if _is_symbolic(value):
         raise Unsupported(f"symbolic value {value} is not supported")
     if isinstance(value, torch.dtype):
@@ -302,17 +341,26 @@ def _spec(node: torch.fx.Node,
     val = _tensor_val(node, val)
     if val.layout != torch.strided:
         raise Unsupported(f"layout {val.layout} is not supported", node)
-    if not all(type(d) is int for d in val.shape):
-        raise Unsupported(f"symbolic shape {tuple(val.shape)} is not "
-                          "supported (tc compiles static shapes)", node)
+    shape = []
+    for d in val.shape:
+        if type(d) is not int:
+            d = _symbolic_dim(d)
+            if d is None:
+                raise Unsupported(f"symbolic shape {tuple(val.shape)} is not "
+                                  "supported (tc compiles static shapes and "
+                                  "one symbolic batch size)", node)
+        shape.append(d)
+    if shape.count(-1) > 1 or (-1 in shape and shape[0] != -1):
+        raise Unsupported(f"shape {tuple(val.shape)}: tc takes the symbolic "
+                          "size as a leading dimension only", node)
     if val.dtype not in DTYPE_TO_MLIR:
         raise Unsupported(f"dtype {val.dtype} is not supported", node)
-    return tuple(val.shape), val.dtype
+    return tuple(shape), val.dtype
 
 
 def _type(spec: tuple[tuple[int, ...], torch.dtype]) -> str:
     shape, dtype = spec
-    dims = "".join(f"{d}x" for d in shape)
+    dims = "".join("?x" if d == -1 else f"{d}x" for d in shape)
     return f"tensor<{dims}{DTYPE_TO_MLIR[dtype]}>"
 
 
@@ -490,6 +538,11 @@ class _Importer:
     def call_function(self, node: torch.fx.Node) -> None:
         if node.target is operator.getitem:
             return self.getitem(node)
+        if (node.target is torch.ops.aten.sym_size.int
+                and _symbolic_dim(node.meta.get("val")) is not None):
+            # A size read for another op's size list (which says -1 for
+            # the symbolic size): no value of the fx graph.
+            return
         op = node.target
         if not isinstance(op, torch._ops.OpOverload):
             raise Unsupported("target is not an ATen operator overload", node)
@@ -563,6 +616,10 @@ class _Importer:
             elif present:
                 if value is None and not optional:
                     raise Unsupported(f"argument '{arg.name}' is None", node)
+                # Sizes computed in the graph (`aten.sym_size.int`) are
+                # their values: the symbolic size, or constants.
+                value = torch.fx.node.map_arg(
+                    value, lambda n: n.meta.get("val", n))
                 try:
                     attr = _attribute(value, kind)
                 except Unsupported as error:

@@ -237,33 +237,105 @@ def _batch_graph(x, w):
     return torch.relu(x @ w).sum(1) + torch.sin(x).mean(1)
 
 
-def test_dynamic_shapes_compile_per_shape(fresh_tc):
-    """dynamic=True: Dynamo calls the backend once; tc compiles the graph
-    for each batch size as it arrives (static code per shape), with eager's
-    results, and reuses it when a size comes back."""
+class _BatchModel(torch.nn.Module):
+    """Linear layers, GeLU, layer norm, softmax and elementwise math: what
+    tc compiles once for every batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(8, 32)
+        self.norm = torch.nn.LayerNorm(32)
+        self.down = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        h = torch.softmax(self.down(h) * 2, dim=-1)
+        return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
+
+
+BATCHES = (3, 5, 7, 9, 17, 33)
+
+
+@pytest.mark.parametrize("graph", ["functional", "module"])
+def test_dynamic_true_compiles_once_for_every_batch(fresh_tc, graph):
+    """dynamic=True: Dynamo calls the backend once and tc compiles once,
+    with the batch as the graph's symbolic size (docs/DynamicShapes.md);
+    every batch size gets eager's results from that one compile."""
     calls = []
-    fn = torch.compile(_batch_graph, backend=_counting_backend(calls),
-                       dynamic=True)
-    w = torch.randn(8, 4)
-    for batch in (3, 5, 7, 9, 17, 33, 5):
-        x = torch.randn(batch, 8)
-        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+    if graph == "module":
+        model = _BatchModel().eval()
+        fn = torch.compile(model, backend=_counting_backend(calls),
+                           dynamic=True)
+        reference = model
+        w = None
+    else:
+        fn = torch.compile(_batch_graph, backend=_counting_backend(calls),
+                           dynamic=True)
+        w = torch.randn(8, 4)
+        reference = _batch_graph
+    with torch.no_grad():
+        for batch in BATCHES + (5,):
+            x = torch.randn(batch, 8)
+            args = (x,) if w is None else (x, w)
+            torch.testing.assert_close(fn(*args), reference(*args))
     assert len(calls) == 1
-    assert tc.counters["shape_specializations"] == 6
-    assert tc.counters["graphs_compiled"] == 6
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
 
 
-def test_automatic_dynamic_keeps_compiling(fresh_tc):
-    """Without dynamic=, Dynamo recompiles with symbolic sizes when a size
-    changes; tc then compiles per shape instead of leaving it to eager."""
-    fn = torch.compile(_batch_graph, backend="tc")
+def test_symbolic_graph_ir_has_the_symbolic_size(fresh_tc, tc_logs):
+    """The compiled graph really is symbolic: its fx text has `?` batch
+    dimensions, and its kernels were compiled once."""
+    fn = torch.compile(_batch_graph, backend="tc", dynamic=True)
     w = torch.randn(8, 4)
-    for batch in (3, 5, 7):
+    for batch in (3, 4):
         x = torch.randn(batch, 8)
         torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
-    assert tc.counters["graphs_compiled"] == 3
+    assert "tensor<?x8xf32>" in tc_logs.text
+    assert "tensor<3x8xf32>" not in tc_logs.text
+    assert tc.counters["symbolic_graphs"] == 1
+
+
+def test_automatic_dynamic_compiles_once_more(fresh_tc):
+    """Without dynamic=, Dynamo compiles the first size statically, and
+    recompiles with a symbolic batch when it changes: tc compiles that one
+    once for every later size."""
+    calls = []
+    fn = torch.compile(_batch_graph, backend=_counting_backend(calls))
+    w = torch.randn(8, 4)
+    for batch in BATCHES:
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+    assert len(calls) == 2
+    assert tc.counters["graphs_compiled"] == 2
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
+def _reduce_over_batch(x, w):
+    # A reduction over the batch: not what the symbolic size supports yet.
+    return torch.relu(x @ w).sum(0) + torch.sin(x).mean(0).sum()
+
+
+def test_dynamic_shapes_compile_per_shape(fresh_tc):
+    """A graph the symbolic size does not cover (a reduction over the
+    batch) is compiled per batch size as it arrives, with eager's results,
+    and reused when a size comes back."""
+    calls = []
+    fn = torch.compile(_reduce_over_batch, backend=_counting_backend(calls),
+                       dynamic=True)
+    w = torch.randn(8, 4)
+    for batch in BATCHES + (5,):
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, w), _reduce_over_batch(x, w))
+    assert len(calls) == 1
+    assert tc.counters["symbolic_graphs"] == 0
+    assert tc.counters["shape_specializations"] == 6
+    assert tc.counters["graphs_compiled"] == 6
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
 
@@ -271,11 +343,11 @@ def test_automatic_dynamic_keeps_compiling(fresh_tc):
 def test_dynamic_shapes_beyond_the_limit_run_eager(fresh_tc, tc_logs,
                                                    monkeypatch):
     monkeypatch.setattr(tc.backend._PerShape, "MAX_SHAPES", 2)
-    fn = torch.compile(_batch_graph, backend="tc", dynamic=True)
+    fn = torch.compile(_reduce_over_batch, backend="tc", dynamic=True)
     w = torch.randn(8, 4)
     for batch in (3, 5, 7, 9):
         x = torch.randn(batch, 8)
-        torch.testing.assert_close(fn(x, w), _batch_graph(x, w))
+        torch.testing.assert_close(fn(x, w), _reduce_over_batch(x, w))
     assert tc.counters["shape_specializations"] == 2
     assert "tc compiled it for 2 shapes already" in tc_logs.text
 

@@ -574,6 +574,12 @@ struct ConvertKernelToGPUPass
     SmallVector<kernel::KernelOp> kernels(module.getOps<kernel::KernelOp>());
     if (kernels.empty())
       return;
+    for (kernel::KernelOp k : kernels)
+      if (llvm::any_of(k.getDomain(), ShapedType::isDynamic)) {
+        k.emitOpError() << "has the graph's symbolic size: GPU kernels need "
+                           "static shapes (tc compiles GPU graphs per shape)";
+        return signalPassFailure();
+      }
     for (auto [name, size] :
          {std::pair<StringRef, int64_t>{"max-block-size", maxBlockSize},
           {"max-reduction-block-size", maxReductionBlockSize}}) {

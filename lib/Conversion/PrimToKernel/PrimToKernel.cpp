@@ -744,8 +744,11 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
 
   RankedTensorType type = tensorType(value);
   ArrayRef<int64_t> shape = type.getShape();
-  SmallVector<int64_t> domain(shape.begin(),
-                              shape.empty() ? shape.end() : shape.end() - 1);
+  // A vector of the symbolic size has no static row: each point is a row.
+  bool symbolicRows = shape.size() == 1 && type.isDynamicDim(0);
+  SmallVector<int64_t> domain(shape.begin(), shape.empty() || symbolicRows
+                                                 ? shape.end()
+                                                 : shape.end() - 1);
   // Few long rows (a 1-d tensor, say) leave threads idle: split the last
   // dimension into blocks, which become a domain dimension of their own.
   int64_t rows = 1, block = 0;
@@ -782,7 +785,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     Value i = kernel::IndexOp::create(b, loc, b.getIndexType(), d);
     idx.push_back(i);
   }
-  if (!block && !shape.empty()) {
+  if (!block && !shape.empty() && !symbolicRows) {
     rowIndex = idx;
     mayCacheRows = cacheRows;
   }
@@ -795,7 +798,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     memref::StoreOp::create(b, loc, *scalar, out, point);
     return success();
   };
-  if (!shape.empty()) {
+  if (!shape.empty() && !symbolicRows) {
     Value blockIndex = block ? idx.pop_back_val() : Value();
     auto loop =
         kernel::LoopOp::create(b, loc, index(block ? block : shape.back()));
@@ -834,6 +837,18 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     return failure();
   }
   kernel::ReturnOp::create(b, loc);
+
+  // The symbolic size is the domain's first extent, never a loop's: a
+  // kernel that would need it inside (a reduction over the batch, say) is
+  // not compiled (the backend compiles such graphs per shape).
+  WalkResult symbolInside = kernel.walk([](arith::ConstantIndexOp c) {
+    return ShapedType::isDynamic(c.value()) ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+  });
+  if (symbolInside.wasInterrupted())
+    return emitError(loc) << "tc-fuse: the kernel for " << type
+                          << " needs the symbolic size inside it (a loop or "
+                             "reduction over it); not supported yet";
 
   inputs.assign(reads.begin(), reads.end());
   return kernel;

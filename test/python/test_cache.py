@@ -48,6 +48,33 @@ def test_second_process_loads_from_cache(tmp_path):
     assert not warm["compiler_loaded"]
 
 
+SYMBOLIC_PROGRAM = textwrap.dedent("""
+    import json, sys, torch, tc
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(),
+                            torch.nn.Linear(32, 4)).eval()
+    fn = torch.compile(m, backend="tc", dynamic=True)
+    with torch.no_grad():
+        for batch in (3, 11, 40):
+            x = torch.randn(batch, 8)
+            torch.testing.assert_close(fn(x), m(x), rtol=1e-5, atol=1e-5)
+    print(json.dumps(dict(tc.counters, compiler_loaded="tc._tc" in sys.modules)))
+""")
+
+
+def test_symbolic_graph_loads_from_cache(tmp_path):
+    """A graph compiled with the symbolic batch size is one cache entry,
+    which a warm process runs at every batch size without the compiler."""
+    cold = run(tmp_path, SYMBOLIC_PROGRAM)
+    assert cold["symbolic_graphs"] == 1
+    assert cold["disk_cache_hits"] == 0
+    assert len(list((tmp_path / "cpu").glob("*.plan"))) == 1
+    warm = run(tmp_path, SYMBOLIC_PROGRAM)
+    assert warm["symbolic_graphs"] == 1
+    assert warm["disk_cache_hits"] == 1
+    assert not warm["compiler_loaded"]
+
+
 def test_entry_without_library_loads_through_the_jit(tmp_path):
     """Without the linked library (no C compiler, a link still running)
     the entry's objects load into tc._tc's JIT; a damaged library too."""

@@ -289,8 +289,6 @@ class _SymbolicBatch:
         (with a debug log line) where tc cannot."""
         try:
             traced, symbol = self._trace(args)
-            if traced is None:
-                return None
             compiled = compiler.compile_graph(
                 traced, dump_stages=settings.dump_stages, symbol=symbol)
         except (Unsupported, CompileError) as error:
@@ -303,6 +301,8 @@ class _SymbolicBatch:
                          "per shape", type(error).__name__, error)
             return None
         if not compiled.symbolic:
+            logger.debug("tc: the graph compiled without the symbolic "
+                         "batch size; compiling per shape")
             return None
         tc.counters["symbolic_graphs"] += 1
         tc.counters["graphs_compiled"] += 1
@@ -319,8 +319,8 @@ class _SymbolicBatch:
 
     def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
         """The graph traced to core ATen with the batch as the one dynamic
-        size, and the batch's symbol in that trace (None, None when the
-        trace specialized the batch or has inputs tc does not take)."""
+        size, and the batch's symbol in that trace. Raises Unsupported
+        when the trace specialized the batch or computes with sizes."""
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.proxy_tensor import make_fx
         from torch.fx.experimental.symbolic_shapes import (
@@ -356,18 +356,18 @@ class _SymbolicBatch:
         with fake_mode:
             for kind, dims, arg in kept:
                 if kind == "tensor":
-                    dynamic = [DimDynamic.DYNAMIC if d == self.symbol
+                    dynamic = [DimDynamic.DUCK if d == self.symbol
                                else DimDynamic.STATIC for d in dims]
                     fakes.append(fake_mode.from_tensor(
                         arg, symbolic_context=StatelessSymbolicContext(
                             dynamic_sizes=dynamic)))
-                    if batch_size is None and DimDynamic.DYNAMIC in dynamic:
+                    if batch_size is None and DimDynamic.DUCK in dynamic:
                         batch_size = fakes[-1].shape[dynamic.index(
-                            DimDynamic.DYNAMIC)]
+                            DimDynamic.DUCK)]
                 else:
                     fakes.append(arg)
             if not isinstance(batch_size, torch.SymInt):
-                return None, None
+                raise Unsupported("the batch size did not trace as a symbol")
             # A symbolic scalar input that is the batch: the same symbol.
             fakes = [batch_size if kind == "int" else fake
                      for (kind, _, _), fake in zip(kept, fakes)]
@@ -376,20 +376,20 @@ class _SymbolicBatch:
                              )(*fakes)
         symbol = batch_size.node.expr
         if not getattr(symbol, "is_Symbol", False):
-            return None, None
+            raise Unsupported(f"the trace specialized the batch size to "
+                              f"{symbol}")
         guards = []
         for guard in env.guards:
             expr = guard.expr
             if symbol not in expr.free_symbols:
                 continue
             if expr.free_symbols - {symbol}:
-                return None, None
+                raise Unsupported(f"the trace guards on {expr}")
             guards.append(lambda value, expr=expr: expr.subs(symbol, value))
         for probe in self.PROBES:
             if not all(bool(guard(probe)) for guard in guards):
-                logger.debug("tc: the trace specialized the batch size; "
-                             "compiling per shape")
-                return None, None
+                raise Unsupported(f"the trace's guards fail at batch size "
+                                  f"{probe}")
         self.guards.extend(guards)
         self.checked.clear()
         traced.graph.eliminate_dead_code()
@@ -399,7 +399,8 @@ class _SymbolicBatch:
             if node.op == "placeholder" and not isinstance(
                     node.meta.get("val"), torch.Tensor):
                 if node.users:
-                    return None, None
+                    raise Unsupported(f"the graph computes with the size "
+                                      f"{node.name}")
                 traced.graph.erase_node(node)
         traced.recompile()
         return traced, symbol

@@ -316,6 +316,22 @@ def test_automatic_dynamic_compiles_once_more(fresh_tc):
     assert tc.counters["fallback_graphs"] == 0
 
 
+def _two_batched_inputs(x, y):
+    return torch.where(x > 0, torch.clamp(x, -0.5, 0.5),
+                       y.exp()).log_softmax(-1)
+
+
+def test_dynamic_inputs_share_the_batch(fresh_tc):
+    """Two inputs with the same symbolic batch: one symbol in tc's trace
+    (no guard that they are equal), one compile, eager's results."""
+    fn = torch.compile(_two_batched_inputs, backend="tc", dynamic=True)
+    for batch in BATCHES:
+        x, y = torch.randn(batch, 8), torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x, y), _two_batched_inputs(x, y))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["shape_specializations"] == 0
+
+
 def _reduce_over_batch(x, w):
     # A reduction over the batch: not what the symbolic size supports yet.
     return torch.relu(x @ w).sum(0) + torch.sin(x).mean(0).sum()

@@ -61,7 +61,11 @@ static bool admitsSymbolicSize(StringRef target) {
       "aten::expand", "aten::t", "aten::permute", "aten::transpose.int",
       "aten::mm", "aten::addmm", "aten::bmm", "aten::_softmax",
       "aten::_log_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
-      "aten::mean.dim", "aten::amax", "aten::amin"};
+      "aten::mean.dim", "aten::amax", "aten::amin", "aten::eq.Tensor",
+      "aten::eq.Scalar", "aten::ne.Tensor", "aten::ne.Scalar",
+      "aten::lt.Tensor", "aten::lt.Scalar", "aten::le.Tensor",
+      "aten::le.Scalar", "aten::gt.Tensor", "aten::gt.Scalar",
+      "aten::ge.Tensor", "aten::ge.Scalar"};
   return targets.contains(target);
 }
 

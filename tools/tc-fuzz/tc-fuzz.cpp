@@ -69,6 +69,12 @@ struct Fuzzer {
   }
 
   void run(llvm::StringRef text) {
+    // MLIR 22's parser crashes on a dense array of `index` elements
+    // (Parser::parseDenseArrayAttr asks `index` for a bit width): an
+    // upstream bug no tc code is on the path of. Skipped, so that the
+    // fuzzer keeps looking for tc's own.
+    if (text.contains("array<index"))
+      return;
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
     // Bad input is expected to produce diagnostics: drop them.
     ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {

@@ -49,8 +49,9 @@ public:
       // Kernels do not touch Python objects: let other threads run.
       nb::gil_scoped_release release;
       status = symbol >= 0
-                   ? tcExecutableRunSymbolic(exe, buffers.data(),
-                                             buffers.size(), symbol, &error)
+                   ? tcExecutableRunSymbolicOnStream(
+                         exe, buffers.data(), buffers.size(),
+                         reinterpret_cast<void *>(stream), symbol, &error)
                    : tcExecutableRunOnStream(exe, buffers.data(),
                                              buffers.size(),
                                              reinterpret_cast<void *>(stream),
@@ -84,7 +85,8 @@ NB_MODULE(_tc, m) {
            nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "Runs the graph on raw buffers: inputs, outputs, then the arena "
            "(device pointers and a CUstream or hipStream_t for a GPU "
-           "graph); `symbol` is the value of a CPU graph's symbolic size.")
+           "graph); `symbol` is the value of the graph's symbolic size (CPU and "
+           "CUDA graphs).")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));

@@ -85,12 +85,17 @@ int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,
 int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
                             size_t count, void *stream, char **error);
 
-/// As tcExecutableRun, for a CPU graph compiled with the graph's symbolic
-/// size (docs/DynamicShapes.md): `symbol` is its value in this call, and
-/// the arena is tcExecutableArenaBytes + symbol *
+/// As tcExecutableRun, for a CPU or CUDA graph compiled with the graph's
+/// symbolic size (docs/DynamicShapes.md): `symbol` is its value in this
+/// call, and the arena is tcExecutableArenaBytes + symbol *
 /// tcExecutableArenaBytesPerSymbol bytes.
 int tcExecutableRunSymbolic(TcExecutableRef exe, void *const *buffers,
                             size_t count, int64_t symbol, char **error);
+
+/// tcExecutableRunSymbolic on `stream` (as tcExecutableRunOnStream).
+int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
+                                    size_t count, void *stream,
+                                    int64_t symbol, char **error);
 
 /// "cpu", "cuda" or "rocm".
 const char *tcExecutableTarget(TcExecutableRef exe);

@@ -156,13 +156,22 @@ int tcExecutableRunOnStream(TcExecutableRef exe, void *const *buffers,
 
 int tcExecutableRunSymbolic(TcExecutableRef exe, void *const *buffers,
                             size_t count, int64_t symbol, char **error) {
+  return tcExecutableRunSymbolicOnStream(exe, buffers, count, nullptr, symbol,
+                                         error);
+}
+
+int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
+                                    size_t count, void *stream,
+                                    int64_t symbol, char **error) {
   std::string message;
+  llvm::ArrayRef<void *> args(buffers, count);
   bool ok = false;
-  if (!exe->cpu)
-    message = "only CPU graphs have a symbolic size";
+  if (exe->cpu)
+    ok = exe->cpu->run(args, message, symbol);
+  else if (exe->cuda)
+    ok = exe->cuda->run(args, stream, message, symbol);
   else
-    ok = exe->cpu->run(llvm::ArrayRef<void *>(buffers, count), message,
-                       symbol);
+    message = "ROCm graphs have no symbolic size";
   if (ok)
     return 0;
   if (error)
@@ -178,10 +187,12 @@ int64_t tcExecutableArenaBytes(TcExecutableRef exe) {
   return exe->visit([](auto &e) { return e.arenaBytes(); });
 }
 int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe) {
-  return exe->cpu ? exe->cpu->arenaBytesPerSymbol() : 0;
+  return exe->cpu    ? exe->cpu->arenaBytesPerSymbol()
+         : exe->cuda ? exe->cuda->arenaBytesPerSymbol()
+                     : 0;
 }
 int tcExecutableIsSymbolic(TcExecutableRef exe) {
-  return exe->cpu && exe->cpu->symbolic();
+  return exe->cpu ? exe->cpu->symbolic() : exe->cuda && exe->cuda->symbolic();
 }
 int64_t tcExecutableIntermediateBytes(TcExecutableRef exe) {
   return exe->visit([](auto &e) { return e.intermediateBytes(); });

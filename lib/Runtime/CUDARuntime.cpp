@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tc;
@@ -344,13 +345,23 @@ struct CUDAExecutable::Impl {
   mutable std::mutex loadMutex;
   mutable CUcontext context = nullptr;
   mutable llvm::StringMap<CUfunction> functions;
-  mutable CUdeviceptr ones = 0; // maxBiasRows ones, for bias broadcasts
+  /// `onesRows` ones in f64, then as many in f32, for bias broadcasts
+  /// (grown for a bias GEMM whose rows are per unit of the symbolic size;
+  /// an outgrown block stays allocated: captured graphs may read it).
+  mutable CUdeviceptr ones = 0;
+  mutable int64_t onesRows = 0;
+  /// The most rows per unit of the symbolic size of a bias GEMM.
+  int64_t biasRowsPerSymbol = 0;
   mutable LtHandle ltHandle = nullptr;
   mutable CUdeviceptr ltWorkspace = 0;
   /// Per step: a bias GEMM's cublasLt plan, made on its first run, and
   /// whether cublasLt cannot do it.
-  mutable std::vector<std::shared_ptr<LtPlan>> ltPlans;
-  mutable std::vector<char> ltUnavailable;
+  /// Per step and value of the symbolic size (0 without one), under
+  /// ltMutex.
+  mutable std::mutex ltMutex;
+  mutable std::map<std::pair<size_t, int64_t>, std::shared_ptr<LtPlan>>
+      ltPlans;
+  mutable std::set<std::pair<size_t, int64_t>> ltUnavailable;
   /// Per step: a convolution's cuDNN plan (made at compile time) and the
   /// arena offset of its workspace.
   std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
@@ -377,7 +388,7 @@ struct CUDAExecutable::Impl {
   /// call that refuses capture) is never tried again. TC_CUDA_GRAPHS=0
   /// turns replay off.
   struct CapturedGraph {
-    std::vector<void *> args;
+    std::vector<void *> args; // the run's buffers, then its symbolic size
     CUgraphExec exec = nullptr;
     uint64_t lastUse = 0;
   };
@@ -393,18 +404,22 @@ struct CUDAExecutable::Impl {
 
   ~Impl();
   bool load(const Driver &driver, std::string &error) const;
+  /// Makes `ones` at least `rows` long (not while a stream captures).
+  bool growOnes(const Driver &driver, int64_t rows, std::string &error) const;
   /// Issues the launch sequence on `stream`, one launch or library call at
-  /// a time.
-  bool issue(const Driver &driver, ArrayRef<void *> args, CUstream stream,
-             std::string &error) const;
-  /// Captures the sequence for `args` into a graph of `graphs`; null
-  /// (nothing run, no error) when it cannot be captured.
-  CUgraphExec capture(const Driver &driver, ArrayRef<void *> args) const;
+  /// a time, at value `symbol` of the symbolic size.
+  bool issue(const Driver &driver, ArrayRef<void *> args, int64_t symbol,
+             CUstream stream, std::string &error) const;
+  /// Captures the sequence for `args` and `symbol` into a graph of
+  /// `graphs`; null (nothing run, no error) when it cannot be captured.
+  CUgraphExec capture(const Driver &driver, ArrayRef<void *> args,
+                      int64_t symbol) const;
   /// Runs the bias GEMM of step `index` through cublasLt; false (nothing
   /// done) when cublasLt cannot, and the caller takes the cuBLAS path.
-  bool runLt(const Gemm &g, size_t index, ArrayRef<void *> ptrs,
-             CUstream stream) const;
-  bool run(ArrayRef<void *> args, void *stream, std::string &error) const;
+  bool runLt(const Gemm &g, size_t index, int64_t symbol,
+             ArrayRef<void *> ptrs, CUstream stream) const;
+  bool run(ArrayRef<void *> args, void *stream, int64_t symbol,
+           std::string &error) const;
 };
 
 bool CUDAExecutable::Impl::load(const Driver &driver,
@@ -465,26 +480,36 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
           },
           [&](CUresult r) { return driver.describe(r); }, functions, error))
     return false;
-  int64_t maxBiasRows = p.maxBiasRows;
-  if (maxBiasRows) {
-    std::vector<double> hostOnes(maxBiasRows, 1.0);
-    std::vector<float> hostOnesF(maxBiasRows, 1.0f);
-    // Doubles first, floats after them.
-    size_t bytes = maxBiasRows * (sizeof(double) + sizeof(float));
-    if (CUresult r = driver.memAlloc(&ones, bytes)) {
-      error = "cuMemAlloc: " + driver.describe(r);
-      return false;
-    }
-    driver.memcpyHtoD(ones, hostOnes.data(), maxBiasRows * sizeof(double));
-    driver.memcpyHtoD(ones + maxBiasRows * sizeof(double), hostOnesF.data(),
-                      maxBiasRows * sizeof(float));
-  }
-  if (maxBiasRows)
+  if (!growOnes(driver, p.maxBiasRows, error))
+    return false;
+  if (p.maxBiasRows || biasRowsPerSymbol)
     if (const CublasLt *lt = CublasLt::get())
       if (lt->create(&ltHandle) == 0 &&
           driver.memAlloc(&ltWorkspace, kLtWorkspaceBytes) != 0)
         ltWorkspace = 0;
   context = current;
+  return true;
+}
+
+bool CUDAExecutable::Impl::growOnes(const Driver &driver, int64_t rows,
+                                    std::string &error) const {
+  if (rows <= onesRows)
+    return true;
+  rows = std::max(rows, 2 * onesRows);
+  std::vector<double> hostOnes(rows, 1.0);
+  std::vector<float> hostOnesF(rows, 1.0f);
+  // Doubles first, floats after them.
+  CUdeviceptr grown = 0;
+  if (CUresult r = driver.memAlloc(&grown,
+                                   rows * (sizeof(double) + sizeof(float)))) {
+    error = "cuMemAlloc: " + driver.describe(r);
+    return false;
+  }
+  driver.memcpyHtoD(grown, hostOnes.data(), rows * sizeof(double));
+  driver.memcpyHtoD(grown + rows * sizeof(double), hostOnesF.data(),
+                    rows * sizeof(float));
+  ones = grown;
+  onesRows = rows;
   return true;
 }
 
@@ -532,15 +557,17 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
   return true;
 }
 
-bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index,
+bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index, int64_t symbol,
                                  ArrayRef<void *> ptrs,
                                  CUstream stream) const {
   const CublasLt *lt = CublasLt::get();
-  if (!lt || g.batch != 1 || !ltWorkspace || ltUnavailable[index])
+  std::pair<size_t, int64_t> key(index, g.perSymbol ? symbol : 0);
+  std::lock_guard<std::mutex> lock(ltMutex);
+  if (!lt || g.batch != 1 || !ltWorkspace || ltUnavailable.count(key))
     return false;
-  std::shared_ptr<LtPlan> &planRef = ltPlans[index];
+  std::shared_ptr<LtPlan> &planRef = ltPlans[key];
   if (!planRef) {
-    ltUnavailable[index] = true; // until the plan is complete
+    ltUnavailable.insert(key); // until the plan is complete
     // Column-major D (n x m) = op(B)^T (n x k) op(A)^T (k x m), the bias
     // along D's rows.
     auto plan = std::make_shared<LtPlan>();
@@ -572,7 +599,7 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index,
         found == 0)
       return false;
     planRef = std::move(plan);
-    ltUnavailable[index] = false;
+    ltUnavailable.erase(key);
   }
   const LtPlan &plan = *planRef;
   // The bias pointer is part of the descriptor: refresh it per run.
@@ -607,27 +634,37 @@ CUDAExecutable::Impl::~Impl() {
 }
 
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
-                               std::string &error) const {
+                               int64_t symbol, std::string &error) const {
   const Driver *driver = Driver::get(error);
   if (!driver)
     return false;
+  auto cuStream = static_cast<CUstream>(stream);
+  int capturing = 0;
+  if (driver->streamIsCapturing(cuStream, &capturing))
+    capturing = 1;
   {
     std::lock_guard<std::mutex> lock(loadMutex);
     if (!load(*driver, error))
       return false;
+    // Ones for this size's bias GEMMs (allocating is not allowed while
+    // the caller's stream captures; the GEMM then reports it).
+    if (biasRowsPerSymbol && !capturing &&
+        !growOnes(*driver, biasRowsPerSymbol * symbol, error))
+      return false;
   }
-  auto cuStream = static_cast<CUstream>(stream);
   static const bool disabled = graphsDisabledByEnvironment();
   if (disabled || !driver->hasGraphs())
-    return issue(*driver, args, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error);
   // Inside the caller's own capture (torch.cuda.graph) the launches go
   // into the caller's graph, one by one.
-  int capturing = 0;
-  if (driver->streamIsCapturing(cuStream, &capturing) || capturing)
-    return issue(*driver, args, cuStream, error);
+  if (capturing)
+    return issue(*driver, args, symbol, cuStream, error);
   std::lock_guard<std::mutex> lock(graphMutex);
   if (graphsOff)
-    return issue(*driver, args, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error);
+  // Graphs are keyed on the buffers and the symbolic size.
+  std::vector<void *> key(args.begin(), args.end());
+  key.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(symbol)));
   ++runs;
   auto launchGraph = [&](CUgraphExec exec) {
     if (CUresult r = driver->graphLaunch(exec, cuStream)) {
@@ -637,32 +674,31 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     return true;
   };
   for (CapturedGraph &graph : graphs) {
-    if (ArrayRef<void *>(graph.args) != args)
+    if (graph.args != key)
       continue;
     graph.lastUse = runs;
     ++replays;
     return launchGraph(graph.exec);
   }
-  auto seen = llvm::find_if(recentArgs, [&](const std::vector<void *> &a) {
-    return ArrayRef<void *>(a) == args;
-  });
+  auto seen = llvm::find(recentArgs, key);
   if (seen == recentArgs.end()) {
     if (recentArgs.size() == kArgsHistory)
       recentArgs.erase(recentArgs.begin());
-    recentArgs.emplace_back(args.begin(), args.end());
-    return issue(*driver, args, cuStream, error);
+    recentArgs.push_back(std::move(key));
+    return issue(*driver, args, symbol, cuStream, error);
   }
   recentArgs.erase(seen);
-  CUgraphExec exec = capture(*driver, args);
+  CUgraphExec exec = capture(*driver, args, symbol);
   if (!exec) {
     graphsOff = true;
-    return issue(*driver, args, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error);
   }
   return launchGraph(exec);
 }
 
 CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
-                                          ArrayRef<void *> args) const {
+                                          ArrayRef<void *> args,
+                                          int64_t symbol) const {
   if (!captureStream &&
       driver.streamCreate(&captureStream, kStreamNonBlocking) != 0) {
     captureStream = nullptr;
@@ -674,7 +710,7 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
   if (driver.streamBeginCapture(captureStream, kCaptureModeThreadLocal))
     return nullptr;
   std::string ignored;
-  bool issued = issue(driver, args, captureStream, ignored);
+  bool issued = issue(driver, args, symbol, captureStream, ignored);
   CUgraph graph = nullptr;
   CUresult ended = driver.streamEndCapture(captureStream, &graph);
   CUgraphExec exec = nullptr;
@@ -692,24 +728,33 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
     driver.graphExecDestroy(oldest->exec);
     graphs.erase(oldest);
   }
-  graphs.push_back({std::vector<void *>(args.begin(), args.end()), exec, runs});
+  std::vector<void *> key(args.begin(), args.end());
+  key.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(symbol)));
+  graphs.push_back({std::move(key), exec, runs});
   return exec;
 }
 
 bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
-                                 CUstream cuStream, std::string &error) const {
+                                 int64_t symbol, CUstream cuStream,
+                                 std::string &error) const {
   const Driver *driver = &drv;
-  auto launch = [&](const Launch &launch, void **params) {
+  auto launch = [&](const Launch &launch, int64_t grid, void **params) {
     CUresult r = driver->launchKernel(
-        functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1, 1,
+        functions.lookup(launch.kernel), grid, 1, 1, launch.block, 1, 1,
         /*sharedMemBytes=*/0, cuStream, params, nullptr);
     if (r)
       error = "launching kernel " + launch.kernel + ": " + driver->describe(r);
     return r == 0;
   };
   auto gemm = [&](const Gemm &g, size_t index, ArrayRef<void *> ptrs) {
-    if (g.bias >= 0 && runLt(g, index, ptrs, cuStream))
+    if (g.bias >= 0 && runLt(g, index, symbol, ptrs, cuStream))
       return true;
+    if (g.bias >= 0 && g.m > onesRows) {
+      error = "a bias GEMM of " + std::to_string(g.m) +
+              " rows at a new size inside a stream capture (run it once "
+              "outside the capture first)";
+      return false;
+    }
     const Cublas *cublas = Cublas::get(error);
     if (!cublas)
       return false;
@@ -717,7 +762,7 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
     if (!handle)
       return false;
     cublas->setStream(handle, cuStream);
-    int64_t rows = program->maxBiasRows;
+    int64_t rows = onesRows;
     int status =
         g.isDouble
             ? runColumnMajorGemm<double>(
@@ -739,7 +784,7 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
         static_cast<char *>(args.back()) + workspaceOffsets[index];
     return convPlans[index]->run(ptrs, workspace, cuStream, error);
   };
-  return program->execute(args, launch, gemm, conv, error);
+  return program->execute(args, symbol, launch, gemm, conv, error);
 }
 
 //===----------------------------------------------------------------------===//
@@ -769,8 +814,10 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
       keepStageIR, diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
-  impl->ltPlans.resize(impl->program->steps.size());
-  impl->ltUnavailable.resize(impl->program->steps.size());
+  for (const Step &step : impl->program->steps)
+    if (step.gemm && step.gemm->bias >= 0 && (step.gemm->perSymbol & 2u))
+      impl->biasRowsPerSymbol =
+          std::max(impl->biasRowsPerSymbol, step.gemm->m);
   // Seconds per phase after the pipeline's stages. (Planning cuDNN while
   // the driver compiles the PTX measured slower on the H100: they contend.)
   auto seconds = [start = std::chrono::steady_clock::now()]() mutable {
@@ -813,8 +860,12 @@ bool CUDAExecutable::fromCache() const {
 }
 
 bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
-                         std::string &error) const {
-  return impl->run(buffers, stream, error);
+                         std::string &error, int64_t symbol) const {
+  return impl->run(buffers, stream, symbol, error);
+}
+bool CUDAExecutable::symbolic() const { return impl->program->symbolic(); }
+int64_t CUDAExecutable::arenaBytesPerSymbol() const {
+  return impl->program->arenaBytesPerSymbol;
 }
 int64_t CUDAExecutable::graphReplays() const {
   std::lock_guard<std::mutex> lock(impl->graphMutex);

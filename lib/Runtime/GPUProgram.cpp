@@ -52,6 +52,9 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
   if (auto bytes =
           schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
     intermediateBytes = bytes.getInt();
+  if (auto bytes =
+          schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes_per_symbol"))
+    arenaBytesPerSymbol = bytes.getInt();
 
   llvm::DenseMap<Value, int64_t> ids;
   numArguments = schedule.getNumArguments();
@@ -61,24 +64,34 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
   }
   llvm::StringSet<> kernels;
   for (Operation &op : schedule.getBody().front()) {
-    if (isa<kernel::ArenaOp, kernel::ReturnOp>(op))
+    if (isa<kernel::ArenaOp, kernel::ReturnOp, kernel::SymbolOp>(op))
       continue;
     if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
       ids[buffer.getResult()] = buffers.size();
       auto type = cast<MemRefType>(buffer.getType());
-      int64_t bytes =
-          type.getNumElements() *
-          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()), bytes});
+      // Bytes in all, or per unit of the symbolic size.
+      int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      for (int64_t size : type.getShape())
+        if (!ShapedType::isDynamic(size))
+          bytes *= size;
+      bool perSymbol = !type.hasStaticShape();
+      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
+                         perSymbol ? 0 : bytes,
+                         static_cast<int64_t>(buffer.getOffsetPerSymbol()),
+                         perSymbol ? bytes : 0});
       continue;
     }
     if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
-      if (!launch.getGrid() || !launch.getBlock())
+      if (!launch.getBlock() ||
+          !(launch.getGrid() || launch.getGridPerSymbol() ||
+            launch.getThreadsPerSymbol()))
         return launch.emitOpError() << "was not configured for a GPU";
       Launch step;
       step.kernel = launch.getKernelAttr().getLeafReference().str();
-      step.grid = *launch.getGrid();
+      step.grid = launch.getGrid().value_or(0);
       step.block = *launch.getBlock();
+      step.gridPerSymbol = launch.getGridPerSymbol().value_or(0);
+      step.threadsPerSymbol = launch.getThreadsPerSymbol().value_or(0);
       for (Value v : launch.getBuffers())
         step.buffers.push_back(ids.lookup(v));
       kernels.insert(step.kernel);
@@ -101,11 +114,19 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       g.transA = gemm.getTransposeA();
       g.transB = gemm.getTransposeB();
       g.isDouble = elt.isF64();
-      g.batch = r ? outType.getDimSize(0) : 1;
-      g.m = outType.getDimSize(r);
-      g.n = outType.getDimSize(r + 1);
-      g.k = g.transA ? aType.getDimSize(r) : aType.getDimSize(r + 1);
-      if (g.bias >= 0)
+      // A symbolic size is recorded as 1, with its bit in perSymbol.
+      auto size = [&](MemRefType type, int64_t dim, unsigned bit) {
+        if (!type.isDynamicDim(dim))
+          return type.getDimSize(dim);
+        g.perSymbol |= 1u << bit;
+        return int64_t(1);
+      };
+      g.batch = r ? size(outType, 0, 0) : 1;
+      g.m = size(outType, r, 1);
+      g.n = size(outType, r + 1, 2);
+      g.k = g.transA ? size(aType, r, 3) : size(aType, r + 1, 3);
+      // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
+      if (g.bias >= 0 && !(g.perSymbol & 2u))
         maxBiasRows = std::max(maxBiasRows, g.m);
       steps.push_back({std::nullopt, g, std::nullopt});
       continue;
@@ -136,12 +157,23 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
   return success();
 }
 
-SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args) const {
+bool GPUProgram::symbolic() const {
+  if (arenaBytesPerSymbol)
+    return true;
+  return llvm::any_of(steps, [](const Step &step) {
+    return (step.launch && step.launch->symbolic()) ||
+           (step.gemm && step.gemm->perSymbol);
+  });
+}
+
+SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args,
+                                         int64_t symbol) const {
   auto *arena = static_cast<char *>(args.back());
   SmallVector<void *, 16> ptrs;
   for (const BufferRef &ref : buffers)
-    ptrs.push_back(ref.argument >= 0 ? args[ref.argument]
-                                     : arena + ref.offset);
+    ptrs.push_back(ref.argument >= 0
+                       ? args[ref.argument]
+                       : arena + ref.offset + ref.offsetPerSymbol * symbol);
   return ptrs;
 }
 
@@ -196,6 +228,11 @@ SmallVector<int64_t> GPUProgram::liveArenaBytes() const {
 }
 
 SmallVector<int64_t> GPUProgram::repackArena(ArrayRef<int64_t> scratch) {
+  if (symbolic()) {
+    assert(llvm::all_of(scratch, [](int64_t b) { return b == 0; }) &&
+           "a symbolic program has no library scratch");
+    return SmallVector<int64_t>(steps.size(), 0);
+  }
   // The arena's buffers that some step uses, then the steps' scratch.
   std::vector<LiveRange> live = liveRanges(*this);
   SmallVector<kernel::LiveBlock> blocks;
@@ -357,21 +394,24 @@ std::string GPUProgram::serialize() const {
   os << kGPUCacheVersion << "\n"
      << "args " << numArguments << "\n"
      << "sizes " << arenaBytes << " " << intermediateBytes << " "
-     << numKernels << " " << maxBiasRows << "\n"
+     << numKernels << " " << maxBiasRows << " " << arenaBytesPerSymbol
+     << "\n"
      << "format " << format << "\n";
   for (const BufferRef &ref : buffers)
     os << "buffer " << ref.argument << " " << ref.offset << " " << ref.bytes
-       << "\n";
+       << " " << ref.offsetPerSymbol << " " << ref.bytesPerSymbol << "\n";
   for (const Step &step : steps) {
     if (step.launch) {
       os << "launch " << step.launch->kernel << " " << step.launch->grid
-         << " " << step.launch->block;
+         << " " << step.launch->block << " " << step.launch->gridPerSymbol
+         << " " << step.launch->threadsPerSymbol;
       list(step.launch->buffers);
     } else if (step.gemm) {
       const Gemm &g = *step.gemm;
       os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
          << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
-         << g.batch << " " << g.m << " " << g.n << " " << g.k;
+         << g.batch << " " << g.m << " " << g.n << " " << g.k << " "
+         << g.perSymbol;
     } else {
       const runtime::ConvCall &c = *step.conv;
       os << "conv " << static_cast<int64_t>(c.kind) << " " << c.input << " "
@@ -442,26 +482,32 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
     };
     if (tag == "args" && n.size() == 1) {
       program->numArguments = n[0];
-    } else if (tag == "sizes" && n.size() == 4) {
+    } else if (tag == "sizes" && n.size() == 5) {
       program->arenaBytes = n[0];
       program->intermediateBytes = n[1];
       program->numKernels = n[2];
       program->maxBiasRows = n[3];
-    } else if (tag == "buffer" && n.size() == 3) {
-      program->buffers.push_back({n[0], n[1], n[2]});
-    } else if (tag == "launch" && n.size() >= 3) {
+      program->arenaBytesPerSymbol = n[4];
+    } else if (tag == "buffer" && n.size() == 5) {
+      program->buffers.push_back({n[0], n[1], n[2], n[3], n[4]});
+    } else if (tag == "launch" && n.size() >= 5) {
       Launch launch;
       launch.kernel = kernel;
       launch.grid = n[0];
       launch.block = n[1];
-      size_t at = 2;
+      launch.gridPerSymbol = n[2];
+      launch.threadsPerSymbol = n[3];
+      if (launch.block < 1 || launch.grid < 0 || launch.gridPerSymbol < 0 ||
+          launch.threadsPerSymbol < 0)
+        return nullptr;
+      size_t at = 4;
       if (!takeList(at, launch.buffers) || at != n.size())
         return nullptr;
       program->steps.push_back({std::move(launch), std::nullopt,
                                 std::nullopt});
-    } else if (tag == "gemm" && n.size() == 11) {
+    } else if (tag == "gemm" && n.size() == 12) {
       Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
-             n[7], n[8], n[9], n[10]};
+             n[7], n[8], n[9], n[10], static_cast<unsigned>(n[11]) & 15u};
       program->steps.push_back({std::nullopt, g, std::nullopt});
     } else if (tag == "conv" && n.size() >= 6) {
       runtime::ConvCall c;

@@ -36,24 +36,54 @@ namespace mlir::tc::gpu_runtime {
 
 /// Bump whenever the cached program's format or the generated code
 /// changes without a rebuild of tc (runtime::buildIdentity covers those).
-inline constexpr const char *kGPUCacheVersion = "tc-gpu-cache-1";
+inline constexpr const char *kGPUCacheVersion = "tc-gpu-cache-2";
+
+// A program compiled with the graph's symbolic size `s` (a batch size; see
+// docs/DynamicShapes.md) runs at any value of it: the sizes marked per
+// symbol below are multiplied by it, offsets grow with it.
 
 struct BufferRef {
   int64_t argument; // index into the run's buffers, or -1: in the arena
   int64_t offset;   // byte offset into the arena
   int64_t bytes = 0; // size in the arena
+  int64_t offsetPerSymbol = 0, bytesPerSymbol = 0; // plus this many times s
 };
 
 struct Launch {
   std::string kernel;
   int64_t grid = 1, block = 1;
+  /// With the symbolic size, the grid is `gridPerSymbol * s` blocks or
+  /// `ceildiv(threadsPerSymbol * s, block)` (one of them is nonzero), and
+  /// the kernel takes `s` after its buffers.
+  int64_t gridPerSymbol = 0, threadsPerSymbol = 0;
   SmallVector<int64_t> buffers;
+
+  bool symbolic() const { return gridPerSymbol || threadsPerSymbol; }
+  int64_t gridAt(int64_t symbol) const {
+    if (gridPerSymbol)
+      return gridPerSymbol * symbol;
+    if (threadsPerSymbol)
+      return (threadsPerSymbol * symbol + block - 1) / block;
+    return grid;
+  }
 };
 
 struct Gemm {
   int64_t a, b, out, bias = -1;
   bool transA, transB, isDouble;
   int64_t batch, m, n, k;
+  /// Bit i set: size i of (batch, m, n, k) is per unit of the symbolic size.
+  unsigned perSymbol = 0;
+
+  /// The GEMM at one value of the symbolic size.
+  Gemm at(int64_t symbol) const {
+    Gemm g = *this;
+    int64_t *sizes[] = {&g.batch, &g.m, &g.n, &g.k};
+    for (unsigned bit = 0; bit < 4; ++bit)
+      if (perSymbol & (1u << bit))
+        *sizes[bit] *= symbol;
+    return g;
+  }
 };
 
 struct Step {
@@ -68,6 +98,11 @@ struct GPUProgram {
   std::vector<Step> steps;
   int64_t numArguments = 0;
   int64_t arenaBytes = 0, intermediateBytes = 0, numKernels = 0;
+  /// What the arena grows by per unit of the symbolic size.
+  int64_t arenaBytesPerSymbol = 0;
+  /// Whether the program has the graph's symbolic size (then runs pass its
+  /// value, and the arena is arenaBytes + arenaBytesPerSymbol * s).
+  bool symbolic() const;
   /// The most rows of a GEMM with a bias (the runtimes keep that many ones
   /// on the device to broadcast biases with a rank-1 product).
   int64_t maxBiasRows = 0;
@@ -110,8 +145,9 @@ struct GPUProgram {
                   bool keepStageIR, std::string &diagnostics);
 
   /// Each buffer's address for a run over `args` (arguments, then the
-  /// arena).
-  SmallVector<void *, 16> bind(ArrayRef<void *> args) const;
+  /// arena) at value `symbol` of the symbolic size.
+  SmallVector<void *, 16> bind(ArrayRef<void *> args,
+                               int64_t symbol = 0) const;
 
   /// The bytes of arena buffers live at each step: each buffer from the
   /// first step that uses it to the last.
@@ -123,7 +159,9 @@ struct GPUProgram {
   /// step alone (a library call's workspace; 0 for none): largest first,
   /// each at the lowest offset, aligned to 256, that is free during its
   /// range. Rewrites the buffers' offsets and `arenaBytes`; returns each
-  /// step's scratch offset.
+  /// step's scratch offset. A symbolic program keeps tc-plan-memory's
+  /// placement (its buffers' sizes depend on the run) and must have no
+  /// scratch.
   SmallVector<int64_t> repackArena(ArrayRef<int64_t> scratch);
 
   /// Finds each launched kernel in `modules` (the objects' modules; each
@@ -159,24 +197,34 @@ struct GPUProgram {
     return llvm::any_of(steps, [](const Step &step) { return step.conv; });
   }
 
-  /// Runs the host program over `args` (arguments, then the arena): for
-  /// each launch `launch(launch, params)` with the kernel's parameter
-  /// array, for each GEMM `gemm(gemm, stepIndex, buffers)`, for each
-  /// convolution `conv(call, stepIndex, buffers)`. Each returns false with
-  /// `error` set to stop the run.
+  /// Runs the host program over `args` (arguments, then the arena) at
+  /// value `symbol` of the symbolic size: for each launch
+  /// `launch(launch, grid, params)` with its grid and the kernel's
+  /// parameter array, for each GEMM `gemm(gemm, stepIndex, buffers)` (the
+  /// GEMM's sizes at `symbol`), for each convolution
+  /// `conv(call, stepIndex, buffers)`. Each returns false with `error` set
+  /// to stop the run.
   template <typename LaunchFn, typename GemmFn, typename ConvFn>
-  bool execute(ArrayRef<void *> args, LaunchFn launch, GemmFn gemm,
-               ConvFn conv, std::string &error) const {
+  bool execute(ArrayRef<void *> args, int64_t symbol, LaunchFn launch,
+               GemmFn gemm, ConvFn conv, std::string &error) const {
     if (args.size() != static_cast<size_t>(numArguments) + 1) {
       error = "expected " + std::to_string(numArguments + 1) +
               " buffers, got " + std::to_string(args.size());
       return false;
     }
-    SmallVector<void *, 16> ptrs = bind(args);
+    if (symbol < 0 || (symbol == 0 && symbolic())) {
+      error = "the symbolic size must be positive, not " +
+              std::to_string(symbol);
+      return false;
+    }
+    SmallVector<void *, 16> ptrs = bind(args, symbol);
+    // The symbolic size as the kernels take it (an index: 64 bits).
+    int64_t symbolParam = symbol;
     for (size_t index = 0, e = steps.size(); index < e; ++index) {
       const Step &step = steps[index];
       if (step.gemm) {
-        if (!gemm(*step.gemm, index, ArrayRef<void *>(ptrs)))
+        if (!gemm(step.gemm->perSymbol ? step.gemm->at(symbol) : *step.gemm,
+                  index, ArrayRef<void *>(ptrs)))
           return false;
         continue;
       }
@@ -192,7 +240,12 @@ struct GPUProgram {
       SmallVector<void *, 8> params;
       for (void *&value : values)
         params.push_back(&value);
-      if (!launch(*step.launch, params.data()))
+      if (step.launch->symbolic())
+        params.push_back(&symbolParam);
+      int64_t grid = step.launch->gridAt(symbol);
+      if (grid == 0)
+        continue; // no rows to run
+      if (!launch(*step.launch, grid, params.data()))
         return false;
     }
     return true;

@@ -218,9 +218,9 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
       return false;
   }
   auto hipStream = static_cast<hipStream_t>(stream);
-  auto launch = [&](const Launch &launch, void **params) {
+  auto launch = [&](const Launch &launch, int64_t grid, void **params) {
     hipError_t r = hip->moduleLaunchKernel(
-        functions.lookup(launch.kernel), launch.grid, 1, 1, launch.block, 1, 1,
+        functions.lookup(launch.kernel), grid, 1, 1, launch.block, 1, 1,
         /*sharedMemBytes=*/0, hipStream, params, nullptr);
     if (r)
       error = "launching kernel " + launch.kernel + ": " + hip->describe(r);
@@ -254,7 +254,7 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     error = "ROCm has no library convolution in tc yet";
     return false;
   };
-  return program->execute(args, launch, gemm, conv, error);
+  return program->execute(args, /*symbol=*/0, launch, gemm, conv, error);
 }
 
 bool ROCmExecutable::runtimeAvailable() { return true; }
@@ -302,6 +302,11 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
       keepStageIR, diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
+  if (impl->program->symbolic()) {
+    diagnostics += "error: the symbolic size is built for the CPU and CUDA; "
+                   "ROCm graphs compile per shape\n";
+    return nullptr;
+  }
   if (impl->program->hasConvolutions()) {
     diagnostics += "error: ROCm has no library convolution in tc yet (use "
                    "the default expand-convolutions=true)\n";

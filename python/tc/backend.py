@@ -175,17 +175,24 @@ class _PerShape:
         return run(*args)
 
 
+def _symbolic_device(device: torch.device) -> bool:
+    """Whether tc compiles the symbolic size for tensors on `device`."""
+    return device.type == "cpu" or (device.type == "cuda"
+                                    and torch.version.hip is None)
+
+
 class _SymbolicBatch:
     """The batch size of a Dynamo graph with symbolic shapes, as tc's
-    symbolic size (docs/DynamicShapes.md): one CPU compile serves every
-    batch size, with the graph's other sizes specialized to their values.
+    symbolic size (docs/DynamicShapes.md): one CPU or CUDA compile serves
+    every batch size, with the graph's other sizes specialized to their
+    values.
 
     The batch is the Dynamo symbol that is the leading size of the first
     tensor input that has a symbolic one. The graph is traced to ATen under
     a shape environment of tc's own in which only the dimensions that are
     that symbol are dynamic, so no other size can leak into the compiled
     code. A graph tc cannot compile this way (an op without a symbolic
-    decomposition, a reduction over the batch, a GPU or training graph)
+    decomposition, a reduction over the batch, a ROCm or training graph)
     keeps the per-shape path, with a debug log line saying why.
     """
 
@@ -236,7 +243,7 @@ class _SymbolicBatch:
     def key(self, args: Sequence[Any]) -> tuple | None:
         """What a compile is specialized to (None: not for this call): the
         inputs' sizes other than the batch, dtypes and devices. A batch
-        below 2 (which Dynamo specializes too) or a CUDA or autograd call
+        below 2 (which Dynamo specializes too), a ROCm or an autograd call
         take the per-shape path."""
         if len(args) != len(self.placeholders) or torch.is_grad_enabled() \
                 and any(isinstance(a, torch.Tensor) and a.requires_grad
@@ -247,7 +254,7 @@ class _SymbolicBatch:
         for (kind, dims), arg in zip(self.placeholders, args):
             if kind == "tensor":
                 if not isinstance(arg, torch.Tensor) or arg.dim() != len(
-                        dims) or arg.device.type != "cpu":
+                        dims) or not _symbolic_device(arg.device):
                     return None
                 sizes = []
                 for d, size in zip(dims, arg.shape):
@@ -258,7 +265,7 @@ class _SymbolicBatch:
                         sizes.append(None)
                     else:
                         sizes.append(size)
-                key.append((tuple(sizes), arg.dtype))
+                key.append((tuple(sizes), arg.dtype, arg.device))
             elif kind == "int" and dims == self.symbol:
                 if batch not in (None, arg):
                     return None
@@ -291,6 +298,8 @@ class _SymbolicBatch:
             traced, symbol = self._trace(args)
             compiled = compiler.compile_graph(
                 traced, dump_stages=settings.dump_stages, symbol=symbol)
+            if settings.reduce_overhead:
+                compiled.stage_inputs()
         except (Unsupported, CompileError) as error:
             reason = getattr(error, "reason", None) or str(error)
             logger.debug("tc: no symbolic batch size for this graph (%s); "

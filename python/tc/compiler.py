@@ -251,21 +251,24 @@ def compile_graph(gm: torch.fx.GraphModule, *,
 
     With `symbol` (a sympy symbol of the graph's fake tensors' shape
     environment), dimensions that are that symbol become the graph's
-    symbolic size (docs/DynamicShapes.md): one compiled CPU function serves
-    every value of it, read from the inputs' shapes at each call.
+    symbolic size (docs/DynamicShapes.md): one compiled CPU or CUDA
+    function serves every value of it, read from the inputs' shapes at each
+    call.
     """
     device = graph_device(gm)
     imported = import_graph(gm, _GRAPH_NAME, lift_get_attrs=True,
                             requires_grad=requires_grad, symbol=symbol)
-    if symbol is not None and (device.type != "cpu" or any(requires_grad)):
-        raise CompileError("tc compiles the symbolic size for CPU inference "
-                           "graphs only")
+    if symbol is not None and (
+            any(requires_grad) or device.type not in ("cpu", "cuda")
+            or (device.type == "cuda" and torch.version.hip is not None)):
+        raise CompileError("tc compiles the symbolic size for CPU and CUDA "
+                           "inference graphs only")
     if any(requires_grad):
         imported = _joint_signature(imported, requires_grad)
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
-    if autotune and not any(requires_grad):
+    if autotune and not any(requires_grad) and symbol is None:
         from tc import autotune as tuner
 
         return tuner.compile_graph(gm, imported, device, dump_stages)
@@ -765,9 +768,16 @@ class _OutputPool:
              dtype: torch.dtype) -> torch.Tensor:
         blocks = self.blocks[index]
         for tensor, baseline in blocks:
-            if _storage_uses(tensor) == baseline:
+            if tensor.shape == size and _storage_uses(tensor) == baseline:
                 return tensor.detach()
         tensor = torch.empty(size, dtype=dtype, device=self.device)
+        if len(blocks) == self.capacity:
+            # A graph with the symbolic size: a free block of another size
+            # makes room (its memory goes back to the allocator).
+            for i, (held, baseline) in enumerate(blocks):
+                if _storage_uses(held) == baseline:
+                    del blocks[i]
+                    break
         if len(blocks) < self.capacity:
             blocks.append((tensor, _storage_uses(tensor)))
             return tensor.detach()
@@ -912,10 +922,10 @@ class CompiledFunction:
         if cuda:
             index = self._index
             if index is None or torch.cuda.current_device() == index:
-                self._run_cuda(pointers, index, stable)
+                self._run_cuda(pointers, index, stable, symbol)
             else:
                 with torch.cuda.device(device):
-                    self._run_cuda(pointers, index, stable)
+                    self._run_cuda(pointers, index, stable, symbol)
         else:
             # The arena comes from PyTorch's allocator, like any
             # intermediate of an eager program.
@@ -964,31 +974,37 @@ class CompiledFunction:
             home = entry[0] = pointer
         if pointer == home or aliased:
             return tensor, pointer
-        if buffer is None:
+        if buffer is None or buffer.shape != tensor.shape:
             buffer = entry[1] = torch.empty_like(
                 tensor, memory_format=torch.contiguous_format)
         buffer.copy_(tensor)
         return buffer, buffer.data_ptr()
 
     def _run_cuda(self, pointers: list[int], index: int | None,
-                  stable: bool) -> None:
+                  stable: bool, symbol: int) -> None:
         """Runs on the current stream of the current device (the graph's)
         with the arena appended to `pointers`: the stream's shared arena
-        when `stable` (CUDA graphs, outside a caller's capture)."""
+        when `stable` (CUDA graphs, outside a caller's capture). `symbol`
+        is the symbolic size's value (-1 without one)."""
         stream = _raw_stream(index)
         arena = None
-        if self.arena_bytes > 0:
+        nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+            symbol, 0)
+        if nbytes > 0:
             if stable:
                 arena = _shared_arena(
                     torch.cuda.current_device() if index is None else index,
-                    stream, self.arena_bytes)
+                    stream, nbytes)
             if arena is None:
                 # From PyTorch's caching allocator, like any intermediate
                 # of an eager program.
-                arena = torch.empty(self.arena_bytes, dtype=torch.uint8,
+                arena = torch.empty(nbytes, dtype=torch.uint8,
                                     device=self.device)
         pointers.append(arena.data_ptr() if arena is not None else 0)
-        self.native.run(pointers, stream)
+        if self.symbolic:
+            self.native.run(pointers, stream, symbol=symbol)
+        else:
+            self.native.run(pointers, stream)
 
 
 def _raw_stream(index: int | None) -> int:

@@ -122,6 +122,52 @@ def test_cuda_disk_cache(tmp_path):
     assert native.compile_cuda(SOFTMAX_FX, options, False, cache).from_cache
 
 
+# A graph with the symbolic size (a `?` batch, docs/DynamicShapes.md).
+SYMBOLIC_FX = """
+fx.graph @mlp(%x: tensor<?x4xf32>, %w: tensor<8x4xf32>, %b: tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %t = fx.call_function "aten::permute"(%w) {args = {dims = array<i64: 1, 0>}} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %mm = fx.call_function "aten::addmm"(%b, %x, %t) : (tensor<8xf32>, tensor<?x4xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  %r = fx.call_function "aten::relu"(%mm) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m = fx.call_function "aten::mm"(%r, %w) : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x4xf32>
+  %g = fx.call_function "aten::sin"(%m) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %mm2 = fx.call_function "aten::addmm"(%b, %g, %t) : (tensor<8xf32>, tensor<?x4xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  %s = fx.call_function "aten::_softmax"(%mm2) {args = {dim = -1 : i64, half_to_float = false}} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  fx.output %s, %r : tensor<?x8xf32>, tensor<?x8xf32>
+}
+"""
+
+
+def test_cuda_symbolic_size_compiles_without_a_gpu(tmp_path):
+    """A graph with the symbolic size compiles once for the GPU: kernels
+    take the size after their buffers, launches size their grids by it, the
+    arena grows with it; the disk cache keeps all of that. Needs no GPU."""
+    import tc.compiler
+    native = tc.compiler._load_native()
+    try:
+        from tc import cuda as tc_cuda
+        toolkit, libdevice, _ = tc_cuda.toolchain()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    options = f"chip=sm_90 format=isa toolkit={toolkit} link={libdevice}"
+    compiled = native.compile_cuda(SYMBOLIC_FX, options, True)
+    assert compiled.symbolic
+    assert compiled.arena_bytes_per_symbol > 0
+    schedule = compiled.stage_ir["schedule"]
+    assert "_per_symbol = " in schedule, schedule
+    assert " * s]" in schedule, schedule
+    assert "memref<2147483647x" in compiled.stage_ir["gpu"]
+    assert "{llvm.align = 16 : i64, llvm.noalias}, %arg2: index)" in \
+        compiled.stage_ir["gpu"]
+    cache = str(tmp_path / "cuda")
+    first = native.compile_cuda(SYMBOLIC_FX, options, False, cache)
+    second = native.compile_cuda(SYMBOLIC_FX, options, False, cache)
+    assert not first.from_cache and second.from_cache
+    assert second.symbolic
+    assert (second.arena_bytes_per_symbol == first.arena_bytes_per_symbol
+            == compiled.arena_bytes_per_symbol)
+    assert second.arena_bytes == first.arena_bytes
+
+
 def test_cuda_pipeline_errors_are_diagnostics():
     import tc.compiler
     native = tc.compiler._load_native()
@@ -626,3 +672,60 @@ def test_cuda_max_autotune(fresh_tc, tc_logs):
         close(acc, torch.full((4,), 2.0, device="cuda"))
         assert tc.counters["autotune_cached"] == 1
         assert tc.counters["autotuned_graphs"] == 0
+
+
+class _BatchModel(torch.nn.Module):
+    """Linear layers (cuBLAS GEMMs with a bias), GeLU, layer norm, softmax
+    and elementwise math: what tc compiles once for every batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(64, 256)
+        self.norm = torch.nn.LayerNorm(256)
+        self.down = torch.nn.Linear(256, 64)
+
+    def forward(self, x):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        h = torch.softmax(self.down(h) * 2, dim=-1)
+        return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_cuda_dynamic_true_compiles_once_for_every_batch(fresh_tc, mode):
+    """dynamic=True on the GPU: Dynamo calls the backend once and tc
+    compiles once, with the batch as the graph's symbolic size
+    (docs/DynamicShapes.md); every batch size gets eager's results from
+    that one compile, and in reduce-overhead mode each size's CUDA graph
+    replays (fresh inputs at each call) with eager's results too."""
+    import tc.compiler
+
+    torch.manual_seed(0)
+    model = _BatchModel().cuda().eval()
+    calls = []
+
+    def backend(gm, example_inputs, **kwargs):
+        calls.append(gm)
+        return tc.backend.tc_backend(gm, example_inputs, **kwargs)
+
+    fn = torch.compile(model, backend=backend, dynamic=True,
+                       mode=None if mode == "default" else mode)
+
+    def replays():
+        return sum(getattr(native, "graph_replays", 0)
+                   for native in tc.compiler._cache.values())
+
+    with torch.no_grad():
+        for batch in (3, 5, 7, 9, 17, 33, 5, 1000, 3):
+            for _ in range(3 if mode == "reduce-overhead" else 1):
+                x = torch.randn(batch, 64, device="cuda")
+                close(fn(x), model(x), rtol=1e-4, atol=1e-5)
+    assert len(calls) == 1
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    if mode == "reduce-overhead" and tc.compiler.cuda_graphs_enabled():
+        # Each size's third call (at least) replays its graph.
+        assert replays() >= 9, replays()

@@ -28,6 +28,24 @@ Value buildCombine(OpBuilder &b, Location loc, kernel::CombinerKind kind,
 Value buildCombinerIdentity(OpBuilder &b, Location loc,
                             kernel::CombinerKind kind, Type type);
 
+/// The leading extent a buffer of the graph's symbolic size has in a
+/// lowered kernel. Kernels take bare pointers, which need static shapes; a
+/// row-major buffer's addressing does not depend on its leading extent, so
+/// any bound as large as the runtime's largest size will do.
+inline constexpr int64_t kSymbolicExtent = 2147483647; // INT32_MAX
+
+/// The types a lowered kernel takes for `kernel`'s arguments: buffers of
+/// the symbolic size get kSymbolicExtent as their leading extent. Fails
+/// with a diagnostic on a buffer with another dynamic dimension.
+FailureOr<SmallVector<Type>> getLoweredArgumentTypes(kernel::KernelOp kernel);
+
+/// Whether `kernel`'s domain has the graph's symbolic size (first).
+bool hasSymbolicDomain(kernel::KernelOp kernel);
+
+/// The number of points of `kernel`'s domain per unit of the symbolic size
+/// (all its points when the domain has none).
+int64_t getPointsPerSymbol(kernel::KernelOp kernel);
+
 /// Clones a kernel body into loops. `mapping` maps the kernel's block
 /// arguments to the lowered buffers; `point` holds the domain coordinates
 /// that `kernel.index` ops resolve to.

@@ -50,9 +50,15 @@ public:
   /// or library call) on failure. Once a run passes the same buffers as a
   /// recent run, the launch sequence is captured as a CUDA graph and later
   /// runs with those buffers launch the graph (TC_CUDA_GRAPHS=0: never).
-  bool run(llvm::ArrayRef<void *> buffers, void *stream,
-           std::string &error) const;
+  /// A graph compiled with the symbolic size (docs/DynamicShapes.md) runs
+  /// at `symbol`, its value (graphs are captured per value), with an arena
+  /// of arenaBytes() + symbol * arenaBytesPerSymbol().
+  bool run(llvm::ArrayRef<void *> buffers, void *stream, std::string &error,
+           int64_t symbol = 0) const;
 
+  /// Whether the graph has the symbolic size.
+  bool symbolic() const;
+  int64_t arenaBytesPerSymbol() const;
   int64_t arenaBytes() const;
   int64_t intermediateBytes() const;
   int64_t numKernels() const;

@@ -12,6 +12,38 @@
 using namespace mlir;
 using namespace mlir::tc;
 
+FailureOr<SmallVector<Type>>
+mlir::tc::getLoweredArgumentTypes(kernel::KernelOp kernel) {
+  SmallVector<Type> types;
+  for (Type type : kernel.getArgumentTypes()) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || memref.hasStaticShape()) {
+      types.push_back(type);
+      continue;
+    }
+    if (memref.getNumDynamicDims() != 1 || !memref.isDynamicDim(0))
+      return kernel.emitOpError()
+             << "takes " << type
+             << ": only the leading dimension may be the symbolic size";
+    SmallVector<int64_t> shape(memref.getShape());
+    shape[0] = kSymbolicExtent;
+    types.push_back(memref.clone(shape));
+  }
+  return types;
+}
+
+bool mlir::tc::hasSymbolicDomain(kernel::KernelOp kernel) {
+  return llvm::any_of(kernel.getDomain(), ShapedType::isDynamic);
+}
+
+int64_t mlir::tc::getPointsPerSymbol(kernel::KernelOp kernel) {
+  int64_t points = 1;
+  for (int64_t size : kernel.getDomain())
+    if (!ShapedType::isDynamic(size))
+      points *= size;
+  return points;
+}
+
 Value mlir::tc::buildCombine(OpBuilder &b, Location loc,
                              kernel::CombinerKind kind, Value acc, Value value,
                              bool reassociate) {

@@ -20,8 +20,6 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 
-#include <limits>
-
 namespace mlir::tc {
 #define GEN_PASS_DEF_CONVERTKERNELTOCPUPASS
 #include "tc/Conversion/Passes.h.inc"
@@ -41,36 +39,13 @@ public:
   LogicalResult run();
 };
 
-/// The leading extent a buffer of the graph's symbolic size has in a
-/// lowered kernel. Kernels take bare pointers, which need static shapes; a
-/// row-major buffer's addressing does not depend on its leading extent, so
-/// any bound as large as the runtime's largest size will do.
-constexpr int64_t kSymbolicExtent = std::numeric_limits<int32_t>::max();
-
-static Type staticBufferType(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || memref.hasStaticShape())
-    return type;
-  SmallVector<int64_t> shape(memref.getShape());
-  for (int64_t &size : shape)
-    if (ShapedType::isDynamic(size))
-      size = kSymbolicExtent;
-  return memref.clone(shape);
-}
-
 LogicalResult KernelLowering::run() {
   OpBuilder b(kernel);
   Location loc = kernel.getLoc();
-  SmallVector<Type> argTypes;
-  for (Type type : kernel.getArgumentTypes()) {
-    auto memref = dyn_cast<MemRefType>(type);
-    if (memref && !memref.hasStaticShape() &&
-        (memref.getNumDynamicDims() != 1 || !memref.isDynamicDim(0)))
-      return kernel.emitOpError()
-             << "takes " << type
-             << ": only the leading dimension may be the symbolic size";
-    argTypes.push_back(staticBufferType(type));
-  }
+  FailureOr<SmallVector<Type>> lowered = getLoweredArgumentTypes(kernel);
+  if (failed(lowered))
+    return failure();
+  SmallVector<Type> argTypes = std::move(*lowered);
   argTypes.push_back(b.getIndexType());
   argTypes.push_back(b.getIndexType());
   auto func = func::FuncOp::create(b, loc, kernel.getSymName(),

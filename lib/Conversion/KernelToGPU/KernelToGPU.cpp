@@ -134,13 +134,23 @@ static void flattenPointwiseRows(kernel::KernelOp kernel) {
   loop.erase();
 }
 
+/// The value of the graph's symbolic size that schedules are chosen for
+/// (whether to vectorize, how wide a block): a typical batch.
+constexpr int64_t kSymbolHint = 1024;
+
 /// The launch configuration chosen for one kernel.
 struct GPUSchedule {
   bool rowPerBlock = false;
   int64_t block = kRowsPerThreadBlock;
+  /// Blocks; with the symbolic size, blocks per unit of it (a block per
+  /// row), or threads per unit of it (a thread per point or group).
   int64_t grid = 1;
+  bool symbolic = false;
   /// Row per thread: consecutive innermost points each thread handles.
   int64_t pointsPerThread = 1;
+  /// Threads that have work: their ids are below this many (times the
+  /// symbolic size when the domain has it).
+  int64_t threads = 1;
 };
 
 /// Block reductions are shuffles of 32-bit values.
@@ -151,9 +161,12 @@ static bool hasBlockReduction(Type type) {
 static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
                                   const ScheduleOptions &options) {
   GPUSchedule schedule;
-  int64_t rows = 1;
-  for (int64_t size : kernel.getDomain())
-    rows *= size;
+  schedule.symbolic = hasSymbolicDomain(kernel);
+  // Rows per unit of the symbolic size, and as many as the schedule
+  // assumes it has.
+  int64_t rowsPerSymbol = getPointsPerSymbol(kernel);
+  int64_t rows =
+      schedule.symbolic ? rowsPerSymbol * kSymbolHint : rowsPerSymbol;
   int64_t longest = 0;
   bool coalesced = false, reducible = true, pointwise = true;
   int64_t maxBlockSize = options.maxBlockSize;
@@ -187,20 +200,25 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
     int64_t threads = llvm::divideCeil(longest, 4);
     threads = llvm::alignTo(std::max<int64_t>(threads, 32), 32);
     schedule.block = std::min(threads, maxBlockSize);
-    schedule.grid = rows;
+    schedule.grid = rowsPerSymbol;
     return schedule;
   }
   ArrayRef<int64_t> domain = kernel.getDomain();
   int64_t width = options.vectorWidth;
-  if (pointwise && width > 1 && !domain.empty() && domain.back() % width == 0 &&
+  if (pointwise && width > 1 && !domain.empty() &&
+      !ShapedType::isDynamic(domain.back()) && domain.back() % width == 0 &&
       rows / width >= kMinVectorThreads && hasNarrowAccesses(body) &&
       isCheapToReplicate(body, options)) {
     schedule.pointsPerThread = width;
     rows /= width;
+    rowsPerSymbol /= width;
   }
   schedule.block = std::min(kRowsPerThreadBlock,
                             std::max<int64_t>(32, llvm::alignTo(rows, 32)));
-  schedule.grid = llvm::divideCeil(rows, schedule.block);
+  schedule.threads = rowsPerSymbol;
+  schedule.grid = schedule.symbolic
+                      ? rowsPerSymbol
+                      : llvm::divideCeil(rows, schedule.block);
   return schedule;
 }
 
@@ -503,9 +521,15 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
 FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   Location loc = kernel.getLoc();
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  func = gpu::GPUFuncOp::create(
-      b, loc, kernel.getSymName(),
-      b.getFunctionType(kernel.getArgumentTypes(), {}));
+  // Bare pointers of static buffers, then the symbolic size when the
+  // domain has it.
+  FailureOr<SmallVector<Type>> argTypes = getLoweredArgumentTypes(kernel);
+  if (failed(argTypes))
+    return failure();
+  if (schedule.symbolic)
+    argTypes->push_back(b.getIndexType());
+  func = gpu::GPUFuncOp::create(b, loc, kernel.getSymName(),
+                                b.getFunctionType(*argTypes, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(schedule.block), 1, 1}));
@@ -514,7 +538,7 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   // read-only buffers go through the non-coherent cache.
   // Buffers are 16-byte aligned (the runtime guarantees it), so
   // neighbouring 32-bit accesses become vector accesses.
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
     func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
     func.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(16));
   }
@@ -537,16 +561,14 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   }
   // One thread per point (or group of points); the last block's extra
   // threads do nothing.
-  int64_t rows = 1;
-  for (int64_t size : kernel.getDomain())
-    rows *= size;
   int64_t width = schedule.pointsPerThread;
-  rows /= width;
   Value base = arith::MulIOp::create(b, loc, blockId, blockSize);
   Value linear = arith::AddIOp::create(b, loc, base, tid);
-  Value inRange = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ult, linear,
-      arith::ConstantIndexOp::create(b, loc, rows));
+  Value threads = arith::ConstantIndexOp::create(b, loc, schedule.threads);
+  if (schedule.symbolic)
+    threads = arith::MulIOp::create(b, loc, threads, entry.getArguments().back());
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        linear, threads);
   auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   OpBuilder inner = ifOp.getThenBodyBuilder();
   delinearize(inner, loc, linear, width);
@@ -574,12 +596,6 @@ struct ConvertKernelToGPUPass
     SmallVector<kernel::KernelOp> kernels(module.getOps<kernel::KernelOp>());
     if (kernels.empty())
       return;
-    for (kernel::KernelOp k : kernels)
-      if (llvm::any_of(k.getDomain(), ShapedType::isDynamic)) {
-        k.emitOpError() << "has the graph's symbolic size: GPU kernels need "
-                           "static shapes (tc compiles GPU graphs per shape)";
-        return signalPassFailure();
-      }
     for (auto [name, size] :
          {std::pair<StringRef, int64_t>{"max-block-size", maxBlockSize},
           {"max-reduction-block-size", maxReductionBlockSize}}) {
@@ -622,8 +638,15 @@ struct ConvertKernelToGPUPass
         return;
       launch.setKernelAttr(SymbolRefAttr::get(
           moduleRef.getAttr(), {FlatSymbolRefAttr::get(name)}));
-      launch.setGridAttr(b.getI64IntegerAttr(it->second.grid));
-      launch.setBlockAttr(b.getI64IntegerAttr(it->second.block));
+      const GPUSchedule &schedule = it->second;
+      IntegerAttr grid = b.getI64IntegerAttr(schedule.grid);
+      if (!schedule.symbolic)
+        launch.setGridAttr(grid);
+      else if (schedule.rowPerBlock)
+        launch.setGridPerSymbolAttr(grid);
+      else
+        launch.setThreadsPerSymbolAttr(grid);
+      launch.setBlockAttr(b.getI64IntegerAttr(schedule.block));
     });
     for (kernel::KernelOp k : kernels)
       k.erase();

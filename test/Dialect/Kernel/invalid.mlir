@@ -253,3 +253,39 @@ kernel.schedule @conv_channels(%x: memref<1x3x8x8xf32>, %w: memref<4x2x3x3xf32>,
   kernel.conv backward_input %x, %w, %y stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x2x3x3xf32>, memref<1x4x6x6xf32>
   kernel.return
 }
+
+// -----
+
+kernel.kernel @k(%x: memref<?x4xf32>) attributes {domain = array<i64: -9223372036854775808>} {
+  kernel.return
+}
+
+kernel.schedule @launch_two_grids(%x: memref<?x4xf32>) {
+  // expected-error @+1 {{takes one of 'grid', 'grid_per_symbol' and 'threads_per_symbol'}}
+  kernel.launch @k(%x) {block = 32 : i64, grid = 4 : i64, threads_per_symbol = 4 : i64} : memref<?x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @k(%x: memref<?x4xf32>) attributes {domain = array<i64: -9223372036854775808>} {
+  kernel.return
+}
+
+kernel.schedule @launch_no_block(%x: memref<?x4xf32>) {
+  // expected-error @+1 {{with a grid needs a 'block'}}
+  kernel.launch @k(%x) {grid_per_symbol = 4 : i64} : memref<?x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.kernel @k(%x: memref<4xf32>) attributes {domain = array<i64: 4>} {
+  kernel.return
+}
+
+kernel.schedule @launch_empty_grid(%x: memref<4xf32>) {
+  // expected-error @+1 {{launch sizes must not be negative, not -1}}
+  kernel.launch @k(%x) {block = 32 : i64, grid = -1 : i64} : memref<4xf32>
+  kernel.return
+}

@@ -305,6 +305,18 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult LaunchOp::verify() {
+  int grids = bool(getGrid()) + bool(getGridPerSymbol()) +
+              bool(getThreadsPerSymbol());
+  if (grids > 1)
+    return emitOpError() << "takes one of 'grid', 'grid_per_symbol' and "
+                            "'threads_per_symbol'";
+  if (grids && !getBlock())
+    return emitOpError() << "with a grid needs a 'block'";
+  for (std::optional<int64_t> size :
+       {getGrid(), getBlock(), getGridPerSymbol(), getThreadsPerSymbol()})
+    if (size && *size < 0)
+      return emitOpError() << "launch sizes must not be negative, not "
+                           << *size;
   if (!getRowEpilogue())
     return success();
   auto gemm = dyn_cast_if_present<GemmOp>((*this)->getPrevNode());

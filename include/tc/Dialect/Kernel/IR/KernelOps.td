@@ -282,12 +282,25 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [
     ```mlir
     kernel.launch @tc_kernels::@add(%a, %b, %c) {block = 32 : i64, grid = 4 : i64} : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
     ```
+
+    A kernel whose domain has the graph's symbolic size `s`
+    (docs/DynamicShapes.md) takes `s` after its buffers once lowered (the
+    host passes it), and its grid is an expression of `s` instead of
+    `grid`: `grid_per_symbol = g` runs `g * s` blocks (a block per row),
+    `threads_per_symbol = t` runs `ceildiv(t * s, block)` blocks (a thread
+    per point or group of points; the kernel checks its bound).
+
+    ```mlir
+    kernel.launch @tc_kernels::@add(%a, %b) {block = 256 : i64, threads_per_symbol = 8 : i64} : memref<?x8xf32>, memref<?x8xf32>
+    ```
   }];
   let arguments = (ins SymbolRefAttr:$kernel,
                        Variadic<AnyMemRef>:$buffers,
                        UnitAttr:$row_epilogue,
                        OptionalAttr<I64Attr>:$grid,
-                       OptionalAttr<I64Attr>:$block);
+                       OptionalAttr<I64Attr>:$block,
+                       OptionalAttr<I64Attr>:$grid_per_symbol,
+                       OptionalAttr<I64Attr>:$threads_per_symbol);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` attr-dict `:` type($buffers)
   }];
@@ -296,7 +309,8 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [
       build($_builder, $_state,
             ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), kernel),
             buffers, /*row_epilogue=*/nullptr, /*grid=*/nullptr,
-            /*block=*/nullptr);
+            /*block=*/nullptr, /*grid_per_symbol=*/nullptr,
+            /*threads_per_symbol=*/nullptr);
     }]>
   ];
   let hasVerifier = 1;

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""dynamic=True across batch sizes: compiles and per-call times of tc
+against eager PyTorch and Inductor, in one process.
+
+Two models run inference (fp32, TF32 off) over a sequence of batch sizes
+(3, 5, 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, and a block of
+Linear, GeLU, LayerNorm, Linear and softmax. For each backend the script
+reports
+
+* `first calls`: the summed wall time of each size's first call (what a
+  server sees when a new batch size arrives: tracing, compiling, running),
+  and how many graphs the backend compiled (tc: `graphs_compiled`;
+  Inductor: Dynamo's unique graphs);
+* per batch size, the steady time per call (median of interleaved rounds
+  of N calls and one synchronize), its ratio to eager and to Inductor, and
+  the floor (the bytes the MLP must move at the copy bandwidth measured
+  here, or its FLOPs at the device's fp32 peak, whichever is longer).
+
+`tc static` compiles each size separately (dynamic=False with a larger
+recompile limit): what tc's kernels cost when the batch is a constant.
+
+    python benchmarks/bench_dynamic.py [--device cuda|cpu] [--batches 3,5,...]
+        [--calls 200] [--rounds 5] [--out DIR]
+"""
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_cpu import SimpleModel  # noqa: E402
+
+
+class Block(torch.nn.Module):
+    """Linear, GeLU, LayerNorm, Linear, softmax (a transformer MLP's ops)."""
+
+    def __init__(self, width=256, hidden=1024):
+        super().__init__()
+        self.up = torch.nn.Linear(width, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.down = torch.nn.Linear(hidden, width)
+
+    def forward(self, x):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        return torch.softmax(self.down(h), dim=-1)
+
+
+MODELS = {"mlp": (SimpleModel, 1024), "block": (Block, 256)}
+
+BACKENDS = {
+    "eager": None,
+    "inductor": dict(backend="inductor", dynamic=True),
+    "tc": dict(backend="tc", dynamic=True),
+    "tc static": dict(backend="tc", dynamic=False),
+}
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def per_call_s(fn, inputs, device) -> float:
+    synchronize(device)
+    start = time.perf_counter()
+    for x in inputs:
+        fn(x)
+    synchronize(device)
+    return (time.perf_counter() - start) / len(inputs)
+
+
+def floor_s(model, batch, width, device, bandwidth):
+    """The MLP's bytes at `bandwidth`, or its FLOPs at the fp32 peak."""
+    weights = sum(p.numel() for p in model.parameters()) * 4
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    flops = sum(2 * batch * m.in_features * m.out_features for m in linears)
+    io = batch * (width + linears[-1].out_features) * 4
+    peak = 67e12 if device.type == "cuda" else None  # H100/H200 fp32
+    times = [(weights + io) / bandwidth] if bandwidth else []
+    if peak:
+        times.append(flops / peak)
+    return max(times) if times else None
+
+
+def copy_bandwidth(device):
+    if device.type != "cuda":
+        return None
+    x = torch.empty(1 << 28, dtype=torch.float32, device=device).fill_(1.0)
+    y = torch.empty_like(x)
+    for _ in range(3):
+        y.copy_(x)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(10):
+        y.copy_(x)
+    torch.cuda.synchronize()
+    return 2 * x.numel() * 4 * 10 / (time.perf_counter() - start)
+
+
+def run_model(name, device, batches, calls, rounds, bandwidth):
+    import torch._dynamo
+    import tc
+    import tc.compiler
+
+    make, width = MODELS[name]
+    torch.manual_seed(0)
+    model = make().to(device).eval()
+    results = {"model": name, "batches": batches, "backends": {}}
+    compiled = {}
+    for backend, options in BACKENDS.items():
+        torch._dynamo.reset()
+        tc.compiler.clear_cache()
+        tc.reset_counters()
+        torch._dynamo.utils.counters.clear()
+        fn = model if options is None else torch.compile(model, **options)
+        firsts, checked = [], True
+        with torch.no_grad():
+            for batch in batches:
+                x = torch.randn(batch, width, device=device)
+                synchronize(device)
+                start = time.perf_counter()
+                out = fn(x)
+                synchronize(device)
+                firsts.append(time.perf_counter() - start)
+                checked &= torch.allclose(out, model(x), rtol=1e-3,
+                                          atol=1e-4)
+        stats = torch._dynamo.utils.counters["stats"]
+        entry = {"first_calls_s": sum(firsts), "first_call_s": firsts,
+                 "matches_eager": bool(checked)}
+        if backend.startswith("tc"):
+            entry["graphs_compiled"] = tc.counters["graphs_compiled"]
+            entry["symbolic_graphs"] = tc.counters["symbolic_graphs"]
+            entry["ops_eager"] = tc.counters["ops_eager"]
+        elif options is not None:
+            entry["graphs_compiled"] = stats.get("unique_graphs", 0)
+        results["backends"][backend] = entry
+        compiled[backend] = fn
+    per_batch = {}
+    with torch.no_grad():
+        for batch in batches:
+            inputs = [torch.randn(batch, width, device=device)
+                      for _ in range(min(calls, 32))]
+            inputs = (inputs * (calls // len(inputs) + 1))[:calls]
+            times = {b: [] for b in compiled}
+            for fn in compiled.values():  # warm every size's code paths
+                for x in inputs[:3]:
+                    fn(x)
+            for _ in range(rounds):
+                for backend, fn in compiled.items():
+                    times[backend].append(per_call_s(fn, inputs, device))
+            row = {b: statistics.median(t) for b, t in times.items()}
+            row["floor"] = floor_s(model, batch, width, device, bandwidth)
+            per_batch[batch] = row
+    results["per_batch_s"] = per_batch
+    return results
+
+
+def print_results(results, device):
+    backends = list(BACKENDS)
+    print(f"\n## {results['model']} ({device.type}), batches "
+          f"{', '.join(map(str, results['batches']))}\n")
+    print("| backend | graphs compiled | first calls, summed (s) | "
+          "matches eager |")
+    print("|---|---|---|---|")
+    for backend in backends:
+        e = results["backends"][backend]
+        print(f"| {backend} | {e.get('graphs_compiled', '-')} | "
+              f"{e['first_calls_s']:.3f} | {e['matches_eager']} |")
+    print("\n| batch | eager ms | inductor ms | tc ms | tc static ms | "
+          "tc/eager | tc/inductor | tc/tc static | floor ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for batch, row in results["per_batch_s"].items():
+        floor = f"{row['floor'] * 1e3:.4f}" if row["floor"] else "-"
+        print(f"| {batch} | {row['eager'] * 1e3:.4f} | "
+              f"{row['inductor'] * 1e3:.4f} | {row['tc'] * 1e3:.4f} | "
+              f"{row['tc static'] * 1e3:.4f} | "
+              f"{row['tc'] / row['eager']:.2f} | "
+              f"{row['tc'] / row['inductor']:.2f} | "
+              f"{row['tc'] / row['tc static']:.2f} | {floor} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available()
+                        else "cpu")
+    parser.add_argument("--batches", default="3,5,7,9,17,33,128,1000")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    import torch._dynamo
+    torch._dynamo.config.cache_size_limit = 64  # tc static: every size
+    if hasattr(torch._dynamo.config, "recompile_limit"):
+        torch._dynamo.config.recompile_limit = 64
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    batches = [int(b) for b in args.batches.split(",")]
+    bandwidth = copy_bandwidth(device)
+    if bandwidth:
+        print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s")
+    all_results = []
+    for name in args.models.split(","):
+        results = run_model(name, device, batches, args.calls, args.rounds,
+                            bandwidth)
+        print_results(results, device)
+        all_results.append(results)
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"dynamic-{device.type}.json").write_text(
+            json.dumps(all_results, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,6 +31,7 @@ import sys
 import time
 
 import torch
+import torch._dynamo
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_cpu import SimpleModel  # noqa: E402
@@ -103,7 +104,6 @@ def copy_bandwidth(device):
 
 
 def run_model(name, device, batches, calls, rounds, bandwidth):
-    import torch._dynamo
     import tc
     import tc.compiler
 
@@ -194,7 +194,6 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    import torch._dynamo
     torch._dynamo.config.cache_size_limit = 64  # tc static: every size
     if hasattr(torch._dynamo.config, "recompile_limit"):
         torch._dynamo.config.recompile_limit = 64

@@ -175,10 +175,9 @@ class _PerShape:
         return run(*args)
 
 
-def _symbolic_device(device: torch.device) -> bool:
-    """Whether tc compiles the symbolic size for tensors on `device`."""
-    return device.type == "cpu" or (device.type == "cuda"
-                                    and torch.version.hip is None)
+#: Whether CUDA tensors are NVIDIA's (tc compiles the symbolic size for
+#: CPU and CUDA tensors, not ROCm's).
+_CUDA_NOT_HIP = torch.version.hip is None
 
 
 class _SymbolicBatch:
@@ -201,12 +200,26 @@ class _SymbolicBatch:
     PROBES = (2, 3, 5, 7, 9, 17, 33, 1000, 65537)
 
     def __init__(self, gm: torch.fx.GraphModule, symbol: Any,
-                 placeholders: list[tuple[str, Any]]):
+                 placeholders: list[tuple[str, Any]], grad_inputs: bool):
         self.gm = gm
         self.symbol = symbol
         # Per placeholder: ("tensor", [expr or int per dim]), ("int", expr)
         # or ("other", None).
         self.placeholders = placeholders
+        # Whether some input requires grad (Dynamo guards that per tensor).
+        self.grad_inputs = grad_inputs
+        # What key() reads on every call, computed once (comparing sizes
+        # with sympy expressions costs microseconds each, and a call's
+        # host time is what a small graph's time is): per tensor
+        # placeholder its rank, the positions of the batch in its shape,
+        # and whether any size is symbolic (Dynamo's guards already hold a
+        # static tensor's sizes, dtype and device: key() skips it); per int
+        # placeholder whether it is the batch.
+        self._batch_dims = [
+            (len(dims), tuple(i for i, d in enumerate(dims) if d == symbol),
+             not all(isinstance(d, int) for d in dims))
+            if kind == "tensor" else (kind == "int" and dims == symbol)
+            for kind, dims in placeholders]
         self.guards: list[Any] = []
         self.checked: dict[int, bool] = {}
 
@@ -214,6 +227,7 @@ class _SymbolicBatch:
     def of(cls, gm: torch.fx.GraphModule) -> "_SymbolicBatch | None":
         placeholders: list[tuple[str, Any]] = []
         symbol = None
+        grad_inputs = False
         for node in gm.graph.nodes:
             if node.op != "placeholder":
                 continue
@@ -226,6 +240,10 @@ class _SymbolicBatch:
                 # under dynamic=True): specialized to its value.
                 placeholders.append(("item", None))
             elif isinstance(value, torch.Tensor):
+                if not (value.device.type == "cpu" or value.device.type
+                        == "cuda" and _CUDA_NOT_HIP):
+                    return None
+                grad_inputs |= value.requires_grad
                 dims = [d.node.expr if isinstance(d, torch.SymInt) else d
                         for d in value.shape]
                 if (symbol is None and dims
@@ -238,35 +256,39 @@ class _SymbolicBatch:
                 placeholders.append(("other", None))
         if symbol is None:
             return None
-        return cls(gm, symbol, placeholders)
+        return cls(gm, symbol, placeholders, grad_inputs)
 
     def key(self, args: Sequence[Any]) -> tuple | None:
         """What a compile is specialized to (None: not for this call): the
-        inputs' sizes other than the batch, dtypes and devices. A batch
-        below 2 (which Dynamo specializes too), a ROCm or an autograd call
-        take the per-shape path."""
-        if len(args) != len(self.placeholders) or torch.is_grad_enabled() \
-                and any(isinstance(a, torch.Tensor) and a.requires_grad
-                        for a in args):
+        symbolic inputs' sizes other than the batch (Dynamo's guards hold
+        the rest: static sizes, dtypes, devices). A batch below 2 (which
+        Dynamo specializes too), a ROCm or an autograd call take the
+        per-shape path."""
+        if len(args) != len(self.placeholders) or (
+                self.grad_inputs and torch.is_grad_enabled()):
             return None
         batch = None
         key: list[Any] = []
-        for (kind, dims), arg in zip(self.placeholders, args):
+        for (kind, _), batch_dims, arg in zip(self.placeholders,
+                                             self._batch_dims, args):
             if kind == "tensor":
-                if not isinstance(arg, torch.Tensor) or arg.dim() != len(
-                        dims) or not _symbolic_device(arg.device):
+                rank, positions, symbolic = batch_dims
+                if not symbolic:
+                    continue  # Dynamo's guards hold it
+                if not isinstance(arg, torch.Tensor) or arg.dim() != rank:
                     return None
-                sizes = []
-                for d, size in zip(dims, arg.shape):
-                    if d == self.symbol:
-                        if batch not in (None, size):
+                shape = arg.shape
+                if positions:
+                    sizes = list(shape)
+                    for position in positions:
+                        if batch is None:
+                            batch = sizes[position]
+                        elif sizes[position] != batch:
                             return None
-                        batch = size
-                        sizes.append(None)
-                    else:
-                        sizes.append(size)
-                key.append((tuple(sizes), arg.dtype, arg.device))
-            elif kind == "int" and dims == self.symbol:
+                        sizes[position] = None
+                    shape = tuple(sizes)
+                key.append(shape)
+            elif kind == "int" and batch_dims:
                 if batch not in (None, arg):
                     return None
                 batch = arg
@@ -322,9 +344,13 @@ class _SymbolicBatch:
         tensors = [i for i, (kind, _) in enumerate(self.placeholders)
                    if kind == "tensor"]
 
-        def run(*given: Any) -> Any:
-            return compiled(*(given[i] for i in tensors))
-        return run
+        if len(tensors) == len(self.placeholders):
+            run = compiled
+        else:
+            def run(*given: Any) -> Any:
+                return compiled(*(given[i] for i in tensors))
+        # A run-time error (a GPU's) switches the graph to eager for good.
+        return _Guarded(run, self.gm.forward, "with the symbolic batch")
 
     def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
         """The graph traced to core ATen with the batch as the one dynamic
@@ -1339,8 +1365,8 @@ class _Guarded:
     for good (and says so).
     """
 
-    def __init__(self, compiled: CompiledFunction,
-                 eager: torch.fx.GraphModule, name: str):
+    def __init__(self, compiled: Callable[..., Any],
+                 eager: Callable[..., Any], name: str):
         self.compiled = compiled
         self.eager = eager
         self.name = name

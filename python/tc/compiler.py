@@ -717,6 +717,9 @@ def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
 # off, with the replay.
 
 _MAX_SHARED_ARENAS = 8
+#: Staging buffers kept per input of a reduce-overhead graph (one per
+#: shape; more than one only with the symbolic size).
+_MAX_STAGED_SHAPES = 4
 _arenas: dict[tuple[int, int], torch.Tensor] = {}
 
 
@@ -813,6 +816,8 @@ class CompiledFunction:
         # Inputs whose leading dimension is the symbolic size.
         self._symbolic_inputs = [i for i, (shape, _) in enumerate(
             imported.input_specs) if shape and shape[0] == -1]
+        # The inputs' and outputs' shapes at recent values of the size.
+        self._at_symbols: dict[int, tuple[list, list]] = {}
         self._outputs = [(torch.Size(shape), dtype, alias)
                          for (shape, dtype), alias in zip(
                              imported.output_specs,
@@ -956,6 +961,9 @@ class CompiledFunction:
                             f"tensor with a leading batch dimension, got "
                             f"{_describe(tensor)}")
         symbol = tensor.shape[0]
+        shapes = self._at_symbols.get(symbol)
+        if shapes is not None:
+            return symbol, *shapes
 
         def at(size: torch.Size) -> torch.Size:
             return torch.Size((symbol, *size[1:])) if size and size[0] == -1 \
@@ -963,20 +971,31 @@ class CompiledFunction:
         checks = [(at(size), dtype) for size, dtype in self._input_checks]
         outputs = [(at(size), dtype, alias)
                    for size, dtype, alias in self._outputs]
+        if len(self._at_symbols) >= 64:
+            self._at_symbols.clear()
+        self._at_symbols[symbol] = (checks, outputs)
         return symbol, checks, outputs
 
     def _stage(self, index: int, tensor: torch.Tensor,
                pointer: int) -> tuple[torch.Tensor, int]:
         """Input `index` as the kernels read it (see stage_inputs)."""
         entry = self._staging[index]
-        home, buffer, aliased = entry
+        home, buffers, aliased = entry
         if home is None:
             home = entry[0] = pointer
         if pointer == home or aliased:
             return tensor, pointer
-        if buffer is None or buffer.shape != tensor.shape:
-            buffer = entry[1] = torch.empty_like(
+        # A buffer per shape (a graph with the symbolic size sees several;
+        # the most recent few are kept, each with its own CUDA graph).
+        if buffers is None:
+            buffers = entry[1] = {}
+        buffer = buffers.pop(tensor.shape, None)
+        if buffer is None:
+            buffer = torch.empty_like(
                 tensor, memory_format=torch.contiguous_format)
+            while len(buffers) >= _MAX_STAGED_SHAPES:
+                del buffers[next(iter(buffers))]
+        buffers[tensor.shape] = buffer  # the most recent last
         buffer.copy_(tensor)
         return buffer, buffer.data_ptr()
 

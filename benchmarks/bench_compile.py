@@ -15,7 +15,8 @@ softmax, residual + layer norm, seed 004's 3-layer MLP at batch 128) and
 seed 002's ResNet-18 training step (forward, backward, SGD step).
 
     python benchmarks/bench_compile.py [--device cpu|cuda] [--quick]
-        [--workloads mlp,resnet] [--out benchmarks/results]
+        [--workloads mlp,resnet] [--backends eager,inductor,tc]
+        [--out benchmarks/results]
 
 Prints a table and writes compile-<device>.json to --out.
 """
@@ -163,6 +164,8 @@ def main() -> int:
     parser.add_argument("--workloads", default=None,
                         help="comma-separated substrings of workload names")
     parser.add_argument("--out", default=str(_HERE / "results"))
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="comma-separated, of " + ", ".join(BACKENDS))
     parser.add_argument("--child", default=None)
     parser.add_argument("--backend", default=None)
     parser.add_argument("--caches", default=None)
@@ -179,7 +182,7 @@ def main() -> int:
     rows = []
     for name in names:
         row = {"workload": name}
-        for backend in BACKENDS:
+        for backend in args.backends.split(","):
             caches = tempfile.mkdtemp(prefix="tc-bench-compile-")
             cold = _run_child(name, backend, args.device, args.quick, caches)
             warm = _run_child(name, backend, args.device, args.quick, caches)
@@ -203,12 +206,12 @@ def main() -> int:
 
 
 def _first(row, backend, which) -> float | None:
-    return row[backend][which].get("first_call_s")
+    return row.get(backend, {}).get(which, {}).get("first_call_s")
 
 
 def _format_row(row) -> str:
     parts = [row["workload"]]
-    for backend in BACKENDS:
+    for backend in (b for b in BACKENDS if b in row):
         for which in ("cold", "warm"):
             t = _first(row, backend, which)
             parts.append(f"{backend} {which} "

@@ -428,6 +428,7 @@ class _SymbolicBatch:
         self.guards.extend(guards)
         self.checked.clear()
         traced.graph.eliminate_dead_code()
+        _batch_from_tensors(traced.graph, symbol)
         # The compiled function takes the tensors: scalar inputs (sizes)
         # must be unused by then.
         for node in list(traced.graph.nodes):
@@ -439,6 +440,38 @@ class _SymbolicBatch:
                 traced.graph.erase_node(node)
         traced.recompile()
         return traced, symbol
+
+
+def _batch_from_tensors(graph: torch.fx.Graph, symbol: Any) -> None:
+    """Uses of a scalar input that is the batch (Dynamo passes it for
+    `x.view(x.shape[0], -1)`, `flatten`) read it from a tensor input's
+    shape instead (`aten.sym_size.int`, which the importer turns into the
+    symbolic size): the compiled function takes tensors only."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    source = None
+    for node in placeholders:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            for dim, size in enumerate(val.shape):
+                if isinstance(size, torch.SymInt) and \
+                        size.node.expr == symbol:
+                    source = (node, dim, size)
+                    break
+        if source is not None:
+            break
+    if source is None:
+        return
+    tensor, dim, size = source
+    for node in placeholders:
+        val = node.meta.get("val")
+        if not (isinstance(val, torch.SymInt) and val.node.expr == symbol
+                and node.users):
+            continue
+        with graph.inserting_after(placeholders[-1]):
+            read = graph.call_function(torch.ops.aten.sym_size.int,
+                                       (tensor, dim))
+        read.meta["val"] = size
+        node.replace_all_uses_with(read)
 
 
 def gm_forward(gm: torch.fx.GraphModule) -> Callable:

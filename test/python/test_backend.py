@@ -332,6 +332,55 @@ def test_dynamic_inputs_share_the_batch(fresh_tc):
     assert tc.counters["shape_specializations"] == 0
 
 
+class _FlattenHead(torch.nn.Module):
+    """A classifier head reading the batch size: `x.view(x.shape[0], -1)`
+    (Dynamo passes the size as a scalar input), then `flatten(1)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(4 * 8, 16)
+        self.second = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = self.first(torch.relu(x * 2).view(x.shape[0], -1))
+        return torch.softmax(self.second(torch.sigmoid(h)[:, :, None]
+                                         .flatten(1)), -1)
+
+
+def _column_slices(x):
+    a, b = x[:, :4], x[:, 4:]
+    return torch.sigmoid(a) * b[:, None, :].flatten(1) + x[:, 1:3].sum(
+        -1, keepdim=True)
+
+
+def test_dynamic_slices(fresh_tc):
+    """Slices of the feature dimensions and whole slices of the batch
+    (`x[:, i:j]`, `x[:, None]`) compile once for every batch size."""
+    fn = torch.compile(_column_slices, backend="tc", dynamic=True)
+    for batch in BATCHES:
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(fn(x), _column_slices(x))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
+def test_dynamic_view_by_the_batch_size(fresh_tc):
+    """A graph that computes a view's size from the batch (a scalar input
+    of Dynamo's graph) compiles once: the size is read from a batched
+    input's shape."""
+    model = _FlattenHead().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    with torch.no_grad():
+        for batch in BATCHES:
+            x = torch.randn(batch, 4, 8)
+            torch.testing.assert_close(fn(x), model(x))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
 def _reduce_over_batch(x, w):
     # A reduction over the batch: not what the symbolic size supports yet.
     return torch.relu(x @ w).sum(0) + torch.sin(x).mean(0).sum()

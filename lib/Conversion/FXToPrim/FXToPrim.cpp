@@ -65,7 +65,7 @@ static bool admitsSymbolicSize(StringRef target) {
       "aten::eq.Scalar", "aten::ne.Tensor", "aten::ne.Scalar",
       "aten::lt.Tensor", "aten::lt.Scalar", "aten::le.Tensor",
       "aten::le.Scalar", "aten::gt.Tensor", "aten::gt.Scalar",
-      "aten::ge.Tensor", "aten::ge.Scalar"};
+      "aten::ge.Tensor", "aten::ge.Scalar", "aten::slice.Tensor"};
   return targets.contains(target);
 }
 
@@ -353,6 +353,16 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     int64_t rank = type.getRank();
     int64_t dim = normalizeDim(intArg("dim", 0), rank);
     int64_t size = type.getDimSize(dim);
+    if (ShapedType::isDynamic(size)) {
+      // Over the symbolic size: only the whole of it (`x[:, i]` slices
+      // dimension 0 from 0 to the largest index), which is no op.
+      if (intArg("start", 0) != 0 || intArg("step", 1) != 1 ||
+          intArg("end", std::numeric_limits<int64_t>::max()) <
+              std::numeric_limits<int32_t>::max())
+        return fail("a slice of part of the symbolic size is not "
+                    "supported");
+      return SmallVector<Value>{operands[0]};
+    }
     auto clampIndex = [&](int64_t i) {
       if (i < 0)
         i += size;

@@ -112,3 +112,11 @@ fx.graph @rounding_mode(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fx.call_function "aten::div.Tensor_mode"(%x, %y) {args = {rounding_mode = "ceil"}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @symbolic_partial_slice(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::slice.Tensor': a slice of part of the symbolic size is not supported}}
+  %0 = fx.call_function "aten::slice.Tensor"(%x) {args = {dim = 0 : i64, start = 1 : i64, end = 9223372036854775807 : i64}} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  fx.output %0 : tensor<?x4xf32>
+}

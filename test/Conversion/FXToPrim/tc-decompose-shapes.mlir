@@ -84,3 +84,19 @@ fx.graph @split_with_sizes(%x: tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3x
   %0:3 = fx.call_function "aten::split_with_sizes"(%x) {args = {split_sizes = array<i64: 1, 3, 1>, dim = 1 : i64}} : (tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x1xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x1xf32>
 }
+
+// -----
+
+// Slices of a tensor with the graph's symbolic size (docs/DynamicShapes.md):
+// over the size itself only whole (no op), over the other dimensions as
+// usual; prim.slice's limit there is `?` (printed as kDynamic).
+// CHECK-LABEL: func.func @symbolic_slices
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>)
+// CHECK-NEXT: %[[S:.*]] = prim.slice %[[X]], start [0, 1], limit [-9223372036854775808, 3], strides [1, 1] : tensor<?x8xf32>
+// CHECK-NEXT: prim.sin %[[S]] : tensor<?x2xf32>
+fx.graph @symbolic_slices(%x: tensor<?x8xf32>) -> tensor<?x2xf32> {
+  %a = fx.call_function "aten::slice.Tensor"(%x) {args = {dim = 0 : i64, start = 0 : i64, end = 9223372036854775807 : i64}} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %b = fx.call_function "aten::slice.Tensor"(%a) {args = {dim = 1 : i64, start = 1 : i64, end = 3 : i64}} : (tensor<?x8xf32>) -> tensor<?x2xf32>
+  %c = fx.call_function "aten::sin"(%b) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+  fx.output %c : tensor<?x2xf32>
+}

@@ -121,6 +121,14 @@ func.func @slice_bounds(%x: tensor<3x4xf32>) {
 
 // -----
 
+func.func @slice_symbolic_part(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{dimension 0 of the symbolic size is sliced whole or not at all ([0, ?) by 1)}}
+  %0 = prim.slice %x, start [1, 0], limit [-9223372036854775808, 4], strides [1, 1] : tensor<?x4xf32>
+  return
+}
+
+// -----
+
 func.func @slice_stride(%x: tensor<3x4xf32>) {
   // expected-error @+1 {{stride 0 of dimension 0 is not positive}}
   %0 = prim.slice %x, start [0, 0], limit [3, 4], strides [0, 1] : tensor<3x4xf32>

@@ -255,6 +255,17 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return emitInferError(loc, "slice",
                             "stride " + Twine(strides[d]) + " of dimension " +
                                 Twine(d) + " is not positive");
+    if (isDynamic(size) || isDynamic(limit[d])) {
+      // The graph's symbolic size is sliced whole: [0, ?) by 1.
+      if (!isDynamic(size) || !isDynamic(limit[d]) || start[d] != 0 ||
+          strides[d] != 1)
+        return emitInferError(loc, "slice",
+                              "dimension " + Twine(d) +
+                                  " of the symbolic size is sliced whole "
+                                  "or not at all ([0, ?) by 1)");
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     if (start[d] < 0 || start[d] > limit[d] ||
         (!isDynamic(size) && limit[d] > size))
       return emitInferError(loc, "slice",

@@ -348,14 +348,15 @@ class _FlattenHead(torch.nn.Module):
 
 
 def _column_slices(x):
-    a, b = x[:, :4], x[:, 4:]
+    a, b = x.chunk(2, dim=1)
     return torch.sigmoid(a) * b[:, None, :].flatten(1) + x[:, 1:3].sum(
-        -1, keepdim=True)
+        -1, keepdim=True) - x[:, 5, None]
 
 
 def test_dynamic_slices(fresh_tc):
-    """Slices of the feature dimensions and whole slices of the batch
-    (`x[:, i:j]`, `x[:, None]`) compile once for every batch size."""
+    """Slices, splits and selects of the feature dimensions and whole
+    slices of the batch (`x[:, i:j]`, `chunk`, `x[:, 5]`, `x[:, None]`)
+    compile once for every batch size."""
     fn = torch.compile(_column_slices, backend="tc", dynamic=True)
     for batch in BATCHES:
         x = torch.randn(batch, 8)

@@ -690,6 +690,37 @@ class _BatchModel(torch.nn.Module):
         return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
 
 
+class _SlicedHead(torch.nn.Module):
+    """Slices of the features, a view sized by the batch, a GEMM."""
+
+    def __init__(self):
+        super().__init__()
+        self.out = torch.nn.Linear(2 * 32, 10)
+
+    def forward(self, x):  # [B, 4, 32]
+        y = torch.sigmoid(x[:, 1:3]) * x[:, None, 0].flatten(1)[:, None]
+        return self.out(y.view(x.shape[0], -1)).relu()
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_cuda_dynamic_slices_and_views(fresh_tc, mode):
+    """dynamic=True on the GPU with slices of the features and a view
+    sized by the batch: one compile, eager's results at every size."""
+    torch.manual_seed(0)
+    model = _SlicedHead().cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True,
+                       mode=None if mode == "default" else mode)
+    with torch.no_grad():
+        for batch in (3, 5, 7, 9, 17, 33, 200):
+            for _ in range(2):
+                x = torch.randn(batch, 4, 32, device="cuda")
+                close(fn(x), model(x), rtol=1e-4, atol=1e-5)
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["ops_eager"] == 0
+
+
 @cuda
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
 def test_cuda_dynamic_true_compiles_once_for_every_batch(fresh_tc, mode):

@@ -65,7 +65,8 @@ static bool admitsSymbolicSize(StringRef target) {
       "aten::eq.Scalar", "aten::ne.Tensor", "aten::ne.Scalar",
       "aten::lt.Tensor", "aten::lt.Scalar", "aten::le.Tensor",
       "aten::le.Scalar", "aten::gt.Tensor", "aten::gt.Scalar",
-      "aten::ge.Tensor", "aten::ge.Scalar", "aten::slice.Tensor"};
+      "aten::ge.Tensor", "aten::ge.Scalar", "aten::slice.Tensor",
+      "aten::select.int", "aten::split_with_sizes", "aten::split.Tensor"};
   return targets.contains(target);
 }
 
@@ -386,6 +387,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       return fail("select of a 0-d tensor");
     int64_t dim = normalizeDim(intArg("dim", 0), rank);
     int64_t size = type.getDimSize(dim);
+    if (ShapedType::isDynamic(size))
+      return fail("a select of the symbolic size is not supported");
     int64_t index = intArg("index", 0);
     if (index < 0)
       index += size;
@@ -409,6 +412,8 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     if (rank == 0)
       return fail("split of a 0-d tensor");
     int64_t dim = normalizeDim(intArg("dim", 0), rank);
+    if (type.isDynamicDim(dim))
+      return fail("a split of the symbolic size is not supported");
     SmallVector<Value> parts;
     int64_t start = 0;
     for (unsigned i = 0, e = op->getNumResults(); i < e; ++i) {

@@ -120,3 +120,11 @@ fx.graph @symbolic_partial_slice(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = fx.call_function "aten::slice.Tensor"(%x) {args = {dim = 0 : i64, start = 1 : i64, end = 9223372036854775807 : i64}} : (tensor<?x4xf32>) -> tensor<?x4xf32>
   fx.output %0 : tensor<?x4xf32>
 }
+
+// -----
+
+fx.graph @symbolic_select(%x: tensor<?x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::select.int': a select of the symbolic size is not supported}}
+  %0 = fx.call_function "aten::select.int"(%x) {args = {dim = 0 : i64, index = 1 : i64}} : (tensor<?x4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}

@@ -100,12 +100,10 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
     }
     if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
       auto outType = cast<MemRefType>(gemm.getOut().getType());
-      auto aType = cast<MemRefType>(gemm.getA().getType());
       Type elt = outType.getElementType();
       if (!elt.isF32() && !elt.isF64())
         return gemm.emitOpError()
                << platform << " GEMM supports f32 and f64, not " << elt;
-      int64_t r = outType.getRank() - 2;
       Gemm g;
       g.a = ids.lookup(gemm.getA());
       g.b = ids.lookup(gemm.getB());
@@ -114,17 +112,12 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       g.transA = gemm.getTransposeA();
       g.transB = gemm.getTransposeB();
       g.isDouble = elt.isF64();
-      // A symbolic size is recorded as 1, with its bit in perSymbol.
-      auto size = [&](MemRefType type, int64_t dim, unsigned bit) {
-        if (!type.isDynamicDim(dim))
-          return type.getDimSize(dim);
-        g.perSymbol |= 1u << bit;
-        return int64_t(1);
-      };
-      g.batch = r ? size(outType, 0, 0) : 1;
-      g.m = size(outType, r, 1);
-      g.n = size(outType, r + 1, 2);
-      g.k = g.transA ? size(aType, r, 3) : size(aType, r + 1, 3);
+      kernel::GemmOp::LibrarySizes sizes = gemm.getLibrarySizes();
+      g.batch = sizes.batch;
+      g.m = sizes.m;
+      g.n = sizes.n;
+      g.k = sizes.k;
+      g.perSymbol = sizes.perSymbol;
       // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
       if (g.bias >= 0 && !(g.perSymbol & 2u))
         maxBiasRows = std::max(maxBiasRows, g.m);

@@ -15,6 +15,8 @@ import tc
 import tc.backend
 import tc.compiler
 
+from batch_model import BatchModel
+
 
 def foo(x, y):  # seed 000
     a = torch.sin(x)
@@ -237,22 +239,6 @@ def _batch_graph(x, w):
     return torch.relu(x @ w).sum(1) + torch.sin(x).mean(1)
 
 
-class _BatchModel(torch.nn.Module):
-    """Linear layers, GeLU, layer norm, softmax and elementwise math: what
-    tc compiles once for every batch size."""
-
-    def __init__(self):
-        super().__init__()
-        self.up = torch.nn.Linear(8, 32)
-        self.norm = torch.nn.LayerNorm(32)
-        self.down = torch.nn.Linear(32, 8)
-
-    def forward(self, x):
-        h = self.norm(torch.nn.functional.gelu(self.up(x)))
-        h = torch.softmax(self.down(h) * 2, dim=-1)
-        return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
-
-
 BATCHES = (3, 5, 7, 9, 17, 33)
 
 
@@ -263,7 +249,7 @@ def test_dynamic_true_compiles_once_for_every_batch(fresh_tc, graph):
     every batch size gets eager's results from that one compile."""
     calls = []
     if graph == "module":
-        model = _BatchModel().eval()
+        model = BatchModel().eval()
         fn = torch.compile(model, backend=_counting_backend(calls),
                            dynamic=True)
         reference = model

@@ -10,6 +10,8 @@ import torch
 
 import tc
 
+from batch_model import BatchModel
+
 pytestmark = pytest.mark.requires_native
 
 RTOL, ATOL = 1e-5, 1e-5
@@ -90,6 +92,17 @@ def test_cuda_pipeline_compiles_without_a_gpu():
     assert "gpu.shuffle" in compiled.stage_ir["gpu"]
 
 
+def _ptx_options() -> str:
+    """The CUDA pipeline's options for PTX for the H100 with this machine's
+    toolchain (skips the test without one)."""
+    try:
+        from tc import cuda as tc_cuda
+        toolkit, libdevice, _ = tc_cuda.toolchain()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    return f"chip=sm_90 format=isa toolkit={toolkit} link={libdevice}"
+
+
 def test_cuda_disk_cache(tmp_path):
     """A compile with a cache folder stores the host program and the
     kernels' binaries; the next compile of the same graph and options (in
@@ -97,12 +110,7 @@ def test_cuda_disk_cache(tmp_path):
     miss. Needs no GPU."""
     import tc.compiler
     native = tc.compiler._load_native()
-    try:
-        from tc import cuda as tc_cuda
-        toolkit, libdevice, _ = tc_cuda.toolchain()
-    except RuntimeError as error:
-        pytest.skip(str(error))
-    options = f"chip=sm_90 format=isa toolkit={toolkit} link={libdevice}"
+    options = _ptx_options()
     cache = str(tmp_path / "cuda")
     first = native.compile_cuda(SOFTMAX_FX, options, False, cache)
     assert not first.from_cache
@@ -143,12 +151,7 @@ def test_cuda_symbolic_size_compiles_without_a_gpu(tmp_path):
     arena grows with it; the disk cache keeps all of that. Needs no GPU."""
     import tc.compiler
     native = tc.compiler._load_native()
-    try:
-        from tc import cuda as tc_cuda
-        toolkit, libdevice, _ = tc_cuda.toolchain()
-    except RuntimeError as error:
-        pytest.skip(str(error))
-    options = f"chip=sm_90 format=isa toolkit={toolkit} link={libdevice}"
+    options = _ptx_options()
     compiled = native.compile_cuda(SYMBOLIC_FX, options, True)
     assert compiled.symbolic
     assert compiled.arena_bytes_per_symbol > 0
@@ -674,22 +677,6 @@ def test_cuda_max_autotune(fresh_tc, tc_logs):
         assert tc.counters["autotuned_graphs"] == 0
 
 
-class _BatchModel(torch.nn.Module):
-    """Linear layers (cuBLAS GEMMs with a bias), GeLU, layer norm, softmax
-    and elementwise math: what tc compiles once for every batch size."""
-
-    def __init__(self):
-        super().__init__()
-        self.up = torch.nn.Linear(64, 256)
-        self.norm = torch.nn.LayerNorm(256)
-        self.down = torch.nn.Linear(256, 64)
-
-    def forward(self, x):
-        h = self.norm(torch.nn.functional.gelu(self.up(x)))
-        h = torch.softmax(self.down(h) * 2, dim=-1)
-        return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
-
-
 class _SlicedHead(torch.nn.Module):
     """Slices of the features, a view sized by the batch, a GEMM."""
 
@@ -732,7 +719,7 @@ def test_cuda_dynamic_true_compiles_once_for_every_batch(fresh_tc, mode):
     import tc.compiler
 
     torch.manual_seed(0)
-    model = _BatchModel().cuda().eval()
+    model = BatchModel(64, 256).cuda().eval()
     calls = []
 
     def backend(gm, example_inputs, **kwargs):

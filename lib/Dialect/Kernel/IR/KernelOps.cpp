@@ -415,5 +415,24 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+GemmOp::LibrarySizes GemmOp::getLibrarySizes() {
+  auto out = cast<MemRefType>(getOut().getType());
+  auto a = cast<MemRefType>(getA().getType());
+  int64_t r = out.getRank() - 2;
+  LibrarySizes sizes{1, 1, 1, 1, 0};
+  auto size = [&](MemRefType type, int64_t dim, unsigned bit) {
+    if (!type.isDynamicDim(dim))
+      return type.getDimSize(dim);
+    sizes.perSymbol |= 1u << bit;
+    return int64_t(1);
+  };
+  if (r)
+    sizes.batch = size(out, 0, 0);
+  sizes.m = size(out, r, 1);
+  sizes.n = size(out, r + 1, 2);
+  sizes.k = getTransposeA() ? size(a, r, 3) : size(a, r + 1, 3);
+  return sizes;
+}
+
 #define GET_OP_CLASSES
 #include "tc/Dialect/Kernel/IR/KernelOps.cpp.inc"

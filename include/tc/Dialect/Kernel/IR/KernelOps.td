@@ -336,6 +336,16 @@ def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {
     $a `,` $b `,` $out (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) `,`
     type($out) (`,` type($bias)^)?
   }];
+  let extraClassDeclaration = [{
+    /// The product's sizes as a library call takes them: batch (1 for
+    /// rank 2), m, n, k. A size that is the graph's symbolic size is 1,
+    /// with its bit (batch 0, m 1, n 2, k 3) set in `perSymbol`.
+    struct LibrarySizes {
+      int64_t batch, m, n, k;
+      unsigned perSymbol;
+    };
+    LibrarySizes getLibrarySizes();
+  }];
   let hasVerifier = 1;
 }
 

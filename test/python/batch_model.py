@@ -1,0 +1,19 @@
+"""A model tc compiles once for every batch size (docs/DynamicShapes.md):
+linear layers (GEMMs with a bias), GeLU, layer norm, softmax and
+elementwise math. The dynamic-shape tests of the CPU and CUDA backends
+share it."""
+
+import torch
+
+
+class BatchModel(torch.nn.Module):
+    def __init__(self, width: int = 8, hidden: int = 32):
+        super().__init__()
+        self.up = torch.nn.Linear(width, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.down = torch.nn.Linear(hidden, width)
+
+    def forward(self, x):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        h = torch.softmax(self.down(h) * 2, dim=-1)
+        return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)

@@ -85,8 +85,8 @@ NB_MODULE(_tc, m) {
            nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "Runs the graph on raw buffers: inputs, outputs, then the arena "
            "(device pointers and a CUstream or hipStream_t for a GPU "
-           "graph); `symbol` is the value of the graph's symbolic size (CPU and "
-           "CUDA graphs).")
+           "graph); `symbol` is the value of the graph's symbolic size "
+           "(CPU and CUDA graphs).")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));

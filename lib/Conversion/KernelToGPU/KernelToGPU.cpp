@@ -566,7 +566,8 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   Value linear = arith::AddIOp::create(b, loc, base, tid);
   Value threads = arith::ConstantIndexOp::create(b, loc, schedule.threads);
   if (schedule.symbolic)
-    threads = arith::MulIOp::create(b, loc, threads, entry.getArguments().back());
+    threads =
+        arith::MulIOp::create(b, loc, threads, entry.getArguments().back());
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                         linear, threads);
   auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);

@@ -2,10 +2,10 @@
 """dynamic=True across batch sizes: compiles and per-call times of tc
 against eager PyTorch and Inductor, in one process.
 
-Two models run inference (fp32, TF32 off) over a sequence of batch sizes
-(3, 5, 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, and a block of
-Linear, GeLU, LayerNorm, Linear and softmax. For each backend the script
-reports
+Three models run inference (fp32, TF32 off) over a sequence of batch sizes
+(3, 5, 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, a block of
+Linear, GeLU, LayerNorm, Linear and softmax, and that block on [batch, 16,
+256] inputs (`tokens`). For each backend the script reports
 
 * `first calls`: the summed wall time of each size's first call (what a
   server sees when a new batch size arrives: tracing, compiling, running),
@@ -13,8 +13,9 @@ reports
   Inductor: Dynamo's unique graphs);
 * per batch size, the steady time per call (median of interleaved rounds
   of N calls and one synchronize), its ratio to eager and to Inductor, and
-  the floor (the bytes the MLP must move at the copy bandwidth measured
-  here, or its FLOPs at the device's fp32 peak, whichever is longer).
+  the floor (the bytes the model must move at the copy bandwidth measured
+  here, or its GEMMs' FLOPs at the device's fp32 peak, whichever is
+  longer).
 
 `tc static` compiles each size separately (dynamic=False with a larger
 recompile limit): what tc's kernels cost when the batch is a constant.
@@ -51,7 +52,14 @@ class Block(torch.nn.Module):
         return torch.softmax(self.down(h), dim=-1)
 
 
-MODELS = {"mlp": (SimpleModel, 1024), "block": (Block, 256)}
+class TokenBlock(Block):
+    """Block on [batch, 16 tokens, 256] inputs: each Linear is a view
+    merging batch and tokens, a GEMM and a view back in PyTorch's ATen."""
+
+
+# name: (model, an input's shape after the batch)
+MODELS = {"mlp": (SimpleModel, (1024,)), "block": (Block, (256,)),
+          "tokens": (TokenBlock, (16, 256))}
 
 BACKENDS = {
     "eager": None,
@@ -75,12 +83,16 @@ def per_call_s(fn, inputs, device) -> float:
     return (time.perf_counter() - start) / len(inputs)
 
 
-def floor_s(model, batch, width, device, bandwidth):
-    """The MLP's bytes at `bandwidth`, or its FLOPs at the fp32 peak."""
+def floor_s(model, batch, shape, device, bandwidth):
+    """The model's weights, input and output at `bandwidth`, or its GEMMs'
+    FLOPs at the fp32 peak."""
     weights = sum(p.numel() for p in model.parameters()) * 4
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    flops = sum(2 * batch * m.in_features * m.out_features for m in linears)
-    io = batch * (width + linears[-1].out_features) * 4
+    rows = batch
+    for size in shape[:-1]:
+        rows *= size
+    flops = sum(2 * rows * m.in_features * m.out_features for m in linears)
+    io = rows * (shape[-1] + linears[-1].out_features) * 4
     peak = 67e12 if device.type == "cuda" else None  # H100/H200 fp32
     times = [(weights + io) / bandwidth] if bandwidth else []
     if peak:
@@ -107,7 +119,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
     import tc
     import tc.compiler
 
-    make, width = MODELS[name]
+    make, shape = MODELS[name]
     torch.manual_seed(0)
     model = make().to(device).eval()
     results = {"model": name, "batches": batches, "backends": {}}
@@ -121,7 +133,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
         firsts, checked = [], True
         with torch.no_grad():
             for batch in batches:
-                x = torch.randn(batch, width, device=device)
+                x = torch.randn(batch, *shape, device=device)
                 synchronize(device)
                 start = time.perf_counter()
                 out = fn(x)
@@ -143,7 +155,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
     per_batch = {}
     with torch.no_grad():
         for batch in batches:
-            inputs = [torch.randn(batch, width, device=device)
+            inputs = [torch.randn(batch, *shape, device=device)
                       for _ in range(min(calls, 32))]
             inputs = (inputs * (calls // len(inputs) + 1))[:calls]
             times = {b: [] for b in compiled}
@@ -154,7 +166,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
                 for backend, fn in compiled.items():
                     times[backend].append(per_call_s(fn, inputs, device))
             row = {b: statistics.median(t) for b, t in times.items()}
-            row["floor"] = floor_s(model, batch, width, device, bandwidth)
+            row["floor"] = floor_s(model, batch, shape, device, bandwidth)
             per_batch[batch] = row
     results["per_batch_s"] = per_batch
     return results

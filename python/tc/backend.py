@@ -427,6 +427,7 @@ class _SymbolicBatch:
                                   f"{probe}")
         self.guards.extend(guards)
         self.checked.clear()
+        _products_of_merged_rows(traced.graph, symbol, fake_mode)
         traced.graph.eliminate_dead_code()
         _batch_from_tensors(traced.graph, symbol)
         # The compiled function takes the tensors: scalar inputs (sizes)
@@ -440,6 +441,71 @@ class _SymbolicBatch:
                 traced.graph.erase_node(node)
         traced.recompile()
         return traced, symbol
+
+
+def _products_of_merged_rows(graph: torch.fx.Graph, symbol: Any,
+                             fake_mode: Any) -> None:
+    """A product of a view that merges the batch with the dimensions after
+    it, viewed back (how PyTorch decomposes a `Linear` on a 3-d input:
+    `[s, 4, 32] -> [4s, 32]`, `addmm`, `-> [s, 4, 16]`), becomes one
+    `aten.matmul` of the n-d input (plus the bias): tc's sizes are `s`
+    itself, never a multiple of it, and one GEMM computes that product
+    (docs/DynamicShapes.md)."""
+    aten = torch.ops.aten
+
+    def leading_is_batch(val: Any) -> bool:
+        return (isinstance(val, torch.Tensor) and val.dim() >= 1
+                and isinstance(val.shape[0], torch.SymInt)
+                and val.shape[0].node.expr == symbol
+                and all(isinstance(d, int) for d in val.shape[1:]))
+
+    for view in list(graph.nodes):
+        if view.op != "call_function" or view.target not in (
+                aten.view.default, aten._unsafe_view.default,
+                aten.reshape.default):
+            continue
+        source = view.args[0]
+        merged = view.meta.get("val")
+        if not (isinstance(source, torch.fx.Node)
+                and leading_is_batch(source.meta.get("val"))
+                and isinstance(merged, torch.Tensor) and merged.dim() == 2
+                and source.meta["val"].dim() >= 3
+                and isinstance(merged.shape[1], int)
+                and merged.shape[1] == source.meta["val"].shape[-1]):
+            continue
+        for product in list(view.users):
+            if product.target is aten.mm.default and product.args[0] is view:
+                rhs, bias = product.args[1], None
+            elif (product.target is aten.addmm.default
+                  and product.args[1] is view and not product.kwargs):
+                rhs, bias = product.args[2], product.args[0]
+            else:
+                continue
+            backs = list(product.users)
+            if not backs or not all(
+                    back.op == "call_function" and back.target in (
+                        aten.view.default, aten._unsafe_view.default,
+                        aten.reshape.default)
+                    and leading_is_batch(back.meta.get("val"))
+                    and tuple(back.meta["val"].shape[1:-1])
+                    == tuple(source.meta["val"].shape[1:-1])
+                    for back in backs):
+                continue
+            with graph.inserting_before(product):
+                matmul = graph.call_function(aten.matmul.default,
+                                             (source, rhs))
+                with fake_mode:
+                    matmul.meta["val"] = aten.matmul.default(
+                        source.meta["val"], rhs.meta["val"])
+                result = matmul
+                if bias is not None:
+                    result = graph.call_function(aten.add.Tensor,
+                                                 (matmul, bias))
+                    with fake_mode:
+                        result.meta["val"] = aten.add.Tensor(
+                            matmul.meta["val"], bias.meta["val"])
+            for back in backs:
+                back.replace_all_uses_with(result)
 
 
 def _batch_from_tensors(graph: torch.fx.Graph, symbol: Any) -> None:

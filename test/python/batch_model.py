@@ -1,7 +1,7 @@
 """A model tc compiles once for every batch size (docs/DynamicShapes.md):
 linear layers (GEMMs with a bias), GeLU, layer norm, softmax and
-elementwise math. The dynamic-shape tests of the CPU and CUDA backends
-share it."""
+elementwise math; and the same on [batch, tokens, features] inputs. The
+dynamic-shape tests of the CPU and CUDA backends share them."""
 
 import torch
 
@@ -17,3 +17,19 @@ class BatchModel(torch.nn.Module):
         h = self.norm(torch.nn.functional.gelu(self.up(x)))
         h = torch.softmax(self.down(h) * 2, dim=-1)
         return h * torch.sigmoid(x) + x.sum(-1, keepdim=True)
+
+
+class TokenMLP(torch.nn.Module):
+    """Linear layers on a [batch, tokens, features] input (PyTorch
+    decomposes each into a view merging batch and tokens, a 2-d GEMM and a
+    view back), layer norm, GeLU, softmax."""
+
+    def __init__(self, width: int = 16, hidden: int = 32):
+        super().__init__()
+        self.up = torch.nn.Linear(width, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.down = torch.nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.norm(self.up(x)))
+        return torch.softmax(self.down(h), dim=-1) + x

@@ -15,7 +15,7 @@ import tc
 import tc.backend
 import tc.compiler
 
-from batch_model import BatchModel
+from batch_model import BatchModel, TokenMLP
 
 
 def foo(x, y):  # seed 000
@@ -366,6 +366,23 @@ def test_dynamic_view_by_the_batch_size(fresh_tc):
     assert tc.counters["graphs_compiled"] == 1
     assert tc.counters["shape_specializations"] == 0
     assert tc.counters["ops_eager"] == 0
+
+
+def test_dynamic_linear_on_3d_inputs(fresh_tc, tc_logs):
+    """A Linear on a 3-d input compiles once for every batch size: the
+    merged view, GEMM and view back are one n-d by 2-d product."""
+    model = TokenMLP().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    with torch.no_grad():
+        for batch in BATCHES:
+            x = torch.randn(batch, 4, 16)
+            torch.testing.assert_close(fn(x), model(x))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+    assert '"aten::matmul"' in tc_logs.text
+    assert "tensor<?x4x16xf32>" in tc_logs.text
 
 
 def _reduce_over_batch(x, w):

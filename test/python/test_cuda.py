@@ -10,7 +10,7 @@ import torch
 
 import tc
 
-from batch_model import BatchModel
+from batch_model import BatchModel, TokenMLP
 
 pytestmark = pytest.mark.requires_native
 
@@ -702,6 +702,26 @@ def test_cuda_dynamic_slices_and_views(fresh_tc, mode):
         for batch in (3, 5, 7, 9, 17, 33, 200):
             for _ in range(2):
                 x = torch.randn(batch, 4, 32, device="cuda")
+                close(fn(x), model(x), rtol=1e-4, atol=1e-5)
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["ops_eager"] == 0
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_cuda_dynamic_linear_on_3d_inputs(fresh_tc, mode):
+    """dynamic=True on the GPU with Linear layers on [batch, tokens,
+    features] inputs: one GEMM per Linear whose rows are 8 per unit of the
+    batch, one compile, eager's results at every size."""
+    torch.manual_seed(0)
+    model = TokenMLP(64, 256).cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True,
+                       mode=None if mode == "default" else mode)
+    with torch.no_grad():
+        for batch in (3, 5, 7, 9, 17, 33, 300):
+            for _ in range(2):
+                x = torch.randn(batch, 8, 64, device="cuda")
                 close(fn(x), model(x), rtol=1e-4, atol=1e-5)
     assert tc.counters["symbolic_graphs"] == 1
     assert tc.counters["graphs_compiled"] == 1

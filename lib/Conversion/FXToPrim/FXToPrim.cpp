@@ -66,7 +66,8 @@ static bool admitsSymbolicSize(StringRef target) {
       "aten::lt.Tensor", "aten::lt.Scalar", "aten::le.Tensor",
       "aten::le.Scalar", "aten::gt.Tensor", "aten::gt.Scalar",
       "aten::ge.Tensor", "aten::ge.Scalar", "aten::slice.Tensor",
-      "aten::select.int", "aten::split_with_sizes", "aten::split.Tensor"};
+      "aten::select.int", "aten::split_with_sizes", "aten::split.Tensor",
+      "aten::matmul"};
   return targets.contains(target);
 }
 
@@ -627,6 +628,23 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     RankedTensorType type = resultType();
     return one(matmul(convert(operands[0], type.getElementType()),
                       convert(operands[1], type.getElementType())));
+  }
+  if (target == "aten::matmul") {
+    // PyTorch decomposes matmul; the backend writes it for an n-d by 2-d
+    // product whose rows include the symbolic size (a Linear on a 3-d
+    // input: docs/DynamicShapes.md), which one GEMM computes.
+    RankedTensorType type = resultType();
+    RankedTensorType lt = typeOf(operands[0]), rt = typeOf(operands[1]);
+    int64_t rank = lt.getRank();
+    if (rank < 3 || rt.getRank() != 2 ||
+        !isa<FloatType>(type.getElementType()))
+      return fail("aten::matmul is taken as an n-d by 2-d float product "
+                  "only, not " + quoted(lt) + " by " + quoted(rt));
+    return one(prim::DotOp::create(
+        b, loc, convert(operands[0], type.getElementType()),
+        convert(operands[1], type.getElementType()), ArrayRef<int64_t>{},
+        ArrayRef<int64_t>{}, ArrayRef<int64_t>{rank - 1},
+        ArrayRef<int64_t>{0}).getResult());
   }
   if (target == "aten::addmm") {
     RankedTensorType type = resultType();

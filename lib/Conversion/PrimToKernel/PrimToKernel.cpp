@@ -239,13 +239,23 @@ LogicalResult FusionPlan::build() {
                    dot.getRhsBatch() == ArrayRef<int64_t>{0} &&
                    dot.getLhsContracting() == ArrayRef<int64_t>{2} &&
                    dot.getRhsContracting() == ArrayRef<int64_t>{1};
-    if (!plain && !batched) {
+    // An n-d by 2-d product: the lhs's leading dimensions are the rows.
+    bool flattened = rank >= 3 &&
+                     tensorType(dot.getRhs()).getRank() == 2 &&
+                     dot.getLhsBatch().empty() &&
+                     dot.getLhsContracting() == ArrayRef<int64_t>{rank - 1} &&
+                     dot.getRhsContracting() == ArrayRef<int64_t>{0};
+    if (!plain && !batched && !flattened) {
       dot.emitOpError() << "is not a (batched) matrix product the GEMM "
                            "library call supports";
       return WalkResult::interrupt();
     }
-    Gemm gemm{dot, gemmOperand(dot.getLhs()), gemmOperand(dot.getRhs()),
-              Value(), dot.getResult()};
+    // The flattened lhs is read as it is (its transpose is no matrix's).
+    GemmOperand lhs = flattened ? GemmOperand{dot.getLhs(), false}
+                                : gemmOperand(dot.getLhs());
+    if (flattened)
+      realized.insert(dot.getLhs());
+    Gemm gemm{dot, lhs, gemmOperand(dot.getRhs()), Value(), dot.getResult()};
     // Bias epilogue: dot + broadcast(bias[N]) as the product's only use.
     if (rank == 2 && dot->hasOneUse()) {
       if (auto add = dyn_cast<prim::AddOp>(*dot->user_begin())) {

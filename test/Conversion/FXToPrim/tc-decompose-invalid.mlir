@@ -128,3 +128,11 @@ fx.graph @symbolic_select(%x: tensor<?x4xf32>) -> tensor<4xf32> {
   %0 = fx.call_function "aten::select.int"(%x) {args = {dim = 0 : i64, index = 1 : i64}} : (tensor<?x4xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @matmul_2d(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{cannot decompose 'aten::matmul': aten::matmul is taken as an n-d by 2-d float product only, not 'tensor<4x8xf32>' by 'tensor<8x2xf32>'}}
+  %0 = fx.call_function "aten::matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  fx.output %0 : tensor<4x2xf32>
+}

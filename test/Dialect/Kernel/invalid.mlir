@@ -289,3 +289,19 @@ kernel.schedule @launch_empty_grid(%x: memref<4xf32>) {
   kernel.launch @k(%x) {block = 32 : i64, grid = -1 : i64} : memref<4xf32>
   kernel.return
 }
+
+// -----
+
+kernel.schedule @gemm_flattened_transposed(%a: memref<?x4x32xf32>, %b: memref<32x16xf32>, %out: memref<?x4x16xf32>) {
+  // expected-error @+1 {{an n-d by 2-d product reads a as it is}}
+  kernel.gemm %a, %b, %out {transpose_a} : memref<?x4x32xf32>, memref<32x16xf32>, memref<?x4x16xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @gemm_flattened_rows(%a: memref<?x4x32xf32>, %b: memref<32x16xf32>, %out: memref<?x5x16xf32>) {
+  // expected-error @+1 {{a's and out's leading dimensions differ}}
+  kernel.gemm %a, %b, %out : memref<?x4x32xf32>, memref<32x16xf32>, memref<?x5x16xf32>
+  kernel.return
+}

@@ -78,3 +78,12 @@ kernel.schedule @bmm(%a: memref<2x3x4xf16>, %b: memref<2x4x5xf16>, %out: memref<
   kernel.gemm %a, %b, %out : memref<2x3x4xf16>, memref<2x4x5xf16>, memref<2x3x5xf16>
   kernel.return
 }
+
+// An n-d by 2-d product: the rows are a's leading dimensions (with the
+// graph's symbolic size, 4 rows per unit of it).
+// CHECK-LABEL: kernel.schedule @flattened
+kernel.schedule @flattened(%a: memref<?x4x32xf32>, %b: memref<16x32xf32>, %bias: memref<16xf32>, %out: memref<?x4x16xf32>) {
+  // CHECK: kernel.gemm %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} {transpose_b} : memref<?x4x32xf32>, memref<16x32xf32>, memref<?x4x16xf32>, memref<16xf32>
+  kernel.gemm %a, %b, %out bias %bias {transpose_b} : memref<?x4x32xf32>, memref<16x32xf32>, memref<?x4x16xf32>, memref<16xf32>
+  kernel.return
+}

@@ -382,21 +382,38 @@ LogicalResult GemmOp::verify() {
   auto b = cast<MemRefType>(getB().getType());
   auto out = cast<MemRefType>(getOut().getType());
   int64_t rank = out.getRank();
-  if ((rank != 2 && rank != 3) || a.getRank() != rank || b.getRank() != rank)
-    return emitOpError() << "operands must all be rank 2, or all rank 3 "
-                            "with a leading batch dimension";
+  auto dim = [](MemRefType t, int64_t i) { return t.getDimSize(i); };
+  auto differ = [](int64_t x, int64_t y) {
+    return !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y;
+  };
   if (a.getElementType() != b.getElementType() ||
       a.getElementType() != out.getElementType())
     return emitOpError() << "operands must have one element type";
+  if (isFlattened()) {
+    // a [rows..., k] x b [k, n] -> out [rows..., n].
+    if (getTransposeA())
+      return emitOpError() << "an n-d by 2-d product reads a as it is";
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (differ(dim(a, d), dim(out, d)))
+        return emitOpError() << "a's and out's leading dimensions differ";
+    int64_t kb = getTransposeB() ? dim(b, 1) : dim(b, 0);
+    int64_t n = getTransposeB() ? dim(b, 0) : dim(b, 1);
+    if (differ(dim(a, rank - 1), kb))
+      return emitOpError() << "contracting sizes differ: "
+                           << dim(a, rank - 1) << " vs " << kb;
+    if (differ(n, dim(out, rank - 1)))
+      return emitOpError() << "out's last dimension must be " << n;
+    return verifyBias(n);
+  }
+  if ((rank != 2 && rank != 3) || a.getRank() != rank || b.getRank() != rank)
+    return emitOpError() << "operands must all be rank 2, or all rank 3 "
+                            "with a leading batch dimension, or a and out "
+                            "of one rank above 2 with a rank-2 b";
   int64_t r = rank - 2;
-  auto dim = [](MemRefType t, int64_t i) { return t.getDimSize(i); };
   int64_t m = getTransposeA() ? dim(a, r + 1) : dim(a, r);
   int64_t ka = getTransposeA() ? dim(a, r) : dim(a, r + 1);
   int64_t kb = getTransposeB() ? dim(b, r + 1) : dim(b, r);
   int64_t n = getTransposeB() ? dim(b, r) : dim(b, r + 1);
-  auto differ = [](int64_t x, int64_t y) {
-    return !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y;
-  };
   if (differ(ka, kb))
     return emitOpError() << "contracting sizes differ: " << ka << " vs "
                          << kb;
@@ -405,13 +422,28 @@ LogicalResult GemmOp::verify() {
   if (rank == 3 && (differ(dim(a, 0), dim(out, 0)) ||
                     differ(dim(b, 0), dim(out, 0))))
     return emitOpError() << "batch sizes differ";
-  if (Value bias = getBias()) {
-    auto biasType = cast<MemRefType>(bias.getType());
-    if (biasType.getRank() != 1 || differ(biasType.getDimSize(0), n) ||
-        biasType.getElementType() != out.getElementType())
-      return emitOpError() << "bias must be a rank-1 buffer of " << n
-                           << " output elements";
-  }
+  return verifyBias(n);
+}
+
+bool GemmOp::isFlattened() {
+  int64_t rank = cast<MemRefType>(getOut().getType()).getRank();
+  return rank > 2 && cast<MemRefType>(getA().getType()).getRank() == rank &&
+         cast<MemRefType>(getB().getType()).getRank() == 2;
+}
+
+LogicalResult GemmOp::verifyBias(int64_t n) {
+  Value bias = getBias();
+  if (!bias)
+    return success();
+  auto biasType = cast<MemRefType>(bias.getType());
+  int64_t size = biasType.getRank() == 1 ? biasType.getDimSize(0) : 0;
+  if (biasType.getRank() != 1 ||
+      (!ShapedType::isDynamic(size) && !ShapedType::isDynamic(n) &&
+       size != n) ||
+      biasType.getElementType() !=
+          cast<MemRefType>(getOut().getType()).getElementType())
+    return emitOpError() << "bias must be a rank-1 buffer of " << n
+                         << " output elements";
   return success();
 }
 
@@ -426,6 +458,15 @@ GemmOp::LibrarySizes GemmOp::getLibrarySizes() {
     sizes.perSymbol |= 1u << bit;
     return int64_t(1);
   };
+  if (isFlattened()) {
+    // The rows are out's leading dimensions (one may be the symbolic
+    // size: m is then the others' product per unit of it).
+    for (int64_t d = 0; d <= r; ++d)
+      sizes.m *= size(out, d, 1);
+    sizes.n = size(out, r + 1, 2);
+    sizes.k = size(a, r + 1, 3);
+    return sizes;
+  }
   if (r)
     sizes.batch = size(out, 0, 0);
   sizes.m = size(out, r, 1);

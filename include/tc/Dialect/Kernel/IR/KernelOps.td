@@ -328,6 +328,16 @@ def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {
     kernel.gemm %x, %w, %out {transpose_b}
         : memref<32x100xf32>, memref<200x100xf32>, memref<32x200xf32>
     ```
+
+    An n-d by 2-d product (`a` and `out` of one rank above 2, `b` of rank
+    2, `a` not transposed) is one GEMM whose rows are `a`'s leading
+    dimensions, which may include the graph's symbolic size: a `Linear`
+    on a `[?, 4, 32]` input.
+
+    ```mlir
+    kernel.gemm %x, %w, %out {transpose_b}
+        : memref<?x4x32xf32>, memref<16x32xf32>, memref<?x4x16xf32>
+    ```
   }];
   let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$out,
                        Optional<AnyMemRef>:$bias,
@@ -345,6 +355,14 @@ def Kernel_GemmOp : Kernel_Op<"gemm", [HasParent<"ScheduleOp">]> {
       unsigned perSymbol;
     };
     LibrarySizes getLibrarySizes();
+    /// Whether `a` and `out` have one rank above 2 and `b` rank 2: an
+    /// n-d by 2-d product whose rows are `a`'s leading dimensions.
+    bool isFlattened();
+
+  private:
+    ::mlir::LogicalResult verifyBias(int64_t n);
+
+  public:
   }];
   let hasVerifier = 1;
 }

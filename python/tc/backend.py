@@ -114,16 +114,20 @@ class _PerShape:
         self.settings = settings
         self.compiled: dict[tuple, Callable] = {}
         self.logged_limit = False
+        # Inputs that are numbers passed as 0-d tensors (.item() only):
+        # specialized to their values like the sizes.
+        self.items = _item_placeholders(gm)
         # One compile for every batch size (docs/DynamicShapes.md), per
         # value of the graph's other sizes; None where it failed.
         self.batch = _SymbolicBatch.of(gm)
         self.symbolic: dict[tuple, Callable | None] = {}
 
-    @staticmethod
-    def _key(args: Sequence[Any]) -> tuple:
+    def _key(self, args: Sequence[Any]) -> tuple:
         return (torch.is_grad_enabled(), *(
+            ("item", a.item()) if i in self.items else
             (tuple(a.shape), a.stride(), a.dtype, a.device, a.requires_grad)
-            if isinstance(a, torch.Tensor) else (type(a), a) for a in args))
+            if isinstance(a, torch.Tensor) else (type(a), a)
+            for i, a in enumerate(args)))
 
     def _specialize(self, args: Sequence[Any]) -> Callable:
         """The graph compiled for `args`: its non-tensor inputs (the
@@ -132,8 +136,14 @@ class _PerShape:
         graph = copy.deepcopy(self.gm.graph)
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         tensors = [i for i, a in enumerate(args)
-                   if isinstance(a, torch.Tensor)]
-        for node, value in zip(placeholders, args):
+                   if isinstance(a, torch.Tensor) and i not in self.items]
+        for i, (node, value) in enumerate(zip(placeholders, args)):
+            if i in self.items:
+                for user in list(node.users):
+                    user.replace_all_uses_with(value.item())
+                    graph.erase_node(user)
+                graph.erase_node(node)
+                continue
             if isinstance(value, torch.Tensor):
                 continue
             for user in list(node.users):
@@ -178,6 +188,23 @@ class _PerShape:
 #: Whether CUDA tensors are NVIDIA's (tc compiles the symbolic size for
 #: CPU and CUDA tensors, not ROCm's).
 _CUDA_NOT_HIP = torch.version.hip is None
+
+
+def _is_item_placeholder(node: torch.fx.Node) -> bool:
+    """Whether placeholder `node` is a number Dynamo passes as a 0-d tensor
+    (a module's eps under dynamic=True), read only through `.item()`."""
+    value = node.meta.get("example_value")
+    return (isinstance(value, torch.Tensor) and value.dim() == 0
+            and bool(node.users) and all(
+                u.op == "call_method" and u.target == "item"
+                for u in node.users))
+
+
+def _item_placeholders(gm: torch.fx.GraphModule) -> set[int]:
+    """The positions of `gm`'s placeholders that _is_item_placeholder."""
+    return {i for i, node in enumerate(
+        n for n in gm.graph.nodes if n.op == "placeholder")
+        if _is_item_placeholder(node)}
 
 
 class _SymbolicBatch:
@@ -232,10 +259,7 @@ class _SymbolicBatch:
             if node.op != "placeholder":
                 continue
             value = node.meta.get("example_value")
-            if (isinstance(value, torch.Tensor) and value.dim() == 0
-                    and node.users and all(
-                        u.op == "call_method" and u.target == "item"
-                        for u in node.users)):
+            if _is_item_placeholder(node):
                 # A number Dynamo passes as a 0-d tensor (a module's eps
                 # under dynamic=True): specialized to its value.
                 placeholders.append(("item", None))
@@ -427,7 +451,7 @@ class _SymbolicBatch:
                                   f"{probe}")
         self.guards.extend(guards)
         self.checked.clear()
-        _products_of_merged_rows(traced.graph, symbol, fake_mode)
+        _products_of_merged_rows(traced.graph, symbol)
         traced.graph.eliminate_dead_code()
         _batch_from_tensors(traced.graph, symbol)
         # The compiled function takes the tensors: scalar inputs (sizes)
@@ -443,21 +467,29 @@ class _SymbolicBatch:
         return traced, symbol
 
 
-def _products_of_merged_rows(graph: torch.fx.Graph, symbol: Any,
-                             fake_mode: Any) -> None:
-    """A product of a view that merges the batch with the dimensions after
-    it, viewed back (how PyTorch decomposes a `Linear` on a 3-d input:
-    `[s, 4, 32] -> [4s, 32]`, `addmm`, `-> [s, 4, 16]`), becomes one
-    `aten.matmul` of the n-d input (plus the bias): tc's sizes are `s`
-    itself, never a multiple of it, and one GEMM computes that product
-    (docs/DynamicShapes.md)."""
+def _products_of_merged_rows(graph: torch.fx.Graph,
+                             symbol: Any = None) -> None:
+    """A float product of a view that merges an n-d tensor's leading
+    dimensions into rows, viewed back (how PyTorch decomposes a `Linear`
+    on a 3-d input: `[s, 4, 32] -> [4s, 32]`, `addmm`, `-> [s, 4, 16]`),
+    becomes one `aten.matmul` of the n-d input (plus the bias), which is
+    one GEMM in tc (an n-d by 2-d `kernel.gemm`). With the graph's
+    symbolic size `symbol` (the leading dimension) this is what keeps the
+    sizes `s` itself, never a multiple of it (docs/DynamicShapes.md);
+    without, it keeps the n-d shape for what follows (a layer norm's
+    reductions over the last dimension stay one per row)."""
     aten = torch.ops.aten
 
     def leading_is_batch(val: Any) -> bool:
-        return (isinstance(val, torch.Tensor) and val.dim() >= 1
-                and isinstance(val.shape[0], torch.SymInt)
-                and val.shape[0].node.expr == symbol
-                and all(isinstance(d, int) for d in val.shape[1:]))
+        if not (isinstance(val, torch.Tensor) and val.dim() >= 1
+                and val.dtype.is_floating_point):
+            return False
+        first, rest = val.shape[0], val.shape[1:]
+        if symbol is None:
+            return all(isinstance(d, int) for d in val.shape)
+        return (isinstance(first, torch.SymInt)
+                and first.node.expr == symbol
+                and all(isinstance(d, int) for d in rest))
 
     for view in list(graph.nodes):
         if view.op != "call_function" or view.target not in (
@@ -473,6 +505,9 @@ def _products_of_merged_rows(graph: torch.fx.Graph, symbol: Any,
                 and isinstance(merged.shape[1], int)
                 and merged.shape[1] == source.meta["val"].shape[-1]):
             continue
+        fake_mode = getattr(source.meta["val"], "fake_mode", None)
+        if fake_mode is None:
+            continue
         for product in list(view.users):
             if product.target is aten.mm.default and product.args[0] is view:
                 rhs, bias = product.args[1], None
@@ -487,8 +522,11 @@ def _products_of_merged_rows(graph: torch.fx.Graph, symbol: Any,
                         aten.view.default, aten._unsafe_view.default,
                         aten.reshape.default)
                     and leading_is_batch(back.meta.get("val"))
+                    and back.meta["val"].dim() == source.meta["val"].dim()
                     and tuple(back.meta["val"].shape[1:-1])
                     == tuple(source.meta["val"].shape[1:-1])
+                    and (symbol is not None or back.meta["val"].shape[0]
+                         == source.meta["val"].shape[0])
                     for back in backs):
                 continue
             with graph.inserting_before(product):
@@ -562,6 +600,11 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     traced = _trace_one_pass(gm, example_inputs, direct=not training)
     if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
+        _products_of_merged_rows(traced.graph)
+        traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
+            node.is_impure() or (node.op == "call_function"
+                                 and node.target in _ERROR_CHECKS)))
+        traced.recompile()
         return _compile_aten_runner(traced, settings)
     if traced is not None:
         runner = _compile_training(traced, example_inputs, settings)

@@ -51,7 +51,8 @@ SUPPORTED_OPS: set[str] = {
     "aten::gt.Tensor", "aten::lt.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
     "aten::eq.Tensor", "aten::ne.Tensor",
     # Matrix products and convolutions (not transposed, one group).
-    "aten::addmm", "aten::mm", "aten::bmm", "aten::convolution",
+    "aten::addmm", "aten::mm", "aten::bmm", "aten::matmul",
+    "aten::convolution",
     # Shape and layout.
     "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
     "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
@@ -284,6 +285,15 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     name = qualified_name(node.target)
     if name not in SUPPORTED_OPS:
         return False, f"{name} is not supported by tc yet"
+    if name == "aten::matmul":
+        # What the backend writes for a Linear on an n-d input (PyTorch
+        # decomposes other matmuls before tc sees them).
+        lhs, rhs = (a.meta.get("val") if isinstance(a, torch.fx.Node)
+                    else None for a in node.args[:2])
+        if not (isinstance(lhs, torch.Tensor) and isinstance(
+                rhs, torch.Tensor) and lhs.dim() >= 3 and rhs.dim() == 2
+                and lhs.dtype.is_floating_point):
+            return False, "aten::matmul other than n-d by 2-d float"
     complex_ok = name in COMPLEX_OPS
 
     # Results.

@@ -2,10 +2,11 @@
 """dynamic=True across batch sizes: compiles and per-call times of tc
 against eager PyTorch and Inductor, in one process.
 
-Three models run inference (fp32, TF32 off) over a sequence of batch sizes
-(3, 5, 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, a block of
-Linear, GeLU, LayerNorm, Linear and softmax, and that block on [batch, 16,
-256] inputs (`tokens`). For each backend the script reports
+Four models run inference (fp32, TF32 off) over a sequence of sizes (3, 5,
+7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, a block of Linear,
+GeLU, LayerNorm, Linear and softmax, that block on [batch, 16, 256] inputs
+(`tokens`), and on [4, length, 256] inputs (`sequence`: the size is the
+sequence length). For each backend the script reports
 
 * `first calls`: the summed wall time of each size's first call (what a
   server sees when a new batch size arrives: tracing, compiling, running),
@@ -57,9 +58,14 @@ class TokenBlock(Block):
     merging batch and tokens, a GEMM and a view back in PyTorch's ATen."""
 
 
-# name: (model, an input's shape after the batch)
-MODELS = {"mlp": (SimpleModel, (1024,)), "block": (Block, (256,)),
-          "tokens": (TokenBlock, (16, 256))}
+# name: (model, an input's shape; None is the size that varies)
+MODELS = {"mlp": (SimpleModel, (None, 1024)), "block": (Block, (None, 256)),
+          "tokens": (TokenBlock, (None, 16, 256)),
+          "sequence": (TokenBlock, (4, None, 256))}
+
+
+def input_shape(shape, size):
+    return [size if d is None else d for d in shape]
 
 BACKENDS = {
     "eager": None,
@@ -88,8 +94,8 @@ def floor_s(model, batch, shape, device, bandwidth):
     FLOPs at the fp32 peak."""
     weights = sum(p.numel() for p in model.parameters()) * 4
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    rows = batch
-    for size in shape[:-1]:
+    rows = 1
+    for size in input_shape(shape, batch)[:-1]:
         rows *= size
     flops = sum(2 * rows * m.in_features * m.out_features for m in linears)
     io = rows * (shape[-1] + linears[-1].out_features) * 4
@@ -133,7 +139,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
         firsts, checked = [], True
         with torch.no_grad():
             for batch in batches:
-                x = torch.randn(batch, *shape, device=device)
+                x = torch.randn(input_shape(shape, batch), device=device)
                 synchronize(device)
                 start = time.perf_counter()
                 out = fn(x)
@@ -155,7 +161,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
     per_batch = {}
     with torch.no_grad():
         for batch in batches:
-            inputs = [torch.randn(batch, *shape, device=device)
+            inputs = [torch.randn(input_shape(shape, batch), device=device)
                       for _ in range(min(calls, 32))]
             inputs = (inputs * (calls // len(inputs) + 1))[:calls]
             times = {b: [] for b in compiled}
@@ -174,7 +180,7 @@ def run_model(name, device, batches, calls, rounds, bandwidth):
 
 def print_results(results, device):
     backends = list(BACKENDS)
-    print(f"\n## {results['model']} ({device.type}), batches "
+    print(f"\n## {results['model']} ({device.type}), sizes "
           f"{', '.join(map(str, results['batches']))}\n")
     print("| backend | graphs compiled | first calls, summed (s) | "
           "matches eager |")
@@ -183,7 +189,7 @@ def print_results(results, device):
         e = results["backends"][backend]
         print(f"| {backend} | {e.get('graphs_compiled', '-')} | "
               f"{e['first_calls_s']:.3f} | {e['matches_eager']} |")
-    print("\n| batch | eager ms | inductor ms | tc ms | tc static ms | "
+    print("\n| size | eager ms | inductor ms | tc ms | tc static ms | "
           "tc/eager | tc/inductor | tc/tc static | floor ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for batch, row in results["per_batch_s"].items():

@@ -118,7 +118,11 @@ class _PerShape:
         # specialized to their values like the sizes.
         self.items = _item_placeholders(gm)
         # One compile for every batch size (docs/DynamicShapes.md), per
-        # value of the graph's other sizes; None where it failed.
+        # value of the graph's other sizes; None where it failed. Symbolic
+        # sizes in several leading dimensions (batch and sequence length)
+        # are tried as rows first (_SymbolicRows), once.
+        self.rows = _SymbolicRows.of(gm)
+        self.rows_compiled: dict[tuple, Callable] = {}
         self.batch = _SymbolicBatch.of(gm)
         self.symbolic: dict[tuple, Callable | None] = {}
 
@@ -156,6 +160,18 @@ class _PerShape:
         return lambda *given: run(*(given[i] for i in tensors))
 
     def __call__(self, *args: Any) -> Any:
+        if self.rows is not None:
+            key = self.rows.key(args)
+            if key is not None:
+                run = self.rows_compiled.get(key)
+                if run is None:
+                    run = self.rows.compile(args, self.settings)
+                    if run is None:
+                        self.rows = None  # not row-wise: the other paths
+                    else:
+                        self.rows_compiled[key] = run
+                if run is not None:
+                    return run(*args)
         if self.batch is not None:
             key = self.batch.key(args)
             if key is not None:
@@ -225,6 +241,8 @@ class _SymbolicBatch:
     #: Batch sizes the trace must hold for (guards PyTorch added while
     #: tracing are checked at these values too, and at each new size).
     PROBES = (2, 3, 5, 7, 9, 17, 33, 1000, 65537)
+    #: How the logs name a graph compiled this way.
+    DESCRIPTION = "with the symbolic batch"
 
     def __init__(self, gm: torch.fx.GraphModule, symbol: Any,
                  placeholders: list[tuple[str, Any]], grad_inputs: bool):
@@ -252,32 +270,13 @@ class _SymbolicBatch:
 
     @classmethod
     def of(cls, gm: torch.fx.GraphModule) -> "_SymbolicBatch | None":
-        placeholders: list[tuple[str, Any]] = []
-        symbol = None
-        grad_inputs = False
-        for node in gm.graph.nodes:
-            if node.op != "placeholder":
-                continue
-            value = node.meta.get("example_value")
-            if _is_item_placeholder(node):
-                # A number Dynamo passes as a 0-d tensor (a module's eps
-                # under dynamic=True): specialized to its value.
-                placeholders.append(("item", None))
-            elif isinstance(value, torch.Tensor):
-                if not (value.device.type == "cpu" or value.device.type
-                        == "cuda" and _CUDA_NOT_HIP):
-                    return None
-                grad_inputs |= value.requires_grad
-                dims = [d.node.expr if isinstance(d, torch.SymInt) else d
-                        for d in value.shape]
-                if (symbol is None and dims
-                        and getattr(dims[0], "is_Symbol", False)):
-                    symbol = dims[0]
-                placeholders.append(("tensor", dims))
-            elif isinstance(value, torch.SymInt):
-                placeholders.append(("int", value.node.expr))
-            else:
-                placeholders.append(("other", None))
+        found = _symbolic_placeholders(gm)
+        if found is None:
+            return None
+        placeholders, grad_inputs = found
+        symbol = next((dims[0] for kind, dims in placeholders
+                       if kind == "tensor" and dims
+                       and getattr(dims[0], "is_Symbol", False)), None)
         if symbol is None:
             return None
         return cls(gm, symbol, placeholders, grad_inputs)
@@ -367,14 +366,18 @@ class _SymbolicBatch:
             1 for n in traced.graph.nodes if n.op == "call_function")
         tensors = [i for i, (kind, _) in enumerate(self.placeholders)
                    if kind == "tensor"]
+        run = self._runner(compiled)
+        if len(tensors) != len(self.placeholders):
+            inner = run
 
-        if len(tensors) == len(self.placeholders):
-            run = compiled
-        else:
             def run(*given: Any) -> Any:
-                return compiled(*(given[i] for i in tensors))
+                return inner(*(given[i] for i in tensors))
         # A run-time error (a GPU's) switches the graph to eager for good.
-        return _Guarded(run, self.gm.forward, "with the symbolic batch")
+        return _Guarded(run, self.gm.forward, self.DESCRIPTION)
+
+    def _runner(self, compiled: CompiledFunction) -> Callable:
+        """What runs `compiled` on the graph's tensor inputs."""
+        return compiled
 
     def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
         """The graph traced to core ATen with the batch as the one dynamic
@@ -385,28 +388,7 @@ class _SymbolicBatch:
         from torch.fx.experimental.symbolic_shapes import (
             DimDynamic, ShapeEnv, StatelessSymbolicContext)
 
-        # Scalar inputs other than the batch are specialized to their
-        # values (the key holds them), as _PerShape does.
-        graph = copy.deepcopy(self.gm.graph)
-        kept = []
-        for node, (kind, dims), arg in zip(
-                [n for n in graph.nodes if n.op == "placeholder"],
-                self.placeholders, args):
-            if kind == "tensor" or (kind == "int" and dims == self.symbol):
-                kept.append((kind, dims, arg))
-                continue
-            if kind == "item":
-                for user in list(node.users):
-                    user.replace_all_uses_with(arg.item())
-                    graph.erase_node(user)
-                graph.erase_node(node)
-                continue
-            for user in list(node.users):
-                user.args, user.kwargs = torch.fx.node.map_arg(
-                    (user.args, user.kwargs),
-                    lambda n, node=node, arg=arg: arg if n is node else n)
-            graph.erase_node(node)
-        gm = torch.fx.GraphModule(self.gm, graph)
+        gm, kept = self._specialized(args, lambda dims: dims == self.symbol)
 
         env = ShapeEnv()
         fake_mode = FakeTensorMode(shape_env=env)
@@ -437,34 +419,391 @@ class _SymbolicBatch:
         if not getattr(symbol, "is_Symbol", False):
             raise Unsupported(f"the trace specialized the batch size to "
                               f"{symbol}")
-        guards = []
-        for guard in env.guards:
-            expr = guard.expr
-            if symbol not in expr.free_symbols:
-                continue
-            if expr.free_symbols - {symbol}:
-                raise Unsupported(f"the trace guards on {expr}")
-            guards.append(lambda value, expr=expr: expr.subs(symbol, value))
-        for probe in self.PROBES:
-            if not all(bool(guard(probe)) for guard in guards):
-                raise Unsupported(f"the trace's guards fail at batch size "
-                                  f"{probe}")
-        self.guards.extend(guards)
+        self.guards.extend(_guards_on(env, symbol, self.PROBES))
         self.checked.clear()
-        _products_of_merged_rows(traced.graph, symbol)
-        traced.graph.eliminate_dead_code()
-        _batch_from_tensors(traced.graph, symbol)
-        # The compiled function takes the tensors: scalar inputs (sizes)
-        # must be unused by then.
-        for node in list(traced.graph.nodes):
-            if node.op == "placeholder" and not isinstance(
-                    node.meta.get("val"), torch.Tensor):
-                if node.users:
-                    raise Unsupported(f"the graph computes with the size "
-                                      f"{node.name}")
-                traced.graph.erase_node(node)
-        traced.recompile()
+        _finish_symbolic_trace(traced, symbol)
         return traced, symbol
+
+    def _specialized(self, args: Sequence[Any], keeps: Callable[[Any], bool]
+                     ) -> tuple[torch.fx.GraphModule, list]:
+        """The graph with its scalar inputs other than the symbolic sizes
+        (`keeps(expr)`) and its numbers passed as 0-d tensors specialized
+        to their values in `args` (the key holds them), as _PerShape does;
+        and the (kind, dims, arg) of each input kept."""
+        graph = copy.deepcopy(self.gm.graph)
+        kept = []
+        for node, (kind, dims), arg in zip(
+                [n for n in graph.nodes if n.op == "placeholder"],
+                self.placeholders, args):
+            if kind == "tensor" or (kind == "int" and keeps(dims)):
+                kept.append((kind, dims, arg))
+                continue
+            if kind == "item":
+                for user in list(node.users):
+                    user.replace_all_uses_with(arg.item())
+                    graph.erase_node(user)
+                graph.erase_node(node)
+                continue
+            for user in list(node.users):
+                user.args, user.kwargs = torch.fx.node.map_arg(
+                    (user.args, user.kwargs),
+                    lambda n, node=node, arg=arg: arg if n is node else n)
+            graph.erase_node(node)
+        return torch.fx.GraphModule(self.gm, graph), kept
+
+
+class _SymbolicRows(_SymbolicBatch):
+    """Symbolic sizes in several leading dimensions (a batch and a sequence
+    length, `[B, S, H]`, both varying or only `S`), compiled once as one:
+    the graph on rows `[B * S, H]` (tc.rows), whose leading size `N` is
+    tc's symbolic size. Inputs are viewed as rows and outputs back at each
+    call. For graphs whose ops each act on one row (elementwise math,
+    reductions, softmax and layer norm over trailing dimensions, a
+    Linear's product); anything else (attention's products over `S`, a
+    reduction over the rows) raises NotRowwise at compile, and the graph
+    keeps the other paths (_SymbolicBatch, then per shape).
+    """
+
+    #: Values of each symbol of the prefix the traces must hold for.
+    PROBES = (2, 3, 5, 9, 17, 1000)
+    DESCRIPTION = "with the symbolic rows"
+
+    def __init__(self, gm: torch.fx.GraphModule, prefix: tuple,
+                 placeholders: list[tuple[str, Any]], grad_inputs: bool):
+        super().__init__(gm, None, placeholders, grad_inputs)
+        #: The leading sizes (Dynamo's symbols and ints) that are the rows.
+        self.prefix = prefix
+        self.symbols = tuple(d for d in prefix if not isinstance(d, int))
+        # Per placeholder, read by key(): for a tensor, whether it has the
+        # rows (then its rank); for an int, which prefix size it is.
+        self._row_inputs = [
+            (not all(isinstance(d, int) for d in dims), len(dims))
+            if kind == "tensor" else
+            (prefix.index(dims) if kind == "int" and dims in prefix
+             else None)
+            for kind, dims in placeholders]
+        # Guards of the two traces: on the prefix's symbols and on N.
+        self.row_guards: list[Any] = []
+        self.total_guards: list[Any] = []
+        self.holds: dict[tuple, bool] = {}
+
+    @classmethod
+    def of(cls, gm: torch.fx.GraphModule) -> "_SymbolicRows | None":
+        """The rows of `gm`, when its first tensor input with symbolic
+        sizes has more than its leading one (`[B, S, H]`, `[4, S, H]`),
+        and every input with symbolic sizes has the same leading ones and
+        static others."""
+        found = _symbolic_placeholders(gm)
+        if found is None:
+            return None
+        placeholders, grad_inputs = found
+        shapes = [dims for kind, dims in placeholders if kind == "tensor"
+                  and not all(isinstance(d, int) for d in dims)]
+        if not shapes:
+            return None
+        # The last dimension is the features, not rows: symbolic only
+        # because nothing fixed it (dynamic=True), it is specialized.
+        first = shapes[0]
+        leading = [i for i, d in enumerate(first[:-1])
+                   if not isinstance(d, int)]
+        if not leading or leading[-1] == 0:
+            return None
+        prefix = tuple(first[:leading[-1] + 1])
+        symbols = [d for d in prefix if not isinstance(d, int)]
+        if not all(d.is_Symbol for d in symbols) or len(set(symbols)) != len(
+                symbols):
+            return None  # a size computed or repeated: not rows
+        for dims in shapes:
+            if tuple(dims[:len(prefix)]) != prefix or any(
+                    d in symbols for d in dims[len(prefix):]):
+                return None
+        return cls(gm, prefix, placeholders, grad_inputs)
+
+    def key(self, args: Sequence[Any]) -> tuple | None:
+        """As _SymbolicBatch.key, with the rows' leading sizes in place of
+        the batch: every input with rows has the same, each symbolic one
+        is at least 2, and the traces' guards hold at them."""
+        if len(args) != len(self.placeholders) or (
+                self.grad_inputs and torch.is_grad_enabled()):
+            return None
+        count = len(self.prefix)
+        lead = None
+        key: list[Any] = []
+        sizes = []
+        for (kind, _), rows, arg in zip(self.placeholders, self._row_inputs,
+                                        args):
+            if kind == "tensor":
+                has_rows, rank = rows
+                if not has_rows:
+                    continue  # Dynamo's guards hold it
+                if not isinstance(arg, torch.Tensor) or arg.dim() != rank:
+                    return None
+                shape = tuple(arg.shape[:count])
+                if lead is None:
+                    lead = shape
+                elif shape != lead:
+                    return None
+                key.append(tuple(arg.shape[count:]))
+            elif kind == "int" and rows is not None:
+                sizes.append((rows, arg))
+            elif kind == "item":
+                if not isinstance(arg, torch.Tensor) or arg.numel() != 1:
+                    return None
+                key.append(("item", arg.item()))
+            else:  # a size other than the rows', or another scalar
+                key.append(arg if isinstance(arg, (int, float, bool))
+                           else type(arg))
+        if lead is None or any(lead[i] != arg for i, arg in sizes):
+            return None
+        for size, expected in zip(lead, self.prefix):
+            if isinstance(expected, int):
+                if size != expected:
+                    return None
+            elif size < 2:
+                return None
+        if not self._holds(lead):
+            return None
+        return tuple(key)
+
+    def _holds(self, lead: Any) -> bool:
+        ok = self.holds.get(lead)
+        if ok is None:
+            values = [v for v, d in zip(lead, self.prefix)
+                      if not isinstance(d, int)]
+            ok = all(bool(g(*values)) for g in self.row_guards) and all(
+                bool(g(math.prod(lead))) for g in self.total_guards)
+            self.holds[lead] = ok
+        return ok
+
+    def _runner(self, compiled: CompiledFunction) -> Callable:
+        return _RowsCall(compiled, self.inputs_rows, self.outputs_rows,
+                         len(self.prefix))
+
+    def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
+        """The graph traced to core ATen with the prefix's sizes symbolic,
+        then replayed on rows (tc.rows.collapse) and traced again with N
+        as the one symbolic size."""
+        from torch._dynamo.source import ConstantSource
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from torch.fx.experimental.symbolic_shapes import (
+            DimDynamic, ShapeEnv, StatelessSymbolicContext)
+
+        from tc.rows import NotRowwise, Rows, collapse
+
+        gm, kept = self._specialized(args, lambda dims: dims in self.prefix)
+        tensors = [(dims, arg) for kind, dims, arg in kept
+                   if kind == "tensor"]
+        count = len(self.prefix)
+        lead = next(tuple(arg.shape[:count]) for dims, arg in tensors
+                    if not all(isinstance(d, int) for d in dims))
+
+        # 1. The graph with a symbol of tc's own for each symbolic size of
+        # the prefix (not duck-sized: a batch and a length may be equal).
+        env = ShapeEnv()
+        fake_mode = FakeTensorMode(shape_env=env)
+        with fake_mode:
+            sizes = {}
+            for i, (dynamo, value) in enumerate(zip(self.prefix, lead)):
+                if not isinstance(dynamo, int):
+                    sizes[dynamo] = env.create_symintnode(env.create_symbol(
+                        value, ConstantSource(f"tc_rows_{i}"),
+                        dynamic_dim=DimDynamic.DYNAMIC), hint=value)
+            fakes = []
+            for kind, dims, arg in kept:
+                if kind == "int":
+                    fakes.append(sizes[dims])
+                elif all(isinstance(d, int) for d in dims):
+                    fakes.append(_static_fake(fake_mode, arg))
+                else:
+                    fakes.append(torch.empty(
+                        [sizes[d] if i < count and d in sizes else
+                         arg.shape[i] for i, d in enumerate(dims)],
+                        dtype=arg.dtype, device=arg.device))
+            traced = make_fx(gm_forward(gm),
+                             decomposition_table=_core_aten_decompositions()
+                             )(*fakes)
+        ours = tuple(sizes[d].node.expr for d in self.symbols)
+        for symbol in ours:
+            if not env.replace(symbol).is_Symbol:
+                raise Unsupported(f"the trace specialized {symbol} to "
+                                  f"{env.replace(symbol)}")
+        probes = [tuple(p for _ in ours) for p in self.PROBES]
+        probes += [tuple(self.PROBES[(i + j) % len(self.PROBES)]
+                         for j in range(len(ours)))
+                   for i in range(len(self.PROBES))]
+        self.row_guards = _guards_on(env, ours, probes)
+        rows = Rows([sizes[d].node.expr if d in sizes else d
+                     for d in self.prefix])
+
+        # 2. The graph replayed on rows, traced with N symbolic.
+        total = math.prod(lead)
+        env = ShapeEnv()
+        fake_mode = FakeTensorMode(shape_env=env)
+        self.inputs_rows = [not all(isinstance(d, int) for d in dims)
+                            for dims, _ in tensors]
+        flats = [arg.reshape(total, *arg.shape[count:]) if has_rows else arg
+                 for (_, arg), has_rows in zip(tensors, self.inputs_rows)]
+        with fake_mode:
+            fakes = []
+            for flat, has_rows in zip(flats, self.inputs_rows):
+                if not has_rows:
+                    fakes.append(_static_fake(fake_mode, flat))
+                    continue
+                fakes.append(fake_mode.from_tensor(
+                    flat, symbolic_context=StatelessSymbolicContext(
+                        dynamic_sizes=[DimDynamic.DUCK] + [
+                            DimDynamic.STATIC] * (flat.dim() - 1))))
+            try:
+                collapsed = make_fx(
+                    collapse(traced, rows),
+                    decomposition_table=_core_aten_decompositions())(*fakes)
+            except NotRowwise as error:
+                raise Unsupported(f"not row-wise: {error}") from None
+        first = next(f for f, r in zip(fakes, self.inputs_rows) if r)
+        symbol = first.shape[0].node.expr
+        if not getattr(symbol, "is_Symbol", False):
+            raise Unsupported(f"the rows' trace specialized N to {symbol}")
+        self.total_guards = _guards_on(env, symbol, [
+            math.prod(p) for p in probes])
+        self.holds.clear()
+        output = next(n for n in traced.graph.nodes if n.op == "output")
+        self.outputs_rows = [
+            None if not isinstance(v, torch.Tensor) else
+            (rows.form(v) or (0,))[0]
+            for v in (n.meta.get("val") if isinstance(n, torch.fx.Node)
+                      else n for n in _flat_outputs(output.args[0]))]
+        _finish_symbolic_trace(collapsed, symbol)
+        return collapsed, symbol
+
+
+def _static_fake(fake_mode: Any, tensor: torch.Tensor) -> Any:
+    """`tensor` as a fake tensor of `fake_mode` with static sizes."""
+    from torch.fx.experimental.symbolic_shapes import (
+        DimDynamic, StatelessSymbolicContext)
+    return fake_mode.from_tensor(tensor, symbolic_context=(
+        StatelessSymbolicContext(
+            dynamic_sizes=[DimDynamic.STATIC] * tensor.dim())))
+
+
+def _flat_outputs(outputs: Any) -> list[Any]:
+    if isinstance(outputs, (tuple, list)):
+        return [leaf for item in outputs for leaf in _flat_outputs(item)]
+    return [outputs]
+
+
+class _RowsCall:
+    """Runs a graph compiled on rows (_SymbolicRows): each input with rows
+    viewed `[N, *rest]`, each output viewed back to the leading sizes of
+    the call (`[B, S, *rest]`), or kept `[N, *rest]` where the original
+    merged them too."""
+
+    def __init__(self, compiled: Callable, inputs_rows: list[bool],
+                 outputs_rows: list[int | None], count: int):
+        self.compiled = compiled
+        self.inputs_rows = inputs_rows
+        self.outputs_rows = outputs_rows
+        self.count = count
+        self.first = inputs_rows.index(True)
+
+    def __call__(self, *tensors: Any) -> Any:
+        count = self.count
+        lead = tuple(tensors[self.first].shape[:count])
+        total = math.prod(lead)
+        flat = [t.reshape(total, *t.shape[count:]) if rows else t
+                for t, rows in zip(tensors, self.inputs_rows)]
+        result = self.compiled(*flat)
+        if isinstance(result, (tuple, list)):
+            back = [self._back(r, k, lead)
+                    for r, k in zip(result, self.outputs_rows)]
+            return type(result)(back)
+        return self._back(result, self.outputs_rows[0], lead)
+
+    def _back(self, value: Any, rows: int | None, lead: tuple) -> Any:
+        if rows == self.count and isinstance(value, torch.Tensor):
+            return value.view(*lead, *value.shape[1:])
+        return value
+
+
+def _symbolic_placeholders(gm: torch.fx.GraphModule
+                           ) -> tuple[list[tuple[str, Any]], bool] | None:
+    """Per placeholder of a Dynamo graph with symbolic shapes: ("tensor",
+    [int or sympy expression per dim]), ("int", expression), ("item",
+    None) for a number passed as a 0-d tensor, or ("other", None); and
+    whether some tensor input requires grad. None when a tensor is on a
+    device the symbolic size does not cover (ROCm's)."""
+    placeholders: list[tuple[str, Any]] = []
+    grad_inputs = False
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = node.meta.get("example_value")
+        if _is_item_placeholder(node):
+            placeholders.append(("item", None))
+        elif isinstance(value, torch.Tensor):
+            if not (value.device.type == "cpu" or value.device.type
+                    == "cuda" and _CUDA_NOT_HIP):
+                return None
+            grad_inputs |= value.requires_grad
+            placeholders.append(("tensor", [
+                _size_expr(d) for d in value.shape]))
+        elif isinstance(value, torch.SymInt):
+            placeholders.append(("int", value.node.expr))
+        else:
+            placeholders.append(("other", None))
+    return placeholders, grad_inputs
+
+
+def _size_expr(size: Any) -> Any:
+    """A size of Dynamo's example value: an int, or a sympy expression
+    when symbolic (a SymInt with a constant expression is its int)."""
+    if isinstance(size, torch.SymInt):
+        expr = size.node.expr
+        return int(expr) if expr.is_Integer else expr
+    return size
+
+
+def _guards_on(env: Any, symbols: Any, probes: Sequence[Any]
+               ) -> list[Callable[..., Any]]:
+    """The guards a trace's shape environment `env` added on `symbols`
+    (one sympy symbol or a tuple), as functions of their values; raises
+    Unsupported when one involves another symbol or fails at a probe (a
+    value, or a tuple of values)."""
+    symbols = symbols if isinstance(symbols, tuple) else (symbols,)
+    guards = []
+    for guard in env.guards:
+        expr = guard.expr
+        if not expr.free_symbols & set(symbols):
+            continue
+        if expr.free_symbols - set(symbols):
+            raise Unsupported(f"the trace guards on {expr}")
+        guards.append(lambda *values, expr=expr: expr.subs(
+            dict(zip(symbols, values))))
+    for probe in probes:
+        values = probe if isinstance(probe, tuple) else (probe,)
+        if not all(bool(guard(*values)) for guard in guards):
+            raise Unsupported(f"the trace's guards fail at sizes {probe}")
+    return guards
+
+
+def _finish_symbolic_trace(traced: torch.fx.GraphModule, symbol: Any
+                           ) -> None:
+    """What every symbolic trace goes through before tc imports it: one
+    product per Linear on n-d rows, no dead code, the batch read from a
+    tensor's shape, and no scalar input left."""
+    _products_of_merged_rows(traced.graph, symbol)
+    traced.graph.eliminate_dead_code()
+    _batch_from_tensors(traced.graph, symbol)
+    # The compiled function takes the tensors: scalar inputs (sizes) must
+    # be unused by then.
+    for node in list(traced.graph.nodes):
+        if node.op == "placeholder" and not isinstance(
+                node.meta.get("val"), torch.Tensor):
+            if node.users:
+                raise Unsupported(f"the graph computes with the size "
+                                  f"{node.name}")
+            traced.graph.erase_node(node)
+    traced.recompile()
 
 
 def _products_of_merged_rows(graph: torch.fx.Graph,

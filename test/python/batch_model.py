@@ -39,3 +39,33 @@ class TokenMLP(torch.nn.Module):
     def forward(self, x):
         h = torch.nn.functional.gelu(self.norm(self.up(x)))
         return torch.softmax(self.down(h), dim=-1) + x
+
+
+class MaskedTokens(torch.nn.Module):
+    """Token-wise layers on [batch, sequence, features] with a [batch,
+    sequence] mask: a batch and a sequence length that both vary compile
+    once, as rows (docs/DynamicShapes.md). Outputs keep the sequence, merge
+    it with the batch (`view(-1, hidden)`), and slice the features."""
+
+    def __init__(self, width: int = 8, hidden: int = 16):
+        super().__init__()
+        self.up = torch.nn.Linear(width, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.hidden = hidden
+
+    def forward(self, x, mask):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        h = h * mask[..., None] + torch.sigmoid(x).sum(-1, keepdim=True)
+        return (torch.softmax(h, -1), h.view(-1, self.hidden).amax(-1),
+                h[:, :, :4] * 2)
+
+
+#: (batch, sequence length) pairs the sequence tests run: equal sizes
+#: too, which a trace must not take for one symbol.
+SEQUENCES = ((3, 5), (3, 7), (4, 4), (2, 9), (5, 3), (3, 17), (6, 33))
+
+
+def masked_tokens_inputs(batch: int, length: int, device: str = "cpu"):
+    x = torch.randn(batch, length, 8, device=device)
+    mask = (torch.rand(batch, length, device=device) > 0.3).float()
+    return x, mask

@@ -15,7 +15,8 @@ import tc
 import tc.backend
 import tc.compiler
 
-from batch_model import SYMBOLIC_3D_LINEAR, BatchModel, TokenMLP
+from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, BatchModel,
+                         MaskedTokens, TokenMLP, masked_tokens_inputs)
 
 
 def foo(x, y):  # seed 000
@@ -369,13 +370,15 @@ def test_dynamic_view_by_the_batch_size(fresh_tc):
 
 
 def test_dynamic_linear_on_3d_inputs(fresh_tc, tc_logs):
-    """A Linear on a 3-d input compiles once for every batch size: the
-    merged view, GEMM and view back are one n-d by 2-d product."""
+    """A Linear on a 3-d input with a symbolic batch (the tokens fixed)
+    compiles once for every batch size: the merged view, GEMM and view
+    back are one n-d by 2-d product."""
     model = TokenMLP().eval()
-    fn = torch.compile(model, backend="tc", dynamic=True)
+    fn = torch.compile(model, backend="tc")
     with torch.no_grad():
         for batch in BATCHES:
             x = torch.randn(batch, 4, 16)
+            torch._dynamo.mark_dynamic(x, 0)
             torch.testing.assert_close(fn(x), model(x))
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
@@ -403,6 +406,71 @@ def test_linear_on_3d_input_is_one_product(fresh_tc, tc_logs):
     assert tc.counters["ops_eager"] == 0
     assert '"aten::matmul"' in tc_logs.text
     assert '"aten::addmm"' not in tc_logs.text
+
+
+def test_dynamic_batch_and_sequence_compile_once(fresh_tc, tc_logs):
+    """dynamic=True on [batch, sequence, features] inputs: a batch and a
+    sequence length that both vary (equal to each other too) compile once,
+    as rows `[B * S, features]` with one symbolic size; eager's results,
+    outputs with the sequence, merged with the batch, and sliced."""
+    calls = []
+    model = MaskedTokens().eval()
+    fn = torch.compile(model, backend=_counting_backend(calls), dynamic=True)
+    with torch.no_grad():
+        for batch, length in SEQUENCES + ((3, 5),):
+            args = masked_tokens_inputs(batch, length)
+            torch.testing.assert_close(fn(*args), model(*args))
+    assert len(calls) == 1
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert "tensor<?x8xf32>" in tc_logs.text  # the rows, N = B * S
+    assert "tensor<?xf32>" in tc_logs.text  # the mask
+
+
+def test_automatic_dynamic_sequence_length(fresh_tc):
+    """Without dynamic=: the first length compiles statically; when the
+    sequence length changes (the batch fixed at 2), Dynamo makes it
+    symbolic and tc compiles once for every later length."""
+    calls = []
+    model = TokenMLP().eval()
+    fn = torch.compile(model, backend=_counting_backend(calls))
+    with torch.no_grad():
+        for length in (3, 5, 7, 9, 17, 33, 2):
+            x = torch.randn(2, length, 16)
+            torch.testing.assert_close(fn(x), model(x))
+    assert len(calls) == 2
+    assert tc.counters["graphs_compiled"] == 2
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
+def _attention(x):
+    return torch.softmax(x @ x.transpose(1, 2), -1) @ x
+
+
+def _pooled(x):
+    return torch.tanh(x).mean(1)
+
+
+@pytest.mark.parametrize("graph", [_attention, _pooled])
+def test_dynamic_sequence_not_rowwise(fresh_tc, caplog, graph):
+    """A graph that mixes the rows (attention's products over the
+    sequence, a mean over it) is not compiled as rows: it keeps the
+    symbolic batch with the length specialized, or per shape, and the
+    debug log says why; eager's results, nothing in eager."""
+    caplog.set_level(logging.DEBUG, logger="tc")
+    fn = torch.compile(graph, backend="tc", dynamic=True)
+    for batch, length in SEQUENCES[:4]:
+        x = torch.randn(batch, length, 8)
+        torch.testing.assert_close(fn(x), graph(x))
+    assert "not row-wise" in caplog.text
+    assert tc.counters["graphs_compiled"] == 4
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
 
 
 class _CenteredNorm(torch.nn.Module):

@@ -10,7 +10,8 @@ import torch
 
 import tc
 
-from batch_model import SYMBOLIC_3D_LINEAR, BatchModel, TokenMLP
+from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, BatchModel,
+                         MaskedTokens, TokenMLP, masked_tokens_inputs)
 
 pytestmark = pytest.mark.requires_native
 
@@ -711,18 +712,19 @@ def test_cuda_dynamic_slices_and_views(fresh_tc, mode):
 @cuda
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
 def test_cuda_dynamic_linear_on_3d_inputs(fresh_tc, mode):
-    """dynamic=True on the GPU with Linear layers on [batch, tokens,
-    features] inputs: one GEMM per Linear whose rows are 8 per unit of the
-    batch, one compile, eager's results at every size."""
+    """A symbolic batch (mark_dynamic) on the GPU with Linear layers on
+    [batch, tokens, features] inputs: one GEMM per Linear whose rows are 8
+    per unit of the batch, one compile, eager's results at every size."""
     torch.manual_seed(0)
     model = TokenMLP(64, 256).cuda().eval()
-    fn = torch.compile(model, backend="tc", dynamic=True,
+    fn = torch.compile(model, backend="tc",
                        mode=None if mode == "default" else mode)
     with torch.no_grad():
         batches = (3, 5, 7, 9, 17, 33, 300)
         for batch in batches:
             for _ in range(2):
                 x = torch.randn(batch, 8, 64, device="cuda")
+                torch._dynamo.mark_dynamic(x, 0)
                 close(fn(x), model(x), rtol=1e-4, atol=1e-5)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
@@ -730,6 +732,28 @@ def test_cuda_dynamic_linear_on_3d_inputs(fresh_tc, mode):
     assert tc.counters["symbolic_graphs"] == int(symbolic)
     assert tc.counters["graphs_compiled"] == (1 if symbolic
                                               else len(batches))
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_cuda_dynamic_batch_and_sequence(fresh_tc, mode):
+    """dynamic=True on the GPU with a batch and a sequence length that
+    both vary: one compile (the graph on rows, N = B * S), eager's results
+    at every size, twice each (the second from a CUDA graph)."""
+    torch.manual_seed(0)
+    model = MaskedTokens().cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True,
+                       mode=None if mode == "default" else mode)
+    with torch.no_grad():
+        for batch, length in SEQUENCES + ((40, 100),):
+            for _ in range(2):
+                args = masked_tokens_inputs(batch, length, "cuda")
+                for got, want in zip(fn(*args), model(*args)):
+                    close(got, want, rtol=1e-4, atol=1e-5)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
 
 
 @cuda

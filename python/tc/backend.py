@@ -241,8 +241,10 @@ class _SymbolicBatch:
     #: Batch sizes the trace must hold for (guards PyTorch added while
     #: tracing are checked at these values too, and at each new size).
     PROBES = (2, 3, 5, 7, 9, 17, 33, 1000, 65537)
-    #: How the logs name a graph compiled this way.
+    #: How the logs name a graph compiled this way, and what happens to
+    #: one that is not.
     DESCRIPTION = "with the symbolic batch"
+    OTHERWISE = "compiling per shape"
 
     def __init__(self, gm: torch.fx.GraphModule, symbol: Any,
                  placeholders: list[tuple[str, Any]], grad_inputs: bool):
@@ -347,16 +349,18 @@ class _SymbolicBatch:
                 compiled.stage_inputs()
         except (Unsupported, CompileError) as error:
             reason = getattr(error, "reason", None) or str(error)
-            logger.debug("tc: no symbolic batch size for this graph (%s); "
-                         "compiling per shape", reason.splitlines()[0])
+            logger.debug("tc: no compile %s for this graph (%s); %s",
+                         self.DESCRIPTION, reason.splitlines()[0],
+                         self.OTHERWISE)
             return None
         except Exception as error:  # never break the user's program
-            logger.debug("tc: symbolic compile failed (%s: %s); compiling "
-                         "per shape", type(error).__name__, error)
+            logger.debug("tc: the compile %s failed (%s: %s); %s",
+                         self.DESCRIPTION, type(error).__name__, error,
+                         self.OTHERWISE)
             return None
         if not compiled.symbolic:
-            logger.debug("tc: the graph compiled without the symbolic "
-                         "batch size; compiling per shape")
+            logger.debug("tc: the graph compiled without a symbolic size; "
+                         "%s", self.OTHERWISE)
             return None
         tc.counters["symbolic_graphs"] += 1
         tc.counters["graphs_compiled"] += 1
@@ -467,6 +471,7 @@ class _SymbolicRows(_SymbolicBatch):
     #: Values of each symbol of the prefix the traces must hold for.
     PROBES = (2, 3, 5, 9, 17, 1000)
     DESCRIPTION = "with the symbolic rows"
+    OTHERWISE = "trying the symbolic batch, then per shape"
 
     def __init__(self, gm: torch.fx.GraphModule, prefix: tuple,
                  placeholders: list[tuple[str, Any]], grad_inputs: bool):
@@ -474,14 +479,27 @@ class _SymbolicRows(_SymbolicBatch):
         #: The leading sizes (Dynamo's symbols and ints) that are the rows.
         self.prefix = prefix
         self.symbols = tuple(d for d in prefix if not isinstance(d, int))
-        # Per placeholder, read by key(): for a tensor, whether it has the
-        # rows (then its rank); for an int, which prefix size it is.
-        self._row_inputs = [
-            (not all(isinstance(d, int) for d in dims), len(dims))
-            if kind == "tensor" else
-            (prefix.index(dims) if kind == "int" and dims in prefix
-             else None)
-            for kind, dims in placeholders]
+        # What key() reads, by kind (its time is a small graph's host
+        # time): tensors with rows and their ranks; ints that are a size
+        # of the prefix, and which; numbers passed as 0-d tensors; other
+        # scalars (sizes other than the rows' among them).
+        kinds = [kind for kind, _ in placeholders]
+        self._with_rows = [
+            (i, len(dims)) for i, (kind, dims) in enumerate(placeholders)
+            if kind == "tensor" and not all(isinstance(d, int)
+                                            for d in dims)]
+        self._prefix_ints = [(i, prefix.index(dims))
+                             for i, (kind, dims) in enumerate(placeholders)
+                             if kind == "int" and dims in prefix]
+        self._items = [i for i, kind in enumerate(kinds) if kind == "item"]
+        self._scalars = [i for i, (kind, dims) in enumerate(placeholders)
+                         if kind == "other" or (kind == "int"
+                                                and dims not in prefix)]
+        # The prefix's static sizes, and where its symbols are.
+        self._static = [(j, d) for j, d in enumerate(prefix)
+                        if isinstance(d, int)]
+        self._symbolic = [j for j, d in enumerate(prefix)
+                          if not isinstance(d, int)]
         # Guards of the two traces: on the prefix's symbols and on N.
         self.row_guards: list[Any] = []
         self.total_guards: list[Any] = []
@@ -501,14 +519,18 @@ class _SymbolicRows(_SymbolicBatch):
                   and not all(isinstance(d, int) for d in dims)]
         if not shapes:
             return None
-        # The last dimension is the features, not rows: symbolic only
-        # because nothing fixed it (dynamic=True), it is specialized.
-        first = shapes[0]
-        leading = [i for i, d in enumerate(first[:-1])
-                   if not isinstance(d, int)]
-        if not leading or leading[-1] == 0:
+        # The prefix ends at the last symbolic size before the last
+        # dimension of some input: the last dimension of the highest-rank
+        # input is its features, symbolic only because nothing fixed them
+        # (dynamic=True), and specialized; a mask's `[B, S]` has no
+        # features.
+        def end(dims: list) -> int:
+            return max((i for i, d in enumerate(dims[:-1])
+                        if not isinstance(d, int)), default=-1)
+        widest = max(shapes, key=end)
+        if end(widest) < 1:
             return None
-        prefix = tuple(first[:leading[-1] + 1])
+        prefix = tuple(widest[:end(widest) + 1])
         symbols = [d for d in prefix if not isinstance(d, int)]
         if not all(d.is_Symbol for d in symbols) or len(set(symbols)) != len(
                 symbols):
@@ -522,46 +544,46 @@ class _SymbolicRows(_SymbolicBatch):
     def key(self, args: Sequence[Any]) -> tuple | None:
         """As _SymbolicBatch.key, with the rows' leading sizes in place of
         the batch: every input with rows has the same, each symbolic one
-        is at least 2, and the traces' guards hold at them."""
+        is at least 2, and the traces' guards hold at them. The key holds
+        the other sizes of the inputs with rows, numbers passed as 0-d
+        tensors and other scalars (Dynamo's guards hold the rest)."""
         if len(args) != len(self.placeholders) or (
                 self.grad_inputs and torch.is_grad_enabled()):
             return None
         count = len(self.prefix)
         lead = None
         key: list[Any] = []
-        sizes = []
-        for (kind, _), rows, arg in zip(self.placeholders, self._row_inputs,
-                                        args):
-            if kind == "tensor":
-                has_rows, rank = rows
-                if not has_rows:
-                    continue  # Dynamo's guards hold it
-                if not isinstance(arg, torch.Tensor) or arg.dim() != rank:
-                    return None
-                shape = tuple(arg.shape[:count])
-                if lead is None:
-                    lead = shape
-                elif shape != lead:
-                    return None
-                key.append(tuple(arg.shape[count:]))
-            elif kind == "int" and rows is not None:
-                sizes.append((rows, arg))
-            elif kind == "item":
-                if not isinstance(arg, torch.Tensor) or arg.numel() != 1:
-                    return None
-                key.append(("item", arg.item()))
-            else:  # a size other than the rows', or another scalar
-                key.append(arg if isinstance(arg, (int, float, bool))
-                           else type(arg))
-        if lead is None or any(lead[i] != arg for i, arg in sizes):
-            return None
-        for size, expected in zip(lead, self.prefix):
-            if isinstance(expected, int):
-                if size != expected:
-                    return None
-            elif size < 2:
+        for i, rank in self._with_rows:
+            arg = args[i]
+            if not isinstance(arg, torch.Tensor) or arg.dim() != rank:
                 return None
-        if not self._holds(lead):
+            shape = arg.shape
+            if lead is None:
+                lead = shape[:count]
+            elif shape[:count] != lead:
+                return None
+            key.append(shape[count:])
+        if lead is None:
+            return None
+        for i, j in self._prefix_ints:
+            if args[i] != lead[j]:
+                return None
+        for j, size in self._static:
+            if lead[j] != size:
+                return None
+        for j in self._symbolic:
+            if lead[j] < 2:
+                return None
+        for i in self._items:
+            arg = args[i]
+            if not isinstance(arg, torch.Tensor) or arg.numel() != 1:
+                return None
+            key.append(("item", arg.item()))
+        for i in self._scalars:
+            arg = args[i]
+            key.append(arg if isinstance(arg, (int, float, bool))
+                       else type(arg))
+        if not self._holds(tuple(lead)):
             return None
         return tuple(key)
 

@@ -16,7 +16,13 @@ seed 002's ResNet-18 training step (forward, backward, SGD step).
 
     python benchmarks/bench_compile.py [--device cpu|cuda] [--quick]
         [--workloads mlp,resnet] [--backends eager,inductor,tc]
-        [--out benchmarks/results]
+        [--precompile] [--out benchmarks/results]
+
+With --precompile, Inductor and tc are also measured with PyTorch's
+precompile cache (TORCH_CACHING_PRECOMPILE=1; the cold process calls
+torch.compiler.save_cache_artifacts()): a warm process then skips
+Dynamo's capture, and loads the compiled graphs in `torch.compile(...)`,
+which the second table adds to the first call.
 
 Prints a table and writes compile-<device>.json to --out.
 """
@@ -89,10 +95,12 @@ def _build(name: str, device: str, quick: bool):
 
 
 def child(name: str, backend: str, device: str, quick: bool,
-          caches: str) -> None:
-    """Times one first call; prints one JSON line."""
+          caches: str, save: bool) -> None:
+    """Times one first call, and `torch.compile(...)` before it; prints
+    one JSON line. With `save`, saves PyTorch's precompile cache after."""
     start = time.perf_counter()
     import torch
+    import torch._dynamo
 
     import tc
 
@@ -101,7 +109,9 @@ def child(name: str, backend: str, device: str, quick: bool,
     _set_caches(caches)
     grad = after is not None
     with torch.set_grad_enabled(grad):
+        t0 = time.perf_counter()
         compiled = torch.compile(fn, backend=backend)
+        wrapped = time.perf_counter() - t0
         if device == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -111,7 +121,12 @@ def child(name: str, backend: str, device: str, quick: bool,
         if device == "cuda":
             torch.cuda.synchronize()
         first = time.perf_counter() - t0
-    row = {"first_call_s": first, "import_s": imported}
+    if save:
+        torch.compiler.save_cache_artifacts()
+    dynamo_cache = torch._dynamo.utils.counters["dynamo_cache"]
+    row = {"first_call_s": first, "import_s": imported,
+           "torch_compile_s": wrapped,
+           "precompile_hits": dynamo_cache.get("dynamo_cache_hit", 0)}
     if backend == "tc":
         row["tc_disk_cache_hits"] = tc.counters["disk_cache_hits"]
         row["tc_eager_ops"] = tc.counters["ops_eager"]
@@ -126,8 +141,14 @@ def _set_caches(caches: str) -> None:
     os.environ["CUDA_CACHE_DISABLE"] = "1"
 
 
-def _run_child(name, backend, device, quick, caches) -> dict:
+def _run_child(name, backend, device, quick, caches,
+               precompile: str = "") -> dict:
+    """One child process; `precompile` ("save" or "load") turns PyTorch's
+    precompile cache on (TORCH_CACHING_PRECOMPILE=1), "save" saving it
+    after the first call."""
     env = dict(os.environ)
+    if precompile:
+        env["TORCH_CACHING_PRECOMPILE"] = "1"
     env["TC_CACHE_DIR"] = os.path.join(caches, "tc")
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(caches, "inductor")
     env["TRITON_CACHE_DIR"] = os.path.join(caches, "triton")
@@ -136,6 +157,8 @@ def _run_child(name, backend, device, quick, caches) -> dict:
                backend, "--device", device, "--caches", caches]
     if quick:
         command.append("--quick")
+    if precompile == "save":
+        command.append("--save")
     done = subprocess.run(command, env=env, capture_output=True, text=True,
                           timeout=1800)
     for line in done.stdout.splitlines():
@@ -169,9 +192,14 @@ def main() -> int:
     parser.add_argument("--child", default=None)
     parser.add_argument("--backend", default=None)
     parser.add_argument("--caches", default=None)
+    parser.add_argument("--save", action="store_true")
+    parser.add_argument("--precompile", action="store_true",
+                        help="also measure warm starts with PyTorch's "
+                        "precompile cache (Inductor and tc)")
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.backend, args.device, args.quick, args.caches)
+        child(args.child, args.backend, args.device, args.quick, args.caches,
+              args.save)
         return 0
 
     import torch
@@ -187,11 +215,19 @@ def main() -> int:
             cold = _run_child(name, backend, args.device, args.quick, caches)
             warm = _run_child(name, backend, args.device, args.quick, caches)
             row[backend] = {"cold": cold, "warm": warm}
+            if args.precompile and backend != "eager":
+                caches = tempfile.mkdtemp(prefix="tc-bench-compile-")
+                _run_child(name, backend, args.device, args.quick, caches,
+                           "save")
+                row[backend]["precompiled"] = _run_child(
+                    name, backend, args.device, args.quick, caches, "load")
         rows.append(row)
         print(_format_row(row), flush=True)
 
     print()
     print(_table(rows))
+    print()
+    print(_warm_table(rows))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = torch.cuda.get_device_name() if args.device == "cuda" \
@@ -248,6 +284,33 @@ def _table(rows) -> str:
             f"| {row['workload']} | {cell(eager[0])} / {cell(eager[1])} | "
             f"{cell(ind[0])} / {cell(ind[1])} | {cell(tcs[0])} / "
             f"{cell(tcs[1])} | {parts[0]} | {parts[1]} |")
+    return "\n".join(lines)
+
+
+def _warm_table(rows) -> str:
+    """Markdown: warm starts, the first call and `torch.compile(...)` plus
+    the first call (PyTorch's precompile cache loads the compiled graphs
+    in `torch.compile`), with and without that cache."""
+    lines = ["| workload | backend | warm: first call s | warm: "
+             "torch.compile + first call s | precompiled: first call s | "
+             "precompiled: torch.compile + first call s |",
+             "|---|---|---|---|---|---|"]
+
+    def cells(entry, precompiled=False):
+        if not entry or "first_call_s" not in entry:
+            return "-", "-"
+        first = entry["first_call_s"]
+        both = first + entry.get("torch_compile_s", 0.0)
+        hit = " (no hit)" if precompiled and not entry.get(
+            "precompile_hits") else ""
+        return f"{first:.3f}{hit}", f"{both:.3f}"
+
+    for row in rows:
+        for backend in (b for b in BACKENDS if b in row):
+            warm = cells(row[backend].get("warm"))
+            pre = cells(row[backend].get("precompiled"), True)
+            lines.append(f"| {row['workload']} | {backend} | {warm[0]} | "
+                         f"{warm[1]} | {pre[0]} | {pre[1]} |")
     return "\n".join(lines)
 
 

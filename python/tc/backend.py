@@ -81,6 +81,9 @@ def tc_backend(gm: torch.fx.GraphModule,
                          "tc can, else per shape", dynamic)
             return _PerShape(gm, settings)
 
+        from tc import precompile
+        if precompile.enabled():  # PyTorch's precompile cache is on
+            precompile.record(gm, example_inputs, kwargs)
         return _to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
         if "DataDependent" in type(error).__name__:

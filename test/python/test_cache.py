@@ -147,3 +147,49 @@ def test_decomposed_ops_are_answered_without_the_table():
             assert (name in answers) == (name in table), name
             checked += 1
     assert checked > 2000
+
+
+PRECOMPILE_PROGRAM = textwrap.dedent("""
+    import json, os, sys, time, torch, torch._dynamo, tc
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                            torch.nn.Linear(128, 128), torch.nn.ReLU(),
+                            torch.nn.Linear(128, 10)).eval()
+    x = torch.randn(32, 64)
+    with torch.no_grad():
+        start = time.perf_counter()
+        fn = torch.compile(m, backend="tc")
+        wrapped = time.perf_counter() - start
+        start = time.perf_counter()
+        out = fn(x)
+        first = time.perf_counter() - start
+        torch.testing.assert_close(out, m(x), rtol=1e-5, atol=1e-5)
+    if os.environ.get("SAVE") == "1":
+        torch.compiler.save_cache_artifacts()
+    hits = torch._dynamo.utils.counters["dynamo_cache"]["dynamo_cache_hit"]
+    print(json.dumps(dict(tc.counters, first_call_s=first,
+                          torch_compile_s=wrapped, precompile_hits=hits,
+                          compiler_loaded="tc._tc" in sys.modules)))
+""")
+
+
+def test_precompile_cache_skips_dynamo_in_a_warm_process(tmp_path):
+    """With PyTorch's precompile cache (TORCH_CACHING_PRECOMPILE=1, saved
+    by torch.compiler.save_cache_artifacts()), a warm process installs
+    Dynamo's bytecode and tc's artifact at torch.compile: tc's backend
+    rebuilds the graph from its disk cache (no compiler), and the first
+    call runs tc's code without Dynamo's trace, with eager's results."""
+    environ = dict(TORCH_CACHING_PRECOMPILE="1",
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+    cold = run(tmp_path, PRECOMPILE_PROGRAM, SAVE="1", **environ)
+    assert cold["precompile_hits"] == 0
+    assert cold["graphs_compiled"] == 1
+    warm = run(tmp_path, PRECOMPILE_PROGRAM, **environ)
+    assert warm["precompile_hits"] == 1
+    assert warm["graphs_compiled"] == 1
+    assert warm["disk_cache_hits"] == 1
+    assert warm["ops_eager"] == 0 and warm["fallback_graphs"] == 0
+    assert not warm["compiler_loaded"]
+    # No trace: the first call is the compiled graph's run (milliseconds;
+    # Dynamo's capture of this model takes 0.15-0.7 s).
+    assert warm["first_call_s"] < 0.1, warm

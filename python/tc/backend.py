@@ -481,7 +481,6 @@ class _SymbolicRows(_SymbolicBatch):
         super().__init__(gm, None, placeholders, grad_inputs)
         #: The leading sizes (Dynamo's symbols and ints) that are the rows.
         self.prefix = prefix
-        self.symbols = tuple(d for d in prefix if not isinstance(d, int))
         # What key() reads, by kind (its time is a small graph's host
         # time): tensors with rows and their ranks; ints that are a size
         # of the prefix, and which; numbers passed as 0-d tensors; other
@@ -593,9 +592,7 @@ class _SymbolicRows(_SymbolicBatch):
     def _holds(self, lead: Any) -> bool:
         ok = self.holds.get(lead)
         if ok is None:
-            values = [v for v, d in zip(lead, self.prefix)
-                      if not isinstance(d, int)]
-            ok = all(bool(g(*values)) for g in self.row_guards) and all(
+            ok = all(bool(g(*lead)) for g in self.row_guards) and all(
                 bool(g(math.prod(lead))) for g in self.total_guards)
             self.holds[lead] = ok
         return ok
@@ -623,43 +620,57 @@ class _SymbolicRows(_SymbolicBatch):
         lead = next(tuple(arg.shape[:count]) for dims, arg in tensors
                     if not all(isinstance(d, int) for d in dims))
 
-        # 1. The graph with a symbol of tc's own for each symbolic size of
-        # the prefix (not duck-sized: a batch and a length may be equal).
+        # 1. The graph with a symbol of tc's own for each size of the
+        # prefix (not duck-sized: a batch and a length may be equal). A
+        # size Dynamo keeps static (the batch, when only the length
+        # varies) is a symbol too: the rows do not depend on it, and
+        # PyTorch's trace of a Linear on `[2, S, H]` specializes S where
+        # it keeps `[B, S, H]` symbolic (torch 2.11). Its guards are
+        # checked at its value only.
         env = ShapeEnv()
         fake_mode = FakeTensorMode(shape_env=env)
         with fake_mode:
-            sizes = {}
-            for i, (dynamo, value) in enumerate(zip(self.prefix, lead)):
-                if not isinstance(dynamo, int):
-                    sizes[dynamo] = env.create_symintnode(env.create_symbol(
-                        value, ConstantSource(f"tc_rows_{i}"),
-                        dynamic_dim=DimDynamic.DYNAMIC), hint=value)
+            ours = tuple(env.create_symbol(
+                value, ConstantSource(f"tc_rows_{i}"),
+                dynamic_dim=DimDynamic.DYNAMIC) for i, value in enumerate(
+                lead))
+            sizes = [env.create_symintnode(symbol, hint=value)
+                     for symbol, value in zip(ours, lead)]
             fakes = []
             for kind, dims, arg in kept:
                 if kind == "int":
-                    fakes.append(sizes[dims])
+                    fakes.append(sizes[self.prefix.index(dims)])
                 elif all(isinstance(d, int) for d in dims):
                     fakes.append(_static_fake(fake_mode, arg))
                 else:
                     fakes.append(torch.empty(
-                        [sizes[d] if i < count and d in sizes else
-                         arg.shape[i] for i, d in enumerate(dims)],
-                        dtype=arg.dtype, device=arg.device))
+                        [*sizes, *arg.shape[count:]], dtype=arg.dtype,
+                        device=arg.device))
             traced = make_fx(gm_forward(gm),
                              decomposition_table=_core_aten_decompositions()
                              )(*fakes)
-        ours = tuple(sizes[d].node.expr for d in self.symbols)
-        for symbol in ours:
-            if not env.replace(symbol).is_Symbol:
+        # A size Dynamo keeps static may come out of the trace specialized
+        # to its value (torch 2.11's Linear on `[2, S, H]`); a symbolic
+        # one may not.
+        traced_prefix = []
+        for symbol, dynamo in zip(ours, self.prefix):
+            value = env.replace(symbol)
+            if value.is_Integer and isinstance(dynamo, int):
+                traced_prefix.append(int(value))
+            elif not value.is_Symbol:
                 raise Unsupported(f"the trace specialized {symbol} to "
-                                  f"{env.replace(symbol)}")
+                                  f"{value}")
+            else:
+                traced_prefix.append(value)
         probes = [tuple(p for _ in ours) for p in self.PROBES]
         probes += [tuple(self.PROBES[(i + j) % len(self.PROBES)]
                          for j in range(len(ours)))
                    for i in range(len(self.PROBES))]
+        probes = [tuple(d if isinstance(d, int) else p
+                        for d, p in zip(self.prefix, probe))
+                  for probe in probes]
         self.row_guards = _guards_on(env, ours, probes)
-        rows = Rows([sizes[d].node.expr if d in sizes else d
-                     for d in self.prefix])
+        rows = Rows(traced_prefix)
 
         # 2. The graph replayed on rows, traced with N symbolic.
         total = math.prod(lead)

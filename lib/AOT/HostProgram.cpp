@@ -17,12 +17,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 using namespace tc::host;
@@ -372,22 +373,68 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
 // Text form
 //===----------------------------------------------------------------------===//
 
+// The text form formats and parses numbers without iostreams: the GPU
+// machine's build links libstdc++ statically into modules that load into a
+// process with its own libstdc++ (torch's), where iostreams' number facets
+// fail and a stream stops at its first number (plans were cut after
+// "args ").
+
+namespace {
+/// Appends the words of one line of the text form.
+struct Line {
+  std::string &out;
+  explicit Line(std::string &out, const char *tag) : out(out) { out += tag; }
+  ~Line() { out += '\n'; }
+  Line &operator<<(int64_t v) {
+    out += ' ';
+    out += std::to_string(v);
+    return *this;
+  }
+  Line &operator<<(const std::string &word) {
+    out += ' ';
+    out += word;
+    return *this;
+  }
+};
+
+/// The space-separated words of `line`.
+std::vector<std::string_view> splitWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ')
+      ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ')
+      ++i;
+    if (i > start)
+      words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+/// `word` as a whole decimal number.
+bool parseNumber(std::string_view word, int64_t &value) {
+  auto [end, error] =
+      std::from_chars(word.data(), word.data() + word.size(), value);
+  return error == std::errc() && end == word.data() + word.size();
+}
+} // namespace
+
 std::string HostProgram::serialize(const std::string &version) const {
-  std::ostringstream os;
-  os << version << "\n"
-     << "args " << numArguments << "\n"
-     << "sizes " << arenaBytes << " " << intermediateBytes << " "
-     << numKernels << " " << arenaBytesPerSymbol << "\n"
-     << "objects " << numObjects << "\n";
+  std::string out = version + "\n";
+  Line(out, "args") << numArguments;
+  Line(out, "sizes") << arenaBytes << intermediateBytes << numKernels
+                     << arenaBytesPerSymbol;
+  Line(out, "objects") << numObjects;
   for (const BufferRef &ref : buffers)
-    os << "buffer " << ref.argument << " " << ref.offset << " "
-       << ref.offsetPerSymbol << "\n";
+    Line(out, "buffer") << ref.argument << ref.offset << ref.offsetPerSymbol;
   auto writeLaunch = [&](const char *tag, const Launch &launch) {
-    os << tag << " " << launch.kernel << " " << launch.rows << " "
-       << launch.points << " " << launch.perSymbol;
+    Line line(out, tag);
+    line << launch.kernel << launch.rows << launch.points
+         << static_cast<int64_t>(launch.perSymbol);
     for (int64_t id : launch.buffers)
-      os << " " << id;
-    os << "\n";
+      line << id;
   };
   for (const Step &step : steps) {
     if (step.launch) {
@@ -397,36 +444,47 @@ std::string HostProgram::serialize(const std::string &version) const {
     if (!step.gemm)
       continue; // not serializable(): callers check
     const Gemm &g = *step.gemm;
-    os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
-       << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
-       << g.batch << " " << g.m << " " << g.n << " " << g.k << " "
-       << g.perSymbol << "\n";
+    Line(out, "gemm") << g.a << g.b << g.out << g.bias
+                      << static_cast<int64_t>(g.transA)
+                      << static_cast<int64_t>(g.transB)
+                      << static_cast<int64_t>(g.isDouble) << g.batch << g.m
+                      << g.n << g.k << static_cast<int64_t>(g.perSymbol);
     if (g.epilogue)
       writeLaunch("epilogue", *g.epilogue);
   }
-  return os.str();
+  return out;
 }
 
 bool HostProgram::parse(const std::string &text, const std::string &version) {
-  std::istringstream in(text);
-  std::string line;
-  if (!std::getline(in, line) || line != version)
+  std::string_view rest(text);
+  auto nextLine = [&](std::string_view &line) {
+    if (rest.empty())
+      return false;
+    size_t end = rest.find('\n');
+    line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view()
+                                         : rest.substr(end + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!nextLine(line) || line != version)
     return false;
-  while (std::getline(in, line)) {
-    if (line.empty())
+  while (nextLine(line)) {
+    std::vector<std::string_view> words = splitWords(line);
+    if (words.empty())
       continue;
-    std::istringstream words(line);
-    std::string tag, kernel;
-    words >> tag;
+    std::string_view tag = words[0];
     bool isLaunch = tag == "launch" || tag == "epilogue";
-    if (isLaunch && !(words >> kernel))
+    size_t first = isLaunch ? 2 : 1;
+    if (words.size() < first)
       return false;
     std::vector<int64_t> n;
-    int64_t v;
-    while (words >> v)
+    for (size_t i = first; i < words.size(); ++i) {
+      int64_t v;
+      if (!parseNumber(words[i], v))
+        return false; // not a number
       n.push_back(v);
-    if (!words.eof())
-      return false; // not a number
+    }
     if (tag == "args" && n.size() == 1) {
       numArguments = n[0];
     } else if (tag == "sizes" && n.size() == 4) {
@@ -445,7 +503,7 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       buffers.push_back({n[0], n[1], n[2]});
     } else if (isLaunch && n.size() >= 3) {
       Launch launch;
-      launch.kernel = kernel;
+      launch.kernel = std::string(words[1]);
       launch.rows = n[0];
       launch.points = n[1];
       launch.perSymbol = n[2] != 0;

@@ -2,11 +2,13 @@
 """dynamic=True across batch sizes: compiles and per-call times of tc
 against eager PyTorch and Inductor, in one process.
 
-Four models run inference (fp32, TF32 off) over a sequence of sizes (3, 5,
+Five models run inference (fp32, TF32 off) over a sequence of sizes (3, 5,
 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, a block of Linear,
 GeLU, LayerNorm, Linear and softmax, that block on [batch, 16, 256] inputs
 (`tokens`), and on [4, length, 256] inputs (`sequence`: the size is the
-sequence length). For each backend the script reports
+sequence length), and a transformer block (causal attention and an MLP)
+on [4, length, 256] inputs (`attention`). For each backend the script
+reports
 
 * `first calls`: the summed wall time of each size's first call (what a
   server sees when a new batch size arrives: tracing, compiling, running),
@@ -58,10 +60,45 @@ class TokenBlock(Block):
     merging batch and tokens, a GEMM and a view back in PyTorch's ATen."""
 
 
+class Attention(torch.nn.Module):
+    """A pre-norm transformer block (causal attention with 4 heads, then
+    an MLP) on [4, length, 256] inputs. Attention is not row-wise: tc
+    compiles the rest once on rows and runs attention in eager between
+    (docs/DynamicShapes.md)."""
+
+    def __init__(self, width=256, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(width)
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+        self.norm2 = torch.nn.LayerNorm(width)
+        self.up = torch.nn.Linear(width, 4 * width)
+        self.down = torch.nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(width, dim=-1)
+        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for t in (q, k, v))
+        a = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(batch, length, width))
+        return x + self.down(torch.nn.functional.gelu(
+            self.up(self.norm2(x))))
+
+    @staticmethod
+    def extra_flops(shape):
+        """Attention's two products (causal: half of each counted)."""
+        batch, length, width = shape
+        return 2 * batch * length * length * width
+
+
 # name: (model, an input's shape; None is the size that varies)
 MODELS = {"mlp": (SimpleModel, (None, 1024)), "block": (Block, (None, 256)),
           "tokens": (TokenBlock, (None, 16, 256)),
-          "sequence": (TokenBlock, (4, None, 256))}
+          "sequence": (TokenBlock, (4, None, 256)),
+          "attention": (Attention, (4, None, 256))}
 
 
 def input_shape(shape, size):
@@ -98,6 +135,8 @@ def floor_s(model, batch, shape, device, bandwidth):
     for size in input_shape(shape, batch)[:-1]:
         rows *= size
     flops = sum(2 * rows * m.in_features * m.out_features for m in linears)
+    if hasattr(model, "extra_flops"):
+        flops += model.extra_flops(input_shape(shape, batch))
     io = rows * (shape[-1] + linears[-1].out_features) * 4
     peak = 67e12 if device.type == "cuda" else None  # H100/H200 fp32
     times = [(weights + io) / bandwidth] if bandwidth else []

@@ -354,16 +354,16 @@ class _SymbolicBatch:
             reason = getattr(error, "reason", None) or str(error)
             logger.debug("tc: no compile %s for this graph (%s); %s",
                          self.DESCRIPTION, reason.splitlines()[0],
-                         self.OTHERWISE)
+                         self._otherwise())
             return None
         except Exception as error:  # never break the user's program
             logger.debug("tc: the compile %s failed (%s: %s); %s",
                          self.DESCRIPTION, type(error).__name__, error,
-                         self.OTHERWISE)
+                         self._otherwise())
             return None
         if not compiled.symbolic:
             logger.debug("tc: the graph compiled without a symbolic size; "
-                         "%s", self.OTHERWISE)
+                         "%s", self._otherwise())
             return None
         tc.counters["symbolic_graphs"] += 1
         tc.counters["graphs_compiled"] += 1
@@ -385,6 +385,10 @@ class _SymbolicBatch:
     def _runner(self, compiled: CompiledFunction) -> Callable:
         """What runs `compiled` on the graph's tensor inputs."""
         return compiled
+
+    def _otherwise(self) -> str:
+        """What the log says happens to a graph not compiled this way."""
+        return self.OTHERWISE
 
     def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
         """The graph traced to core ATen with the batch as the one dynamic
@@ -506,6 +510,10 @@ class _SymbolicRows(_SymbolicBatch):
         self.row_guards: list[Any] = []
         self.total_guards: list[Any] = []
         self.holds: dict[tuple, bool] = {}
+        self.total_probes: list[int] = []
+        # A graph whose whole is not row-wise, kept for _compile_parts:
+        # (its trace on the prefix, its Rows, the prefix's sizes).
+        self.partial: tuple | None = None
 
     @classmethod
     def of(cls, gm: torch.fx.GraphModule) -> "_SymbolicRows | None":
@@ -601,32 +609,78 @@ class _SymbolicRows(_SymbolicBatch):
         return _RowsCall(compiled, self.inputs_rows, self.outputs_rows,
                          len(self.prefix))
 
+    def _otherwise(self) -> str:
+        if self.partial is not None:
+            return ("compiling its row-wise parts on rows, the rest in "
+                    "eager")
+        return self.OTHERWISE
+
+    def compile(self, args: Sequence[Any], settings: _Settings
+                ) -> Callable | None:
+        """The whole graph on rows; else, when only some of its ops are
+        row-wise (attention's products over the sequence), those parts on
+        rows and the others in eager (_compile_parts); else None."""
+        self.partial = None
+        run = super().compile(args, settings)
+        if run is None and self.partial is not None:
+            traced, rows, lead = self.partial
+            self.partial = None
+            try:
+                run = self._compile_parts(traced, rows, lead, args, settings)
+            except Exception as error:  # never break the user's program
+                logger.debug("tc: the compile of the row-wise parts failed "
+                             "(%s: %s); %s", type(error).__name__, error,
+                             self.OTHERWISE)
+                run = None
+        return run
+
     def _trace(self, args: Sequence[Any]) -> tuple[Any, Any]:
-        """The graph traced to core ATen with the prefix's sizes symbolic,
-        then replayed on rows (tc.rows.collapse) and traced again with N
-        as the one symbolic size."""
+        """The graph traced to core ATen with the prefix's sizes symbolic
+        (_trace_prefix), then replayed on rows (tc.rows.collapse) and
+        traced again with N as the one symbolic size. A graph that is not
+        row-wise raises Unsupported, and is kept for _compile_parts."""
+        from tc.rows import NotRowwise, collapse
+
+        traced, rows, lead = self._trace_prefix(args)
+        total = math.prod(lead)
+        placeholders = [n.meta["val"] for n in traced.graph.nodes
+                        if n.op == "placeholder"
+                        and isinstance(n.meta.get("val"), torch.Tensor)]
+        self.inputs_rows = [(rows.form(v) or (None,))[0]
+                            for v in placeholders]
+        try:
+            collapsed, symbol, fakes = self._trace_rows(
+                lambda: collapse(traced, rows), placeholders, rows, total)
+        except NotRowwise as error:
+            self.partial = (traced, rows, lead)
+            raise Unsupported(f"not row-wise: {error}") from None
+        output = next(n for n in traced.graph.nodes if n.op == "output")
+        self.outputs_rows = _output_rows(output, rows)
+        _finish_symbolic_trace(collapsed, symbol)
+        return collapsed, symbol
+
+    def _trace_prefix(self, args: Sequence[Any]) -> tuple[Any, Any, tuple]:
+        """The graph traced to core ATen with a symbol of tc's own for
+        each size of the prefix; with its Rows and the prefix's sizes in
+        `args`. Sets the guards on the prefix."""
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.proxy_tensor import make_fx
-        from torch.fx.experimental.symbolic_shapes import (
-            DimDynamic, ShapeEnv, StatelessSymbolicContext)
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
-        from tc.rows import NotRowwise, Rows, collapse
+        from tc.rows import Rows
 
         gm, kept = self._specialized(args, lambda dims: dims in self.prefix)
-        tensors = [(dims, arg) for kind, dims, arg in kept
-                   if kind == "tensor"]
         count = len(self.prefix)
-        lead = next(tuple(arg.shape[:count]) for dims, arg in tensors
-                    if not all(isinstance(d, int) for d in dims))
+        lead = next(tuple(arg.shape[:count]) for kind, dims, arg in kept
+                    if kind == "tensor"
+                    and not all(isinstance(d, int) for d in dims))
 
-        # 1. The graph with a symbol of tc's own for each size of the
-        # prefix (not duck-sized: a batch and a length may be equal). A
-        # size Dynamo keeps static (the batch, when only the length
-        # varies) is a symbol too: the rows do not depend on it, and
-        # PyTorch's trace of a Linear on `[2, S, H]` specializes S where
-        # it keeps `[B, S, H]` symbolic (torch 2.11). Its guards are
-        # checked at its value only.
+        # Not duck-sized: a batch and a length may be equal. A size Dynamo
+        # keeps static (the batch, when only the length varies) is a
+        # symbol too: the rows do not depend on it, and PyTorch's trace of
+        # a Linear on `[2, S, H]` specializes S where it keeps `[B, S, H]`
+        # symbolic (torch 2.11). Its guards are checked at its value only.
         env = ShapeEnv()
         fake_mode = FakeTensorMode(shape_env=env)
         with fake_mode:
@@ -670,47 +724,205 @@ class _SymbolicRows(_SymbolicBatch):
                         for d, p in zip(self.prefix, probe))
                   for probe in probes]
         self.row_guards = _guards_on(env, ours, probes)
-        rows = Rows(traced_prefix)
+        self.total_probes = [math.prod(p) for p in probes]
+        self.total_guards = []
+        self.holds.clear()
+        return traced, Rows(traced_prefix), lead
 
-        # 2. The graph replayed on rows, traced with N symbolic.
-        total = math.prod(lead)
+    def _trace_rows(self, replay: Callable[[], Callable], inputs: list,
+                    rows: Any, total: int) -> tuple[Any, Any, list]:
+        """Traces `replay()` (a tc.rows replay) on fake tensors for the
+        original tensors `inputs` (fake ones of the prefix trace): one
+        `[N, *rest]` with N = `total` symbolic for each with rows, static
+        others. Returns the trace, N's symbol and the fakes; adds the
+        guards on N."""
+        from torch._dynamo.source import ConstantSource
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+
         env = ShapeEnv()
         fake_mode = FakeTensorMode(shape_env=env)
-        self.inputs_rows = [not all(isinstance(d, int) for d in dims)
-                            for dims, _ in tensors]
-        flats = [arg.reshape(total, *arg.shape[count:]) if has_rows else arg
-                 for (_, arg), has_rows in zip(tensors, self.inputs_rows)]
         with fake_mode:
+            symbol = env.create_symbol(total, ConstantSource("tc_rows_n"),
+                                       dynamic_dim=DimDynamic.DYNAMIC)
+            n = env.create_symintnode(symbol, hint=total)
             fakes = []
-            for flat, has_rows in zip(flats, self.inputs_rows):
-                if not has_rows:
-                    fakes.append(_static_fake(fake_mode, flat))
-                    continue
-                fakes.append(fake_mode.from_tensor(
-                    flat, symbolic_context=StatelessSymbolicContext(
-                        dynamic_sizes=[DimDynamic.DUCK] + [
-                            DimDynamic.STATIC] * (flat.dim() - 1))))
-            try:
-                collapsed = make_fx(
-                    collapse(traced, rows),
-                    decomposition_table=_core_aten_decompositions())(*fakes)
-            except NotRowwise as error:
-                raise Unsupported(f"not row-wise: {error}") from None
-        first = next(f for f, r in zip(fakes, self.inputs_rows) if r)
-        symbol = first.shape[0].node.expr
-        if not getattr(symbol, "is_Symbol", False):
-            raise Unsupported(f"the rows' trace specialized N to {symbol}")
-        self.total_guards = _guards_on(env, symbol, [
-            math.prod(p) for p in probes])
+            for value in inputs:
+                form = rows.form(value)
+                shape = list(value.shape) if form is None else [n, *form[1]]
+                fakes.append(torch.empty(shape, dtype=value.dtype,
+                                         device=value.device))
+            traced = make_fx(replay(), decomposition_table=(
+                _core_aten_decompositions()))(*fakes)
+        if not env.replace(symbol).is_Symbol:
+            raise Unsupported(f"the rows' trace specialized N to "
+                              f"{env.replace(symbol)}")
+        self.total_guards += _guards_on(env, symbol, self.total_probes)
         self.holds.clear()
-        output = next(n for n in traced.graph.nodes if n.op == "output")
-        self.outputs_rows = [
-            None if not isinstance(v, torch.Tensor) else
+        return traced, symbol, fakes
+
+    def _compile_parts(self, traced: torch.fx.GraphModule, rows: Any,
+                       lead: tuple, args: Sequence[Any],
+                       settings: _Settings) -> Callable | None:
+        """One compile for every size of the prefix, of a graph only some
+        of whose ops are row-wise: the partitioner groups those
+        (tc.rows.rowwise_nodes) into subgraphs, each compiled on rows with
+        its own N; the others (attention's products and softmax over the
+        sequence, a mean over it) run in eager between them, with a log
+        line each. None, with a debug line, when no part compiles."""
+        from torch._dynamo.source import ConstantSource
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        from tc.rows import rowwise_nodes
+
+        total = math.prod(lead)
+        inputs = [n.meta["val"] for n in traced.graph.nodes
+                  if n.op == "placeholder"
+                  and isinstance(n.meta.get("val"), torch.Tensor)]
+        env = ShapeEnv()
+        with FakeTensorMode(shape_env=env):
+            n = env.create_symintnode(env.create_symbol(
+                total, ConstantSource("tc_rows_n")), hint=total)
+            fakes = [torch.empty([n, *form[1]] if form else list(v.shape),
+                                 dtype=v.dtype, device=v.device)
+                     for v, form in ((v, rows.form(v)) for v in inputs)]
+            reasons = rowwise_nodes(traced, rows, fakes)
+
+        class Support(OperatorSupportBase):
+            def is_node_supported(self, submodules: Any,
+                                  node: torch.fx.Node) -> bool:
+                return node.op == "call_function" and node not in reasons
+
+        partitioner = CapabilityBasedPartitioner(
+            traced, Support(), allows_single_node_partition=True)
+        partitions = partitioner.propose_partitions()
+        for partition in partitions:
+            _trim_static(partition.nodes, rows)
+            _trim(partition.nodes)
+        partitions = [p for p in partitions if len(p.nodes) > 0]
+        if not partitions:
+            logger.debug("tc: no row-wise part of the graph computes; %s",
+                         self.OTHERWISE)
+            return None
+        in_partition = {n for p in partitions for n in p.nodes}
+        eager = [n for n in _op_nodes(traced.graph) if n not in in_partition
+                 and isinstance(n.target, torch._ops.OpOverload)]
+        for node in eager:
+            reasons.setdefault(node, "a view feeding only eager code stays "
+                               "a view" if _is_view(node) else "static, "
+                               "feeding only eager code")
+
+        fused = partitioner.fuse_partitions(partitions)
+        state = _RowsState(self._with_rows[0][0], len(self.prefix))
+        compiled_ops = 0
+        for node in list(fused.graph.nodes):
+            if node.op != "call_module":
+                continue
+            sub = fused.get_submodule(node.target)
+            if not isinstance(sub, torch.fx.GraphModule):
+                continue
+            ops = _op_nodes(sub.graph)
+            try:
+                run, compiled = self._compile_part(sub, rows, total, state,
+                                                   settings)
+            except (Unsupported, CompileError) as error:
+                reason = getattr(error, "reason", None) or str(error)
+                logger.debug("tc: row-wise part %s not compiled (%s)",
+                             node.target, reason.splitlines()[0])
+                eager += [n for n in ops
+                          if isinstance(n.target, torch._ops.OpOverload)]
+                continue
+            setattr(fused, node.target, _TcSubgraph(run, sub, node.target))
+            compiled_ops += len(ops)
+            tc.counters["subgraphs_compiled"] += 1
+            tc.counters["kernels"] += compiled.num_kernels
+        if not compiled_ops:
+            logger.debug("tc: no row-wise part of the graph compiled; %s",
+                         self.OTHERWISE)
+            return None
+        for node in eager:
+            _fallbacks.info("eager: %s: not row-wise (%s); one compile "
+                            "serves every sequence length", _describe(node),
+                            reasons[node])
+        tc.counters["symbolic_graphs"] += 1
+        tc.counters["graphs_compiled"] += 1
+        tc.counters["ops_compiled"] += compiled_ops
+        tc.counters["ops_eager"] += len(eager)
+        kept = [i for i, (kind, dims) in enumerate(self.placeholders)
+                if kind == "tensor" or (kind == "int" and dims in self.prefix)]
+
+        def run(*given: Any) -> Any:
+            state.lead = tuple(given[state.first].shape[:state.count])
+            return fused(*(given[i] for i in kept))
+        return _Guarded(run, self.gm.forward, "with the symbolic rows, in "
+                        "parts")
+
+    def _compile_part(self, sub: torch.fx.GraphModule, rows: Any,
+                      total: int, state: "_RowsState", settings: _Settings
+                      ) -> tuple[Callable, CompiledFunction]:
+        """Part `sub` of a graph (_compile_parts) compiled on rows: what
+        runs it on its inputs, and the compiled function."""
+        from tc.rows import NotRowwise, collapse
+
+        inputs = [n.meta["val"] for n in sub.graph.nodes
+                  if n.op == "placeholder"
+                  and isinstance(n.meta.get("val"), torch.Tensor)]
+        forms = [rows.form(v) for v in inputs]
+        if all(form is None for form in forms):
+            raise Unsupported("no input has rows")
+        try:
+            collapsed, symbol, _ = self._trace_rows(
+                lambda: collapse(sub, rows), inputs, rows, total)
+        except NotRowwise as error:
+            raise Unsupported(f"not row-wise: {error}") from None
+        _finish_symbolic_trace(collapsed, symbol)
+        compiled = compiler.compile_graph(
+            collapsed, dump_stages=settings.dump_stages, symbol=symbol)
+        if not compiled.symbolic:
+            raise Unsupported("compiled without the symbolic size")
+        if settings.reduce_overhead:
+            compiled.stage_inputs()
+        output = next(n for n in sub.graph.nodes if n.op == "output")
+        call = _RowsCall(compiled, [f[0] if f else None for f in forms],
+                         _output_rows(output, rows), len(rows.prefix), state)
+        tensors = [i for i, n in enumerate(
+            n for n in sub.graph.nodes if n.op == "placeholder")
+            if isinstance(n.meta.get("val"), torch.Tensor)]
+        return (lambda *given: call(*(given[i] for i in tensors))), compiled
+
+
+def _trim_static(nodes: Any, rows: Any) -> None:
+    """Leaves the ops of a part of the graph (_compile_parts) whose results
+    have no rows (a constant, a weight's transpose) and feed only eager
+    code to eager: compiled, they would be outputs of the part."""
+    def static(node: torch.fx.Node) -> bool:
+        value = node.meta.get("val")
+        values = value if isinstance(value, (tuple, list)) else [value]
+        return all(not isinstance(v, torch.Tensor) or rows.form(v) is None
+                   for v in values)
+
+    changed = True
+    while changed:
+        changed = False
+        for node in list(nodes):
+            if static(node) and not any(u in nodes for u in node.users):
+                if isinstance(nodes, dict):
+                    del nodes[node]
+                else:
+                    nodes.discard(node)
+                changed = True
+
+
+def _output_rows(output: torch.fx.Node, rows: Any) -> list[int | None]:
+    """Per output of a graph on the prefix: how many leading dimensions
+    are rows (tc.rows.Rows.form), 0 for a static tensor, None for a
+    number."""
+    return [None if not isinstance(v, torch.Tensor) else
             (rows.form(v) or (0,))[0]
             for v in (n.meta.get("val") if isinstance(n, torch.fx.Node)
                       else n for n in _flat_outputs(output.args[0]))]
-        _finish_symbolic_trace(collapsed, symbol)
-        return collapsed, symbol
 
 
 def _static_fake(fake_mode: Any, tensor: torch.Tensor) -> Any:
@@ -728,26 +940,44 @@ def _flat_outputs(outputs: Any) -> list[Any]:
     return [outputs]
 
 
+class _RowsState:
+    """The prefix's sizes of the current call of a graph compiled in parts
+    (_SymbolicRows._compile_parts), which each part's _RowsCall views its
+    outputs back to (its inputs may be rows merged into one dimension)."""
+
+    def __init__(self, first: int, count: int):
+        #: The position of a graph input with the prefix, and its length.
+        self.first = first
+        self.count = count
+        self.lead: tuple = ()
+
+
 class _RowsCall:
     """Runs a graph compiled on rows (_SymbolicRows): each input with rows
     viewed `[N, *rest]`, each output viewed back to the leading sizes of
     the call (`[B, S, *rest]`), or kept `[N, *rest]` where the original
-    merged them too."""
+    merged them too. `inputs_rows` holds, per input, how many of its
+    leading dimensions are rows (None: a static tensor); the leading sizes
+    are the first input's, or `state`'s when given."""
 
-    def __init__(self, compiled: Callable, inputs_rows: list[bool],
-                 outputs_rows: list[int | None], count: int):
+    def __init__(self, compiled: Callable, inputs_rows: list[int | None],
+                 outputs_rows: list[int | None], count: int,
+                 state: _RowsState | None = None):
         self.compiled = compiled
         self.inputs_rows = inputs_rows
         self.outputs_rows = outputs_rows
         self.count = count
-        self.first = inputs_rows.index(True)
+        self.state = state
+        self.first = inputs_rows.index(count) if state is None else None
 
     def __call__(self, *tensors: Any) -> Any:
-        count = self.count
-        lead = tuple(tensors[self.first].shape[:count])
+        if self.state is None:
+            lead = tuple(tensors[self.first].shape[:self.count])
+        else:
+            lead = self.state.lead
         total = math.prod(lead)
-        flat = [t.reshape(total, *t.shape[count:]) if rows else t
-                for t, rows in zip(tensors, self.inputs_rows)]
+        flat = [t if k is None else t.reshape(total, *t.shape[k:])
+                for t, k in zip(tensors, self.inputs_rows)]
         result = self.compiled(*flat)
         if isinstance(result, (tuple, list)):
             back = [self._back(r, k, lead)

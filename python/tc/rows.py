@@ -115,6 +115,27 @@ def collapse(traced: torch.fx.GraphModule, rows: Rows
     return run
 
 
+def rowwise_nodes(traced: torch.fx.GraphModule, rows: Rows,
+                  inputs: Sequence[Any]) -> dict[torch.fx.Node, str]:
+    """The ops of `traced` that do not replay on rows, each with the
+    reason; the others do. `inputs` are fake tensors as `collapse` takes
+    them (`[N, *rest]`). Unlike `collapse`, the replay goes on past an op
+    that is not row-wise: its result stands in as a fresh tensor of its
+    rows' shape (an input of what follows) where it has one, and as
+    nothing (its users are not row-wise either) where it has none. The
+    row-wise ops form the parts tc compiles on rows; the others run in
+    eager between them."""
+    return _Classify(traced, rows, inputs).classify()
+
+
+class _Missing:
+    """A value with no rows' shape (`[B, H, S, S]` attention scores): no
+    row-wise op can take it."""
+
+
+_MISSING = _Missing()
+
+
 class _Replay:
     def __init__(self, traced: torch.fx.GraphModule, rows: Rows,
                  inputs: Sequence[Any]):
@@ -360,6 +381,72 @@ class _Replay:
         return aten.native_layer_norm.default(
             self._value(source), list(normalized), self._value(weight),
             self._value(bias), eps)
+
+
+class _Classify(_Replay):
+    def classify(self) -> dict[torch.fx.Node, str]:
+        reasons: dict[torch.fx.Node, str] = {}
+        inputs = iter(self.inputs)
+        for node in self.traced.graph.nodes:
+            if node.op == "placeholder":
+                value = node.meta.get("val")
+                if isinstance(value, torch.Tensor):
+                    given = next(inputs)
+                    if self.rows.form(value) is not None and self.n is None:
+                        self.n = given.shape[0]
+                    self.values[node] = given
+                else:
+                    self.values[node] = _SIZE
+            elif node.op == "get_attr":
+                self.values[node] = getattr(self.traced, node.target)
+            elif node.op == "call_function":
+                self.values[node] = self._classify(node, reasons)
+        return reasons
+
+    def _classify(self, node: torch.fx.Node,
+                  reasons: dict[torch.fx.Node, str]) -> Any:
+        value = node.meta.get("val")
+        if node.target is operator.getitem:
+            # With the op it selects from.
+            source, index = node.args
+            if source in reasons:
+                reasons[node] = reasons[source]
+            return self.values[source][index]
+        if node.target in _SIZE_OPS or isinstance(value,
+                                                  (torch.SymInt, int)):
+            reasons[node] = "computes a size"
+            return _SIZE
+        try:
+            for arg in _leaves((node.args, node.kwargs)):
+                if isinstance(arg, torch.fx.Node) and any(
+                        v is _MISSING for v in _leaves(self.values[arg])):
+                    raise NotRowwise(f"takes '{arg.name}', which is not "
+                                     f"rows")
+            result = self._call(node)
+            self._check(node, result)
+            return result
+        except NotRowwise as error:
+            reasons[node] = str(error)
+        except Exception as error:  # a fake op's own error: not row-wise
+            reasons[node] = f"{type(error).__name__}: {error}"
+        return _tree_map(value, self._stand_in)
+
+    def _stand_in(self, value: Any) -> Any:
+        """For a result of an op that is not row-wise: a fresh tensor of
+        its rows' shape, or _MISSING."""
+        if not isinstance(value, torch.Tensor):
+            return _SIZE if isinstance(value, torch.SymInt) else value
+        try:
+            shape = self._rows_shape(value)
+        except NotRowwise:
+            return _MISSING
+        return torch.empty(shape, dtype=value.dtype, device=value.device)
+
+
+def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_tree_map(item, fn) for item in tree)
+    return fn(tree)
 
 
 def _by_name(target: Any, args: Sequence[Any], kwargs: dict[str, Any]

@@ -60,6 +60,35 @@ class MaskedTokens(torch.nn.Module):
                 h[:, :, :4] * 2)
 
 
+class AttentionBlock(torch.nn.Module):
+    """A pre-norm transformer block on [batch, sequence, features]: its
+    attention (causal, scaled dot products over the sequence) is not
+    row-wise, the rest is; with the batch and the length varying, tc
+    compiles the rest once on rows and runs the attention in eager
+    between (docs/DynamicShapes.md)."""
+
+    def __init__(self, width: int = 32, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(width)
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+        self.norm2 = torch.nn.LayerNorm(width)
+        self.up = torch.nn.Linear(width, 4 * width)
+        self.down = torch.nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(width, dim=-1)
+        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for t in (q, k, v))
+        a = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(batch, length, width))
+        return x + self.down(torch.nn.functional.gelu(
+            self.up(self.norm2(x))))
+
+
 #: (batch, sequence length) pairs the sequence tests run: equal sizes
 #: too, which a trace must not take for one symbol.
 SEQUENCES = ((3, 5), (3, 7), (4, 4), (2, 9), (5, 3), (3, 17), (6, 33))

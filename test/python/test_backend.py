@@ -15,8 +15,9 @@ import tc
 import tc.backend
 import tc.compiler
 
-from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, BatchModel,
-                         MaskedTokens, TokenMLP, masked_tokens_inputs)
+from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, AttentionBlock,
+                         BatchModel, MaskedTokens, TokenMLP,
+                         masked_tokens_inputs)
 
 
 def foo(x, y):  # seed 000
@@ -472,26 +473,67 @@ def test_automatic_dynamic_sequence_length(fresh_tc):
     assert tc.counters["shape_specializations"] == 0
 
 
+def test_dynamic_attention_compiles_once_in_parts(fresh_tc, caplog):
+    """A transformer block whose batch and sequence length both vary:
+    attention's products and softmax over the sequence are not row-wise,
+    so they run in eager between the parts tc compiles on rows (layer
+    norms, projections, GeLU, residuals). One compile serves every (B, S),
+    with eager's results, and the log names each op left to eager."""
+    caplog.set_level(logging.INFO, logger="tc.fallbacks")
+    calls = []
+    model = AttentionBlock().eval()
+    fn = torch.compile(model, backend=_counting_backend(calls), dynamic=True)
+    with torch.no_grad():
+        for batch, length in SEQUENCES:
+            x = torch.randn(batch, length, 32)
+            torch.testing.assert_close(fn(x), model(x))
+    assert len(calls) == 1
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["subgraphs_compiled"] == 2  # before and after
+    assert tc.counters["ops_compiled"] >= 20
+    assert tc.counters["ops_eager"] > 0
+    assert "eager: aten::bmm" in caplog.text
+    assert "eager: aten::addmm" not in caplog.text
+    assert "failed at run time" not in caplog.text
+
+
+def _pooled(x):
+    return torch.tanh(x).mean(1) * 2
+
+
+def test_dynamic_sequence_mean_in_parts(fresh_tc, caplog):
+    """A mean over the sequence is not row-wise: it runs in eager, after
+    the part before it compiled on rows, once for every (B, S)."""
+    caplog.set_level(logging.INFO, logger="tc.fallbacks")
+    fn = torch.compile(_pooled, backend="tc", dynamic=True)
+    for batch, length in SEQUENCES[:4]:
+        x = torch.randn(batch, length, 8)
+        torch.testing.assert_close(fn(x), _pooled(x))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["ops_compiled"] == 1  # tanh
+    assert tc.counters["ops_eager"] == 2  # the mean, and what takes it
+    assert "eager: aten::mean.dim" in caplog.text
+
+
 def _attention(x):
     return torch.softmax(x @ x.transpose(1, 2), -1) @ x
 
 
-def _pooled(x):
-    return torch.tanh(x).mean(1)
-
-
-@pytest.mark.parametrize("graph", [_attention, _pooled])
-def test_dynamic_sequence_not_rowwise(fresh_tc, caplog, graph):
-    """A graph that mixes the rows (attention's products over the
-    sequence, a mean over it) is not compiled as rows: it keeps the
-    symbolic batch with the length specialized, or per shape, and the
-    debug log says why; eager's results, nothing in eager."""
+def test_dynamic_sequence_not_rowwise(fresh_tc, caplog):
+    """A graph with no row-wise part that computes (attention on its
+    input) is not compiled as rows: it keeps the symbolic batch with the
+    length specialized, or per shape, and the debug log says why; eager's
+    results, nothing in eager."""
     caplog.set_level(logging.DEBUG, logger="tc")
-    fn = torch.compile(graph, backend="tc", dynamic=True)
+    fn = torch.compile(_attention, backend="tc", dynamic=True)
     for batch, length in SEQUENCES[:4]:
         x = torch.randn(batch, length, 8)
-        torch.testing.assert_close(fn(x), graph(x))
+        torch.testing.assert_close(fn(x), _attention(x))
     assert "no compile with the symbolic rows" in caplog.text
+    assert "no row-wise part" in caplog.text
     assert tc.counters["graphs_compiled"] == 4
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0

@@ -10,8 +10,9 @@ import torch
 
 import tc
 
-from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, BatchModel,
-                         MaskedTokens, TokenMLP, masked_tokens_inputs)
+from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, AttentionBlock,
+                         BatchModel, MaskedTokens, TokenMLP,
+                         masked_tokens_inputs)
 
 pytestmark = pytest.mark.requires_native
 
@@ -759,6 +760,30 @@ def test_cuda_dynamic_batch_and_sequence(fresh_tc, mode):
     assert tc.counters["fallback_graphs"] == 0
     assert tc.counters["symbolic_graphs"] == 1
     assert tc.counters["graphs_compiled"] == 1
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_cuda_dynamic_attention_in_parts(fresh_tc, caplog, mode):
+    """A transformer block on the GPU with a batch and a sequence length
+    that both vary: one compile, its row-wise parts on rows, attention in
+    eager between them (PyTorch's own kernels); eager's results at every
+    size, twice each (the second from the parts' CUDA graphs)."""
+    torch.manual_seed(0)
+    model = AttentionBlock().cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True,
+                       mode=None if mode == "default" else mode)
+    with torch.no_grad():
+        for batch, length in SEQUENCES + ((40, 100),):
+            for _ in range(2):
+                x = torch.randn(batch, length, 32, device="cuda")
+                close(fn(x), model(x), rtol=1e-4, atol=1e-4)
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["subgraphs_compiled"] == 2
+    assert tc.counters["shape_specializations"] == 0
+    assert tc.counters["ops_eager"] > 0
+    assert "failed at run time" not in caplog.text
 
 
 @cuda

@@ -395,7 +395,6 @@ class _SymbolicBatch:
         size, and the batch's symbol in that trace. Raises Unsupported
         when the trace specialized the batch or computes with sizes."""
         from torch._subclasses.fake_tensor import FakeTensorMode
-        from torch.fx.experimental.proxy_tensor import make_fx
         from torch.fx.experimental.symbolic_shapes import (
             DimDynamic, ShapeEnv, StatelessSymbolicContext)
 
@@ -423,9 +422,7 @@ class _SymbolicBatch:
             # A symbolic scalar input that is the batch: the same symbol.
             fakes = [batch_size if kind == "int" else fake
                      for (kind, _, _), fake in zip(kept, fakes)]
-            traced = make_fx(gm_forward(gm),
-                             decomposition_table=_core_aten_decompositions()
-                             )(*fakes)
+            traced = _symbolic_trace(gm_forward(gm), fakes)
         symbol = batch_size.node.expr
         if not getattr(symbol, "is_Symbol", False):
             raise Unsupported(f"the trace specialized the batch size to "
@@ -665,7 +662,6 @@ class _SymbolicRows(_SymbolicBatch):
         `args`. Sets the guards on the prefix."""
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
-        from torch.fx.experimental.proxy_tensor import make_fx
         from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
         from tc.rows import Rows
@@ -678,9 +674,9 @@ class _SymbolicRows(_SymbolicBatch):
 
         # Not duck-sized: a batch and a length may be equal. A size Dynamo
         # keeps static (the batch, when only the length varies) is a
-        # symbol too: the rows do not depend on it, and PyTorch's trace of
-        # a Linear on `[2, S, H]` specializes S where it keeps `[B, S, H]`
-        # symbolic (torch 2.11). Its guards are checked at its value only.
+        # symbol too: the rows do not depend on it, and a trace with it
+        # static may specialize the sizes it multiplies (`2 * S` rows of a
+        # Linear). Its guards are checked at its value only.
         env = ShapeEnv()
         fake_mode = FakeTensorMode(shape_env=env)
         with fake_mode:
@@ -700,12 +696,9 @@ class _SymbolicRows(_SymbolicBatch):
                     fakes.append(torch.empty(
                         [*sizes, *arg.shape[count:]], dtype=arg.dtype,
                         device=arg.device))
-            traced = make_fx(gm_forward(gm),
-                             decomposition_table=_core_aten_decompositions()
-                             )(*fakes)
+            traced = _symbolic_trace(gm_forward(gm), fakes)
         # A size Dynamo keeps static may come out of the trace specialized
-        # to its value (torch 2.11's Linear on `[2, S, H]`); a symbolic
-        # one may not.
+        # to its value; a symbolic one may not.
         traced_prefix = []
         for symbol, dynamo in zip(ours, self.prefix):
             value = env.replace(symbol)
@@ -738,7 +731,6 @@ class _SymbolicRows(_SymbolicBatch):
         guards on N."""
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
-        from torch.fx.experimental.proxy_tensor import make_fx
         from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
         env = ShapeEnv()
@@ -753,8 +745,7 @@ class _SymbolicRows(_SymbolicBatch):
                 shape = list(value.shape) if form is None else [n, *form[1]]
                 fakes.append(torch.empty(shape, dtype=value.dtype,
                                          device=value.device))
-            traced = make_fx(replay(), decomposition_table=(
-                _core_aten_decompositions()))(*fakes)
+            traced = _symbolic_trace(replay(), fakes)
         if not env.replace(symbol).is_Symbol:
             raise Unsupported(f"the rows' trace specialized N to "
                               f"{env.replace(symbol)}")
@@ -771,6 +762,7 @@ class _SymbolicRows(_SymbolicBatch):
         its own N; the others (attention's products and softmax over the
         sequence, a mean over it) run in eager between them, with a log
         line each. None, with a debug line, when no part compiles."""
+        from torch._dispatch.python import enable_python_dispatcher
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -782,7 +774,7 @@ class _SymbolicRows(_SymbolicBatch):
                   if n.op == "placeholder"
                   and isinstance(n.meta.get("val"), torch.Tensor)]
         env = ShapeEnv()
-        with FakeTensorMode(shape_env=env):
+        with FakeTensorMode(shape_env=env), enable_python_dispatcher():
             n = env.create_symintnode(env.create_symbol(
                 total, ConstantSource("tc_rows_n")), hint=total)
             fakes = [torch.empty([n, *form[1]] if form else list(v.shape),
@@ -923,6 +915,21 @@ def _output_rows(output: torch.fx.Node, rows: Any) -> list[int | None]:
             (rows.form(v) or (0,))[0]
             for v in (n.meta.get("val") if isinstance(n, torch.fx.Node)
                       else n for n in _flat_outputs(output.args[0]))]
+
+
+def _symbolic_trace(fn: Callable, fakes: Sequence[Any]
+                    ) -> torch.fx.GraphModule:
+    """`fn` traced to core ATen (make_fx) on fake tensors with symbolic
+    sizes. PyTorch's Python dispatcher is on, as in make_fx's own symbolic
+    mode: composite ops then take their Python decompositions, which keep
+    sizes symbolic, where some C++ ones read concrete sizes (torch 2.11's
+    matmul of two 3-d tensors specialized the batch and the length)."""
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with enable_python_dispatcher():
+        return make_fx(fn, decomposition_table=_core_aten_decompositions()
+                       )(*fakes)
 
 
 def _static_fake(fake_mode: Any, tensor: torch.Tensor) -> Any:
@@ -1083,6 +1090,8 @@ def _products_of_merged_rows(graph: torch.fx.Graph,
     sizes `s` itself, never a multiple of it (docs/DynamicShapes.md);
     without, it keeps the n-d shape for what follows (a layer norm's
     reductions over the last dimension stay one per row)."""
+    from torch._dispatch.python import enable_python_dispatcher
+
     aten = torch.ops.aten
 
     def leading_is_batch(val: Any) -> bool:
@@ -1137,7 +1146,9 @@ def _products_of_merged_rows(graph: torch.fx.Graph,
             with graph.inserting_before(product):
                 matmul = graph.call_function(aten.matmul.default,
                                              (source, rhs))
-                with fake_mode:
+                # (The Python dispatcher: PyTorch's C++ matmul reads
+                # concrete sizes in torch 2.11; _symbolic_trace.)
+                with fake_mode, enable_python_dispatcher():
                     matmul.meta["val"] = aten.matmul.default(
                         source.meta["val"], rhs.meta["val"])
                 result = matmul

@@ -5,13 +5,6 @@ dynamic-shape tests of the CPU and CUDA backends share them."""
 
 import torch
 
-#: Whether PyTorch's trace keeps the batch of a Linear on a 3-d input
-#: symbolic: torch 2.11's specializes it (tc then compiles per shape).
-SYMBOLIC_3D_LINEAR = tuple(
-    int(part) for part in torch.__version__.split("+")[0].split(".")[:2]
-) >= (2, 13)
-
-
 class BatchModel(torch.nn.Module):
     def __init__(self, width: int = 8, hidden: int = 32):
         super().__init__()

@@ -10,9 +10,8 @@ import torch
 
 import tc
 
-from batch_model import (SEQUENCES, SYMBOLIC_3D_LINEAR, AttentionBlock,
-                         BatchModel, MaskedTokens, TokenMLP,
-                         masked_tokens_inputs)
+from batch_model import (SEQUENCES, AttentionBlock, BatchModel,
+                         MaskedTokens, TokenMLP, masked_tokens_inputs)
 
 pytestmark = pytest.mark.requires_native
 
@@ -734,10 +733,8 @@ def test_cuda_dynamic_linear_on_3d_inputs(fresh_tc, mode):
                 close(fn(x), model(x), rtol=1e-4, atol=1e-5)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
-    symbolic = SYMBOLIC_3D_LINEAR  # else compiled per shape
-    assert tc.counters["symbolic_graphs"] == int(symbolic)
-    assert tc.counters["graphs_compiled"] == (1 if symbolic
-                                              else len(batches))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
 
 
 @cuda

@@ -664,9 +664,10 @@ class _SymbolicRows(_SymbolicBatch):
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
-        from tc.rows import Rows
+        from tc.rows import Rows, keep_attention
 
         gm, kept = self._specialized(args, lambda dims: dims in self.prefix)
+        keep_attention(gm)
         count = len(self.prefix)
         lead = next(tuple(arg.shape[:count]) for kind, dims, arg in kept
                     if kind == "tensor"

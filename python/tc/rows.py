@@ -22,7 +22,7 @@ keeps its other paths.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import sympy
 import torch
@@ -113,6 +113,75 @@ def collapse(traced: torch.fx.GraphModule, rows: Rows
         return _Replay(traced, rows, inputs).run()
 
     return run
+
+
+#: The arguments of scaled_dot_product_attention after the tensors, with
+#: their defaults.
+_ATTENTION_ARGS = (("attn_mask", None), ("dropout_p", 0.0),
+                   ("is_causal", False), ("scale", None),
+                   ("enable_gqa", False))
+_attention_op: Any = None
+
+
+def _attention() -> Any:
+    """`tc::attention`, PyTorch's scaled_dot_product_attention as an op of
+    its own: make_fx keeps it one node (no decomposition into products, a
+    mask and a softmax), and eager runs PyTorch's fused kernels."""
+    global _attention_op
+    if _attention_op is None:
+        @torch.library.custom_op("tc::attention", mutates_args=())
+        def attention(query: torch.Tensor, key: torch.Tensor,
+                      value: torch.Tensor, attn_mask: Optional[torch.Tensor],
+                      dropout_p: float, is_causal: bool,
+                      scale: Optional[float], enable_gqa: bool
+                      ) -> torch.Tensor:
+            return torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+
+        @attention.register_fake
+        def _(query, key, value, attn_mask, dropout_p, is_causal, scale,
+              enable_gqa):
+            return query.new_empty((*query.shape[:-1], value.shape[-1]))
+
+        _attention_op = torch.ops.tc.attention.default
+    return _attention_op
+
+
+def keep_attention(gm: torch.fx.GraphModule) -> int:
+    """Makes each call of scaled_dot_product_attention in Dynamo's graph
+    `gm` one `tc::attention` node, whose arguments other than tensors are
+    constants; returns how many. Attention is never row-wise: kept whole,
+    it runs between the row-wise parts as PyTorch's fused kernel rather
+    than as some twenty ops (_SymbolicRows._compile_parts)."""
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target is not sdpa:
+            continue
+        if len(node.args) < 3 or len(node.args) > 3 + len(_ATTENTION_ARGS):
+            continue
+        named = dict(_ATTENTION_ARGS)
+        for (name, _), value in zip(_ATTENTION_ARGS, node.args[3:]):
+            named[name] = value
+        if set(node.kwargs) - set(named):
+            continue
+        named.update(node.kwargs)
+        mask = named["attn_mask"]
+        if any(isinstance(v, torch.fx.Node) for k, v in named.items()
+               if k != "attn_mask") or not (
+                mask is None or isinstance(mask, torch.fx.Node)):
+            continue  # a symbolic scale or flag: left to the decomposition
+        args = (*node.args[:3], *(named[name] for name, _ in _ATTENTION_ARGS))
+        with gm.graph.inserting_before(node):
+            kept = gm.graph.call_function(_attention(), args)
+        kept.meta = dict(node.meta)
+        node.replace_all_uses_with(kept)
+        gm.graph.erase_node(node)
+        count += 1
+    if count:
+        gm.recompile()
+    return count
 
 
 def rowwise_nodes(traced: torch.fx.GraphModule, rows: Rows,

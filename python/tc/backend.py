@@ -768,7 +768,7 @@ class _SymbolicRows(_SymbolicBatch):
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-        from tc.rows import rowwise_nodes
+        from tc.rows import attention_call, is_attention, rowwise_nodes
 
         total = math.prod(lead)
         inputs = [n.meta["val"] for n in traced.graph.nodes
@@ -808,6 +808,12 @@ class _SymbolicRows(_SymbolicBatch):
                                "feeding only eager code")
 
         fused = partitioner.fuse_partitions(partitions)
+        # Attention kept whole runs as PyTorch's function, not through the
+        # custom op's dispatch (microseconds a call).
+        for node in fused.graph.nodes:
+            if node.op == "call_function" and is_attention(node):
+                node.target = attention_call
+        fused.recompile()
         state = _RowsState(self._with_rows[0][0], len(self.prefix))
         compiled_ops = 0
         for node in list(fused.graph.nodes):

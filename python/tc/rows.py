@@ -135,9 +135,8 @@ def _attention() -> Any:
                       dropout_p: float, is_causal: bool,
                       scale: Optional[float], enable_gqa: bool
                       ) -> torch.Tensor:
-            return torch.nn.functional.scaled_dot_product_attention(
-                query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
-                is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+            return attention_call(query, key, value, attn_mask, dropout_p,
+                                  is_causal, scale, enable_gqa)
 
         @attention.register_fake
         def _(query, key, value, attn_mask, dropout_p, is_causal, scale,
@@ -146,6 +145,22 @@ def _attention() -> Any:
 
         _attention_op = torch.ops.tc.attention.default
     return _attention_op
+
+
+def attention_call(query: torch.Tensor, key: torch.Tensor,
+                   value: torch.Tensor, attn_mask: Optional[torch.Tensor],
+                   dropout_p: float, is_causal: bool, scale: Optional[float],
+                   enable_gqa: bool) -> torch.Tensor:
+    """What runs a `tc::attention` node in eager: PyTorch's
+    scaled_dot_product_attention, without the custom op's dispatch."""
+    return torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+        is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+
+
+def is_attention(node: torch.fx.Node) -> bool:
+    """Whether `node` is a `tc::attention` (keep_attention)."""
+    return _attention_op is not None and node.target is _attention_op
 
 
 def keep_attention(gm: torch.fx.GraphModule) -> int:

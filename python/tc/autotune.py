@@ -21,6 +21,12 @@ the GPU, the pipeline options and the candidate list: a later process
 compiles the chosen candidate alone (from the GPU disk cache when it is
 warm) and times nothing.
 
+A graph with the symbolic size (dynamic=True, docs/DynamicShapes.md) is
+tuned at its first call's size, and the choice serves every size: the
+record is keyed on the symbolic graph. The best candidate can differ at a
+size far from the first (how many blocks a few rows fill); such a size is
+not tuned again.
+
 The whole graph gets one candidate (the options apply to every kernel);
 choosing per kernel is future work. CPU graphs and training graphs compile
 as mode="default" (with a log line): tc has no CPU schedule candidates.

@@ -347,7 +347,8 @@ class _SymbolicBatch:
         try:
             traced, symbol = self._trace(args)
             compiled = compiler.compile_graph(
-                traced, dump_stages=settings.dump_stages, symbol=symbol)
+                traced, dump_stages=settings.dump_stages, symbol=symbol,
+                autotune=settings.autotune)
             if settings.reduce_overhead:
                 compiled.stage_inputs()
         except (Unsupported, CompileError) as error:
@@ -878,7 +879,8 @@ class _SymbolicRows(_SymbolicBatch):
             raise Unsupported(f"not row-wise: {error}") from None
         _finish_symbolic_trace(collapsed, symbol)
         compiled = compiler.compile_graph(
-            collapsed, dump_stages=settings.dump_stages, symbol=symbol)
+            collapsed, dump_stages=settings.dump_stages, symbol=symbol,
+            autotune=settings.autotune)
         if not compiled.symbolic:
             raise Unsupported("compiled without the symbolic size")
         if settings.reduce_overhead:

@@ -247,7 +247,8 @@ def compile_graph(gm: torch.fx.GraphModule, *,
 
     With `autotune` (mode="max-autotune") a GPU graph is compiled under
     each of tc's schedule candidates, and its first call times them and
-    keeps the fastest (`tc.autotune`).
+    keeps the fastest (`tc.autotune`; with `symbol`, at the first call's
+    size).
 
     With `symbol` (a sympy symbol of the graph's fake tensors' shape
     environment), dimensions that are that symbol become the graph's
@@ -268,7 +269,7 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
-    if autotune and not any(requires_grad) and symbol is None:
+    if autotune and not any(requires_grad):
         from tc import autotune as tuner
 
         return tuner.compile_graph(gm, imported, device, dump_stages)

@@ -640,6 +640,26 @@ def test_cuda_reduce_overhead_replays_new_inputs(fresh_tc):
 
 
 @cuda
+def test_cuda_max_autotune_dynamic(fresh_tc, tc_logs):
+    """mode="max-autotune" with dynamic=True: the symbolic compile is tuned
+    once, at the first call's batch size, and the chosen schedule serves
+    every batch size with eager's results; its record is on disk."""
+    torch.manual_seed(0)
+    model = BatchModel(64, 256).cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True,
+                       mode="max-autotune")
+    with torch.no_grad():
+        for batch in (256, 3, 17, 1000):
+            x = torch.randn(batch, 64, device="cuda")
+            close(fn(x), model(x), rtol=1e-4, atol=1e-4)
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["autotuned_graphs"] == 1
+    assert "max-autotune chose" in tc_logs.text
+    assert len(list((tc.cache_dir() / "autotune").glob("*.json"))) == 1
+
+
+@cuda
 def test_cuda_max_autotune(fresh_tc, tc_logs):
     """mode="max-autotune": each candidate schedule compiles, the first
     call times them on the GPU and keeps one whose results are eager's;

@@ -38,6 +38,9 @@ import torch
 import torch._dynamo
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parent.parent / "test"
+                       / "python"))
+from batch_model import AttentionBlock  # noqa: E402
 from bench_cpu import SimpleModel  # noqa: E402
 
 
@@ -60,32 +63,14 @@ class TokenBlock(Block):
     merging batch and tokens, a GEMM and a view back in PyTorch's ATen."""
 
 
-class Attention(torch.nn.Module):
-    """A pre-norm transformer block (causal attention with 4 heads, then
-    an MLP) on [4, length, 256] inputs. Attention is not row-wise: tc
-    compiles the rest once on rows and runs attention in eager between
-    (docs/DynamicShapes.md)."""
+class Attention(AttentionBlock):
+    """The tests' pre-norm transformer block (causal attention with 4
+    heads, then an MLP) at width 256, on [4, length, 256] inputs.
+    Attention is not row-wise: tc compiles the rest once on rows and runs
+    attention in eager between (docs/DynamicShapes.md)."""
 
-    def __init__(self, width=256, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = torch.nn.LayerNorm(width)
-        self.qkv = torch.nn.Linear(width, 3 * width)
-        self.out = torch.nn.Linear(width, width)
-        self.norm2 = torch.nn.LayerNorm(width)
-        self.up = torch.nn.Linear(width, 4 * width)
-        self.down = torch.nn.Linear(4 * width, width)
-
-    def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = self.qkv(self.norm1(x)).split(width, dim=-1)
-        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
-                   for t in (q, k, v))
-        a = torch.nn.functional.scaled_dot_product_attention(
-            q, k, v, is_causal=True)
-        x = x + self.out(a.transpose(1, 2).reshape(batch, length, width))
-        return x + self.down(torch.nn.functional.gelu(
-            self.up(self.norm2(x))))
+    def __init__(self):
+        super().__init__(width=256, heads=4)
 
     @staticmethod
     def extra_flops(shape):

@@ -817,12 +817,7 @@ class _SymbolicRows(_SymbolicBatch):
         fused.recompile()
         state = _RowsState(self._with_rows[0][0], len(self.prefix))
         compiled_ops = 0
-        for node in list(fused.graph.nodes):
-            if node.op != "call_module":
-                continue
-            sub = fused.get_submodule(node.target)
-            if not isinstance(sub, torch.fx.GraphModule):
-                continue
+        for node, sub in _fused_subgraphs(fused):
             ops = _op_nodes(sub.graph)
             try:
                 run, compiled = self._compile_part(sub, rows, total, state,
@@ -2110,6 +2105,19 @@ def _trim(nodes: Any) -> None:
                 nodes.discard(node)
 
 
+def _fused_subgraphs(fused: torch.fx.GraphModule
+                     ) -> list[tuple[torch.fx.Node, torch.fx.GraphModule]]:
+    """The partitioner's subgraphs in `fused`, with the nodes calling
+    them."""
+    found = []
+    for node in fused.graph.nodes:
+        if node.op == "call_module":
+            sub = fused.get_submodule(node.target)
+            if isinstance(sub, torch.fx.GraphModule):
+                found.append((node, sub))
+    return found
+
+
 def _op_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     """The ATen op nodes of a graph (getitem selections excluded)."""
     return [n for n in graph.nodes
@@ -2215,12 +2223,7 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     compiled_any = False
     if partitions:
         fused = partitioner.fuse_partitions(partitions)
-        for node in list(fused.graph.nodes):
-            if node.op != "call_module":
-                continue
-            sub = fused.get_submodule(node.target)
-            if not isinstance(sub, torch.fx.GraphModule):
-                continue
+        for node, sub in _fused_subgraphs(fused):
             ops = _op_nodes(sub.graph)
             compiled = _compile_subgraph(sub, node.target, ops, settings)
             if compiled is None:

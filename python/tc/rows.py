@@ -232,18 +232,9 @@ class _Replay:
     def run(self) -> Any:
         inputs = iter(self.inputs)
         for node in self.traced.graph.nodes:
-            if node.op == "placeholder":
-                value = node.meta.get("val")
-                if isinstance(value, torch.Tensor):
-                    given = next(inputs)
-                    if self.rows.form(value) is not None and self.n is None:
-                        self.n = given.shape[0]
-                    self._check(node, given)
-                    self.values[node] = given
-                else:
-                    self.values[node] = _SIZE
-            elif node.op == "get_attr":
-                self.values[node] = getattr(self.traced, node.target)
+            if node.op in ("placeholder", "get_attr"):
+                self._input(node, inputs)
+                self._check(node, self.values[node])
             elif node.op == "call_function":
                 result = self._call(node)
                 self._check(node, result)
@@ -256,6 +247,22 @@ class _Replay:
         raise NotRowwise("the graph has no output")
 
     # -- helpers ---------------------------------------------------------
+
+    def _input(self, node: torch.fx.Node, inputs: Any) -> None:
+        """The value of placeholder or get_attr `node`: the next of
+        `inputs` for a tensor (the first with rows gives N), _SIZE for a
+        size."""
+        if node.op == "get_attr":
+            self.values[node] = getattr(self.traced, node.target)
+            return
+        value = node.meta.get("val")
+        if not isinstance(value, torch.Tensor):
+            self.values[node] = _SIZE
+            return
+        given = next(inputs)
+        if self.rows.form(value) is not None and self.n is None:
+            self.n = given.shape[0]
+        self.values[node] = given
 
     def _value(self, node: Any) -> Any:
         return self.values[node] if isinstance(node, torch.fx.Node) \
@@ -472,17 +479,8 @@ class _Classify(_Replay):
         reasons: dict[torch.fx.Node, str] = {}
         inputs = iter(self.inputs)
         for node in self.traced.graph.nodes:
-            if node.op == "placeholder":
-                value = node.meta.get("val")
-                if isinstance(value, torch.Tensor):
-                    given = next(inputs)
-                    if self.rows.form(value) is not None and self.n is None:
-                        self.n = given.shape[0]
-                    self.values[node] = given
-                else:
-                    self.values[node] = _SIZE
-            elif node.op == "get_attr":
-                self.values[node] = getattr(self.traced, node.target)
+            if node.op in ("placeholder", "get_attr"):
+                self._input(node, inputs)
             elif node.op == "call_function":
                 self.values[node] = self._classify(node, reasons)
         return reasons

@@ -624,7 +624,7 @@ class _SymbolicRows(_SymbolicBatch):
             traced, rows, lead = self.partial
             self.partial = None
             try:
-                run = self._compile_parts(traced, rows, lead, args, settings)
+                run = self._compile_parts(traced, rows, lead, settings)
             except Exception as error:  # never break the user's program
                 logger.debug("tc: the compile of the row-wise parts failed "
                              "(%s: %s); %s", type(error).__name__, error,
@@ -647,7 +647,7 @@ class _SymbolicRows(_SymbolicBatch):
         self.inputs_rows = [(rows.form(v) or (None,))[0]
                             for v in placeholders]
         try:
-            collapsed, symbol, fakes = self._trace_rows(
+            collapsed, symbol = self._trace_rows(
                 lambda: collapse(traced, rows), placeholders, rows, total)
         except NotRowwise as error:
             self.partial = (traced, rows, lead)
@@ -725,12 +725,12 @@ class _SymbolicRows(_SymbolicBatch):
         return traced, Rows(traced_prefix), lead
 
     def _trace_rows(self, replay: Callable[[], Callable], inputs: list,
-                    rows: Any, total: int) -> tuple[Any, Any, list]:
+                    rows: Any, total: int) -> tuple[Any, Any]:
         """Traces `replay()` (a tc.rows replay) on fake tensors for the
         original tensors `inputs` (fake ones of the prefix trace): one
         `[N, *rest]` with N = `total` symbolic for each with rows, static
-        others. Returns the trace, N's symbol and the fakes; adds the
-        guards on N."""
+        others. Returns the trace and N's symbol; adds the guards on
+        N."""
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
@@ -753,11 +753,10 @@ class _SymbolicRows(_SymbolicBatch):
                               f"{env.replace(symbol)}")
         self.total_guards += _guards_on(env, symbol, self.total_probes)
         self.holds.clear()
-        return traced, symbol, fakes
+        return traced, symbol
 
     def _compile_parts(self, traced: torch.fx.GraphModule, rows: Any,
-                       lead: tuple, args: Sequence[Any],
-                       settings: _Settings) -> Callable | None:
+                       lead: tuple, settings: _Settings) -> Callable | None:
         """One compile for every size of the prefix, of a graph only some
         of whose ops are row-wise: the partitioner groups those
         (tc.rows.rowwise_nodes) into subgraphs, each compiled on rows with
@@ -824,10 +823,11 @@ class _SymbolicRows(_SymbolicBatch):
                                                    settings)
             except (Unsupported, CompileError) as error:
                 reason = getattr(error, "reason", None) or str(error)
-                logger.debug("tc: row-wise part %s not compiled (%s)",
-                             node.target, reason.splitlines()[0])
-                eager += [n for n in ops
-                          if isinstance(n.target, torch._ops.OpOverload)]
+                reason = reason.splitlines()[0]
+                for op in ops:
+                    if isinstance(op.target, torch._ops.OpOverload):
+                        eager.append(op)
+                        reasons[op] = f"its part did not compile: {reason}"
                 continue
             setattr(fused, node.target, _TcSubgraph(run, sub, node.target))
             compiled_ops += len(ops)
@@ -868,7 +868,7 @@ class _SymbolicRows(_SymbolicBatch):
         if all(form is None for form in forms):
             raise Unsupported("no input has rows")
         try:
-            collapsed, symbol, _ = self._trace_rows(
+            collapsed, symbol = self._trace_rows(
                 lambda: collapse(sub, rows), inputs, rows, total)
         except NotRowwise as error:
             raise Unsupported(f"not row-wise: {error}") from None

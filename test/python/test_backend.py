@@ -490,6 +490,34 @@ def test_dynamic_attention_compiles_once_in_parts(fresh_tc, caplog):
     assert "failed at run time" not in caplog.text
 
 
+def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,
+                                                       monkeypatch):
+    """A part on rows that tc fails to compile (here: the first one, made
+    to fail) runs in eager with the others' eager ops, each op logged with
+    the reason; the other part stays compiled, once for every (B, S)."""
+    caplog.set_level(logging.INFO, logger="tc.fallbacks")
+    real = tc.compiler.compile_graph
+    calls = []
+
+    def first_fails(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise tc.compiler.CompileError("made to fail")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tc.compiler, "compile_graph", first_fails)
+    model = AttentionBlock().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    with torch.no_grad():
+        for batch, length in SEQUENCES[:3]:
+            x = torch.randn(batch, length, 32)
+            torch.testing.assert_close(fn(x), model(x))
+    assert tc.counters["symbolic_graphs"] == 1
+    assert tc.counters["subgraphs_compiled"] == 1
+    assert "its part did not compile: made to fail" in caplog.text
+    assert "eager: aten::native_layer_norm" in caplog.text
+
+
 def _pooled(x):
     return torch.tanh(x).mean(1) * 2
 

@@ -82,6 +82,16 @@ class AttentionBlock(torch.nn.Module):
             self.up(self.norm2(x))))
 
 
+def assert_compiled_once_symbolic(counters) -> None:
+    """tc's counters after a dynamic-shape test: one compile, with the
+    symbolic size, none per shape, nothing left to eager."""
+    assert counters["symbolic_graphs"] == 1
+    assert counters["graphs_compiled"] == 1
+    assert counters["shape_specializations"] == 0
+    assert counters["ops_eager"] == 0
+    assert counters["fallback_graphs"] == 0
+
+
 #: (batch, sequence length) pairs the sequence tests run: equal sizes
 #: too, which a trace must not take for one symbol.
 SEQUENCES = ((3, 5), (3, 7), (4, 4), (2, 9), (5, 3), (3, 17), (6, 33))

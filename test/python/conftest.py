@@ -8,6 +8,10 @@ import logging
 
 import pytest
 
+# Shared assertions (batch_model.assert_compiled_once_symbolic) report the
+# values they compared, as a test module's own asserts do.
+pytest.register_assert_rewrite("batch_model")
+
 
 def pytest_configure(config):
     config.addinivalue_line(

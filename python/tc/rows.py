@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional, Sequence
 import sympy
 import torch
 import torch.fx
+import torch.utils._pytree
 
 aten = torch.ops.aten
 
@@ -182,11 +183,14 @@ def keep_attention(gm: torch.fx.GraphModule) -> int:
         if set(node.kwargs) - set(named):
             continue
         named.update(node.kwargs)
-        mask = named["attn_mask"]
-        if any(isinstance(v, torch.fx.Node) for k, v in named.items()
-               if k != "attn_mask") or not (
-                mask is None or isinstance(mask, torch.fx.Node)):
-            continue  # a symbolic scale or flag: left to the decomposition
+        # A mask is a tensor of the graph or none; the others are
+        # constants (a symbolic scale or flag is left to the decomposition).
+        mask = named.pop("attn_mask")
+        if mask is not None and not isinstance(mask, torch.fx.Node):
+            continue
+        if any(isinstance(v, torch.fx.Node) for v in named.values()):
+            continue
+        named["attn_mask"] = mask
         args = (*node.args[:3], *(named[name] for name, _ in _ATTENTION_ARGS))
         with gm.graph.inserting_before(node):
             kept = gm.graph.call_function(_attention(), args)
@@ -511,7 +515,7 @@ class _Classify(_Replay):
             reasons[node] = str(error)
         except Exception as error:  # a fake op's own error: not row-wise
             reasons[node] = f"{type(error).__name__}: {error}"
-        return _tree_map(value, self._stand_in)
+        return torch.utils._pytree.tree_map(self._stand_in, value)
 
     def _stand_in(self, value: Any) -> Any:
         """For a result of an op that is not row-wise: a fresh tensor of
@@ -523,12 +527,6 @@ class _Classify(_Replay):
         except NotRowwise:
             return _MISSING
         return torch.empty(shape, dtype=value.dtype, device=value.device)
-
-
-def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(_tree_map(item, fn) for item in tree)
-    return fn(tree)
 
 
 def _by_name(target: Any, args: Sequence[Any], kwargs: dict[str, Any]

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -288,6 +289,14 @@ Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
       MemRefType::get({warps}, value.getType(), MemRefLayoutAttrInterface{},
                       workgroup),
       loc);
+  // The backend merges the reads of neighbouring slots into vector loads
+  // (ld.shared.v4.b32 for four f32 slots) that need the array aligned to
+  // their width; left to its element's alignment, a second array can start
+  // at a 4- or 8-byte boundary: a misaligned address, which kills the CUDA
+  // context. The widest vector access is 16 bytes.
+  func.setWorkgroupAttributionAttr(
+      func.getNumWorkgroupAttributions() - 1,
+      LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
   Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);

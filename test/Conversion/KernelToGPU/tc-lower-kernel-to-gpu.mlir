@@ -86,7 +86,7 @@ kernel.schedule @main(%x: memref<4x64x56xf32>, %s: memref<64xf32>, %out: memref<
 // the row's scalar is stored by thread 0. The stores of the first loop are
 // ordered before the second by a barrier.
 // CHECK-LABEL: gpu.func @softmax_like
-// CHECK-SAME: workgroup(%[[SLOTS:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SLOTS:.*]] : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-COUNT-4: memref.load
 // CHECK: gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
 // CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32 : f32

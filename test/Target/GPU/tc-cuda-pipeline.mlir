@@ -17,7 +17,7 @@
 // GPU: kernel.launch @tc_kernels::@[[K:[a-z_0-9]+]](%{{.*}}, %{{.*}}) {block = 256 : i64, grid = 64 : i64}
 // GPU: gpu.module @tc_kernels
 // GPU: gpu.func @[[K]]
-// GPU-SAME: workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+// GPU-SAME: workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // GPU-COUNT-5: gpu.shuffle xor
 // GPU: gpu.barrier
 // GPU-COUNT-5: gpu.shuffle xor

@@ -180,6 +180,8 @@ def main() -> int:
                 result["tc_ops_eager"] = tc.counters["ops_eager"]
                 result["tc_kernels"] = tc.counters["kernels"]
             result[f"{backend}_s"] = median_time(cfn, args)
+            if backend == "tc":  # eager's time is not tc's
+                assert tc.counters["runtime_fallbacks"] == 0, tc.counters
             # Compile time is the first call's time beyond a steady call:
             # what the user waits for before the first result, less the run.
             result[f"{backend}_first_call_s"] = first_call

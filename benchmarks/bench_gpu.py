@@ -206,6 +206,7 @@ def scan_variants(opts) -> int:
             check(out, expected, args)
             assert tc.counters["ops_eager"] == 0, tc.counters
             steady = median_time(cfn, args)
+            assert tc.counters["runtime_fallbacks"] == 0, tc.counters
             tbps = f"{floor_bytes / steady / 1e12:.2f}" if floor_bytes else "-"
             print(f"| {name} | {variant or 'default'} | {steady * 1e3:.3f} | "
                   f"{tbps} | {first - steady:.3f} |", flush=True)
@@ -242,6 +243,7 @@ def autotune_rows(opts) -> int:
             check(out, expected, args)
             assert tc.counters["ops_eager"] == 0, tc.counters
             row[f"{mode}_s"] = median_time(cfn, args)
+            assert tc.counters["runtime_fallbacks"] == 0, tc.counters
             row[f"{mode}_first_call_s"] = first
         chosen = [c for r, c in sorted(_chosen().items()) if r not in seen]
         seen.update(_chosen())
@@ -324,6 +326,8 @@ def main() -> int:
                 result["tc_ops_eager"] = tc.counters["ops_eager"]
                 result["tc_kernels"] = tc.counters["kernels"]
             steady = median_time(cfn, args)
+            if backend == "tc":  # eager's time is not tc's
+                assert tc.counters["runtime_fallbacks"] == 0, tc.counters
             if backend == "eager":  # Dynamo's capture alone
                 result["dynamo_compile_s"] = first - steady
                 continue

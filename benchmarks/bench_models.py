@@ -139,7 +139,7 @@ def output_of(name: str, out):
 
 
 def run_backend(name: str, backend: str, base, inputs, training: bool,
-                steps: int, device):
+                steps: int, device, profile: dict | None = None):
     import copy
     import torch
     import tc
@@ -194,6 +194,8 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     row["step_ms"] = statistics.median(times)
     row["step_ms_spread"] = [min(times), max(times)]
     row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
+    if profile and backend in profile["backends"]:
+        _profile(f"{name}/{backend}", step, profile["path"])
     if training:
         row["last_loss"] = result.item()
     if backend == "tc":
@@ -206,8 +208,23 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     return row
 
 
+def _profile(title: str, step, path: str) -> None:
+    """Appends the 25 kernels that take the most device time in one step
+    to `path`."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU,
+                             ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="self_device_time_total",
+                                      row_limit=25, max_name_column_width=70)
+    with open(path, "a") as f:
+        f.write(f"== {title}\n{table}\n")
+
+
 def child(name: str, backends: list[str], steps: int, small: bool,
-          path: pathlib.Path) -> None:
+          path: pathlib.Path, profile: dict | None) -> None:
     cache = tempfile.mkdtemp(prefix=f"tc-bench-models-{name}-")
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"),
                      ("TRITON_CACHE_DIR", "triton"), ("TC_CACHE_DIR", "tc"),
@@ -222,7 +239,7 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     reference = None
     for backend in backends:
         row = run_backend(name, backend, base, inputs, training, steps,
-                          device)
+                          device, profile)
         if not training:
             out = row.pop("output")
             if reference is None:
@@ -253,19 +270,27 @@ def run_model(name: str, opts) -> dict:
     path = pathlib.Path(tempfile.mkstemp(suffix=".json")[1])
     path.write_text(json.dumps({"model": name, "rows": []}))
     cmd = [sys.executable, __file__, "--child", name, "--json", str(path),
+           "--out", str(opts.out),
            "--backends", opts.backends, "--steps", str(opts.steps)]
     if opts.small:
         cmd.append("--small")
+    if opts.profile:
+        cmd += ["--profile", opts.profile]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=opts.timeout)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=opts.timeout)
+        status, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as expired:
+        status = "timeout"
+        output = "".join(o.decode() if isinstance(o, bytes) else (o or "")
+                         for o in (expired.stdout, expired.stderr))
     report = json.loads(path.read_text())
     report["wall_s"] = time.perf_counter() - start
-    report["exit_status"] = proc.returncode
-    if proc.returncode:
-        report["error"] = (proc.stdout + proc.stderr)[-3000:]
-    log = proc.stderr.splitlines()
-    report["log_tail"] = log[-40:]
+    report["exit_status"] = status
+    if status:
+        report["error"] = output[-3000:]
+    report["log_tail"] = output.splitlines()[-40:]
     return report
 
 
@@ -348,6 +373,16 @@ def plot(reports: list[dict], path: pathlib.Path, title: str) -> None:
     fig.savefig(path, dpi=100)
 
 
+def _suffix(opts) -> str:
+    return "cuda" + ("-small" if opts.small else "")
+
+
+def write(reports: list[dict], meta: dict, opts) -> None:
+    (opts.out / f"models-{_suffix(opts)}.json").write_text(json.dumps(
+        {"meta": meta, "reports": reports,
+         "summary": [summarize(r) for r in reports]}, indent=2))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -360,31 +395,23 @@ def main() -> int:
                         help="seconds a model's process may take")
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path(__file__).parent / "results")
+    parser.add_argument("--profile", default="",
+                        help="backends (e.g. tc,inductor) whose top kernels "
+                        "in one step go to profile.txt in --out")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=pathlib.Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child:
+        profile = ({"backends": opts.profile.split(","),
+                    "path": str(opts.out / "profile.txt")}
+                   if opts.profile else None)
         child(opts.child, opts.backends.split(","), opts.steps, opts.small,
-              opts.json)
+              opts.json, profile)
         return 0
 
     import torch
-    reports = []
-    for name in opts.models.split(","):
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        try:
-            report = run_model(name, opts)
-        except subprocess.TimeoutExpired:
-            report = {"model": name, "rows": [], "exit_status": "timeout"}
-        reports.append(report)
-        if report.get("exit_status"):
-            print(f"{name}: exit {report['exit_status']}\n"
-                  f"{report.get('error', '')}", file=sys.stderr)
-    text = table(reports)
-    print(text)
-    device = torch.cuda.get_device_name() if torch.cuda.is_available() \
-        else "cpu"
-    meta = {"device": device, "torch": torch.__version__,
+    opts.out.mkdir(parents=True, exist_ok=True)
+    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "steps": opts.steps, "small": opts.small,
             "backends": opts.backends}
     try:
@@ -394,12 +421,24 @@ def main() -> int:
         meta["torchvision"] = torchvision.__version__
     except ImportError:
         pass
-    opts.out.mkdir(parents=True, exist_ok=True)
-    suffix = "cuda" + ("-small" if opts.small else "")
-    (opts.out / f"models-{suffix}.json").write_text(json.dumps(
-        {"meta": meta, "reports": reports,
-         "summary": [summarize(r) for r in reports]}, indent=2))
-    plot(reports, opts.out / f"models-{suffix}.png", f"tc vs Inductor, {device}")
+    reports = []
+    for name in opts.models.split(","):
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        report = run_model(name, opts)
+        reports.append(report)
+        print(" ".join(f"{r['backend']} {r['step_ms']:.2f} ms "
+                       f"(first {r['first_step_s']:.1f} s, "
+                       f"{r['peak_mib']:.0f} MiB, agrees {r['agrees']})"
+                       for r in report["rows"]) or "no rows",
+              f"[{name}, {report['wall_s']:.0f} s]", flush=True)
+        if report.get("exit_status"):
+            print(f"{name}: exit {report['exit_status']}\n"
+                  f"{report.get('error', '')}", file=sys.stderr)
+        # Written after each model: a run cut short keeps what ran.
+        write(reports, meta, opts)
+    print(table(reports))
+    plot(reports, opts.out / f"models-{_suffix(opts)}.png",
+         f"tc vs Inductor, {meta['device']}")
     failed = any(r.get("exit_status") for r in reports)
     return 1 if failed else 0
 

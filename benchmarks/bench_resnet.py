@@ -147,6 +147,7 @@ def run(name, base, x, y, args, device):
         row["tc_kernels"] = tc.counters["kernels"]
         row["tc_eager_ops"] = tc.counters["ops_eager"]
         row["tc_aot_autograd_graphs"] = tc.counters["aten_aot_autograd"]
+        row["tc_runtime_fallbacks"] = tc.counters["runtime_fallbacks"]
     if args.profile and name in args.profile.split(","):
         _profile(name, step, device)
     if args.host_profile and name in args.host_profile.split(","):

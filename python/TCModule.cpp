@@ -79,6 +79,7 @@ NB_MODULE(_tc, m) {
   m.doc() = "tc's native compiler and its CPU, CUDA and ROCm runtimes";
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
+  m.attr("gpu_buffer_alignment") = tcGPUBufferAlignment();
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),

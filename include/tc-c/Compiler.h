@@ -101,6 +101,10 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
 const char *tcExecutableTarget(TcExecutableRef exe);
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe);
+
+/// The byte alignment GPU kernels assume of every buffer they are passed;
+/// a GPU run refuses buffers that do not have it.
+int64_t tcGPUBufferAlignment(void);
 /// What the arena grows by per unit of the symbolic size (0 without one).
 int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe);
 /// Whether the graph was compiled with the symbolic size.

@@ -9,6 +9,7 @@
 #include "tc/Runtime/CPURuntime.h"
 #include "tc/Runtime/CUDARuntime.h"
 #include "tc/Runtime/ROCmRuntime.h"
+#include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <cstdlib>
@@ -181,6 +182,10 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
 
 const char *tcExecutableTarget(TcExecutableRef exe) {
   return exe->cpu ? "cpu" : exe->cuda ? "cuda" : "rocm";
+}
+
+int64_t tcGPUBufferAlignment(void) {
+  return mlir::tc::kernel::kGPUBufferAlignment;
 }
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe) {

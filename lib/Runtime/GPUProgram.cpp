@@ -159,6 +159,25 @@ bool GPUProgram::symbolic() const {
   });
 }
 
+bool GPUProgram::checkAlignment(ArrayRef<void *> args,
+                                std::string &error) const {
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    auto address = reinterpret_cast<uintptr_t>(arg);
+    if (address % kernel::kGPUBufferAlignment == 0)
+      continue;
+    std::string what = index + 1 == args.size()
+                           ? std::string("the arena")
+                           : "buffer #" + std::to_string(index) +
+                                 " (inputs, then outputs)";
+    error = what + " is not " + std::to_string(kernel::kGPUBufferAlignment) +
+            "-byte aligned (address " + std::to_string(address) +
+            "); tc's kernels read it with vector accesses, nothing was "
+            "launched";
+    return false;
+  }
+  return true;
+}
+
 SmallVector<void *, 16> GPUProgram::bind(ArrayRef<void *> args,
                                          int64_t symbol) const {
   auto *arena = static_cast<char *>(args.back());

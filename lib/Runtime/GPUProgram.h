@@ -144,6 +144,14 @@ struct GPUProgram {
                   const std::function<void(OpPassManager &)> &lowerToBinary,
                   bool keepStageIR, std::string &diagnostics);
 
+  /// Whether every buffer of `args` (arguments, then the arena) has the
+  /// alignment the kernels assume (kernel::kGPUBufferAlignment); else false
+  /// with `error` naming the first that has not. Checked before anything
+  /// is launched: a misaligned vector access would be a sticky error that
+  /// ends the process's CUDA context, while this error leaves the graph to
+  /// eager.
+  bool checkAlignment(ArrayRef<void *> args, std::string &error) const;
+
   /// Each buffer's address for a run over `args` (arguments, then the
   /// arena) at value `symbol` of the symbolic size.
   SmallVector<void *, 16> bind(ArrayRef<void *> args,
@@ -217,6 +225,8 @@ struct GPUProgram {
               std::to_string(symbol);
       return false;
     }
+    if (!checkAlignment(args, error))
+      return false;
     SmallVector<void *, 16> ptrs = bind(args, symbol);
     // The symbolic size as the kernels take it (an index: 64 bits).
     int64_t symbolParam = symbol;

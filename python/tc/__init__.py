@@ -40,14 +40,17 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: shape_specializations: compilations of a graph with symbolic shapes for
 #: one concrete shape (`tc.backend._PerShape`); symbolic_graphs: graphs
 #: compiled once for every batch size (the symbolic size,
-#: docs/DynamicShapes.md).
+#: docs/DynamicShapes.md); runtime_fallbacks: compiled graphs that raised
+#: when they ran and run in eager from then on (`tc.backend.runtime_fallback`;
+#: a graph counted as compiled did not run as tc's once this is not 0).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
                  "aten_direct", "training_graphs", "guard_reruns",
-                 "shape_specializations", "symbolic_graphs")
+                 "shape_specializations", "symbolic_graphs",
+                 "runtime_fallbacks")
 
 
 def reset_counters() -> None:

@@ -2153,10 +2153,21 @@ class _Guarded:
                 return self.compiled(*args)
             except Exception as error:  # never break the user's program
                 self.failed = True
-                logger.warning("tc: compiled subgraph %s failed at run time "
-                               "and runs in eager from now on: %s",
-                               self.name, error)
+                runtime_fallback(f"compiled subgraph {self.name}", error)
         return self.eager(*args)
+
+
+def runtime_fallback(what: str, error: BaseException) -> None:
+    """Records that `what`, compiled by tc, raised `error` when it ran and
+    runs in eager from now on: a warning, a `fallbacks` log line and
+    `tc.counters["runtime_fallbacks"]`, which every check that tc compiled
+    a graph reads (the eager run is not tc's)."""
+    tc.counters["runtime_fallbacks"] += 1
+    logger.warning("tc: %s failed at run time and runs in eager from now "
+                   "on: %s", what, error)
+    _fallbacks.info("eager at run time: %s: %s: %s", what,
+                    type(error).__name__, error,
+                    extra={"tc_runtime_fallback": True})
 
 
 class _TcSubgraph(torch.nn.Module):
@@ -2408,9 +2419,7 @@ class _TrainingGraph:
                 return self._write_back(args, outputs)
             except Exception as error:  # e.g. a GPU error: eager from now on
                 self.failed = True
-                logger.warning("tc: compiled training graph failed at run "
-                               "time and runs in eager from now on: %s",
-                               error)
+                runtime_fallback("compiled training graph", error)
         return self._write_back(args, self.eager(*args))
 
     def _write_back(self, args: Sequence[Any], outputs: Sequence[Any]) -> Any:

@@ -802,6 +802,10 @@ class CompiledFunction:
         self._num_placeholders = (len(imported.input_names) - len(self._attrs)
                                   - (imported.seed_index is not None))
         self.arena_bytes = int(native.arena_bytes)
+        # What the GPU kernels assume of each buffer (a CPU graph loaded
+        # from the disk cache runs without tc._tc, and assumes nothing).
+        self._alignment = (int(_load_native().gpu_buffer_alignment)
+                           if device.type == "cuda" else 1)
         #: The arena grows by this many bytes per unit of the symbolic size.
         self.arena_bytes_per_symbol = int(
             getattr(native, "arena_bytes_per_symbol", 0))
@@ -904,9 +908,10 @@ class CompiledFunction:
             if not tensor.is_contiguous():
                 tensor = tensor.contiguous()
             pointer = tensor.data_ptr()
-            if cuda and pointer % 16:
-                # GPU kernels assume 16-byte aligned buffers (vector
-                # accesses); a view at an odd offset is copied.
+            if cuda and pointer % self._alignment:
+                # GPU kernels assume aligned buffers (vector accesses; the
+                # runtime refuses others): a view at an odd offset is
+                # copied.
                 tensor = tensor.clone()
                 pointer = tensor.data_ptr()
             if stable and self._staging is not None:

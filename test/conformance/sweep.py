@@ -278,13 +278,16 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
         counters = tc.counters
         all_tc = (counters["graphs_compiled"] > 0
                   and counters["ops_eager"] == 0
-                  and counters["fallback_graphs"] == 0)
+                  and counters["fallback_graphs"] == 0
+                  and counters["runtime_fallbacks"] == 0)
         if not all_tc and status == "tc":
             status = "eager"
             reason = ("no graph reached tc" if counters["graphs_compiled"] == 0
                       and counters["fallback_graphs"] == 0 else
-                      f"{counters['ops_eager']} ops and "
-                      f"{counters['fallback_graphs']} graphs in eager")
+                      f"{counters['ops_eager']} ops, "
+                      f"{counters['fallback_graphs']} graphs and "
+                      f"{counters['runtime_fallbacks']} run-time "
+                      "fallbacks in eager")
             if first.message:
                 reason += f"; first: {first.message}"
     result = {"status": status, "samples": len(runnable)}

@@ -16,6 +16,30 @@ pytest.register_assert_rewrite("batch_model")
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requires_native: needs the tc._tc native extension")
+    config.addinivalue_line(
+        "markers", "runtime_fallback: the test makes a compiled graph fail "
+        "at run time on purpose")
+
+
+@pytest.fixture(autouse=True)
+def no_runtime_fallback(request, monkeypatch):
+    """Fails any test in which a graph tc compiled raised when it ran and
+    eager did the work (tc.backend.runtime_fallback), unless the test is
+    marked `runtime_fallback`: a test that passes on eager's results is
+    not a test of tc."""
+    import tc.backend
+
+    seen = []
+    record = tc.backend.runtime_fallback
+
+    def recording(what, error):
+        seen.append(f"{what}: {type(error).__name__}: {error}")
+        record(what, error)
+
+    monkeypatch.setattr(tc.backend, "runtime_fallback", recording)
+    yield
+    if "runtime_fallback" not in request.keywords:
+        assert not seen, f"tc's compiled code fell back to eager: {seen}"
 
 
 def pytest_collection_modifyitems(config, items):

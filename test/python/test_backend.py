@@ -666,6 +666,7 @@ def test_foo_compiles(fresh_tc, tc_logs):
 
 
 @pytest.mark.requires_native
+@pytest.mark.runtime_fallback
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_run_time_failure_switches_to_eager(fresh_tc, monkeypatch, caplog,
                                             partitioned):
@@ -693,8 +694,9 @@ def test_run_time_failure_switches_to_eager(fresh_tc, monkeypatch, caplog,
     assert tc.counters["subgraphs_compiled"] == (2 if partitioned else 1)
     failures = [r for r in caplog.records
                 if "failed at run time" in r.getMessage()]
-    # Once per compiled subgraph, not once per call.
+    # Once per compiled subgraph, not once per call, and counted.
     assert len(failures) == tc.counters["subgraphs_compiled"]
+    assert tc.counters["runtime_fallbacks"] == len(failures)
     assert all("injected launch failure" in r.getMessage() for r in failures)
 
 

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|models|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -13,7 +13,9 @@
 # calls, with $TC_COMPILE_ARGS such as "--workloads mlp,resnet";
 # `autotune`: benchmarks/bench_gpu.py --autotune, tc's max-autotune against
 # its default mode on each row; `dynamic`: benchmarks/bench_dynamic.py,
-# dynamic=True across batch sizes, with $TC_DYNAMIC_ARGS).
+# dynamic=True across batch sizes, with $TC_DYNAMIC_ARGS; `models`:
+# benchmarks/bench_models.py, BERT, ViT, GPT-2, a Llama-style decoder and
+# ResNet-50 at real sizes in bf16, with $TC_MODELS_ARGS).
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -75,6 +77,12 @@ if [[ "$what" == dynamic || "$what" == all ]]; then
   # dynamic=True over batch sizes: compiles and per-call times.
   python3 benchmarks/bench_dynamic.py --out "$out" ${TC_DYNAMIC_ARGS:-} \
     2>&1 | tee "$out/dynamic.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == models || "$what" == all ]]; then
+  # Real models at real sizes (one process per model), eager / Inductor / tc.
+  python3 benchmarks/bench_models.py --out "$out" ${TC_MODELS_ARGS:-} \
+    2>&1 | tee "$out/models.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == overhead || "$what" == all ]]; then

@@ -293,10 +293,11 @@ Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
   // (ld.shared.v4.b32 for four f32 slots) that need the array aligned to
   // their width; left to its element's alignment, a second array can start
   // at a 4- or 8-byte boundary: a misaligned address, which kills the CUDA
-  // context. The widest vector access is 16 bytes.
+  // context.
   func.setWorkgroupAttributionAttr(
       func.getNumWorkgroupAttributions() - 1,
-      LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      LLVM::LLVMDialect::getAlignAttrName(),
+      b.getI64IntegerAttr(kernel::kGPUBufferAlignment));
   Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
@@ -545,11 +546,12 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   // A launch's buffers never overlap (distinct tensors, and arena slots
   // live at the same launch are disjoint): loads may move past stores and
   // read-only buffers go through the non-coherent cache.
-  // Buffers are 16-byte aligned (the runtime guarantees it), so
-  // neighbouring 32-bit accesses become vector accesses.
+  // Buffers are aligned (the runtime checks it before a launch), so
+  // neighbouring accesses become vector accesses.
   for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
     func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
-    func.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(16));
+    func.setArgAttr(i, "llvm.align",
+                    b.getI64IntegerAttr(kernel::kGPUBufferAlignment));
   }
   Block &entry = func.getBody().front();
   for (auto [from, to] :

@@ -310,6 +310,9 @@ LogicalResult FusionPlan::build() {
     if (!isSplatConstant(cst))
       realized.insert(cst);
   });
+  // A scatter-add is written by two kernels (zeros, then the additions),
+  // not computed point by point: its result has a buffer.
+  func.walk([&](prim::ScatterAddOp op) { realized.insert(op.getResult()); });
 
   // A value read through several windows (the strided slices of a
   // convolution's or a pooling's input, the parts of a concatenation) would
@@ -486,12 +489,17 @@ public:
   KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows)
       : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows) {}
 
+  /// What a kernel built for a value does: compute it point by point, or
+  /// (for a scatter-add's result) fill it with zeros or add its updates.
+  enum class Mode { Compute, Zeros, ScatterAdd };
+
   /// Creates a kernel that computes `value` into a buffer, inserted before
   /// `before`; returns the kernel and the realized values it reads, in
   /// argument order (the output buffer is the last argument).
   FailureOr<kernel::KernelOp> build(Value value, StringRef name,
                                     Operation *before,
-                                    SmallVectorImpl<Value> &inputs);
+                                    SmallVectorImpl<Value> &inputs,
+                                    Mode mode = Mode::Compute);
 
 private:
   LogicalResult collectInputs(Value v, llvm::SetVector<Value> &inputs,
@@ -506,6 +514,10 @@ private:
                                     ArrayRef<Value> idx);
   FailureOr<Value> emitWindowScatter(prim::WindowScatterOp op,
                                      ArrayRef<Value> idx);
+  /// Adds the update at point `idx` of `op`'s updates to the output row its
+  /// index selects (an atomic add; an index out of range adds zero to row
+  /// 0, so that every access stays in bounds).
+  LogicalResult emitScatterAdd(prim::ScatterAddOp op, ArrayRef<Value> idx);
   /// `i * scale + offset` on indices, folding the trivial cases.
   Value affine(Value i, int64_t scale, int64_t offset);
   /// The operand index a reshape reads for result index `idx`.
@@ -738,10 +750,11 @@ LogicalResult KernelBuilder::collectInputs(Value v,
 
 FailureOr<kernel::KernelOp>
 KernelBuilder::build(Value value, StringRef name, Operation *before,
-                     SmallVectorImpl<Value> &inputs) {
+                     SmallVectorImpl<Value> &inputs, Mode mode) {
   llvm::SetVector<Value> reads;
   llvm::SmallDenseSet<Value> visited;
-  if (failed(collectInputs(value, reads, visited, /*root=*/true)))
+  if (mode != Mode::Zeros &&
+      failed(collectInputs(value, reads, visited, /*root=*/true)))
     return failure();
   // A realized value read as-is (an output that is an input, say) is a copy.
   if (plan.isRealized(value) && value.getDefiningOp() == nullptr)
@@ -752,7 +765,10 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     argTypes.push_back(bufferType(v));
   argTypes.push_back(bufferType(value));
 
-  RankedTensorType type = tensorType(value);
+  // A scatter-add's kernel runs over its updates, the others over `value`.
+  auto scatter = value.getDefiningOp<prim::ScatterAddOp>();
+  RankedTensorType type = tensorType(
+      mode == Mode::ScatterAdd ? scatter.getUpdates() : value);
   ArrayRef<int64_t> shape = type.getShape();
   // A vector of the symbolic size has no static row: each point is a row.
   bool symbolicRows = shape.size() == 1 && type.isDynamicDim(0);
@@ -795,13 +811,21 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     Value i = kernel::IndexOp::create(b, loc, b.getIndexType(), d);
     idx.push_back(i);
   }
-  if (!block && !shape.empty() && !symbolicRows) {
+  if (!block && !shape.empty() && !symbolicRows && mode == Mode::Compute) {
     rowIndex = idx;
     mayCacheRows = cacheRows;
   }
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
   auto emitPoint = [&](ArrayRef<Value> point) -> LogicalResult {
+    if (mode == Mode::Zeros) {
+      Value zero = arith::ConstantOp::create(
+          b, loc, b.getZeroAttr(type.getElementType()));
+      memref::StoreOp::create(b, loc, zero, out, point);
+      return success();
+    }
+    if (mode == Mode::ScatterAdd)
+      return emitScatterAdd(scatter, point);
     FailureOr<Value> scalar = emit(value, point);
     if (failed(scalar))
       return failure();
@@ -862,6 +886,32 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
 
   inputs.assign(reads.begin(), reads.end());
   return kernel;
+}
+
+LogicalResult KernelBuilder::emitScatterAdd(prim::ScatterAddOp op,
+                                            ArrayRef<Value> idx) {
+  FailureOr<Value> update = emit(op.getUpdates(), idx);
+  if (failed(update))
+    return failure();
+  FailureOr<Value> position = emit(op.getIndices(), idx.take_front());
+  if (failed(position))
+    return failure();
+  int64_t rows = tensorType(op.getResult()).getDimSize(0);
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, index(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                            index(rows)));
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getZeroAttr(update->getType()));
+  Value added = arith::SelectOp::create(b, loc, inRange, *update, zero);
+  SmallVector<Value> at = {
+      arith::SelectOp::create(b, loc, inRange, i, index(0))};
+  llvm::append_range(at, idx.drop_front());
+  memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, added, out,
+                              at);
+  return success();
 }
 
 FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
@@ -1857,12 +1907,14 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     buffers[v] = alloc;
     return alloc;
   };
-  auto launch = [&](Value value, Value out) -> LogicalResult {
+  using Mode = KernelBuilder::Mode;
+  auto launch = [&](Value value, Value out,
+                    Mode mode = Mode::Compute) -> LogicalResult {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows);
     FailureOr<kernel::KernelOp> kernel = builder.build(
         value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
-        inputs);
+        inputs, mode);
     if (failed(kernel))
       return failure();
     SmallVector<Value> args;
@@ -1933,6 +1985,12 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
           kernel::ConvKindAttr::get(sb.getContext(), conv->kind), input,
           weight, output, conv->stride, conv->padding, conv->dilation,
           conv->groups);
+      continue;
+    }
+    if (v.getDefiningOp<prim::ScatterAddOp>()) {
+      if (failed(launch(v, out, Mode::Zeros)) ||
+          failed(launch(v, out, Mode::ScatterAdd)))
+        return failure();
       continue;
     }
     if (failed(launch(v, out)))

@@ -407,3 +407,27 @@ func.func @bitcast_width(%x: tensor<4xf32>) -> tensor<4xi64> {
   %0 = prim.bitcast %x to i64 : tensor<4xf32>
   return %0 : tensor<4xi64>
 }
+
+// -----
+
+func.func @scatter_add_indices_rank(%u: tensor<6x8xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+1 {{needs 1-d indices, not 'tensor<2x3xi64>'}}
+  %0 = prim.scatter_add %u[%i] : tensor<6x8xf32>, tensor<2x3xi64> -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rows(%u: tensor<6x8xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{needs a row of updates per index}}
+  %0 = prim.scatter_add %u[%i] : tensor<6x8xf32>, tensor<5xi64> -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_result(%u: tensor<6x8xf32>, %i: tensor<6xi64>) {
+  // expected-error @+1 {{must be the updates' rows}}
+  %0 = prim.scatter_add %u[%i] : tensor<6x8xf32>, tensor<6xi64> -> tensor<10x4xf32>
+  return
+}

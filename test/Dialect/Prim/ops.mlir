@@ -115,3 +115,10 @@ func.func @bitcast(%x: tensor<4xf32>, %y: tensor<4xi16>) -> (tensor<4xi32>, tens
   %1 = prim.bitcast %y to bf16 : tensor<4xi16>
   return %0, %1 : tensor<4xi32>, tensor<4xbf16>
 }
+
+// CHECK-LABEL: func.func @scatter_add
+// CHECK: prim.scatter_add %{{.*}}[%{{.*}}] : tensor<6x8xf32>, tensor<6xi64> -> tensor<10x8xf32>
+func.func @scatter_add(%u: tensor<6x8xf32>, %i: tensor<6xi64>) -> tensor<10x8xf32> {
+  %0 = prim.scatter_add %u[%i] : tensor<6x8xf32>, tensor<6xi64> -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}

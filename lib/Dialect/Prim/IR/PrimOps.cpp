@@ -352,6 +352,27 @@ LogicalResult ConcatenateOp::inferReturnTypes(
 // Indexing
 //===----------------------------------------------------------------------===//
 
+LogicalResult ScatterAddOp::verify() {
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (indices.getRank() != 1)
+    return emitOpError() << "needs 1-d indices, not " << indices;
+  if (updates.getRank() < 1 ||
+      updates.getDimSize(0) != indices.getDimSize(0))
+    return emitOpError() << "needs a row of updates per index: " << updates
+                         << " for " << indices;
+  if (result.getRank() != updates.getRank() ||
+      result.getShape().drop_front() != updates.getShape().drop_front() ||
+      result.getElementType() != updates.getElementType())
+    return emitOpError() << "result " << result
+                         << " must be the updates' rows " << updates
+                         << " with another leading size";
+  if (!updates.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

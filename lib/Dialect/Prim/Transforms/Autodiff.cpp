@@ -245,13 +245,11 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
 
 LogicalResult Differentiator::gatherRule(GatherOp gather, Value grad) {
   // Each slice of the operand receives the sum of the cotangent's slices
-  // that read it, repeated indices accumulating: a product of the one-hot
-  // matrix of the indices, (index positions) x (operand size along dim),
-  // with the cotangent laid out as (index positions) x (everything else).
-  // It is dense: O(positions x size x rest) work and a positions x size
-  // matrix, where a scatter-add would be O(positions x rest). It reuses
-  // the GEMM path and is exact, but an embedding with a large vocabulary
-  // pays for the whole vocabulary per token.
+  // that read it, repeated indices accumulating: a scatter-add of the
+  // cotangent laid out as (index positions) x (everything else) into
+  // (operand size along dim) x (everything else), O(positions x rest)
+  // work. Half-precision cotangents are summed in f32 and rounded once, as
+  // eager's embedding backward does.
   Value x = gather.getOperand(), indices = gather.getIndices();
   RankedTensorType xType = typeOf(x), indexType = typeOf(indices);
   int64_t dim = gather.getDim(), rank = indexType.getRank();
@@ -268,17 +266,18 @@ LogicalResult Differentiator::gatherRule(GatherOp gather, Value grad) {
       indexFirst.push_back(d);
   Value rows = ReshapeOp::create(b, loc, permute(grad, indexFirst),
                                  ArrayRef<int64_t>{positions, rest});
-  // One-hot: (positions, size), 1 where the index is the column.
   Value flat = ReshapeOp::create(b, loc, indices, ArrayRef<int64_t>{positions});
-  SmallVector<int64_t> hotShape = {positions, size};
-  Value wide = BroadcastInDimOp::create(b, loc, flat, hotShape,
-                                        ArrayRef<int64_t>{0});
-  Value column = IotaOp::create(b, loc, hotShape, 1,
-                                indexType.getElementType());
-  Value hot = asFloat(compare(ComparisonPredicate::EQ, wide, column),
-                      typeOf(grad));
+  Type elt = typeOf(grad).getElementType();
+  bool half = elt.isBF16() || elt.isF16();
+  if (half)
+    rows = ConvertOp::create(b, loc, rows, TypeAttr::get(b.getF32Type()));
+  Value summed = ScatterAddOp::create(
+      b, loc,
+      RankedTensorType::get({size, rest}, typeOf(rows).getElementType()),
+      rows, flat);
+  if (half)
+    summed = ConvertOp::create(b, loc, summed, TypeAttr::get(elt));
   // (size, rest) -> (size, pre..., post...) -> (pre..., size, post...).
-  Value product = matmul(hot, rows, {}, {}, {0}, {0});
   SmallVector<int64_t> sizeFirst = {size};
   for (int64_t d = 0; d < xType.getRank(); ++d)
     if (d != dim)
@@ -286,7 +285,7 @@ LogicalResult Differentiator::gatherRule(GatherOp gather, Value grad) {
   SmallVector<int64_t> back;
   for (int64_t d = 0; d < xType.getRank(); ++d)
     back.push_back(d < dim ? d + 1 : d == dim ? 0 : d);
-  accumulate(x, permute(ReshapeOp::create(b, loc, product, sizeFirst), back));
+  accumulate(x, permute(ReshapeOp::create(b, loc, summed, sizeFirst), back));
   return success();
 }
 

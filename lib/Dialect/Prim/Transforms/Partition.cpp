@@ -118,7 +118,7 @@ static int64_t bytesOf(Value v) {
 static bool isCheapToRecompute(Operation *op) {
   return !isa<DotOp, ConvolutionOp, ConvolutionBackwardInputOp,
               ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp,
-              WindowArgmaxOp>(op);
+              WindowArgmaxOp, ScatterAddOp>(op);
 }
 
 /// Moves each of `ops` right before its first user, last ops first: the

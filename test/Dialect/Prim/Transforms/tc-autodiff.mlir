@@ -125,20 +125,17 @@ func.func @slice_pad(%x: tensor<4x9xf32> {tc.requires_grad}) -> tensor<5x5xf32> 
 // -----
 
 // An embedding lookup: the table's gradient adds the cotangent's rows of
-// every position that read a row (repeated indices accumulate), as the
-// product of the one-hot matrix of the indices, transposed, with the
-// cotangent's rows. The indices get no gradient.
+// every position that read a row (repeated indices accumulate): a
+// scatter-add of the cotangent's rows, no one-hot matrix. The indices get
+// no gradient.
 // CHECK-LABEL: func.func @embedding
 // CHECK-SAME: (%[[W:.*]]: tensor<10x8xf32>, %[[I:.*]]: tensor<3x5xi64>, %[[G:.*]]: tensor<3x5x8xf32> {fx.name = "cotangent_0"}) -> (tensor<3x5x8xf32>, tensor<10x8xf32>)
 // CHECK: %[[Y:.*]] = prim.gather %[[W]][%[[I]]], dim 0
 // CHECK: %[[ROWS:.*]] = prim.reshape %[[G]], shape [15, 8]
 // CHECK: %[[FLAT:.*]] = prim.reshape %[[I]], shape [15]
-// CHECK: %[[WIDE:.*]] = prim.broadcast_in_dim %[[FLAT]], shape [15, 10], dims [0]
-// CHECK: %[[COL:.*]] = prim.iota shape [15, 10], dim 1 : i64
-// CHECK: %[[HIT:.*]] = prim.compare eq, %[[WIDE]], %[[COL]]
-// CHECK: %[[HOT:.*]] = prim.convert %[[HIT]] to f32
-// CHECK: %[[HOTT:.*]] = prim.permute %[[HOT]], [1, 0]
-// CHECK: %[[GW:.*]] = prim.dot %[[HOTT]], %[[ROWS]], batch [] x [], contract [1] x [0] : tensor<10x15xf32>, tensor<15x8xf32>
+// CHECK-NOT: prim.iota
+// CHECK-NOT: prim.dot
+// CHECK: %[[GW:.*]] = prim.scatter_add %[[ROWS]][%[[FLAT]]] : tensor<15x8xf32>, tensor<15xi64> -> tensor<10x8xf32>
 // CHECK: %[[GW2:.*]] = prim.reshape %[[GW]], shape [10, 8]
 // CHECK: return %[[Y]], %[[GW2]]
 func.func @embedding(%w: tensor<10x8xf32> {tc.requires_grad}, %i: tensor<3x5xi64>) -> tensor<3x5x8xf32> {
@@ -149,11 +146,11 @@ func.func @embedding(%w: tensor<10x8xf32> {tc.requires_grad}, %i: tensor<3x5xi64
 // -----
 
 // Along an inner dimension the cotangent's index dimension goes first and
-// the product's rows go back to that dimension.
+// the scattered rows go back to that dimension.
 // CHECK-LABEL: func.func @gather_columns
 // CHECK: %[[T:.*]] = prim.permute %{{.*}}, [1, 0, 2] : tensor<4x3x2xf32>
 // CHECK: %[[ROWS:.*]] = prim.reshape %[[T]], shape [3, 8]
-// CHECK: %[[GX:.*]] = prim.dot %{{.*}}, %[[ROWS]], batch [] x [], contract [1] x [0] : tensor<6x3xf32>, tensor<3x8xf32>
+// CHECK: %[[GX:.*]] = prim.scatter_add %[[ROWS]][%{{.*}}] : tensor<3x8xf32>, tensor<3xi32> -> tensor<6x8xf32>
 // CHECK: %[[R:.*]] = prim.reshape %[[GX]], shape [6, 4, 2]
 // CHECK: %[[B:.*]] = prim.permute %[[R]], [1, 0, 2] : tensor<6x4x2xf32>
 // CHECK: return %{{.*}}, %[[B]]

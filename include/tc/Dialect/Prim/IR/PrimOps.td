@@ -332,6 +332,38 @@ def Prim_ConcatenateOp : Prim_ShapeOp<"concatenate"> {
 // Indexing
 //===----------------------------------------------------------------------===//
 
+def Prim_ScatterAddOp : Prim_Op<"scatter_add", [Pure]> {
+  let summary = "Sums rows into the positions integer indices select";
+  let description = [{
+    The transpose of a `gather` along dimension 0: a tensor of zeros of the
+    result's shape to which each row of `updates` is added at the row
+    `indices` holds for it, repeated indices accumulating:
+
+    `result[indices[p], q...] += updates[p, q...]`
+
+    `indices` is 1-d (P positions), `updates` is (P, rest...) and the result
+    is (N, rest...) with the element type of `updates`. An embedding's
+    gradient is a scatter-add of the output's gradient into the table's
+    rows: O(P x rest) work, where a one-hot product pays for all N rows per
+    position. Kernels add with atomics (the order of the additions, and so
+    the rounding, may vary from run to run, as in eager's CUDA kernels);
+    an index outside `[0, N)` adds nothing.
+
+    ```mlir
+    // 6 rows of 8 into a (10, 8) table's gradient
+    %g = prim.scatter_add %rows[%indices] : tensor<6x8xf32>, tensor<6xi64> -> tensor<10x8xf32>
+    ```
+  }];
+  let arguments = (ins Prim_FloatTensor:$updates,
+                       RankedTensorOf<[I64, I32]>:$indices);
+  let results = (outs Prim_FloatTensor:$result);
+  let assemblyFormat = [{
+    $updates `[` $indices `]` attr-dict `:` type($updates) `,` type($indices)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Prim_GatherOp : Prim_ShapeOp<"gather"> {
   let summary = "Takes the slices of a tensor that integer indices select";
   let description = [{

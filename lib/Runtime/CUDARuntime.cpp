@@ -52,7 +52,23 @@ using LtPreference = void *;
 constexpr int kLtTransA = 3, kLtTransB = 4, kLtEpilogue = 7, kLtBiasPointer = 8;
 constexpr int kLtPrefMaxWorkspace = 1;
 constexpr uint32_t kLtEpilogueBias = 4;
-constexpr int kComputeF32 = 68, kComputeF64 = 70, kDataF32 = 0, kDataF64 = 1;
+constexpr int kComputeF32 = 68, kComputeF64 = 70, kDataF32 = 0, kDataF64 = 1,
+              kDataF16 = 2, kDataBF16 = 14, kGemmDefaultAlgo = -1;
+
+/// cudaDataType of a GEMM's elements.
+static int dataTypeOf(GemmElement element) {
+  switch (element) {
+  case GemmElement::F64:
+    return kDataF64;
+  case GemmElement::F16:
+    return kDataF16;
+  case GemmElement::BF16:
+    return kDataBF16;
+  case GemmElement::F32:
+    return kDataF32;
+  }
+  return kDataF32;
+}
 constexpr size_t kLtWorkspaceBytes = 32 << 20;
 
 struct LtHeuristic {
@@ -241,6 +257,11 @@ struct Cublas {
                       const double *, int, long long, const double *, int,
                       long long, const double *, double *, int, long long,
                       int);
+  /// cublasGemmStridedBatchedEx: half-precision operands, f32 compute.
+  int (*gemmEx)(CublasHandle, int, int, int, int, int, const void *,
+                const void *, int, int, long long, const void *, int, int,
+                long long, const void *, void *, int, int, long long, int, int,
+                int);
 
   static const Cublas *get(std::string &error) {
     static std::once_flag once;
@@ -263,6 +284,8 @@ struct Cublas {
            bindSymbol(lib, "cublasSgemmStridedBatched", cublas.sgemmBatched,
                 loadError) &&
            bindSymbol(lib, "cublasDgemmStridedBatched", cublas.dgemmBatched,
+                loadError) &&
+           bindSymbol(lib, "cublasGemmStridedBatchedEx", cublas.gemmEx,
                 loadError);
     });
     if (!ok)
@@ -571,13 +594,15 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index, int64_t symbol,
     // Column-major D (n x m) = op(B)^T (n x k) op(A)^T (k x m), the bias
     // along D's rows.
     auto plan = std::make_shared<LtPlan>();
-    int dataType = g.isDouble ? kDataF64 : kDataF32;
+    int dataType = dataTypeOf(g.element);
+    bool isDouble = g.element == GemmElement::F64;
     int opA = g.transB ? kCublasOpT : kCublasOpN;
     int opB = g.transA ? kCublasOpT : kCublasOpN;
     uint32_t epilogue = kLtEpilogueBias;
     void *bias = ptrs[g.bias];
-    if (lt->descCreate(&plan->desc, g.isDouble ? kComputeF64 : kComputeF32,
-                       dataType) ||
+    // Half types compute and scale in f32, as PyTorch's addmm does.
+    if (lt->descCreate(&plan->desc, isDouble ? kComputeF64 : kComputeF32,
+                       isDouble ? kDataF64 : kDataF32) ||
         lt->descSet(plan->desc, kLtTransA, &opA, sizeof(opA)) ||
         lt->descSet(plan->desc, kLtTransB, &opB, sizeof(opB)) ||
         lt->descSet(plan->desc, kLtEpilogue, &epilogue, sizeof(epilogue)) ||
@@ -607,8 +632,9 @@ bool CUDAExecutable::Impl::runLt(const Gemm &g, size_t index, int64_t symbol,
   lt->descSet(plan.desc, kLtBiasPointer, &bias, sizeof(bias));
   const double oneD = 1, zeroD = 0;
   const float oneF = 1, zeroF = 0;
-  const void *alpha = g.isDouble ? static_cast<const void *>(&oneD) : &oneF;
-  const void *beta = g.isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
+  bool isDouble = g.element == GemmElement::F64;
+  const void *alpha = isDouble ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = isDouble ? static_cast<const void *>(&zeroD) : &zeroF;
   return lt->matmul(ltHandle, plan.desc, alpha, ptrs[g.b], plan.a,
                     ptrs[g.a], plan.b, beta, ptrs[g.out], plan.d,
                     ptrs[g.out], plan.d, plan.heuristic.algo,
@@ -734,6 +760,22 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
   return exec;
 }
 
+/// A half-precision GEMM without a bias through cublasGemmStridedBatchedEx
+/// (f16/bf16 operands and result, f32 accumulation and scaling: PyTorch's
+/// own bf16 matmul), in runColumnMajorGemm's column-major argument order.
+static int runHalfGemm(const Cublas &cublas, CublasHandle handle,
+                       const Gemm &g, ArrayRef<void *> ptrs) {
+  const float one = 1, zero = 0;
+  int type = dataTypeOf(g.element);
+  int lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
+  int opA = g.transA ? kCublasOpT : kCublasOpN;
+  int opB = g.transB ? kCublasOpT : kCublasOpN;
+  return cublas.gemmEx(handle, opB, opA, g.n, g.m, g.k, &one, ptrs[g.b], type,
+                       ldb, g.k * g.n, ptrs[g.a], type, lda, g.m * g.k, &zero,
+                       ptrs[g.out], type, g.n, g.m * g.n, g.batch, kComputeF32,
+                       kGemmDefaultAlgo);
+}
+
 bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
                                  int64_t symbol, CUstream cuStream,
                                  std::string &error) const {
@@ -762,9 +804,22 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
     if (!handle)
       return false;
     cublas->setStream(handle, cuStream);
+    bool half = g.element == GemmElement::F16 || g.element == GemmElement::BF16;
+    if (half) {
+      if (g.bias >= 0) {
+        error = "a half-precision bias GEMM that cublasLt cannot run";
+        return false;
+      }
+      int status = runHalfGemm(*cublas, handle, g, ptrs);
+      if (status)
+        error = "cuBLAS half-precision GEMM (" + std::to_string(g.m) + "x" +
+                std::to_string(g.n) + "x" + std::to_string(g.k) +
+                ") failed with status " + std::to_string(status);
+      return status == 0;
+    }
     int64_t rows = onesRows;
     int status =
-        g.isDouble
+        g.element == GemmElement::F64
             ? runColumnMajorGemm<double>(
                   g, ptrs, handle, reinterpret_cast<const double *>(ones),
                   kCublasOpN, kCublasOpT, cublas->dgemm, cublas->dgemmBatched)

@@ -101,9 +101,14 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
     if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
       auto outType = cast<MemRefType>(gemm.getOut().getType());
       Type elt = outType.getElementType();
-      if (!elt.isF32() && !elt.isF64())
+      // Half-precision GEMMs (f32 accumulation) are cuBLAS's; the other
+      // targets widen such products before they get here.
+      bool half = elt.isF16() || elt.isBF16();
+      if (!elt.isF32() && !elt.isF64() && !(half && platform == "CUDA"))
         return gemm.emitOpError()
-               << platform << " GEMM supports f32 and f64, not " << elt;
+               << platform << " GEMM supports "
+               << (platform == "CUDA" ? "f32, f64, f16 and bf16" : "f32 and f64")
+               << ", not " << elt;
       Gemm g;
       g.a = ids.lookup(gemm.getA());
       g.b = ids.lookup(gemm.getB());
@@ -111,7 +116,10 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
       g.transA = gemm.getTransposeA();
       g.transB = gemm.getTransposeB();
-      g.isDouble = elt.isF64();
+      g.element = elt.isF64()    ? GemmElement::F64
+                  : elt.isF16()  ? GemmElement::F16
+                  : elt.isBF16() ? GemmElement::BF16
+                                 : GemmElement::F32;
       kernel::GemmOp::LibrarySizes sizes = gemm.getLibrarySizes();
       g.batch = sizes.batch;
       g.m = sizes.m;
@@ -361,7 +369,9 @@ std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
   const std::pair<const char *, Build> stages[] = {
       {"prim", decompose},
       {"kernel",
-       [](OpPassManager &pm) { buildFusePipeline(pm, FuseOptions::gpu()); }},
+       [&](OpPassManager &pm) {
+         buildFusePipeline(pm, FuseOptions::gpu(platform == "CUDA"));
+       }},
       {"gpu", lowerKernels},
       {"schedule", lowerToBinary}};
   for (const auto &[name, build] : stages) {
@@ -421,7 +431,8 @@ std::string GPUProgram::serialize() const {
     } else if (step.gemm) {
       const Gemm &g = *step.gemm;
       os << "gemm " << g.a << " " << g.b << " " << g.out << " " << g.bias
-         << " " << g.transA << " " << g.transB << " " << g.isDouble << " "
+         << " " << g.transA << " " << g.transB << " "
+         << static_cast<int64_t>(g.element) << " "
          << g.batch << " " << g.m << " " << g.n << " " << g.k << " "
          << g.perSymbol;
     } else {
@@ -518,8 +529,11 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
       program->steps.push_back({std::move(launch), std::nullopt,
                                 std::nullopt});
     } else if (tag == "gemm" && n.size() == 12) {
-      Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0, n[6] != 0,
-             n[7], n[8], n[9], n[10], static_cast<unsigned>(n[11]) & 15u};
+      if (n[6] < 0 || n[6] > static_cast<int64_t>(GemmElement::BF16))
+        return nullptr;
+      Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0,
+             static_cast<GemmElement>(n[6]), n[7], n[8], n[9], n[10],
+             static_cast<unsigned>(n[11]) & 15u};
       program->steps.push_back({std::nullopt, g, std::nullopt});
     } else if (tag == "conv" && n.size() >= 6) {
       runtime::ConvCall c;

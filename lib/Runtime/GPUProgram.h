@@ -68,9 +68,14 @@ struct Launch {
   }
 };
 
+/// A GEMM's element type (its number is the host program's text form;
+/// 0 and 1 were the f32/f64 flag before half types).
+enum class GemmElement : int64_t { F32 = 0, F64 = 1, F16 = 2, BF16 = 3 };
+
 struct Gemm {
   int64_t a, b, out, bias = -1;
-  bool transA, transB, isDouble;
+  bool transA, transB;
+  GemmElement element;
   int64_t batch, m, n, k;
   /// Bit i set: size i of (batch, m, n, k) is per unit of the symbolic size.
   unsigned perSymbol = 0;

@@ -236,7 +236,7 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     blas->setStream(handle, hipStream);
     int64_t rows = program->maxBiasRows;
     int status =
-        g.isDouble
+        g.element == GemmElement::F64
             ? runColumnMajorGemm<double>(
                   g, ptrs, handle, reinterpret_cast<const double *>(ones),
                   kRocblasOpN, kRocblasOpT, blas->dgemm, blas->dgemmBatched)

@@ -47,7 +47,7 @@ if [[ "$what" == tests || "$what" == all ]]; then
     test/python/test_importer.py test/python/test_export.py \
     test/python/test_training.py test/python/test_autodiff.py \
     test/python/test_random.py test/python/test_semantics.py \
-    test/python/test_cache.py \
+    test/python/test_cache.py test/python/test_cuda_sizes.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
 fi

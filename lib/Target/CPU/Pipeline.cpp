@@ -49,8 +49,10 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options) {
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
   pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
-  // The GEMM runtimes take f32 and f64: half-precision products widen.
-  pm.addNestedPass<func::FuncOp>(tc::prim::createWidenHalfProductsPass());
+  // GEMM runtimes that take f32 and f64 only: half-precision products
+  // widen.
+  if (options.widenHalfProducts)
+    pm.addNestedPass<func::FuncOp>(tc::prim::createWidenHalfProductsPass());
   // Realize what must be realized, inline the rest into kernels.
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;

@@ -110,7 +110,7 @@ void mlir::tc::buildGPUDecomposePipeline(OpPassManager &pm,
 void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildGPUDecomposePipeline(pm, options);
-  buildFusePipeline(pm, FuseOptions::gpu());
+  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/true));
   buildGPUKernelsPipeline(pm, options);
   buildCUDABinaryPipeline(pm, options);
 }
@@ -118,7 +118,7 @@ void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
 void mlir::tc::buildROCmPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildGPUDecomposePipeline(pm, options);
-  buildFusePipeline(pm, FuseOptions::gpu());
+  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/false));
   buildGPUKernelsPipeline(pm, options);
   buildROCmBinaryPipeline(pm, options);
 }

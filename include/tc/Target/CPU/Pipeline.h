@@ -46,8 +46,16 @@ struct FuseOptions {
   bool cacheRows = true;
   /// Run tc-split-reductions before memory planning (GPUs).
   bool splitReductions = false;
+  /// Widen f16/bf16 products to f32 GEMMs (tc-widen-half-products): the
+  /// targets whose GEMM library takes f32 and f64 only. CUDA's cuBLAS runs
+  /// half-precision GEMMs itself, on the tensor cores.
+  bool widenHalfProducts = true;
 
-  static FuseOptions gpu() { return {/*cacheRows=*/false, true}; }
+  /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA).
+  static FuseOptions gpu(bool halfGemms) {
+    return {/*cacheRows=*/false, /*splitReductions=*/true,
+            /*widenHalfProducts=*/!halfGemms};
+  }
 };
 
 /// prim -> kernel: fusion and memory planning.

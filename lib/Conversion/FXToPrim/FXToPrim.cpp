@@ -257,10 +257,11 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
 
   if (target == "aten::gather") {
-    // out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`, as
-    // a one-hot selection: compare an iota over self's `dim` with the
-    // index, keep the matching element, sum the selection axis away. (What
-    // cross-entropy's nll_loss gathers: one element per row.) The other
+    // out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`: a
+    // gather from self's elements, flattened, at the linear positions the
+    // index's coordinates (with `dim`'s replaced by the index) make. One
+    // read per output element (cross-entropy's nll_loss takes one element
+    // of each row of logits), and its gradient a scatter-add. The other
     // dimensions of index must equal self's.
     Value self = operands[0], index = operands[1];
     RankedTensorType selfType = typeOf(self), indexType = typeOf(index);
@@ -274,38 +275,32 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                     "supported yet");
     if (boolArg("sparse_grad", false))
       return fail("sparse_grad is not supported");
-    // The selection space: index's shape with self's `dim` appended. Self
-    // goes there with `dim` moved last (broadcast_in_dim maps dimensions in
-    // increasing order): its other dimensions keep their places.
-    SmallVector<int64_t> shape(indexType.getShape());
-    shape.push_back(selfType.getDimSize(dim));
-    SmallVector<int64_t> toLast, selfDims, indexDims;
-    for (int64_t d = 0; d < rank; ++d) {
-      indexDims.push_back(d);
-      if (d != dim) {
-        toLast.push_back(d);
-        selfDims.push_back(d);
-      }
+    if (!selfType.hasStaticShape() || !indexType.hasStaticShape())
+      return fail("a gather with symbolic sizes is not supported yet");
+    Type indexElt = indexType.getElementType();
+    auto indexOfShape = RankedTensorType::get(indexType.getShape(), indexElt);
+    // Row-major strides of self; the index's own elements are clamped into
+    // [0, size) by prim.gather's kernels, as its other uses are.
+    Value linear;
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      Value coordinate =
+          d == dim ? index
+                   : prim::IotaOp::create(b, loc, indexType.getShape(), d,
+                                          indexElt)
+                         .getResult();
+      Value term = stride == 1 ? coordinate
+                               : prim::MulOp::create(
+                                     b, loc, coordinate,
+                                     splat(indexOfShape,
+                                           static_cast<double>(stride)))
+                                     .getResult();
+      linear = linear ? prim::AddOp::create(b, loc, linear, term).getResult()
+                      : term;
+      stride *= selfType.getDimSize(d);
     }
-    toLast.push_back(dim);
-    selfDims.push_back(rank);
-    Value selfLast = dim == rank - 1
-                         ? self
-                         : prim::PermuteOp::create(b, loc, self, toLast)
-                               .getResult();
-    Value selfWide = prim::BroadcastInDimOp::create(b, loc, selfLast, shape,
-                                                    selfDims);
-    Value indexWide =
-        prim::BroadcastInDimOp::create(b, loc, index, shape, indexDims);
-    Value iota = prim::IotaOp::create(b, loc, shape, rank,
-                                      indexType.getElementType());
-    Value hit = prim::CompareOp::create(b, loc, P::EQ, indexWide, iota);
-    auto wideType = RankedTensorType::get(shape, selfType.getElementType());
-    Value picked = prim::WhereOp::create(b, loc, hit, selfWide,
-                                         splat(wideType, 0));
-    return one(prim::ReduceOp::create(b, loc, prim::ReductionKind::Sum,
-                                      picked, ArrayRef<int64_t>{rank})
-                   .getResult());
+    Value flat = reshape(self, {selfType.getNumElements()});
+    return one(prim::GatherOp::create(b, loc, flat, linear, 0).getResult());
   }
 
   // Comparisons.

@@ -125,16 +125,17 @@ fx.graph @views(%x: tensor<4x6xf32>) -> (tensor<4x1x6xf32>, tensor<4x2xf32>, ten
 
 // -----
 
-// gather along dim 1 as a one-hot selection: an iota over self's dim 1
-// compared with the index, the matching element kept, the selection axis
-// summed away.
+// gather along dim 1: a gather from self's elements, flattened, at the
+// linear positions row * 8 + index (one read per output element, not a
+// one-hot selection over the row).
 // CHECK-LABEL: func.func @gather
-// CHECK: %[[SELF:.*]] = prim.broadcast_in_dim %arg0, shape [4, 3, 8], dims [0, 2] : tensor<4x8xf32>
-// CHECK: %[[INDEX:.*]] = prim.broadcast_in_dim %arg1, shape [4, 3, 8], dims [0, 1] : tensor<4x3xi64>
-// CHECK: %[[IOTA:.*]] = prim.iota shape [4, 3, 8], dim 2 : i64
-// CHECK: %[[HIT:.*]] = prim.compare eq, %[[INDEX]], %[[IOTA]] : tensor<4x3x8xi64>
-// CHECK: %[[PICKED:.*]] = prim.where %[[HIT]], %[[SELF]], %{{.*}} : tensor<4x3x8xi1>, tensor<4x3x8xf32>
-// CHECK: prim.reduce sum %[[PICKED]], dims [2] : tensor<4x3x8xf32>
+// CHECK: %[[ROW:.*]] = prim.iota shape [4, 3], dim 0 : i64
+// CHECK: %[[EIGHT:.*]] = prim.constant dense<8> : tensor<4x3xi64>
+// CHECK: %[[START:.*]] = prim.mul %[[ROW]], %[[EIGHT]] : tensor<4x3xi64>
+// CHECK: %[[AT:.*]] = prim.add %arg1, %[[START]] : tensor<4x3xi64>
+// CHECK: %[[FLAT:.*]] = prim.reshape %arg0, shape [32] : tensor<4x8xf32>
+// CHECK: prim.gather %[[FLAT]][%[[AT]]], dim 0 : tensor<32xf32>, tensor<4x3xi64>
+// CHECK-NOT: prim.reduce
 fx.graph @gather(%x: tensor<4x8xf32>, %i: tensor<4x3xi64>) -> tensor<4x3xf32> {
   %0 = fx.call_function "aten::gather"(%x, %i) {args = {dim = 1 : i64}} : (tensor<4x8xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
   fx.output %0 : tensor<4x3xf32>

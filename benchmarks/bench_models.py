@@ -138,6 +138,29 @@ def output_of(name: str, out):
     return out
 
 
+class _capture_fallbacks:
+    """Collects tc's `fallbacks` log lines while it is open."""
+
+    def __init__(self):
+        import logging
+        import tc
+
+        class Handler(logging.Handler):
+            def emit(handler, record):
+                self.records.append(record.getMessage()[:300])
+
+        self.records: list[str] = []
+        self.handler = Handler(logging.INFO)
+        tc.set_logs("fallbacks")
+        self.logger = logging.getLogger("tc.fallbacks")
+        self.logger.addHandler(self.handler)
+
+    def close(self):
+        import tc
+        self.logger.removeHandler(self.handler)
+        tc.set_logs()
+
+
 def run_backend(name: str, backend: str, base, inputs, training: bool,
                 steps: int, device, profile: dict | None = None):
     import copy
@@ -171,11 +194,16 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
             with torch.no_grad():
                 return output_of(name, fn(*inputs))
 
+    eager_lines = _capture_fallbacks() if backend == "tc" else None
     torch.cuda.synchronize()
     start = time.perf_counter()
     result = step()
     torch.cuda.synchronize()
     row["first_step_s"] = time.perf_counter() - start
+    if eager_lines is not None:
+        # What tc left to eager, and why (its `fallbacks` log, deduplicated).
+        row["tc_eager_reasons"] = sorted(set(eager_lines.records))[:40]
+        eager_lines.close()
     if training:
         row["first_loss"] = result.item()
     else:
@@ -223,6 +251,19 @@ def _profile(title: str, step, path: str) -> None:
         f.write(f"== {title}\n{table}\n")
 
 
+def agreement(out, reference) -> tuple[float, bool]:
+    """||out - eager|| / ||eager|| over eager's finite elements, and whether
+    it is within INFERENCE_TOLERANCE with the same elements non-finite (a
+    bf16 model with random weights can overflow: ViT-B/16's logits do)."""
+    import torch
+    finite = torch.isfinite(reference)
+    if not torch.equal(finite, torch.isfinite(out)):
+        return float("nan"), False
+    ref, got = reference[finite], out[finite]
+    error = float((got - ref).norm() / ref.norm().clamp_min(1e-30))
+    return error, bool(math.isfinite(error) and error <= INFERENCE_TOLERANCE)
+
+
 def child(name: str, backends: list[str], steps: int, small: bool,
           path: pathlib.Path, profile: dict | None) -> None:
     cache = tempfile.mkdtemp(prefix=f"tc-bench-models-{name}-")
@@ -244,10 +285,7 @@ def child(name: str, backends: list[str], steps: int, small: bool,
             out = row.pop("output")
             if reference is None:
                 reference = out
-            row["rel_error"] = float(
-                (out - reference).norm() / reference.norm())
-            row["agrees"] = bool(math.isfinite(row["rel_error"]) and
-                                 row["rel_error"] <= INFERENCE_TOLERANCE)
+            row["rel_error"], row["agrees"] = agreement(out, reference)
         else:
             if reference is None:
                 reference = (row["first_loss"], row["last_loss"])

@@ -553,6 +553,17 @@ private:
     return prim::DivOp::create(b, loc, exp, broadcast(sum, xType.getShape()));
   }
 
+  /// `v` in f32 when it is f16 or bf16, else `v`: an op that eager
+  /// computes in f32 and rounds once (gelu, sigmoid) is decomposed in f32,
+  /// not rounded to half precision after each of its prims.
+  Value widenHalf(Value v) {
+    RankedTensorType type = typeOf(v);
+    Type elt = type.getElementType();
+    if (!elt.isF16() && !elt.isBF16())
+      return v;
+    return coerce(v, type.clone(b.getF32Type()));
+  }
+
   Value gelu(Value x, bool tanhApprox) {
     RankedTensorType type = typeOf(x);
     Value half = splat(type, 0.5), one = splat(type, 1.0);

@@ -195,17 +195,20 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
   if (target == "aten::sigmoid") {
     RankedTensorType type = resultType();
-    Value x = coerce(operands[0], type);
+    Value x = widenHalf(coerce(operands[0], type));
+    RankedTensorType wide = typeOf(x);
     Value e = prim::ExpOp::create(b, loc, prim::NegOp::create(b, loc, x));
-    return one(prim::DivOp::create(
-                   b, loc, splat(type, 1),
-                   prim::AddOp::create(b, loc, splat(type, 1), e))
-                   .getResult());
+    return one(coerce(prim::DivOp::create(
+                          b, loc, splat(wide, 1),
+                          prim::AddOp::create(b, loc, splat(wide, 1), e)),
+                      type));
   }
   if (target == "aten::gelu") {
     Attribute approx = arg("approximate");
     bool useTanh = approx && cast<StringAttr>(approx).getValue() == "tanh";
-    return one(gelu(coerce(operands[0], resultType()), useTanh));
+    RankedTensorType type = resultType();
+    return one(
+        coerce(gelu(widenHalf(coerce(operands[0], type)), useTanh), type));
   }
 
   // Elementwise binary arithmetic, with tensors or scalars.

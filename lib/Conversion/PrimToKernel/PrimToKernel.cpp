@@ -541,6 +541,13 @@ private:
   /// The innermost scope that defines one of `idx`, where a value at `idx`
   /// is computed (so it is hoisted out of loops it does not depend on).
   unsigned scopeFor(ArrayRef<Value> idx) const;
+  /// Moves the pure index arithmetic that computes `i` to the outermost
+  /// scope its operands allow. A reshape or slice computes a row's
+  /// coordinates where it is read, often inside the row's inner loop; a
+  /// reduction at those coordinates would then be emitted in the loop and
+  /// run once per element of the row (cross-entropy's backward on a 32k
+  /// vocabulary: 32k reductions of 32k elements per row).
+  void hoistIndex(Value i);
   void setInsertionPoint(unsigned scope);
   void pushScope(Block *block, Operation *nested);
 
@@ -691,6 +698,24 @@ FailureOr<Value> KernelBuilder::emitWindows(prim::ConcatenateOp concat,
     }
   }
   return emit(family.source, cur);
+}
+
+void KernelBuilder::hoistIndex(Value i) {
+  Operation *op = i.getDefiningOp();
+  if (!op || !isa<arith::ArithDialect>(op->getDialect()) || !isPure(op) ||
+      op->getNumRegions())
+    return;
+  for (Value operand : op->getOperands())
+    hoistIndex(operand);
+  SmallVector<Value> operands(op->getOperands());
+  unsigned target = scopeFor(operands), current = scopeFor({i});
+  if (target >= current)
+    return;
+  Scope &s = *scopes[target];
+  if (s.nested)
+    op->moveBefore(s.nested);
+  else
+    op->moveBefore(s.block, s.block->end());
 }
 
 unsigned KernelBuilder::scopeFor(ArrayRef<Value> idx) const {
@@ -921,6 +946,8 @@ FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
     setInsertionPoint(scopeFor(idx));
     return memref::LoadOp::create(b, loc, out, idx).getResult();
   }
+  for (Value i : idx)
+    hoistIndex(i);
   unsigned scope = scopeFor(idx);
   std::vector<const void *> key = {v.getAsOpaquePointer()};
   for (Value i : idx)

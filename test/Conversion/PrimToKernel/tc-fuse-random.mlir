@@ -55,17 +55,18 @@ func.func @wide(%seed: tensor<i64>) -> (tensor<16xf64>, tensor<16xf32>) {
 // -----
 
 // A gather loads the index at the point's index positions, clamps it into
-// the table and reads the table's row there.
+// the table (once per row, outside the row's loop) and reads the table's
+// row there.
 // CHECK-LABEL: kernel.kernel @embedding_fused_gather_0
 // CHECK-SAME: (%[[W:.*]]: memref<10x8xf32>, %[[I:.*]]: memref<3x5xi64>, %[[OUT:.*]]: memref<3x5x8xf32>)
 // CHECK-DAG: %[[A:.*]] = kernel.index 0
 // CHECK-DAG: %[[B:.*]] = kernel.index 1
 // CHECK: %[[IDX:.*]] = memref.load %[[I]][%[[A]], %[[B]]] : memref<3x5xi64>
-// CHECK: kernel.loop %c8
-// CHECK-NEXT: ^bb0(%[[J:.*]]: index):
 // CHECK: %[[C:.*]] = arith.index_cast %[[IDX]] : i64 to index
 // CHECK: %[[LO:.*]] = arith.maxsi %[[C]], %c0
 // CHECK: %[[HI:.*]] = arith.minsi %[[LO]], %c9
+// CHECK: kernel.loop %c8
+// CHECK-NEXT: ^bb0(%[[J:.*]]: index):
 // CHECK: %[[V:.*]] = memref.load %[[W]][%[[HI]], %[[J]]]
 // CHECK: memref.store %[[V]], %[[OUT]][%[[A]], %[[B]], %[[J]]]
 func.func @embedding(%w: tensor<10x8xf32>, %i: tensor<3x5xi64>) -> tensor<3x5x8xf32> {

@@ -58,9 +58,11 @@ def test_residual_layer_norm(fresh_tc, dtype, rows, width):
 @pytest.mark.parametrize("rows,width", ROWS)
 def test_rms_norm_silu_gate(fresh_tc, dtype, rows, width):
     """Llama's RMSNorm then a SiLU-gated product, in one graph. The f32
-    mean of squares is summed in another order than eager's, and its
-    rounding to the dtype can land one unit in the last place away: fp16
-    (10 bits) is compared at 2 ulps."""
+    mean of squares is summed in another order than eager's, its rounding
+    to the dtype can land one unit in the last place away, and the four
+    fp16 ops after it (PyTorch decomposes silu into sigmoid and a product)
+    each round what they get: fp16 (10 bits) is compared at 4 ulps (seen
+    on the H100: 1 element in 2M at 2.4 ulps)."""
     x, g = randn(rows, width, dtype=dtype), randn(rows, width, dtype=dtype)
     w = randn(width, dtype=dtype)
 
@@ -68,7 +70,7 @@ def test_rms_norm_silu_gate(fresh_tc, dtype, rows, width):
         v = x.float()
         v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)
         return F.silu(w * v.to(x.dtype)) * g
-    tolerance = {"rtol": 2e-3, "atol": 1e-5} if dtype == torch.float16 else {}
+    tolerance = {"rtol": 4e-3, "atol": 1e-5} if dtype == torch.float16 else {}
     check(f, x, g, w, **tolerance)
 
 

@@ -385,30 +385,17 @@ def table(reports: list[dict]) -> str:
 
 
 def plot(reports: list[dict], path: pathlib.Path, title: str) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib missing: no chart", file=sys.stderr)
-        return
-    fig, ax = plt.subplots(figsize=(10, 4))
-    names = [r["model"] for r in reports]
-    for i, backend in enumerate(("eager", "inductor", "tc")):
-        speeds = []
-        for report in reports:
-            rows = {r["backend"]: r for r in report["rows"]}
-            ok = "eager" in rows and backend in rows
-            speeds.append(rows["eager"]["step_ms"] / rows[backend]["step_ms"]
-                          if ok else 0.0)
-        ax.bar([x + (i - 1) * 0.27 for x in range(len(names))], speeds, 0.27,
-               label=backend)
-    ax.set_xticks(list(range(len(names))), names, rotation=20, ha="right")
-    ax.set_ylabel("speed vs eager (higher is better)")
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    """bench_cpu's chart (speed vs eager per backend) of the models that
+    ran on every backend."""
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from bench_cpu import plot as bar_chart
+    rows = []
+    for report in reports:
+        steps = {r["backend"]: r["step_ms"] for r in report["rows"]}
+        if all(b in steps for b in ("eager", "inductor", "tc")):
+            rows.append({"workload": report["model"], "eager_s": steps["eager"],
+                         "inductor_s": steps["inductor"], "tc_s": steps["tc"]})
+    bar_chart(rows, path, title)
 
 
 def _suffix(opts) -> str:

@@ -789,8 +789,16 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
     return r == 0;
   };
   auto gemm = [&](const Gemm &g, size_t index, ArrayRef<void *> ptrs) {
+    bool half = g.element == GemmElement::F16 || g.element == GemmElement::BF16;
     if (g.bias >= 0 && runLt(g, index, symbol, ptrs, cuStream))
       return true;
+    if (g.bias >= 0 && half) {
+      // The bias-broadcast path below has f32 and f64 ones only.
+      error = "cublasLt cannot run this half-precision bias GEMM (" +
+              std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+              std::to_string(g.k) + ")";
+      return false;
+    }
     if (g.bias >= 0 && g.m > onesRows) {
       error = "a bias GEMM of " + std::to_string(g.m) +
               " rows at a new size inside a stream capture (run it once "
@@ -804,12 +812,7 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
     if (!handle)
       return false;
     cublas->setStream(handle, cuStream);
-    bool half = g.element == GemmElement::F16 || g.element == GemmElement::BF16;
     if (half) {
-      if (g.bias >= 0) {
-        error = "a half-precision bias GEMM that cublasLt cannot run";
-        return false;
-      }
       int status = runHalfGemm(*cublas, handle, g, ptrs);
       if (status)
         error = "cuBLAS half-precision GEMM (" + std::to_string(g.m) + "x" +

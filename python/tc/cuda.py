@@ -129,6 +129,10 @@ def pipeline_options(device: torch.device) -> str:
         options["expand-convolutions"] = "false"
         options["allow-tf32"] = str(
             bool(torch.backends.cudnn.allow_tf32)).lower()
+    # TC_CUDA_CHECKS=1: kernels check alignment and bounds, and name the
+    # kernel, the argument and the index before they trap (debugging).
+    if os.environ.get("TC_CUDA_CHECKS", "0") not in ("", "0"):
+        options["checks"] = "true"
     for token in os.environ.get("TC_CUDA_OPTIONS", "").split():
         key, _, value = token.partition("=")
         options[key] = value

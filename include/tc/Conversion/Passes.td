@@ -151,8 +151,14 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,
+    Option<"checks", "checks", "bool", "false",
+           "Debugging: every kernel checks that its buffers are aligned and "
+           "every access of a buffer argument is in bounds, and on a "
+           "violation prints the kernel, the argument and the index, then "
+           "traps (TC_CUDA_CHECKS=1)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",

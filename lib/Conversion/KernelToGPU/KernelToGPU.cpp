@@ -599,6 +599,85 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   return func;
 }
 
+/// Debugging checks (the pass's `checks`): at entry, that each buffer
+/// argument has the alignment the kernel assumes; before each access of a
+/// static buffer argument, that its row-major position is inside the
+/// buffer. A violation prints the kernel, the argument and the offending
+/// address or index, then traps (a sticky error: these checks are for
+/// finding a bug, not for running on). The arguments' alignment is checked
+/// rather than assumed (no `llvm.align`, which would fold the check away),
+/// and LLVM drops the bounds checks it proves (a clamped gather's).
+static void addChecks(gpu::GPUFuncOp func) {
+  Location loc = func.getLoc();
+  StringRef name = func.getName();
+  auto fail = [&](OpBuilder &b, Value cond, const Twine &format,
+                  ValueRange args) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    OpBuilder then = ifOp.getThenBodyBuilder();
+    gpu::PrintfOp::create(then, loc, then.getStringAttr(format.str()), args);
+    LLVM::Trap::create(then, loc);
+  };
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<MemRefType>(arg.getType()))
+      continue;
+    func.removeArgAttr(arg.getArgNumber(),
+                       LLVM::LLVMDialect::getAlignAttrName());
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    Value rem = arith::RemUIOp::create(
+        b, loc, address,
+        arith::ConstantIndexOp::create(b, loc, kernel::kGPUBufferAlignment));
+    Value misaligned = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, rem,
+        arith::ConstantIndexOp::create(b, loc, 0));
+    Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    fail(b, misaligned,
+         "tc check: kernel " + name + ": argument #" +
+             Twine(arg.getArgNumber()) + " at address %llu is not " +
+             Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n",
+         wide);
+  }
+  func.walk([&](Operation *op) {
+    Value memref;
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      memref = load.getMemRef();
+      indices = load.getIndices();
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      memref = store.getMemRef();
+      indices = store.getIndices();
+    } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(op)) {
+      memref = rmw.getMemref();
+      indices = rmw.getIndices();
+    } else {
+      return;
+    }
+    auto arg = dyn_cast<BlockArgument>(memref);
+    auto type = cast<MemRefType>(memref.getType());
+    if (!arg || arg.getOwner() != &func.getBody().front() ||
+        !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return;
+    OpBuilder ob(op);
+    Value linear = arith::ConstantIndexOp::create(ob, loc, 0);
+    for (auto [i, size] : llvm::zip(indices, type.getShape()))
+      linear = arith::AddIOp::create(
+          ob, loc,
+          arith::MulIOp::create(ob, loc, linear,
+                                arith::ConstantIndexOp::create(ob, loc, size)),
+          i);
+    // Unsigned: a negative position is out of bounds too.
+    Value outside = arith::CmpIOp::create(
+        ob, loc, arith::CmpIPredicate::uge, linear,
+        arith::ConstantIndexOp::create(ob, loc, type.getNumElements()));
+    fail(ob, outside,
+         "tc check: kernel " + name + ": argument #" +
+             Twine(arg.getArgNumber()) + ": element %lld out of [0, " +
+             Twine(type.getNumElements()) + ")\n",
+         arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear)
+             .getResult());
+  });
+}
+
 struct ConvertKernelToGPUPass
     : public tc::impl::ConvertKernelToGPUPassBase<ConvertKernelToGPUPass> {
   using Base::Base;
@@ -637,8 +716,12 @@ struct ConvertKernelToGPUPass
     for (kernel::KernelOp k : kernels) {
       flattenPointwiseRows(k);
       GPUSchedule schedule = chooseSchedule(k, options);
-      if (failed(GPUKernelLowering(k, schedule, options).run(gpuModule)))
+      FailureOr<gpu::GPUFuncOp> func =
+          GPUKernelLowering(k, schedule, options).run(gpuModule);
+      if (failed(func))
         return signalPassFailure();
+      if (checks)
+        addChecks(*func);
       schedules[k.getSymNameAttr()] = schedule;
     }
     // Launches name the gpu.func now and say how to launch it.

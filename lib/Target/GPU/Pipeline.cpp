@@ -35,6 +35,7 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.maxReductionBlockSize = options.maxReductionBlockSize;
   lowering.vectorWidth = options.vectorWidth;
   lowering.replicateTrig = options.replicateTrig;
+  lowering.checks = options.checks;
   pm.addPass(tc::createConvertKernelToGPUPass(lowering));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());

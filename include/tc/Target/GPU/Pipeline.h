@@ -64,6 +64,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "
                      "trigonometry"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> checks{
+      *this, "checks",
+      llvm::cl::desc("Kernels check their buffers' alignment and every "
+                     "access's bounds, and name the kernel, the argument "
+                     "and the index on a violation (a debugging aid)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> expandConvolutions{
       *this, "expand-convolutions",
       llvm::cl::desc("Expand convolutions into matrix products; false keeps "

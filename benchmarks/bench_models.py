@@ -138,7 +138,7 @@ def output_of(name: str, out):
     return out
 
 
-class _capture_fallbacks:
+class _FallbackLines:
     """Collects tc's `fallbacks` log lines while it is open."""
 
     def __init__(self):
@@ -194,7 +194,7 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
             with torch.no_grad():
                 return output_of(name, fn(*inputs))
 
-    eager_lines = _capture_fallbacks() if backend == "tc" else None
+    eager_lines = _FallbackLines() if backend == "tc" else None
     torch.cuda.synchronize()
     start = time.perf_counter()
     result = step()

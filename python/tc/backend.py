@@ -2166,8 +2166,7 @@ def runtime_fallback(what: str, error: BaseException) -> None:
     logger.warning("tc: %s failed at run time and runs in eager from now "
                    "on: %s", what, error)
     _fallbacks.info("eager at run time: %s: %s: %s", what,
-                    type(error).__name__, error,
-                    extra={"tc_runtime_fallback": True})
+                    type(error).__name__, error)
 
 
 class _TcSubgraph(torch.nn.Module):

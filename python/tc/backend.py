@@ -1233,13 +1233,17 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
             return runner
     tc.counters["aten_aot_autograd"] += 1
 
-    from torch._functorch.aot_autograd import aot_module_simplified
+    # Through Dynamo's `aot_autograd` backend helper, not
+    # `aot_module_simplified` directly: DDPOptimizer reads the helper's
+    # counter to know that the piece's first call returns fake tensors
+    # (AOTAutograd's output-stride propagation) and makes that call itself.
+    from torch._dynamo.backends.common import aot_autograd
 
     aten_compiler = functools.partial(_compile_aten_graph, settings=settings)
-    return aot_module_simplified(
-        gm, example_inputs, fw_compiler=aten_compiler,
-        bw_compiler=aten_compiler,
-        decompositions=_core_aten_decompositions())
+    return aot_autograd(
+        fw_compiler=aten_compiler, bw_compiler=aten_compiler,
+        decompositions=(_joint_decompositions() if training
+                        else _core_aten_decompositions()))(gm, example_inputs)
 
 
 def _native_dropout(input: torch.Tensor, p: float) -> torch.Tensor:
@@ -1583,6 +1587,30 @@ def _core_aten_decompositions() -> dict:
                 or qualified_name(op) in SUPPORTED_OPS):
             continue
         table[op] = decomposition_table[op]
+    return table
+
+
+#: Ops whose PyTorch decomposition is an inference rewrite: its outputs are
+#: not what the op's autograd formula reads. AOTAutograd traces the joint
+#: graph with the formula of the op as the user called it, so decomposing
+#: such an op's forward hands the backward wrong inputs.
+#: `_scaled_dot_product_flash_attention_for_cpu` decomposes to the math
+#: attention, whose second output is the probability matrix, and its
+#: backward reads that as the log-sum-exp: every gradient through CPU
+#: attention came out wrong.
+_INFERENCE_ONLY_DECOMPOSITIONS = (
+    "_scaled_dot_product_flash_attention_for_cpu",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _joint_decompositions() -> dict:
+    """`_core_aten_decompositions()` for AOTAutograd's joint (forward and
+    backward) traces: without `_INFERENCE_ONLY_DECOMPOSITIONS`, whose ops
+    then run in eager, forward and backward alike."""
+    table = dict(_core_aten_decompositions())
+    for name in _INFERENCE_ONLY_DECOMPOSITIONS:
+        table.pop(_aten_op(name), None)
     return table
 
 
@@ -2185,16 +2213,23 @@ class _TcSubgraph(torch.nn.Module):
 def _all_supported(gm: torch.fx.GraphModule) -> bool:
     """Whether tc compiles every op of `gm` as one graph: each op supported,
     some compute, and no view left to eager (one feeding no op: `_trim`)."""
+    return _why_not_whole(gm) is None
+
+
+def _why_not_whole(gm: torch.fx.GraphModule) -> str | None:
+    """Why tc cannot compile `gm` as one graph (one line), or None when it
+    can (`_all_supported`)."""
     ops = _op_nodes(gm.graph)
     members = set(ops)
     if not any(_is_compute(n) for n in ops):
-        return False
+        return "the graph computes nothing"
     for node in ops:
-        if not is_supported(node)[0]:
-            return False
+        supported, why = is_supported(node)
+        if not supported:
+            return f"{_describe(node)}: {why}"
         if _is_view(node) and not any(u in members for u in node.users):
-            return False
-    return True
+            return f"{_describe(node)}: a view that only the caller reads"
+    return None
 
 
 def _partition_and_compile(gm: torch.fx.GraphModule,
@@ -2289,9 +2324,11 @@ def _compile_training(gm: torch.fx.GraphModule,
     with an op tc cannot compile, mutations or outputs that alias inputs
     go to AOTAutograd.
     """
-    if not _all_supported(gm):
-        _fallbacks.info("training graph: not every op compiles with tc; "
-                        "AOTAutograd splits it into forward and backward")
+    why = _why_not_whole(gm)
+    if why is not None:
+        _fallbacks.info("training graph: AOTAutograd splits it into forward "
+                        "and backward, for tc does not compile all of it "
+                        "(%s)", why)
         return None
     nodes = list(gm.graph.nodes)
     if any(n.op == "get_attr" for n in nodes):

@@ -110,6 +110,41 @@ def test_unsupported_op_trains_through_aot_autograd(fresh_tc):
     assert tc.counters["aten_aot_autograd"] == 1
 
 
+@pytest.mark.parametrize("module", [False, True])
+def test_attention_through_aot_autograd_matches_eager(fresh_tc, module):
+    """Scaled dot-product attention on the CPU in a graph that goes to
+    AOTAutograd (it returns a view; nn.MultiheadAttention's does): the
+    forward must keep the attention op autograd differentiates. PyTorch's
+    decomposition of the CPU flash kernel returns the probabilities where
+    its backward reads the log-sum-exp: every gradient came out wrong."""
+    torch.manual_seed(0)
+    batch, heads, length, dim = 2, 4, 16, 32
+    attention = nn.MultiheadAttention(heads * dim, heads, batch_first=True)
+
+    def f(x, w):
+        if module:
+            h = torch.tanh(x @ w)
+            return attention(h, h, h, need_weights=False)[0]
+        qkv = (x @ w).view(batch, length, 3, heads, dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2)
+
+    x = torch.randn(batch, length, 64, requires_grad=True)
+    width = heads * dim * (1 if module else 3)
+    w = (torch.randn(64, width) / 8).requires_grad_()
+    cotangent = torch.randn(batch, length, heads, dim).view(
+        batch, length, -1) if module else torch.randn(
+        batch, length, heads, dim)
+    inputs = (x, w, *attention.parameters()) if module else (x, w)
+    grads = torch.autograd.grad(torch.compile(f, backend="tc")(x, w),
+                                inputs, cotangent)
+    expected = torch.autograd.grad(f(x, w), inputs, cotangent)
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    assert tc.counters["aten_aot_autograd"] == 1
+    assert tc.counters["kernels"] > 0
+
+
 def test_output_the_loss_ignores(fresh_tc):
     """An output without a gradient (the loss does not use it) counts as
     zeros in tc's backward."""

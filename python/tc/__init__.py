@@ -42,7 +42,11 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: compiled once for every batch size (the symbolic size,
 #: docs/DynamicShapes.md); runtime_fallbacks: compiled graphs that raised
 #: when they ran and run in eager from then on (`tc.backend.runtime_fallback`;
-#: a graph counted as compiled did not run as tc's once this is not 0).
+#: a graph counted as compiled did not run as tc's once this is not 0);
+#: compile_failures: graphs or subgraphs tc failed to compile (an error in
+#: tc, not an op it does not support), which run in eager; rank_fallbacks:
+#: graphs this rank compiled but runs in eager because another rank could
+#: not compile them (`tc.distributed.agree`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -50,7 +54,7 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
                  "aten_direct", "training_graphs", "guard_reruns",
                  "shape_specializations", "symbolic_graphs",
-                 "runtime_fallbacks")
+                 "runtime_fallbacks", "compile_failures", "rank_fallbacks")
 
 
 def reset_counters() -> None:

@@ -27,11 +27,12 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
-from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
+                                                Partition)
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compiler, logs
+from tc import compiler, distributed, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import SUPPORTED_OPS, VALUE_GUARDS, VIEW_OPS, is_supported
@@ -73,6 +74,8 @@ def tc_backend(gm: torch.fx.GraphModule,
     (`{"dump_stages": True}` keeps the IR of every compiler stage, as the
     `output_code` channel does).
     """
+    failures = tc.counters["compile_failures"]
+    _in_backend.append(True)
     try:
         settings = _parse_kwargs(kwargs)
         dynamic = _dynamic_reason(example_inputs)
@@ -84,7 +87,7 @@ def tc_backend(gm: torch.fx.GraphModule,
         from tc import precompile
         if precompile.enabled():  # PyTorch's precompile cache is on
             precompile.record(gm, example_inputs, kwargs)
-        return _to_aten(gm, example_inputs, settings)
+        compiled = _to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
         if "DataDependent" in type(error).__name__:
             # An op whose result depends on tensor values (narrow at a
@@ -93,9 +96,35 @@ def tc_backend(gm: torch.fx.GraphModule,
                             "compile time (%s: %s)", type(error).__name__,
                             str(error).splitlines()[0])
             tc.counters["fallback_graphs"] += 1
-            return gm.forward
-        _internal_error("lowering a graph to ATen", error)
+            compiled = gm.forward
+        else:
+            _internal_error("lowering a graph to ATen", error)
+            compiled = gm.forward
+    finally:
+        _in_backend.pop()
+    # Under torch.distributed, every rank compiles the same graphs here (the
+    # per-shape path above compiles at run time, per rank's shapes).
+    if not _agree(compiled is not gm.forward
+                  and tc.counters["compile_failures"] == failures,
+                  "a graph", gm, example_inputs):
         return gm.forward
+    return compiled
+
+
+#: Non-empty while `tc_backend` runs: compile decisions made inside it are
+#: agreed by its own call of `_agree`, once per Dynamo graph (nested calls
+#: would pair differently on ranks whose paths differ).
+_in_backend: list[bool] = []
+
+
+def _agree(ok: bool, what: str, gm: torch.fx.GraphModule,
+           inputs: Sequence[Any]) -> bool:
+    """`tc.distributed.agree` on one compile decision, counted."""
+    agreed = distributed.agree(ok, what, distributed.fingerprint(gm, inputs))
+    if ok and not agreed:
+        tc.counters["rank_fallbacks"] += 1
+        tc.counters["fallback_graphs"] += 1
+    return agreed
 
 
 class _PerShape:
@@ -124,9 +153,12 @@ class _PerShape:
         # value of the graph's other sizes; None where it failed. Symbolic
         # sizes in several leading dimensions (batch and sequence length)
         # are tried as rows first (_SymbolicRows), once.
-        self.rows = _SymbolicRows.of(gm)
+        # A graph with collectives: not compiled whole (a run-time failure
+        # would rerun it in eager, collectives included), per shape only.
+        whole = not distributed.has_collectives(gm.graph)
+        self.rows = _SymbolicRows.of(gm) if whole else None
         self.rows_compiled: dict[tuple, Callable] = {}
-        self.batch = _SymbolicBatch.of(gm)
+        self.batch = _SymbolicBatch.of(gm) if whole else None
         self.symbolic: dict[tuple, Callable | None] = {}
 
     def _key(self, args: Sequence[Any]) -> tuple:
@@ -1727,6 +1759,7 @@ def _dynamic_reason(example_inputs: Sequence[Any]) -> str | None:
 
 def _internal_error(what: str, error: BaseException) -> None:
     tc.counters["fallback_graphs"] += 1
+    tc.counters["compile_failures"] += 1
     logger.warning("tc: internal error while %s; the graph runs in eager: "
                    "%s: %s", what, type(error).__name__, error)
     _fallbacks.info("internal error while %s", what, exc_info=error)
@@ -1754,7 +1787,16 @@ def _compile_aten_graph(gm: torch.fx.GraphModule,
                         example_inputs: Sequence[Any],
                         settings: _Settings) -> Callable:
     """AOTAutograd's fw/bw compiler: an ATen graph to a boxed callable."""
-    return _make_boxed(_compile_aten_runner(gm, settings))
+    failures = tc.counters["compile_failures"]
+    runner = _compile_aten_runner(gm, settings)
+    # The backward is compiled when it first runs, after `tc_backend`:
+    # every rank whose forward compiled (all of them, or none: agreed) gets
+    # here, and agrees here.
+    if not _in_backend and not _agree(
+            tc.counters["compile_failures"] == failures,
+            "an AOTAutograd backward", gm, example_inputs):
+        runner = gm
+    return _make_boxed(runner)
 
 
 def _compile_aten_runner(gm: torch.fx.GraphModule,
@@ -1762,6 +1804,20 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
     """An ATen graph to a callable taking the graph's inputs."""
     try:
         _prims_as_aten(gm)
+        if distributed.has_collectives(gm.graph):
+            if any(n.op == "call_function"
+                   and isinstance(n.target, torch._ops.OpOverload)
+                   and qualified_name(n.target) in VALUE_GUARDS
+                   for n in gm.graph.nodes):
+                # A failed guard reruns the whole graph in eager: its
+                # collectives would be issued twice.
+                _fallbacks.info("graph with collectives runs in eager: an "
+                                "op in it needs a value guard, whose rerun "
+                                "would issue the collectives twice")
+                tc.counters["fallback_graphs"] += 1
+                return gm
+            if distributed.schedule_collectives(gm.graph):
+                gm.recompile()
         guarded = _add_value_guards(gm)
         if guarded is not None:
             return _ValueGuards(
@@ -2248,7 +2304,9 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     support = _Support()
     partitioner = CapabilityBasedPartitioner(
         work, support, allows_single_node_partition=True)
-    partitions = partitioner.propose_partitions()
+    partitions = (_runs_between_collectives(work.graph, support)
+                  if distributed.has_collectives(work.graph)
+                  else partitioner.propose_partitions())
     for partition in partitions:
         _trim(partition.nodes)
     partitions = [p for p in partitions if len(p.nodes) > 0]
@@ -2286,6 +2344,30 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
         return gm
     tc.counters["graphs_compiled"] += 1
     return fused
+
+
+def _runs_between_collectives(graph: torch.fx.Graph, support: "_Support"
+                              ) -> list[Partition]:
+    """Partitions of a graph with collectives: the runs of supported ops
+    between eager ones, in the graph's order (`schedule_collectives`
+    issued each collective early and waits late). The capability
+    partitioner would merge compute that does not need a collective's
+    result into a neighbour that runs before the collective is issued or
+    after it is waited for; a run of its own runs while it is in flight.
+    Runs of one order never form a cycle."""
+    runs: list[Partition] = []
+    current: list[torch.fx.Node] = []
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        if support.is_node_supported({}, node):
+            current.append(node)
+        elif current:
+            runs.append(Partition(id=len(runs), nodes=current))
+            current = []
+    if current:
+        runs.append(Partition(id=len(runs), nodes=current))
+    return runs
 
 
 def _compile_whole_graph(gm: torch.fx.GraphModule,
@@ -2498,6 +2580,7 @@ def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
         elif not _warned_native_missing:
             _warned_native_missing.append(True)
             logger.warning("tc: %s; every graph runs in eager", first_line)
+        tc.counters["compile_failures"] += 1
         _fallbacks.info(
             "subgraph %s failed to compile:\n%s\nreproduce with: %s\n"
             "IR:\n%s", name, error.message, command or "(IR not written)",
@@ -2508,6 +2591,7 @@ def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
                        "import it: %s", name, len(ops), error)
         reason = f"in subgraph {name}, which tc cannot import: {error}"
     except Exception as error:  # tc must never break the user's program
+        tc.counters["compile_failures"] += 1
         logger.warning("tc: internal error compiling subgraph %s; it runs "
                        "in eager: %s: %s", name, type(error).__name__, error)
         _fallbacks.info("internal error compiling subgraph %s", name,

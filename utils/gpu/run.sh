@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|models|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|models|distributed|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -15,7 +15,9 @@
 # its default mode on each row; `dynamic`: benchmarks/bench_dynamic.py,
 # dynamic=True across batch sizes, with $TC_DYNAMIC_ARGS; `models`:
 # benchmarks/bench_models.py, BERT, ViT, GPT-2, a Llama-style decoder and
-# ResNet-50 at real sizes in bf16, with $TC_MODELS_ARGS).
+# ResNet-50 at real sizes in bf16, with $TC_MODELS_ARGS; `distributed`:
+# benchmarks/bench_distributed.py, DDP and FSDP2 on 1 and 2 GPUs, with
+# $TC_DISTRIBUTED_ARGS).
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -83,6 +85,16 @@ if [[ "$what" == models || "$what" == all ]]; then
   # Real models at real sizes (one process per model), eager / Inductor / tc.
   python3 benchmarks/bench_models.py --out "$out" ${TC_MODELS_ARGS:-} \
     2>&1 | tee "$out/models.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == distributed ]]; then
+  # DDP (GPT-2) and FSDP2 (Llama-style) on 1 and 2 GPUs, eager / Inductor /
+  # tc, with $TC_DISTRIBUTED_ARGS; then the 2-GPU tests.
+  python3 benchmarks/bench_distributed.py --out "$out" \
+    ${TC_DISTRIBUTED_ARGS:-} 2>&1 | tee "$out/distributed.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  python3 -m pytest -q -p no:cacheprovider test/python/test_distributed.py \
+    2>&1 | tee "$out/distributed-tests.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == overhead || "$what" == all ]]; then

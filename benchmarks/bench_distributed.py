@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""Distributed training with tc: DDP and FSDP2, 1 and 2 GPUs, eager vs
+Inductor vs tc.
+
+    ddp   GPT-2 (124M), `torch.compile(DDP(model))` (Dynamo's DDPOptimizer
+          splits the graph at the gradient buckets), 8 x 512 tokens per
+          GPU, autocast(bf16), AdamW (foreach)
+    fsdp  the Llama-style decoder of bench_models (hidden 1024, 8 layers,
+          16 heads, 4 KV heads, vocab 32000), `fully_shard` per decoder
+          layer and the root, bf16 parameters and fp32 gradient reduction
+          (MixedPrecisionPolicy), each layer compiled; 4 x 1024 tokens per
+          GPU, AdamW
+
+Each (strategy, GPU count) runs under `torch.distributed.run` in processes
+of its own, NCCL on GPUs (gloo on the CPU); there, each backend in turn
+trains its copy of the same seeded model on the same per-rank batches for
+`--steps` steps. Per backend: tokens/s over the steps after `--warmup`
+(wall clock, all ranks' tokens), the median step (CUDA events), the first
+step (capture and cold compile, fresh caches), peak memory, the loss of
+every step (averaged over ranks) and its largest relative difference from
+eager's, and tc's counters (run-time fallbacks must be 0). With 2 GPUs, one
+step per backend runs under the profiler: `overlap` is the fraction of the
+NCCL kernels' time during which a compute kernel ran too, and its top
+kernels go to distributed-profile-<strategy>-<GPUs>.txt in --out.
+
+    python benchmarks/bench_distributed.py                     # 2 GPUs
+    python benchmarks/bench_distributed.py --strategies ddp --gpus 2
+    python benchmarks/bench_distributed.py --device cpu --model tiny  # gloo
+
+Writes distributed-<device>.json to --out and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+STRATEGIES = ("ddp", "fsdp")
+#: Relative difference of a step's loss from eager's that still agrees
+#: (bf16 training; see bench_models.LOSS_TOLERANCE).
+LOSS_TOLERANCE = 2e-2
+
+
+# ----------------------------------------------------------------------------
+# Models (worker processes)
+# ----------------------------------------------------------------------------
+
+def _tiny(vocab: int = 512, width: int = 128, layers: int = 4):
+    """A small pre-norm transformer for CPU runs (no `transformers`)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv = nn.Linear(width, 3 * width)
+            self.proj = nn.Linear(width, width)
+            self.up, self.down = (nn.Linear(width, 4 * width),
+                                  nn.Linear(4 * width, width))
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, 4, -1).permute(
+                2, 0, 3, 1, 4).unbind(0)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, width))
+            return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+    class TinyLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.layers = nn.ModuleList(Block() for _ in range(layers))
+            self.head = nn.Linear(width, vocab)
+
+        def forward(self, ids):
+            x = self.embed(ids)
+            for layer in self.layers:
+                x = layer(x)
+            return F.cross_entropy(self.head(x).flatten(0, 1)[:-1],
+                                   ids.flatten()[1:])
+
+    return TinyLM(), vocab
+
+
+def build(model: str, small: bool):
+    """(module, vocabulary, (batch, length), blocks(module), loss(fn, ids),
+    autocast): the seeded model, on the CPU."""
+    import torch
+    torch.manual_seed(0)
+    if model == "tiny":
+        module, vocab = _tiny()
+        return module, vocab, (4, 64), lambda m: m.layers, \
+            lambda fn, ids: fn(ids), False
+    if model == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(n_layer=2 if small else 12, resid_pdrop=0.0,
+                         embd_pdrop=0.0, attn_pdrop=0.0)
+        return GPT2LMHeadModel(cfg), cfg.vocab_size, \
+            (2, 128) if small else (8, 512), lambda m: m.transformer.h, \
+            lambda fn, ids: fn(input_ids=ids, labels=ids).loss, True
+    if model == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+        cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816,
+                          num_hidden_layers=2 if small else 8,
+                          num_attention_heads=16, num_key_value_heads=4,
+                          vocab_size=32000, max_position_embeddings=2048)
+        return LlamaForCausalLM(cfg), cfg.vocab_size, \
+            (2, 256) if small else (4, 1024), lambda m: m.model.layers, \
+            lambda fn, ids: fn(input_ids=ids, labels=ids).loss, False
+    raise SystemExit(f"unknown model {model!r}")
+
+
+def wrap(strategy: str, backend: str, module, blocks, device):
+    """`module` under DDP or FSDP2, compiled with `backend` as users do:
+    the DDP module whole, FSDP2's blocks one by one."""
+    import torch
+    if strategy == "ddp":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        ddp = DDP(module.to(device),
+                  device_ids=[device.index] if device.type == "cuda" else None)
+        return ddp if backend == "eager" else torch.compile(ddp,
+                                                            backend=backend)
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    module.to(device)
+    policy = MixedPrecisionPolicy(
+        param_dtype=torch.bfloat16 if device.type == "cuda" else None,
+        reduce_dtype=torch.float32)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    for block in blocks(module):
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(module, mesh=mesh, mp_policy=policy)
+    if backend != "eager":
+        for block in blocks(module):
+            block.compile(backend=backend)
+    return module
+
+
+def _overlap(prof) -> dict:
+    """How much of the NCCL kernels' time a compute kernel overlapped."""
+    from torch.autograd import DeviceType
+    kernels = [(e.time_range.start, e.time_range.end, e.name)
+               for e in prof.events() if e.device_type == DeviceType.CUDA
+               and e.time_range.end > e.time_range.start]
+    comm = [(s, t) for s, t, n in kernels if "nccl" in n.lower()]
+    compute = sorted((s, t) for s, t, n in kernels
+                     if "nccl" not in n.lower())
+    merged: list[list[float]] = []
+    for s, t in compute:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], t)
+        else:
+            merged.append([s, t])
+    total = sum(t - s for s, t in comm)
+    covered = sum(max(0.0, min(t, b) - max(s, a))
+                  for s, t in comm for a, b in merged)
+    return {"nccl_us": total, "overlap": covered / total if total else None,
+            "nccl_kernels": len(comm)}
+
+
+def run_backend(opts, backend: str, rank: int, world: int, device) -> dict:
+    import torch
+    import torch.distributed as dist
+    import tc
+    module, vocab, (batch, length), blocks, loss_of, autocast = build(
+        opts.model, opts.small)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    model = wrap(opts.strategy, backend, module, blocks, device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    data = torch.Generator().manual_seed(1000 + rank)
+    batches = [torch.randint(0, vocab, (batch, length), generator=data)
+               for _ in range(opts.steps)]
+
+    def step(ids):
+        with torch.autocast(device.type, dtype=torch.bfloat16,
+                            enabled=autocast and device.type == "cuda"):
+            loss = loss_of(model, ids.to(device, non_blocking=True))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        dist.barrier()
+
+    row: dict = {"backend": backend}
+    losses, events = [], []
+    sync()
+    start = time.perf_counter()
+    losses.append(step(batches[0]))
+    sync()
+    row["first_step_s"] = time.perf_counter() - start
+    for i in range(1, opts.steps):
+        if i == opts.warmup:
+            sync()
+            start = time.perf_counter()
+        if device.type == "cuda":
+            begin, end = (torch.cuda.Event(enable_timing=True)
+                          for _ in range(2))
+            begin.record()
+        losses.append(step(batches[i]))
+        if device.type == "cuda" and i >= opts.warmup:
+            end.record()
+            events.append((begin, end))
+    sync()
+    elapsed = time.perf_counter() - start
+    timed = opts.steps - opts.warmup
+    row["tokens_per_s"] = world * batch * length * timed / elapsed
+    row["step_ms"] = (statistics.median(b.elapsed_time(e) for b, e in events)
+                      if events else 1e3 * elapsed / timed)
+    mean = torch.stack(losses).float()
+    dist.all_reduce(mean)
+    row["losses"] = (mean / world).tolist()
+    if device.type == "cuda":
+        row["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    if opts.profile and world > 1 and device.type == "cuda":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU,
+                                 ProfilerActivity.CUDA]) as prof:
+            step(batches[-1])
+            torch.cuda.synchronize()
+        row.update(_overlap(prof))
+        if rank == 0:  # where each backend's step goes, kernel by kernel
+            with open(opts.out / f"distributed-profile-{opts.strategy}-"
+                      f"{world}.txt", "a") as f:
+                f.write(f"== {backend}\n" + prof.key_averages().table(
+                    sort_by="self_device_time_total", row_limit=30,
+                    max_name_column_width=70) + "\n")
+    for key in ("graphs_compiled", "training_graphs", "kernels",
+                "ops_compiled", "ops_eager", "fallback_graphs",
+                "runtime_fallbacks"):
+        row[f"tc_{key}"] = tc.counters[key]
+    del model, opt, module
+    torch._dynamo.reset()
+    return row
+
+
+def worker(opts) -> None:
+    cache = tempfile.mkdtemp(prefix="tc-bench-distributed-")
+    for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+                     ("TRITON_CACHE_DIR", "triton"), ("TC_CACHE_DIR", "tc"),
+                     ("CUDA_CACHE_PATH", "cuda")):
+        os.environ[var] = os.path.join(cache, sub)
+    import torch
+    import torch.distributed as dist
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if opts.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    report = {"strategy": opts.strategy, "model": opts.model,
+              "world": world, "rows": []}
+    for backend in opts.backends.split(","):
+        row = run_backend(opts, backend, rank, world, device)
+        if rank == 0:
+            reference = report["rows"][0]["losses"] if report["rows"] \
+                else row["losses"]
+            row["loss_error"] = max(abs(a - b) / abs(b) for a, b in
+                                    zip(row["losses"], reference))
+            row["agrees"] = row["loss_error"] <= LOSS_TOLERANCE
+            report["rows"].append(row)
+            opts.json.write_text(json.dumps(report))
+            print(f"{opts.strategy}/{world}/{backend}: "
+                  f"{row['tokens_per_s']:.0f} tokens/s, step "
+                  f"{row['step_ms']:.2f} ms, first {row['first_step_s']:.1f}"
+                  f" s, loss error {row['loss_error']:.2e}", flush=True)
+    dist.destroy_process_group()
+
+
+# ----------------------------------------------------------------------------
+# Driver
+# ----------------------------------------------------------------------------
+
+def launch(opts, strategy: str, gpus: int) -> dict:
+    """One (strategy, world size) under torch.distributed.run."""
+    path = pathlib.Path(tempfile.mkstemp(suffix=".json")[1])
+    path.write_text(json.dumps({"strategy": strategy, "world": gpus,
+                                "rows": []}))
+    model = opts.model or {"ddp": "gpt2", "fsdp": "llama"}[strategy]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={gpus}", __file__, "--worker",
+           "--strategy", strategy, "--model", model, "--json", str(path),
+           "--device", opts.device, "--backends", opts.backends,
+           "--out", str(opts.out),
+           "--steps", str(opts.steps), "--warmup", str(opts.warmup)]
+    cmd += ["--small"] if opts.small else []
+    cmd += [] if opts.profile else ["--no-profile"]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=opts.timeout)
+        status, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as expired:
+        status = "timeout"
+        output = "".join(o.decode() if isinstance(o, bytes) else (o or "")
+                         for o in (expired.stdout, expired.stderr))
+    report = json.loads(path.read_text())
+    report["wall_s"] = time.perf_counter() - start
+    report["exit_status"] = status
+    if status:
+        report["error"] = output[-4000:]
+    return report
+
+
+def table(reports: list[dict]) -> str:
+    lines = ["| strategy | GPUs | backend | tokens/s | step ms | first step s"
+             " | peak MiB | loss error | overlap | tc eager ops / rt "
+             "fallbacks |", "|" + "---|" * 10]
+    for r in reports:
+        for row in r["rows"]:
+            overlap = row.get("overlap")
+            lines.append(
+                f"| {r['strategy']} | {r['world']} | {row['backend']} | "
+                f"{row['tokens_per_s']:.0f} | {row['step_ms']:.2f} | "
+                f"{row['first_step_s']:.1f} | {row.get('peak_mib', 0):.0f} | "
+                f"{row['loss_error']:.1e} | "
+                f"{'-' if overlap is None else f'{overlap:.2f}'} | "
+                + (f"{row['tc_ops_eager']} / {row['tc_runtime_fallbacks']}"
+                   if row["backend"] == "tc" else "-") + " |")
+    return "\n".join(lines)
+
+
+def scaling(reports: list[dict]) -> dict:
+    """tokens/s on the most GPUs over one GPU, and tc over Inductor."""
+    out: dict = {}
+    for strategy in STRATEGIES:
+        rows = {(r["world"], row["backend"]): row["tokens_per_s"]
+                for r in reports if r["strategy"] == strategy
+                for row in r["rows"]}
+        worlds = sorted({w for w, _ in rows})
+        for backend in {b for _, b in rows}:
+            if len(worlds) > 1 and (worlds[0], backend) in rows \
+                    and (worlds[-1], backend) in rows:
+                out[f"{strategy}/{backend}/scaling"] = (
+                    rows[(worlds[-1], backend)] / rows[(worlds[0], backend)])
+        for world in worlds:
+            if (world, "tc") in rows and (world, "inductor") in rows:
+                out[f"{strategy}/{world}/tc_over_inductor"] = (
+                    rows[(world, "tc")] / rows[(world, "inductor")])
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--gpus", default="1,2",
+                        help="process counts (GPUs; CPU processes with "
+                        "--device cpu)")
+    parser.add_argument("--backends", default="eager,inductor,tc")
+    parser.add_argument("--model", default="",
+                        help="gpt2, llama or tiny (default: gpt2 for ddp, "
+                        "llama for fsdp)")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--no-profile", dest="profile", action="store_false")
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path(__file__).parent / "results")
+    parser.add_argument("--worker", action="store_true",
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--strategy", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=pathlib.Path, help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.worker:
+        worker(opts)
+        return 0
+
+    import torch
+    opts.out.mkdir(parents=True, exist_ok=True)
+    meta = {"device": (torch.cuda.get_device_name() if opts.device == "cuda"
+                       else "cpu"), "torch": torch.__version__,
+            "steps": opts.steps, "warmup": opts.warmup, "small": opts.small}
+    reports = []
+    name = f"distributed-{opts.device}{'-small' if opts.small else ''}.json"
+    for strategy in opts.strategies.split(","):
+        for gpus in (int(g) for g in opts.gpus.split(",")):
+            print(f"{strategy} on {gpus} ...", file=sys.stderr, flush=True)
+            report = launch(opts, strategy, gpus)
+            reports.append(report)
+            if report["exit_status"]:
+                print(f"{strategy}/{gpus}: exit {report['exit_status']}\n"
+                      f"{report.get('error', '')}", file=sys.stderr)
+            (opts.out / name).write_text(json.dumps(
+                {"meta": meta, "reports": reports,
+                 "summary": scaling(reports)}, indent=2))
+    print(table(reports))
+    print(json.dumps(scaling(reports), indent=2))
+    bad = [r for r in reports if r["exit_status"]
+           or not all(row["agrees"] and row["tc_runtime_fallbacks"] == 0
+                      for row in r["rows"])]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

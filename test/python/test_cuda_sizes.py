@@ -90,6 +90,18 @@ def test_column_sum(fresh_tc, dtype, rows, width):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 1024, 1024), (8, 512, 768),
+                                   (3, 333, 97)])
+def test_weight_gradient_over_batch_and_sequence(fresh_tc, dtype, shape):
+    """RMSNorm's weight gradient over (batch, sequence): a sum over two
+    leading dimensions, split into partial sums over the flattened rows
+    (left nested, 1024 threads summed 4096 rows each: 1 ms a layer)."""
+    g, g2, x = (randn(*shape, dtype=dtype) for _ in range(3))
+    check(lambda g, g2, x: ((g + g2) * x).sum((0, 1)), g, g2, x,
+          atol=1e-1 * shape[0] ** 0.5, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("offset", [1, 3, 8])
 def test_pointwise_on_views(fresh_tc, dtype, offset):
     """GELU on a column slice starting `offset` elements in (an input at

@@ -324,7 +324,11 @@ struct SplitReductionsPass
       if (epilogue)
         continue;
       flattenNestedReductions(kernel);
-      loopToDomain(kernel);
+      // A column loop's reductions come to the top level only now: a
+      // reduction over several leading dimensions (a weight's gradient over
+      // batch and sequence) is nested there.
+      if (loopToDomain(kernel))
+        flattenNestedReductions(kernel);
       ReduceOp reduce = getSplittable(kernel);
       if (!reduce || !constantSize(reduce.getSize()))
         continue;

@@ -85,6 +85,55 @@ kernel.schedule @main(%x: memref<4096x512xf32>, %out: memref<512xf32>) {
 
 // -----
 
+// A column sum over two leading dimensions (a weight's gradient over batch
+// and sequence): its nested reductions sit in the column loop, so they are
+// flattened once the loop is a domain dimension, then split (32 chunks of
+// 128 of the 4 x 1024 rows). Left nested, each of 1024 threads summed 4096
+// rows alone.
+// CHECK-LABEL: kernel.kernel @batch_columns_partial
+// CHECK-SAME: attributes {domain = array<i64: 32, 1024>}
+// CHECK: %[[S:.*]] = kernel.index 0
+// CHECK: %[[C:.*]] = kernel.index 1
+// CHECK: kernel.reduce add %c128 init %cst
+// CHECK: %[[K:.*]] = arith.addi
+// CHECK: %[[B:.*]] = arith.divui %[[K]], %c1024
+// CHECK: %[[R:.*]] = arith.remui %[[K]], %c1024
+// CHECK: memref.load %{{.*}}[%[[B]], %[[R]], %[[C]]]
+// CHECK-NOT: kernel.reduce
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[S]], %[[C]]] : memref<32x1024xf32>
+// CHECK-LABEL: kernel.kernel @batch_columns(
+// CHECK-SAME: attributes {domain = array<i64: 1024>}
+// CHECK: kernel.reduce add %c32
+// CHECK-NOT: kernel.reduce
+kernel.kernel @batch_columns(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) attributes {domain = array<i64>} {
+  %c4 = arith.constant 4 : index
+  %c1024 = arith.constant 1024 : index
+  kernel.loop %c1024 {
+  ^bb0(%j: index):
+    %zero = arith.constant 0.0 : f32
+    %s = kernel.reduce add %c4 init %zero : f32 {
+    ^bb0(%b: index):
+      %zero2 = arith.constant 0.0 : f32
+      %t = kernel.reduce add %c1024 init %zero2 : f32 {
+      ^bb0(%r: index):
+        %v = memref.load %x[%b, %r, %j] : memref<4x1024x1024xbf16>
+        %w = arith.extf %v : bf16 to f32
+        kernel.yield %w : f32
+      }
+      kernel.yield %t : f32
+    }
+    %h = arith.truncf %s : f32 to bf16
+    memref.store %h, %out[%j] : memref<1024xbf16>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) {
+  kernel.launch @batch_columns(%x, %out) : memref<4x1024x1024xbf16>, memref<1024xbf16>
+  kernel.return
+}
+
+// -----
+
 // Enough rows already (softmax-like kernels), or a short reduction: left
 // alone.
 // CHECK-LABEL: kernel.kernel @rows

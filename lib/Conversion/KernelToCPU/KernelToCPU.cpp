@@ -141,6 +141,31 @@ struct ConvertKernelToCPUPass
     arith::populateExpandBFloat16Patterns(expansion);
     if (failed(applyPatternsGreedily(module, std::move(expansion))))
       return signalPassFailure();
+    // A select of bf16 values (a concatenation's or a where's) as one of
+    // their bits: x86 without AVX512-BF16 legalizes a bf16 select by
+    // widening to f32 and back, a call of the same __truncsfbf2.
+    module.walk([](arith::SelectOp select) {
+      Type type = select.getType();
+      Type bits;
+      if (isa<BFloat16Type>(type))
+        bits = IntegerType::get(type.getContext(), 16);
+      else if (auto vector = dyn_cast<VectorType>(type);
+               vector && isa<BFloat16Type>(vector.getElementType()))
+        bits = vector.clone(IntegerType::get(type.getContext(), 16));
+      if (!bits)
+        return;
+      OpBuilder b(select);
+      Location loc = select.getLoc();
+      Value onTrue =
+          arith::BitcastOp::create(b, loc, bits, select.getTrueValue());
+      Value onFalse =
+          arith::BitcastOp::create(b, loc, bits, select.getFalseValue());
+      Value chosen = arith::SelectOp::create(b, loc, select.getCondition(),
+                                             onTrue, onFalse);
+      select.replaceAllUsesWith(
+          arith::BitcastOp::create(b, loc, type, chosen).getResult());
+      select.erase();
+    });
   }
 };
 

@@ -44,3 +44,24 @@ kernel.kernel @bf16_math(%x: memref<4xbf16>, %out: memref<4xbf16>) attributes {d
   memref.store %r, %out[%i] : memref<4xbf16>
   kernel.return
 }
+
+// A select of bf16 values (a concatenation, a where) chooses between their
+// bits: x86 without AVX512-BF16 legalizes a bf16 select by widening to f32
+// and back, a call of __truncsfbf2 that the JIT's process lacks (a bf16
+// Llama block's training graph failed to load).
+// CHECK-LABEL: func.func @bf16_select
+// CHECK: %[[T:.*]] = arith.bitcast %{{.*}} : bf16 to i16
+// CHECK: %[[F:.*]] = arith.bitcast %{{.*}} : bf16 to i16
+// CHECK: %[[S:.*]] = arith.select %{{.*}}, %[[T]], %[[F]] : i16
+// CHECK: arith.bitcast %[[S]] : i16 to bf16
+// CHECK-NOT: arith.select {{.*}} : bf16
+kernel.kernel @bf16_select(%x: memref<4xbf16>, %y: memref<4xbf16>, %out: memref<4xbf16>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+  %c2 = arith.constant 2 : index
+  %a = memref.load %x[%i] : memref<4xbf16>
+  %b = memref.load %y[%i] : memref<4xbf16>
+  %first = arith.cmpi ult, %i, %c2 : index
+  %r = arith.select %first, %a, %b : bf16
+  memref.store %r, %out[%i] : memref<4xbf16>
+  kernel.return
+}

@@ -71,6 +71,8 @@ static bool isPureScalar(Operation &op) {
 
 /// `outer` reduces, with the same kind, only the result of an inner
 /// reduction that starts from the identity; returns that inner reduction.
+/// Scalar work may precede it (the row offsets `hoistIndex` moved out of
+/// the inner reduction).
 static ReduceOp getFlattenableInner(ReduceOp outer) {
   Block &body = outer.getBody().front();
   ReduceOp inner;
@@ -81,7 +83,7 @@ static ReduceOp getFlattenableInner(ReduceOp outer) {
       inner = reduce;
       continue;
     }
-    if (!isa<arith::ConstantOp>(op))
+    if (inner || !isPureScalar(op))
       return {};
   }
   if (!inner || inner.getKind() != outer.getKind())
@@ -123,7 +125,7 @@ static bool flattenOnce(ReduceOp outer) {
   mapping.map(inner.getBody().getArgument(0),
               arith::RemUIOp::create(b, loc, k, c));
   for (Operation &op : outer.getBody().front().without_terminator())
-    if (isa<arith::ConstantOp>(op))
+    if (&op != inner.getOperation())
       b.clone(op, mapping);
   Block &innerBody = inner.getBody().front();
   for (Operation &op : innerBody.without_terminator())

@@ -86,10 +86,11 @@ kernel.schedule @main(%x: memref<4096x512xf32>, %out: memref<512xf32>) {
 // -----
 
 // A column sum over two leading dimensions (a weight's gradient over batch
-// and sequence): its nested reductions sit in the column loop, so they are
-// flattened once the loop is a domain dimension, then split (32 chunks of
-// 128 of the 4 x 1024 rows). Left nested, each of 1024 threads summed 4096
-// rows alone.
+// and sequence, one operand a matrix product's [batch * sequence] rows):
+// its nested reductions sit in the column loop, so they are flattened once
+// the loop is a domain dimension, with the row offset computed between the
+// two reductions, then split (32 chunks of 128 of the 4 x 1024 rows). Left
+// nested, each of 1024 threads summed 4096 rows alone.
 // CHECK-LABEL: kernel.kernel @batch_columns_partial
 // CHECK-SAME: attributes {domain = array<i64: 32, 1024>}
 // CHECK: %[[S:.*]] = kernel.index 0
@@ -98,14 +99,17 @@ kernel.schedule @main(%x: memref<4096x512xf32>, %out: memref<512xf32>) {
 // CHECK: %[[K:.*]] = arith.addi
 // CHECK: %[[B:.*]] = arith.divui %[[K]], %c1024
 // CHECK: %[[R:.*]] = arith.remui %[[K]], %c1024
-// CHECK: memref.load %{{.*}}[%[[B]], %[[R]], %[[C]]]
+// CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c1024
+// CHECK: %[[ROW:.*]] = arith.addi %[[BASE]], %[[R]]
+// CHECK: memref.load %{{.*}}[%[[ROW]], %[[C]]] : memref<4096x1024xbf16>
+// CHECK: memref.load %{{.*}}[%[[B]], %[[R]], %[[C]]] : memref<4x1024x1024xbf16>
 // CHECK-NOT: kernel.reduce
 // CHECK: memref.store %{{.*}}, %{{.*}}[%[[S]], %[[C]]] : memref<32x1024xf32>
 // CHECK-LABEL: kernel.kernel @batch_columns(
 // CHECK-SAME: attributes {domain = array<i64: 1024>}
 // CHECK: kernel.reduce add %c32
 // CHECK-NOT: kernel.reduce
-kernel.kernel @batch_columns(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) attributes {domain = array<i64>} {
+kernel.kernel @batch_columns(%x: memref<4096x1024xbf16>, %y: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) attributes {domain = array<i64>} {
   %c4 = arith.constant 4 : index
   %c1024 = arith.constant 1024 : index
   kernel.loop %c1024 {
@@ -114,11 +118,15 @@ kernel.kernel @batch_columns(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf1
     %s = kernel.reduce add %c4 init %zero : f32 {
     ^bb0(%b: index):
       %zero2 = arith.constant 0.0 : f32
+      %base = arith.muli %b, %c1024 : index
       %t = kernel.reduce add %c1024 init %zero2 : f32 {
       ^bb0(%r: index):
-        %v = memref.load %x[%b, %r, %j] : memref<4x1024x1024xbf16>
-        %w = arith.extf %v : bf16 to f32
-        kernel.yield %w : f32
+        %row = arith.addi %base, %r : index
+        %v = memref.load %x[%row, %j] : memref<4096x1024xbf16>
+        %w = memref.load %y[%b, %r, %j] : memref<4x1024x1024xbf16>
+        %p = arith.mulf %v, %w : bf16
+        %e = arith.extf %p : bf16 to f32
+        kernel.yield %e : f32
       }
       kernel.yield %t : f32
     }
@@ -127,8 +135,8 @@ kernel.kernel @batch_columns(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf1
   }
   kernel.return
 }
-kernel.schedule @main(%x: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) {
-  kernel.launch @batch_columns(%x, %out) : memref<4x1024x1024xbf16>, memref<1024xbf16>
+kernel.schedule @main(%x: memref<4096x1024xbf16>, %y: memref<4x1024x1024xbf16>, %out: memref<1024xbf16>) {
+  kernel.launch @batch_columns(%x, %y, %out) : memref<4096x1024xbf16>, memref<4x1024x1024xbf16>, memref<1024xbf16>
   kernel.return
 }
 

@@ -37,7 +37,6 @@ import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -307,15 +306,9 @@ def launch(opts, strategy: str, gpus: int) -> dict:
            "--steps", str(opts.steps), "--warmup", str(opts.warmup)]
     cmd += ["--small"] if opts.small else []
     cmd += [] if opts.profile else ["--no-profile"]
+    from bench_models import run_child
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=opts.timeout)
-        status, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as expired:
-        status = "timeout"
-        output = "".join(o.decode() if isinstance(o, bytes) else (o or "")
-                         for o in (expired.stdout, expired.stderr))
+    status, output = run_child(cmd, opts.timeout)
     report = json.loads(path.read_text())
     report["wall_s"] = time.perf_counter() - start
     report["exit_status"] = status

@@ -315,14 +315,7 @@ def run_model(name: str, opts) -> dict:
     if opts.profile:
         cmd += ["--profile", opts.profile]
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=opts.timeout)
-        status, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as expired:
-        status = "timeout"
-        output = "".join(o.decode() if isinstance(o, bytes) else (o or "")
-                         for o in (expired.stdout, expired.stderr))
+    status, output = run_child(cmd, opts.timeout)
     report = json.loads(path.read_text())
     report["wall_s"] = time.perf_counter() - start
     report["exit_status"] = status
@@ -330,6 +323,19 @@ def run_model(name: str, opts) -> dict:
         report["error"] = output[-3000:]
     report["log_tail"] = output.splitlines()[-40:]
     return report
+
+
+def run_child(cmd: list[str], timeout: float) -> tuple[int | str, str]:
+    """Runs `cmd`; its exit status ("timeout" past `timeout` seconds) and
+    its output, stdout then stderr."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout)
+        return proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as expired:
+        return "timeout", "".join(
+            o.decode() if isinstance(o, bytes) else (o or "")
+            for o in (expired.stdout, expired.stderr))
 
 
 def summarize(report: dict) -> dict:

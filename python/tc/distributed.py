@@ -80,7 +80,10 @@ def schedule_collectives(graph: torch.fx.Graph) -> int:
     order = {n: i for i, n in enumerate(graph.nodes)}
     moved = 0
     for node in list(graph.nodes):
-        if not is_collective(node) or _is_wait(node):
+        # Only functional collectives move: an in-place one (c10d's) is
+        # ordered by the mutations around it.
+        if (not is_collective(node) or _is_wait(node)
+                or node.target.namespace != "_c10d_functional"):
             continue
         inputs = [a for a in node.all_input_nodes]
         anchor = max(inputs, key=lambda n: order[n]) if inputs else None
@@ -91,7 +94,8 @@ def schedule_collectives(graph: torch.fx.Graph) -> int:
         anchor.append(node)
         moved += 1
     for node in reversed(list(graph.nodes)):
-        if not _is_wait(node) or not node.users:
+        if (not _is_wait(node) or not node.users
+                or node.target.namespace != "_c10d_functional"):
             continue
         order = {n: i for i, n in enumerate(graph.nodes)}
         first = min(node.users, key=lambda n: order[n])

@@ -204,6 +204,17 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
             return original(self, *args)
 
         backend._Guarded.__call__ = fail_once
+    # The code of each graph partitioned around its collectives.
+    from tc import backend
+    codes = []
+    partition = backend._partition_and_compile
+
+    def recording(gm, settings):
+        compiled = partition(gm, settings)
+        codes.append(getattr(compiled, "code", ""))
+        return compiled
+
+    backend._partition_and_compile = recording
     tc.reset_counters()
     results = []
     for _ in range(3):
@@ -212,7 +223,8 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
         expected_loss = f(x, w)
         (expected,) = torch.autograd.grad(expected_loss, w)
         results.append((loss.item(), expected_loss.item(), grad, expected))
-    return {"results": results, "counters": dict(tc.counters)}
+    return {"results": results, "counters": dict(tc.counters),
+            "codes": codes}
 
 
 def _raise(*args):

@@ -144,6 +144,18 @@ def test_functional_collectives_in_compiled_graph():
             torch.testing.assert_close(
                 grad, expected, rtol=1e-5,
                 atol=1e-5 * float(expected.abs().max()))
+        # Forward and backward: compute that does not need the sum (the
+        # sigmoid's row sums; their gradient) is a piece of its own between
+        # the all-reduce's issue and its wait, so it runs while the
+        # collective is in flight.
+        codes = [c for c in result["codes"] if "all_reduce" in c]
+        assert len(codes) == 2, result["codes"]
+        for code in codes:
+            lines = code.splitlines()
+            issue = next(i for i, l in enumerate(lines) if "all_reduce" in l)
+            wait = next(i for i, l in enumerate(lines) if "wait_tensor" in l)
+            assert any("self.fused_" in l for l in lines[issue + 1:wait]), \
+                code
         counters = result["counters"]
         assert counters["kernels"] > 0
         assert counters["fallback_graphs"] == 0

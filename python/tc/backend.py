@@ -119,7 +119,11 @@ _in_backend: list[bool] = []
 
 def _agree(ok: bool, what: str, gm: torch.fx.GraphModule,
            inputs: Sequence[Any]) -> bool:
-    """`tc.distributed.agree` on one compile decision, counted."""
+    """`tc.distributed.agree` on one compile decision, counted. One process
+    agrees with itself: a piece that failed to compile already runs in
+    eager, the rest stays compiled."""
+    if distributed.world() == 1:
+        return True
     agreed = distributed.agree(ok, what, distributed.fingerprint(gm, inputs))
     if ok and not agreed:
         tc.counters["rank_fallbacks"] += 1
@@ -2285,6 +2289,13 @@ def _why_not_whole(gm: torch.fx.GraphModule) -> str | None:
             return f"{_describe(node)}: {why}"
         if _is_view(node) and not any(u in members for u in node.users):
             return f"{_describe(node)}: a view that only the caller reads"
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    leaves: list[Any] = []
+    torch.fx.node.map_aggregate(output.args[0], leaves.append)
+    if any(not isinstance(value, torch.fx.Node) for value in leaves):
+        # AOTAutograd's backward returns None for an input without a
+        # gradient: the partitioner's graph returns it around tc's code.
+        return "an output is not a tensor"
     return None
 
 

@@ -106,6 +106,11 @@ def schedule_collectives(graph: torch.fx.Graph) -> int:
     return moved
 
 
+def world() -> int:
+    """Processes in torch.distributed's default group (1 without one)."""
+    return _world()
+
+
 def _world() -> int:
     dist = torch.distributed
     if not dist.is_available() or not dist.is_initialized():

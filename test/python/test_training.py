@@ -145,6 +145,34 @@ def test_attention_through_aot_autograd_matches_eager(fresh_tc, module):
     assert tc.counters["kernels"] > 0
 
 
+def test_failed_training_compile_leaves_aot_autograd_to_tc(fresh_tc,
+                                                           monkeypatch):
+    """Should tc's own autodiff fail to compile a training graph, the
+    graph goes to AOTAutograd, whose forward and backward tc still
+    compiles: one failure does not send the whole graph to eager."""
+    from tc import compiler
+    from tc.compiler import CompileError
+
+    def fail(*args, **kwargs):
+        raise CompileError("planted failure")
+
+    monkeypatch.setattr(compiler, "compile_training", fail)
+
+    def f(x, w):
+        return torch.tanh(x @ w).sum()
+
+    x = torch.randn(8, 16)
+    w = torch.randn(16, 4, requires_grad=True)
+    (grad,) = torch.autograd.grad(torch.compile(f, backend="tc")(x, w), w)
+    (expected,) = torch.autograd.grad(f(x, w), w)
+    torch.testing.assert_close(grad, expected, rtol=1e-4, atol=1e-5)
+    assert tc.counters["compile_failures"] == 1
+    assert tc.counters["aten_aot_autograd"] == 1
+    # The forward and the backward: two graphs of tc's kernels.
+    assert tc.counters["graphs_compiled"] == 2, dict(tc.counters)
+    assert tc.counters["fallback_graphs"] == 0
+
+
 def test_output_the_loss_ignores(fresh_tc):
     """An output without a gradient (the loss does not use it) counts as
     zeros in tc's backward."""

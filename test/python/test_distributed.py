@@ -170,3 +170,22 @@ def test_two_gpus_nccl(strategy):
     for result in _spawn(strategy, device="cuda"):
         _assert_trained_like_eager(result, rtol=1e-4, atol=1e-5)
         _assert_compiled(result["tc"]["counters"])
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_two_gpus_real_models(tmp_path):
+    """GPT-2 (124M) under DDP and the Llama-style decoder under FSDP2 on 2
+    GPUs, bf16, 50 steps, eager and tc (benchmarks/bench_distributed.py,
+    which exits non-zero when a step's loss leaves bf16 tolerance of
+    eager's or a compiled graph fell back at run time)."""
+    pytest.importorskip("transformers")
+    import pathlib
+    import subprocess
+    import sys
+    bench = (pathlib.Path(__file__).parents[2] / "benchmarks"
+             / "bench_distributed.py")
+    proc = subprocess.run(
+        [sys.executable, str(bench), "--gpus", "2", "--backends", "eager,tc",
+         "--steps", "50", "--no-profile", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

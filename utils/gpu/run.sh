@@ -89,12 +89,14 @@ if [[ "$what" == models || "$what" == all ]]; then
 fi
 if [[ "$what" == distributed ]]; then
   # DDP (GPT-2) and FSDP2 (Llama-style) on 1 and 2 GPUs, eager / Inductor /
-  # tc, with $TC_DISTRIBUTED_ARGS; then the 2-GPU tests.
+  # tc, with $TC_DISTRIBUTED_ARGS (it fails on a loss off eager's); then
+  # the distributed tests (gloo and NCCL; not the real-model one, which
+  # reruns that benchmark).
   python3 benchmarks/bench_distributed.py --out "$out" \
     ${TC_DISTRIBUTED_ARGS:-} 2>&1 | tee "$out/distributed.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   python3 -m pytest -q -p no:cacheprovider test/python/test_distributed.py \
-    2>&1 | tee "$out/distributed-tests.log"
+    -k "not real_models" 2>&1 | tee "$out/distributed-tests.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == overhead || "$what" == all ]]; then

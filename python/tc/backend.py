@@ -1993,18 +1993,68 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
     checks = [n for n in gm.graph.nodes if n.op == "call_function"
               and n.target in _ERROR_CHECKS and not n.users
               and n.args and isinstance(n.args[0], torch.fx.Node)]
-    if not checks:
+    divisions = _integer_divisions_on_cpu(gm)
+    if not checks and not divisions:
         return None
 
     def infos(graph, mapping):
         for node in checks:
             graph.erase_node(mapping[node])
-        return [mapping[n.args[0]] for n in checks]
+        flags = []
+        for node in divisions:
+            # Whether any divisor is 0: what eager's CPU kernel raises on.
+            divisor = node.args[1]
+            mapping[node].meta["tc_checked"] = True
+            with graph.inserting_after(mapping[node]):
+                zero = graph.call_function(torch.ops.aten.eq.Scalar,
+                                           (mapping[divisor], 0))
+                zero.meta["val"] = divisor.meta["val"] == 0
+            with graph.inserting_after(zero):
+                flag = graph.call_function(torch.ops.aten.any.default,
+                                           (zero,))
+                flag.meta["val"] = zero.meta["val"].any()
+            flags.append(flag)
+        return [mapping[n.args[0]] for n in checks] + flags
 
     copied, count = _with_extra_outputs(gm, infos)
     return _Checks(copied,
-                   [(n.target, n.args[1:], dict(n.kwargs)) for n in checks],
+                   [(n.target, n.args[1:], dict(n.kwargs)) for n in checks]
+                   + [(_raise_zero_division, (), {}) for _ in divisions],
                    count)
+
+
+#: Integer ops whose CPU kernel in eager raises ZeroDivisionError when a
+#: divisor is 0 (on CUDA eager returns a value, as tc's kernels do).
+_INTEGER_DIVISIONS = (torch.ops.aten.div.Tensor_mode,
+                      torch.ops.aten.remainder.Tensor,
+                      torch.ops.aten.fmod.Tensor,
+                      torch.ops.aten.floor_divide.default)
+
+
+def _integer_divisions_on_cpu(gm: torch.fx.GraphModule
+                              ) -> list[torch.fx.Node]:
+    """`gm`'s integer divisions by a tensor, on the CPU."""
+    found = []
+    for node in gm.graph.nodes:
+        if (node.op != "call_function" or node.target not in
+                _INTEGER_DIVISIONS or len(node.args) < 2
+                or not isinstance(node.args[1], torch.fx.Node)
+                or node.meta.get("tc_checked")):
+            continue
+        value, divisor = node.meta.get("val"), node.args[1].meta.get("val")
+        if (isinstance(value, torch.Tensor)
+                and isinstance(divisor, torch.Tensor)
+                and value.device.type == "cpu"
+                and not (value.is_floating_point() or value.is_complex()
+                         or value.dtype == torch.bool)):
+            found.append(node)
+    return found
+
+
+def _raise_zero_division(flag: torch.Tensor) -> None:
+    """Eager's error for an integer division by zero on the CPU."""
+    if bool(flag):
+        raise RuntimeError("ZeroDivisionError")
 
 
 class _HostChecks:

@@ -216,6 +216,32 @@ def test_integer_division_rounding(fresh_tc):
     same(got, expected)
 
 
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod",
+                                "trunc"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_division_by_zero_raises_as_eager(fresh_tc, op, dtype):
+    """An integer division by a zero tensor element raises eager's CPU
+    error (RuntimeError: ZeroDivisionError) from the compiled graph, which
+    computes the rest (and a flag on the divisors) in tc's kernels; with
+    no zero, eager's values."""
+    fn = {"floor_divide": lambda a, b: a // b + 1,
+          "remainder": lambda a, b: torch.remainder(a, b) * 2,
+          "fmod": lambda a, b: torch.fmod(a, b) - 1,
+          "trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc")}[op]
+    a = torch.randint(-50, 50, (64,), dtype=dtype)
+    b = torch.randint(1, 9, (64,), dtype=dtype)
+    compiled = torch.compile(fn, backend="tc")
+    torch.testing.assert_close(compiled(a, b), fn(a, b))
+    b[17] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(a, b)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        compiled(a, b)
+    assert tc.counters["kernels"] > 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
 def test_integer_overflow_wraps(fresh_tc):
     """Integer arithmetic wraps around in two's complement, as eager's."""
     def f(a, b, c):

@@ -1994,7 +1994,8 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
               and n.target in _ERROR_CHECKS and not n.users
               and n.args and isinstance(n.args[0], torch.fx.Node)]
     divisions = _integer_divisions_on_cpu(gm)
-    if not checks and not divisions:
+    indexings = _indexings_on_cpu(gm)
+    if not checks and not divisions and not indexings:
         return None
 
     def infos(graph, mapping):
@@ -2014,13 +2015,99 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
                                            (zero,))
                 flag.meta["val"] = zero.meta["val"].any()
             flags.append(flag)
+        for node, index, low, size, _ in indexings:
+            mapping[node].meta["tc_checked"] = True
+            flags.append(_add_out_of_range_flag(graph, mapping[node],
+                                                mapping[index], index, low,
+                                                size))
         return [mapping[n.args[0]] for n in checks] + flags
 
     copied, count = _with_extra_outputs(gm, infos)
     return _Checks(copied,
                    [(n.target, n.args[1:], dict(n.kwargs)) for n in checks]
-                   + [(_raise_zero_division, (), {}) for _ in divisions],
+                   + [(_raise_zero_division, (), {}) for _ in divisions]
+                   + [(_raise_out_of_range, (error,), {})
+                      for *_, error in indexings],
                    count)
+
+
+def _indexings_on_cpu(gm: torch.fx.GraphModule) -> list[tuple]:
+    """`gm`'s gathers and indexings on the CPU by index tensors: (node,
+    index node, lowest valid index, size of the indexed dimension, the
+    error eager raises out of range). tc's kernels clamp; eager raises."""
+    aten = torch.ops.aten
+    found = []
+    for node in gm.graph.nodes:
+        if (node.op != "call_function" or node.meta.get("tc_checked")
+                or not isinstance(node.meta.get("val"), torch.Tensor)
+                or node.meta["val"].device.type != "cpu"):
+            continue
+        source = node.args[0] if node.args else None
+        shape = (source.meta.get("val").shape if isinstance(
+            source, torch.fx.Node) and isinstance(source.meta.get("val"),
+                                                  torch.Tensor) else None)
+        if shape is None:
+            continue
+        uses: list[tuple[Any, int, int]] = []  # (index, low, dim)
+        out_of_range = IndexError("index out of range in self")
+        if node.target is aten.embedding.default:
+            uses = [(node.args[1], 0, 0)]
+        elif node.target is aten.index_select.default:
+            uses = [(node.args[2], 0, node.args[1])]
+        elif node.target is aten.gather.default:
+            uses = [(node.args[2], 0, node.args[1])]
+        elif node.target is aten.index.Tensor:
+            uses = [(index, None, dim) for dim, index in
+                    enumerate(node.args[1]) if index is not None]
+        for index, low, dim in uses:
+            if not isinstance(index, torch.fx.Node):
+                continue
+            value = index.meta.get("val")
+            if (not isinstance(value, torch.Tensor) or value.dtype not in
+                    (torch.int64, torch.int32) or not isinstance(dim, int)):
+                continue
+            size = shape[dim % len(shape)] if len(shape) else 1
+            if not isinstance(size, int):
+                continue
+            error = out_of_range
+            if node.target is aten.gather.default:
+                error = RuntimeError(f"index out of bounds for dimension "
+                                     f"{dim} with size {size}")
+            elif node.target is aten.index.Tensor:
+                error = IndexError(f"index out of bounds for dimension "
+                                   f"{dim} with size {size}")
+            found.append((node, index, -size if low is None else low, size,
+                          error))
+    return found
+
+
+def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,
+                           index: torch.fx.Node, original: torch.fx.Node,
+                           low: int, size: int) -> torch.fx.Node:
+    """Nodes after `after` computing whether any element of `index` lies
+    outside [low, size)."""
+    aten = torch.ops.aten
+    value = original.meta["val"]
+    with graph.inserting_after(after):
+        below = graph.call_function(aten.lt.Scalar, (index, low))
+        below.meta["val"] = value < low
+    with graph.inserting_after(below):
+        above = graph.call_function(aten.ge.Scalar, (index, size))
+        above.meta["val"] = value >= size
+    with graph.inserting_after(above):
+        outside = graph.call_function(aten.logical_or.default,
+                                      (below, above))
+        outside.meta["val"] = below.meta["val"] | above.meta["val"]
+    with graph.inserting_after(outside):
+        flag = graph.call_function(aten.any.default, (outside,))
+        flag.meta["val"] = outside.meta["val"].any()
+    return flag
+
+
+def _raise_out_of_range(flag: torch.Tensor, error: Exception) -> None:
+    """Eager's error for an index out of range on the CPU."""
+    if bool(flag):
+        raise type(error)(*error.args)
 
 
 #: Integer ops whose CPU kernel in eager raises ZeroDivisionError when a

@@ -242,6 +242,36 @@ def test_integer_division_by_zero_raises_as_eager(fresh_tc, op, dtype):
     assert tc.counters["fallback_graphs"] == 0
 
 
+@pytest.mark.parametrize("op", ["embedding", "index_select", "gather",
+                                "index"])
+def test_out_of_range_index_raises_as_eager(fresh_tc, op):
+    """An index out of range raises eager's error (IndexError; gather's
+    RuntimeError) on the CPU instead of reading a clamped element: a flag
+    on the indices computed in tc's kernels, checked on the host. In range
+    (negative indices where the op takes them), eager's values."""
+    fn = {"embedding": lambda x, i: torch.nn.functional.embedding(i, x) * 2,
+          "index_select": lambda x, i: x.index_select(0, i) + 1,
+          "gather": lambda x, i: torch.gather(x, 0, i[:, None].expand(4, 4))
+          - 1,
+          "index": lambda x, i: x[i] * 3}[op]
+    x = torch.randn(16, 4)
+    i = torch.tensor([1, 7, 15, 0])
+    compiled = torch.compile(fn, backend="tc")
+    torch.testing.assert_close(compiled(x, i), fn(x, i))
+    if op == "index":  # negative indices count from the end
+        torch.testing.assert_close(compiled(x, -i - 1), fn(x, -i - 1))
+    for bad in (16, -17):
+        j = i.clone()
+        j[2] = bad
+        with pytest.raises((IndexError, RuntimeError)) as expected:
+            fn(x, j)
+        with pytest.raises(type(expected.value)):
+            compiled(x, j)
+    assert tc.counters["kernels"] > 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
 def test_integer_overflow_wraps(fresh_tc):
     """Integer arithmetic wraps around in two's complement, as eager's."""
     def f(a, b, c):

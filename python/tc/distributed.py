@@ -93,11 +93,12 @@ def schedule_collectives(graph: torch.fx.Graph) -> int:
             anchor = anchor.next
         anchor.append(node)
         moved += 1
+    # Moving waits keeps the order of everything else: one numbering.
+    order = {n: i for i, n in enumerate(graph.nodes)}
     for node in reversed(list(graph.nodes)):
         if (not _is_wait(node) or not node.users
                 or node.target.namespace != "_c10d_functional"):
             continue
-        order = {n: i for i, n in enumerate(graph.nodes)}
         first = min(node.users, key=lambda n: order[n])
         if first.prev is not node:
             first.prepend(node)
@@ -108,10 +109,6 @@ def schedule_collectives(graph: torch.fx.Graph) -> int:
 
 def world() -> int:
     """Processes in torch.distributed's default group (1 without one)."""
-    return _world()
-
-
-def _world() -> int:
     dist = torch.distributed
     if not dist.is_available() or not dist.is_initialized():
         return 1
@@ -137,7 +134,7 @@ def agree(ok: bool, what: str, key: int = 0) -> bool:
     graph's `fingerprint`; ranks that disagree on it compiled different
     graphs, and then each decides alone from then on."""
     global _group, _alone
-    if _alone or _world() == 1 or os.environ.get(
+    if _alone or world() == 1 or os.environ.get(
             "TC_DISTRIBUTED_AGREE", "1") == "0":
         return ok
     dist = torch.distributed

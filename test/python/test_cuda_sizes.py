@@ -153,3 +153,27 @@ def test_embedding_and_gradient(fresh_tc, dtype):
     torch.testing.assert_close(table.grad, ref.grad, atol=2e-2, rtol=2e-2)
     assert tc.counters["training_graphs"] == 1, dict(tc.counters)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lm_head_odd_vocabulary(fresh_tc, dtype):
+    """GPT-2's LM head (4096 tokens x 768 -> 50257) and its gradients:
+    rows of 50257 half-precision elements are no multiple of 16 bytes, so
+    tc-align-half-products pads the GEMMs' operands and slices the results
+    (cuBLAS's aligned kernels instead of its slow ones). The weight's
+    gradient sums over 4096 tokens."""
+    x = (randn(4096, 768, dtype=dtype)).requires_grad_()
+    w = (randn(50257, 768, dtype=dtype) * 0.02).requires_grad_()
+    xr, wr = (t.detach().clone().requires_grad_() for t in (x, w))
+    fn = torch.compile(lambda x, w: x @ w.t(), backend="tc")
+    out = fn(x, w)
+    expected = xr @ wr.t()
+    torch.testing.assert_close(out, expected, atol=2e-2, rtol=2e-2)
+    upstream = randn(*out.shape, dtype=dtype) * 0.01
+    out.backward(upstream)
+    expected.backward(upstream)
+    torch.testing.assert_close(x.grad, xr.grad, atol=5e-2, rtol=2e-2)
+    torch.testing.assert_close(w.grad, wr.grad, atol=5e-2, rtol=2e-2)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)

@@ -49,6 +49,13 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options) {
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
   pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
+  // Half-precision GEMMs on 16-byte rows, where the library needs them.
+  if (options.alignHalfProducts) {
+    pm.addNestedPass<func::FuncOp>(tc::prim::createAlignHalfProductsPass());
+    // One pad of an operand that several products read (a gradient that
+    // both backward GEMMs take).
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+  }
   // GEMM runtimes that take f32 and f64 only: half-precision products
   // widen.
   if (options.widenHalfProducts)

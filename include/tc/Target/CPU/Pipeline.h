@@ -50,11 +50,16 @@ struct FuseOptions {
   /// targets whose GEMM library takes f32 and f64 only. CUDA's cuBLAS runs
   /// half-precision GEMMs itself, on the tensor cores.
   bool widenHalfProducts = true;
+  /// Pad large half-precision products to 16-byte leading dimensions
+  /// (tc-align-half-products): the targets whose GEMM library runs them
+  /// fast only so aligned (cuBLAS).
+  bool alignHalfProducts = false;
 
   /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA).
   static FuseOptions gpu(bool halfGemms) {
     return {/*cacheRows=*/false, /*splitReductions=*/true,
-            /*widenHalfProducts=*/!halfGemms};
+            /*widenHalfProducts=*/!halfGemms,
+            /*alignHalfProducts=*/halfGemms};
   }
 };
 

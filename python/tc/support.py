@@ -174,7 +174,9 @@ LINALG_MAX_SIZE = 64
 
 #: The most compare-and-select steps (updates times positions) of one
 #: scatter: tc's scatters are dense (every update against every position;
-#: FXToPrim's kDenseScatterLimit). Larger ones run in eager.
+#: FXToPrim's kDenseScatterLimit). Larger ones run in eager, but for
+#: scatters along a dimension with one update per column (the index's size
+#: there is 1), which compare each position once.
 DENSE_SCATTER_LIMIT = 1 << 24
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
@@ -507,6 +509,12 @@ def _dense_scatter_cost(name: str, bound: dict[str, Any],
         other = bound.get("index") if name != "aten::index_reduce" \
             else bound.get("source")
         cost = _numel(other) * size
+        index = bound.get("index")
+        index = index.meta.get("val") \
+            if isinstance(index, torch.fx.Node) else None
+        if (name != "aten::index_reduce" and isinstance(index, torch.Tensor)
+                and index.dim() and index.shape[dim] == 1):
+            cost = 0  # one compare per position (kDenseScatterLimit)
     elif name in _ALONG_A_DIMENSION:
         source = bound.get("self") if "self" in bound \
             else bound.get("input")

@@ -27,7 +27,9 @@ using namespace mlir::tc;
 using namespace mlir::tc::decompose;
 
 /// The most compare-and-select steps (updates times positions) a dense
-/// scatter may take; tc.support.DENSE_SCATTER_LIMIT in Python.
+/// scatter may take; tc.support.DENSE_SCATTER_LIMIT in Python. A scatter of
+/// one update per column (nll_loss's gradient: one class per row) compares
+/// each position once, what eager's copy of `self` costs, at any size.
 constexpr int64_t kDenseScatterLimit = int64_t(1) << 24;
 
 //===----------------------------------------------------------------------===//
@@ -143,13 +145,45 @@ Value Decomposer::scatterRows(Value rows, Value at, Value values,
   RankedTensorType rowsType = typeOf(rows);
   int64_t k = rowsType.getDimSize(0), r = rowsType.getDimSize(1);
   int64_t j = typeOf(values).getDimSize(0);
-  if (j * k * r > kDenseScatterLimit)
+  if (j > 1 && j * k * r > kDenseScatterLimit)
     return reject(rowsType, "a scatter of " + Twine(j) + " updates over " +
                                 Twine(k) + " x " + Twine(r) +
                                 " positions is too large for tc's dense "
                                 "scatter");
   Type elt = rowsType.getElementType();
   values = convert(values, elt);
+  if (j == 1 && !mean) {
+    // One update per column: a position takes it where its column's index
+    // names its row (a select per position; nll_loss's gradient).
+    SmallVector<int64_t> shape = {k, r};
+    bool perColumn = typeOf(at).getRank() == 2;
+    Value atRow = reshape(at, perColumn ? SmallVector<int64_t>{r}
+                                        : SmallVector<int64_t>{});
+    Value atWide = prim::BroadcastInDimOp::create(
+        b, loc, atRow, shape,
+        perColumn ? ArrayRef<int64_t>{1} : ArrayRef<int64_t>{});
+    Value hit =
+        prim::CompareOp::create(b, loc, P::EQ, atWide, iota(shape, 0));
+    Value update = prim::BroadcastInDimOp::create(
+        b, loc, reshape(values, {r}), shape, ArrayRef<int64_t>{1});
+    if (kind && includeSelf) {
+      switch (*kind) {
+      case prim::ReductionKind::Sum:
+        update = prim::AddOp::create(b, loc, rows, update);
+        break;
+      case prim::ReductionKind::Prod:
+        update = prim::MulOp::create(b, loc, rows, update);
+        break;
+      case prim::ReductionKind::Max:
+        update = prim::MaximumOp::create(b, loc, rows, update);
+        break;
+      case prim::ReductionKind::Min:
+        update = prim::MinimumOp::create(b, loc, rows, update);
+        break;
+      }
+    }
+    return prim::WhereOp::create(b, loc, hit, update, rows);
+  }
   // The selection space: (update j, row k, column r).
   SmallVector<int64_t> wide = {j, k, r};
   auto wideType = RankedTensorType::get(wide, elt);

@@ -63,6 +63,9 @@ class _Settings:
     dump_stages: bool = False
     reduce_overhead: bool = False
     autotune: bool = False
+    #: Every output from PyTorch's allocator, none from an output pool
+    #: (CompiledFunction.set_transient): AOTAutograd's training graphs.
+    transient_outputs: bool = False
 
 
 def tc_backend(gm: torch.fx.GraphModule,
@@ -1274,11 +1277,31 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     # (AOTAutograd's output-stride propagation) and makes that call itself.
     from torch._dynamo.backends.common import aot_autograd
 
+    extra = {}
+    if training:
+        # The forward's outputs are the activations the backward saves,
+        # the backward's the gradients: pooled, they would stay allocated
+        # through the other pass and the optimizer step (GPT-2's step held
+        # 4.7 GB in pools on the H100).
+        settings = dataclasses.replace(settings, transient_outputs=True)
     aten_compiler = functools.partial(_compile_aten_graph, settings=settings)
+    if training:
+        # What the backward reads: a minimum cut over bytes, recomputing
+        # cheap pointwise chains (tc-partition's rule; Inductor's
+        # partitioner). AOTAutograd's default saves every intermediate the
+        # backward reads: GPT-2's tanh GELU, written out op by op, left
+        # 1.8 GB more saved than Inductor's on the H100.
+        try:
+            from torch._functorch.partitioners import \
+                min_cut_rematerialization_partition
+            extra["partition_fn"] = min_cut_rematerialization_partition
+        except ImportError:
+            pass
     return aot_autograd(
         fw_compiler=aten_compiler, bw_compiler=aten_compiler,
         decompositions=(_joint_decompositions() if training
-                        else _core_aten_decompositions()))(gm, example_inputs)
+                        else _core_aten_decompositions()),
+        **extra)(gm, example_inputs)
 
 
 def _native_dropout(input: torch.Tensor, p: float) -> torch.Tensor:
@@ -1636,16 +1659,32 @@ def _core_aten_decompositions() -> dict:
 _INFERENCE_ONLY_DECOMPOSITIONS = (
     "_scaled_dot_product_flash_attention_for_cpu",
 )
+#: Ops that AOTAutograd's joint traces decompose although tc lowers them
+#: whole: the min-cut partitioner then sees their reductions and pointwise
+#: steps, and saves a softmax's input and row statistics (a bf16 logits
+#: buffer) where the whole op would make it save the f32 output (GPT-2's
+#: loss: 4096 x 50257 x 4 bytes).
+_JOINT_DECOMPOSITIONS = (
+    "_log_softmax", "_log_softmax_backward_data", "_softmax",
+    "_softmax_backward_data",
+)
 
 
 @functools.lru_cache(maxsize=1)
 def _joint_decompositions() -> dict:
     """`_core_aten_decompositions()` for AOTAutograd's joint (forward and
     backward) traces: without `_INFERENCE_ONLY_DECOMPOSITIONS`, whose ops
-    then run in eager, forward and backward alike."""
+    then run in eager, forward and backward alike, and with
+    `_JOINT_DECOMPOSITIONS`."""
+    from torch._decomp import decomposition_table
+
     table = dict(_core_aten_decompositions())
     for name in _INFERENCE_ONLY_DECOMPOSITIONS:
         table.pop(_aten_op(name), None)
+    for name in _JOINT_DECOMPOSITIONS:
+        op = _aten_op(name)
+        if op is not None and op in decomposition_table:
+            table[op] = decomposition_table[op]
     return table
 
 
@@ -2473,12 +2512,16 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     compiled_any = False
     if partitions:
         fused = partitioner.fuse_partitions(partitions)
+        escaping = _escaping_values(fused.graph)
         for node, sub in _fused_subgraphs(fused):
             ops = _op_nodes(sub.graph)
             compiled = _compile_subgraph(sub, node.target, ops, settings)
             if compiled is None:
                 eager_ops += len(ops)
                 continue
+            compiled.set_transient(
+                range(len(_output_leaves(node))) if settings.transient_outputs
+                else _transient_outputs(node, escaping))
             setattr(fused, node.target,
                     _TcSubgraph(compiled, sub, node.target))
             compiled_any = True
@@ -2491,6 +2534,59 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
         return gm
     tc.counters["graphs_compiled"] += 1
     return fused
+
+
+def _escaping_values(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """The values of `graph` whose memory its caller may get: what it
+    returns, and what those are views of (through getitems, views and any
+    op whose schema says its result aliases an argument)."""
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    stack: list[Any] = []
+    torch.fx.node.map_aggregate(output.args[0], stack.append)
+    found: set[torch.fx.Node] = set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, torch.fx.Node) or node in found:
+            continue
+        found.add(node)
+        target = node.target
+        aliases = (node.op == "call_function" and (
+            target is operator.getitem or not isinstance(
+                target, torch._ops.OpOverload) or any(
+                r.alias_info is not None for r in target._schema.returns)))
+        if aliases:
+            stack.extend(node.all_input_nodes)
+        elif node.op == "call_module":
+            # A subgraph's output may be one of its inputs, or a view of
+            # one, or an input it wrote in place.
+            sub = graph.owning_module.get_submodule(node.target)
+            inner = _escaping_values(sub.graph)
+            placeholders = [n for n in sub.graph.nodes
+                            if n.op == "placeholder"]
+            stack.extend(arg for arg, p in zip(node.args, placeholders)
+                         if p in inner)
+    return found
+
+
+def _transient_outputs(call: torch.fx.Node,
+                       escaping: set[torch.fx.Node]) -> list[int]:
+    """The outputs of the subgraph that `call` runs which its graph drops
+    before returning (CompiledFunction.set_transient)."""
+    if call in escaping:
+        return []
+    kept = {u.args[1] for u in call.users
+            if u.target is operator.getitem and u in escaping}
+    count = len(_output_leaves(call))
+    return [i for i in range(count) if i not in kept]
+
+
+def _output_leaves(call: torch.fx.Node) -> list[Any]:
+    """The outputs of the subgraph that `call` runs, flattened."""
+    sub = call.graph.owning_module.get_submodule(call.target)
+    output = next(n for n in reversed(sub.graph.nodes) if n.op == "output")
+    leaves: list[Any] = []
+    torch.fx.node.map_aggregate(output.args[0], leaves.append)
+    return leaves
 
 
 def _runs_between_collectives(graph: torch.fx.Graph, support: "_Support"
@@ -2531,6 +2627,8 @@ def _compile_whole_graph(gm: torch.fx.GraphModule,
     tc.counters["kernels"] += compiled.num_kernels
     tc.counters["ops_compiled"] += len(ops)
     tc.counters["graphs_compiled"] += 1
+    if settings.transient_outputs:
+        compiled.set_transient(range(len(compiled.imported.output_specs)))
     return _Guarded(compiled, gm, "graph")
 
 

@@ -1,0 +1,158 @@
+"""What tc keeps in memory between and across calls: the outputs it pools
+for CUDA graph replay, and what AOTAutograd's training graphs save for the
+backward. The pools themselves are CUDA-only; which outputs may come from
+one is decided when compiling, and is checked here on the CPU."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tc
+import tc.backend
+import tc.compiler
+
+pytestmark = pytest.mark.requires_native
+
+
+def _transient_calls(monkeypatch):
+    """Records each compiled function's set_transient indices."""
+    calls = []
+    original = tc.compiler.CompiledFunction.set_transient
+
+    def record(self, outputs):
+        outputs = list(outputs)
+        calls.append((len(self.imported.output_specs), outputs))
+        original(self, outputs)
+    monkeypatch.setattr(tc.compiler.CompiledFunction, "set_transient",
+                        record)
+    return calls
+
+
+def test_handoffs_between_subgraphs_are_not_pooled(fresh_tc, monkeypatch):
+    """A partitioned graph (an op tc leaves to eager in the middle): the
+    first subgraph's output only feeds the eager op and the second
+    subgraph, so it comes from PyTorch's allocator; the second's output is
+    what the graph returns, and may be pooled."""
+    calls = _transient_calls(monkeypatch)
+    a, b = nn.Linear(16, 16), nn.Linear(16, 16)
+
+    def f(x):
+        h = a(x).relu()
+        return b(torch.special.airy_ai(h)) + h
+
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        out = torch.compile(f, backend="tc")(x)
+        torch.testing.assert_close(out, f(x))
+    assert tc.counters["ops_eager"] == 1, dict(tc.counters)
+    assert sorted(calls) == [(1, []), (1, [0])], calls
+
+
+def test_returned_views_of_handoffs_stay_pooled(fresh_tc, monkeypatch):
+    """A subgraph output that the graph returns a view of (through an
+    eager op) may outlive the call: it is not transient."""
+    calls = _transient_calls(monkeypatch)
+
+    def f(x):
+        h = (x * 2).relu()
+        return torch.special.airy_ai(h).sum(), h.t()
+
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        got = torch.compile(f, backend="tc")(x)
+    for g, e in zip(got, f(x)):
+        torch.testing.assert_close(g, e)
+    assert calls and all(outputs == [] for _, outputs in calls), calls
+
+
+def _gpt2_like_head():
+    class Head(nn.Module):
+        """GPT-2's last layer norm, LM head and loss, as transformers
+        writes them (an op by op tanh GELU before them)."""
+
+        def __init__(self, vocab=1001, width=64):
+            super().__init__()
+            self.fc = nn.Linear(width, width)
+            self.ln = nn.LayerNorm(width)
+            self.lm = nn.Linear(width, vocab, bias=False)
+
+        def forward(self, h, labels):
+            g = self.fc(h)
+            g = 0.5 * g * (1.0 + torch.tanh(
+                0.7978845608 * (g + 0.044715 * torch.pow(g, 3.0))))
+            logits = self.lm(self.ln(g)).float()
+            labels = F.pad(labels, (0, 1), value=-100)[..., 1:]
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                   labels.reshape(-1), ignore_index=-100)
+    return Head()
+
+
+def test_aot_training_saves_half_logits(fresh_tc, monkeypatch):
+    """A training graph AOTAutograd splits (here: made to, as attention
+    does on CUDA) saves what a min-cut over bytes picks: the bf16 logits
+    and their row statistics, not the f32 log-softmax (twice the bytes),
+    and no GELU intermediates; nll_loss's gradient (a scatter of one class
+    per row) compiles. Loss and gradients match eager's."""
+    monkeypatch.setattr(tc.backend, "_why_not_whole",
+                        lambda gm: "split for the test")
+    saved = []
+    compile_graph = tc.backend._compile_aten_graph
+
+    def record(gm, example_inputs, settings):
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        saved.append([n.meta.get("val") for n in output.args[0]
+                      if isinstance(n, torch.fx.Node)
+                      and n.op != "placeholder"])
+        assert settings.transient_outputs
+        return compile_graph(gm, example_inputs, settings)
+    monkeypatch.setattr(tc.backend, "_compile_aten_graph", record)
+
+    torch.manual_seed(0)
+    model = _gpt2_like_head()
+    reference = _gpt2_like_head()
+    reference.load_state_dict(model.state_dict())
+    h = torch.randn(4, 32, 64)
+    labels = torch.randint(0, 1001, (4, 32))
+    labels[0, :5] = -100
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = torch.compile(model, backend="tc")(h, labels)
+        expected = reference(h, labels)
+    loss.backward()
+    expected.backward()
+    torch.testing.assert_close(loss, expected, atol=2e-2, rtol=2e-2)
+    for p, r in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, r.grad, atol=2e-2, rtol=2e-2)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    forward = saved[0]
+    logits_sized = [v for v in forward if isinstance(v, torch.Tensor)
+                    and v.dim() >= 2 and v.shape[-1] == 1001]
+    assert [v.dtype for v in logits_sized] == [torch.bfloat16], \
+        [(v.shape, v.dtype) for v in forward]
+    wide = [v for v in forward if isinstance(v, torch.Tensor)
+            and v.dim() == 3 and v.shape[-1] == 64]
+    # The GELU's input (from which the backward recomputes the rest);
+    # the default partitioner saved each of its steps as well.
+    assert len(wide) <= 2, [(v.shape, v.dtype) for v in forward]
+
+
+@pytest.mark.parametrize("dim", [1, 0])
+def test_scatter_of_one_update_per_column_compiles_at_any_size(
+        fresh_tc, dim):
+    """nll_loss's gradient at GPT-2's vocabulary: scatter(zeros, 1, target,
+    v) with one class per row is a select per position, compiled at any
+    size (it used to count as 4096 x 50257 pairs, over the dense-scatter
+    limit, and run in eager)."""
+    rows, classes = 512, 50257
+    target = torch.randint(0, classes, (rows, 1))
+    x = torch.randn(rows, classes)
+    if dim == 0:
+        x, target = x.t().contiguous(), target.t().contiguous()
+
+    def f(x, t):
+        return x.scatter(dim, t, -1.0) * 3, \
+            x.scatter_add(dim, t, torch.ones_like(t, dtype=x.dtype))
+    got = torch.compile(f, backend="tc")(x, target)
+    for g, e in zip(got, f(x, target)):
+        torch.testing.assert_close(g, e)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)

@@ -65,6 +65,8 @@ class _Settings:
     autotune: bool = False
     #: Every output from PyTorch's allocator, none from an output pool
     #: (CompiledFunction.set_transient): AOTAutograd's training graphs.
+    #: mode="reduce-overhead" keeps every output pooled (CUDA graph replay
+    #: before memory).
     transient_outputs: bool = False
 
 
@@ -1284,8 +1286,6 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         # through the other pass and the optimizer step (GPT-2's step held
         # 4.7 GB in pools on the H100).
         settings = dataclasses.replace(settings, transient_outputs=True)
-    aten_compiler = functools.partial(_compile_aten_graph, settings=settings)
-    if training:
         # What the backward reads: a minimum cut over bytes, recomputing
         # cheap pointwise chains (tc-partition's rule; Inductor's
         # partitioner). AOTAutograd's default saves every intermediate the
@@ -1297,6 +1297,7 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
             extra["partition_fn"] = min_cut_rematerialization_partition
         except ImportError:
             pass
+    aten_compiler = functools.partial(_compile_aten_graph, settings=settings)
     return aot_autograd(
         fw_compiler=aten_compiler, bw_compiler=aten_compiler,
         decompositions=(_joint_decompositions() if training
@@ -2519,9 +2520,11 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
             if compiled is None:
                 eager_ops += len(ops)
                 continue
-            compiled.set_transient(
-                range(len(_output_leaves(node))) if settings.transient_outputs
-                else _transient_outputs(node, escaping))
+            if not settings.reduce_overhead:
+                compiled.set_transient(
+                    range(len(_output_leaves(node)))
+                    if settings.transient_outputs
+                    else _transient_outputs(node, escaping))
             setattr(fused, node.target,
                     _TcSubgraph(compiled, sub, node.target))
             compiled_any = True
@@ -2627,7 +2630,7 @@ def _compile_whole_graph(gm: torch.fx.GraphModule,
     tc.counters["kernels"] += compiled.num_kernels
     tc.counters["ops_compiled"] += len(ops)
     tc.counters["graphs_compiled"] += 1
-    if settings.transient_outputs:
+    if settings.transient_outputs and not settings.reduce_overhead:
         compiled.set_transient(range(len(compiled.imported.output_specs)))
     return _Guarded(compiled, gm, "graph")
 

@@ -46,6 +46,7 @@ def test_handoffs_between_subgraphs_are_not_pooled(fresh_tc, monkeypatch):
         out = torch.compile(f, backend="tc")(x)
         torch.testing.assert_close(out, f(x))
     assert tc.counters["ops_eager"] == 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     assert sorted(calls) == [(1, []), (1, [0])], calls
 
 
@@ -124,6 +125,7 @@ def test_aot_training_saves_half_logits(fresh_tc, monkeypatch):
     for p, r in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(p.grad, r.grad, atol=2e-2, rtol=2e-2)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     forward = saved[0]
     logits_sized = [v for v in forward if isinstance(v, torch.Tensor)
                     and v.dim() >= 2 and v.shape[-1] == 1001]
@@ -155,4 +157,6 @@ def test_scatter_of_one_update_per_column_compiles_at_any_size(
     got = torch.compile(f, backend="tc")(x, target)
     for g, e in zip(got, f(x, target)):
         torch.testing.assert_close(g, e)
+    assert tc.counters["kernels"] > 0, dict(tc.counters)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)

@@ -182,12 +182,7 @@ private:
   /// with the GEMM's transpose flag instead of materializing the transpose.
   GemmOperand gemmOperand(Value v) {
     if (auto permute = v.getDefiningOp<prim::PermuteOp>()) {
-      ArrayRef<int64_t> p = permute.getPermutation();
-      bool swapLast = p.size() >= 2 && p[p.size() - 1] == (int64_t)p.size() - 2 &&
-                      p[p.size() - 2] == (int64_t)p.size() - 1;
-      for (size_t i = 0; i + 2 < p.size(); ++i)
-        swapLast &= p[i] == (int64_t)i;
-      if (swapLast) {
+      if (permute.swapsLastTwo()) {
         realized.insert(permute.getOperand());
         return {permute.getOperand(), true};
       }
@@ -232,20 +227,11 @@ LogicalResult FusionPlan::build() {
   // Matrix products are library calls on buffers.
   WalkResult walk = func.walk([&](prim::DotOp dot) {
     int64_t rank = tensorType(dot.getLhs()).getRank();
-    bool plain = rank == 2 && dot.getLhsBatch().empty() &&
-                 dot.getLhsContracting() == ArrayRef<int64_t>{1} &&
-                 dot.getRhsContracting() == ArrayRef<int64_t>{0};
-    bool batched = rank == 3 && dot.getLhsBatch() == ArrayRef<int64_t>{0} &&
-                   dot.getRhsBatch() == ArrayRef<int64_t>{0} &&
-                   dot.getLhsContracting() == ArrayRef<int64_t>{2} &&
-                   dot.getRhsContracting() == ArrayRef<int64_t>{1};
+    using GemmForm = prim::DotOp::GemmForm;
+    GemmForm form = dot.getGemmForm();
     // An n-d by 2-d product: the lhs's leading dimensions are the rows.
-    bool flattened = rank >= 3 &&
-                     tensorType(dot.getRhs()).getRank() == 2 &&
-                     dot.getLhsBatch().empty() &&
-                     dot.getLhsContracting() == ArrayRef<int64_t>{rank - 1} &&
-                     dot.getRhsContracting() == ArrayRef<int64_t>{0};
-    if (!plain && !batched && !flattened) {
+    bool flattened = form == GemmForm::Flattened;
+    if (form == GemmForm::None) {
       dot.emitOpError() << "is not a (batched) matrix product the GEMM "
                            "library call supports";
       return WalkResult::interrupt();

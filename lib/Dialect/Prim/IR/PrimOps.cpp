@@ -215,6 +215,17 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+bool PermuteOp::swapsLastTwo() {
+  ArrayRef<int64_t> p = getPermutation();
+  int64_t r = p.size();
+  if (r < 2 || p[r - 1] != r - 2 || p[r - 2] != r - 1)
+    return false;
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (p[i] != i)
+      return false;
+  return true;
+}
+
 LogicalResult PermuteOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
@@ -462,6 +473,25 @@ LogicalResult ArgReduceOp::inferReturnTypes(MLIRContext *context,
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
+
+DotOp::GemmForm DotOp::getGemmForm() {
+  int64_t rank = cast<RankedTensorType>(getLhs().getType()).getRank();
+  int64_t rhsRank = cast<RankedTensorType>(getRhs().getType()).getRank();
+  if (rank == 2 && getLhsBatch().empty() &&
+      getLhsContracting() == ArrayRef<int64_t>{1} &&
+      getRhsContracting() == ArrayRef<int64_t>{0})
+    return GemmForm::Plain;
+  if (rank == 3 && getLhsBatch() == ArrayRef<int64_t>{0} &&
+      getRhsBatch() == ArrayRef<int64_t>{0} &&
+      getLhsContracting() == ArrayRef<int64_t>{2} &&
+      getRhsContracting() == ArrayRef<int64_t>{1})
+    return GemmForm::Batched;
+  if (rank >= 3 && rhsRank == 2 && getLhsBatch().empty() &&
+      getLhsContracting() == ArrayRef<int64_t>{rank - 1} &&
+      getRhsContracting() == ArrayRef<int64_t>{0})
+    return GemmForm::Flattened;
+  return GemmForm::None;
+}
 
 LogicalResult DotOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,

@@ -42,20 +42,11 @@ int64_t roundUp(int64_t n) {
   return (n + kAlignElements - 1) / kAlignElements * kAlignElements;
 }
 
-/// Whether `v` is a permute of its last two dimensions (the GEMM reads its
-/// operand transposed: PrimToKernel's gemmOperand).
+/// The permute of `v`'s last two dimensions that defines it (the GEMM
+/// reads its operand transposed: PrimToKernel's gemmOperand), or null.
 PermuteOp swapOfLastTwo(Value v) {
   auto permute = v.getDefiningOp<PermuteOp>();
-  if (!permute)
-    return nullptr;
-  ArrayRef<int64_t> p = permute.getPermutation();
-  int64_t r = p.size();
-  if (r < 2 || p[r - 1] != r - 2 || p[r - 2] != r - 1)
-    return nullptr;
-  for (int64_t i = 0; i + 2 < r; ++i)
-    if (p[i] != i)
-      return nullptr;
-  return permute;
+  return permute && permute.swapsLastTwo() ? permute : nullptr;
 }
 
 /// `v` with `high[d]` zeros appended along each dimension `d` of its own
@@ -88,21 +79,12 @@ struct AlignHalfDot : public OpRewritePattern<DotOp> {
       return rewriter.notifyMatchFailure(op, "not a half-precision product");
     if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    // The GEMM forms of PrimToKernel: [b, ]m x k by [b, ]k x n, or an
-    // n-d lhs (its leading dimensions the rows) by a 2-d rhs.
+    // The GEMM forms of PrimToKernel.
     int64_t rank = lhsType.getRank(), rhsRank = rhsType.getRank();
-    bool plain = rank == 2 && op.getLhsBatch().empty() &&
-                 op.getLhsContracting() == ArrayRef<int64_t>{1} &&
-                 op.getRhsContracting() == ArrayRef<int64_t>{0};
-    bool batched = rank == 3 && op.getLhsBatch() == ArrayRef<int64_t>{0} &&
-                   op.getRhsBatch() == ArrayRef<int64_t>{0} &&
-                   op.getLhsContracting() == ArrayRef<int64_t>{2} &&
-                   op.getRhsContracting() == ArrayRef<int64_t>{1};
-    bool flattened = rank >= 3 && rhsRank == 2 && op.getLhsBatch().empty() &&
-                     op.getLhsContracting() == ArrayRef<int64_t>{rank - 1} &&
-                     op.getRhsContracting() == ArrayRef<int64_t>{0};
-    if (!plain && !batched && !flattened)
+    DotOp::GemmForm form = op.getGemmForm();
+    if (form == DotOp::GemmForm::None)
       return rewriter.notifyMatchFailure(op, "not a GEMM form");
+    bool flattened = form == DotOp::GemmForm::Flattened;
     int64_t m = lhsType.getDimSize(rank - 2), k = lhsType.getDimSize(rank - 1),
             n = rhsType.getDimSize(rhsRank - 1);
     if (type.getNumElements() * k < kMinWork)

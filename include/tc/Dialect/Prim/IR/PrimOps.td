@@ -272,6 +272,12 @@ def Prim_PermuteOp : Prim_ShapeOp<"permute"> {
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = "$operand `,` $permutation attr-dict `:` type($operand)";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Whether the permutation swaps the last two dimensions and keeps the
+    /// others: a matrix transpose, which a GEMM reads with its transpose
+    /// flag instead of a copy.
+    bool swapsLastTwo();
+  }];
 }
 
 def Prim_SliceOp : Prim_ShapeOp<"slice"> {
@@ -510,6 +516,13 @@ def Prim_DotOp : Prim_ShapeOp<"dot", [AllElementTypesMatch<["lhs", "rhs"]>]> {
     $lhs `,` $rhs `,` `batch` $lhs_batch `x` $rhs_batch `,` `contract`
     $lhs_contracting `x` $rhs_contracting attr-dict `:` type($lhs) `,`
     type($rhs)
+  }];
+  let extraClassDeclaration = [{
+    /// The products a GEMM library call computes: `plain` (m x k by
+    /// k x n), `batched` (b x m x k by b x k x n) and `flattened` (an n-d
+    /// lhs whose leading dimensions are the rows, by a k x n rhs).
+    enum class GemmForm { None, Plain, Batched, Flattened };
+    GemmForm getGemmForm();
   }];
 }
 

@@ -152,6 +152,23 @@ Value Decomposer::scatterRows(Value rows, Value at, Value values,
                                 "scatter");
   Type elt = rowsType.getElementType();
   values = convert(values, elt);
+  // What a row that updates reach becomes: the updates combined with the
+  // row's own value (include_self), or the updates alone.
+  auto rowsOf = [&](Value updates) -> Value {
+    if (!kind || !includeSelf)
+      return updates;
+    switch (*kind) {
+    case prim::ReductionKind::Sum:
+      return prim::AddOp::create(b, loc, rows, updates);
+    case prim::ReductionKind::Prod:
+      return prim::MulOp::create(b, loc, rows, updates);
+    case prim::ReductionKind::Max:
+      return prim::MaximumOp::create(b, loc, rows, updates);
+    case prim::ReductionKind::Min:
+      return prim::MinimumOp::create(b, loc, rows, updates);
+    }
+    llvm_unreachable("unknown reduction kind");
+  };
   if (j == 1 && !mean) {
     // One update per column: a position takes it where its column's index
     // names its row (a select per position; nll_loss's gradient).
@@ -166,23 +183,7 @@ Value Decomposer::scatterRows(Value rows, Value at, Value values,
         prim::CompareOp::create(b, loc, P::EQ, atWide, iota(shape, 0));
     Value update = prim::BroadcastInDimOp::create(
         b, loc, reshape(values, {r}), shape, ArrayRef<int64_t>{1});
-    if (kind && includeSelf) {
-      switch (*kind) {
-      case prim::ReductionKind::Sum:
-        update = prim::AddOp::create(b, loc, rows, update);
-        break;
-      case prim::ReductionKind::Prod:
-        update = prim::MulOp::create(b, loc, rows, update);
-        break;
-      case prim::ReductionKind::Max:
-        update = prim::MaximumOp::create(b, loc, rows, update);
-        break;
-      case prim::ReductionKind::Min:
-        update = prim::MinimumOp::create(b, loc, rows, update);
-        break;
-      }
-    }
-    return prim::WhereOp::create(b, loc, hit, update, rows);
+    return prim::WhereOp::create(b, loc, hit, rowsOf(update), rows);
   }
   // The selection space: (update j, row k, column r).
   SmallVector<int64_t> wide = {j, k, r};
@@ -239,21 +240,6 @@ Value Decomposer::scatterRows(Value rows, Value at, Value values,
       prim::WhereOp::create(b, loc, hit, valuesWide,
                             reductionIdentity(wideType, *kind)),
       ArrayRef<int64_t>{0});
-  auto rowsOf = [&](Value updates) -> Value {
-    if (!includeSelf)
-      return updates;
-    switch (*kind) {
-    case prim::ReductionKind::Sum:
-      return prim::AddOp::create(b, loc, rows, updates);
-    case prim::ReductionKind::Prod:
-      return prim::MulOp::create(b, loc, rows, updates);
-    case prim::ReductionKind::Max:
-      return prim::MaximumOp::create(b, loc, rows, updates);
-    case prim::ReductionKind::Min:
-      return prim::MinimumOp::create(b, loc, rows, updates);
-    }
-    llvm_unreachable("unknown reduction kind");
-  };
   Value result = rowsOf(combined);
   if (mean) {
     Value n = includeSelf ? prim::AddOp::create(b, loc, count,

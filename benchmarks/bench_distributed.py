@@ -306,15 +306,8 @@ def launch(opts, strategy: str, gpus: int) -> dict:
            "--steps", str(opts.steps), "--warmup", str(opts.warmup)]
     cmd += ["--small"] if opts.small else []
     cmd += [] if opts.profile else ["--no-profile"]
-    from bench_models import run_child
-    start = time.perf_counter()
-    status, output = run_child(cmd, opts.timeout)
-    report = json.loads(path.read_text())
-    report["wall_s"] = time.perf_counter() - start
-    report["exit_status"] = status
-    if status:
-        report["error"] = output[-4000:]
-    return report
+    from bench_models import run_report
+    return run_report(cmd, path, opts.timeout)
 
 
 def table(reports: list[dict]) -> str:

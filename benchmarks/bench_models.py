@@ -314,13 +314,20 @@ def run_model(name: str, opts) -> dict:
         cmd.append("--small")
     if opts.profile:
         cmd += ["--profile", opts.profile]
+    return run_report(cmd, path, opts.timeout)
+
+
+def run_report(cmd: list[str], path: pathlib.Path, timeout: float) -> dict:
+    """Runs `cmd` (run_child), which writes its report to `path`; the
+    report with the run's wall time, exit status, and on failure the end
+    of its output."""
     start = time.perf_counter()
-    status, output = run_child(cmd, opts.timeout)
+    status, output = run_child(cmd, timeout)
     report = json.loads(path.read_text())
     report["wall_s"] = time.perf_counter() - start
     report["exit_status"] = status
     if status:
-        report["error"] = output[-3000:]
+        report["error"] = output[-4000:]
     report["log_tail"] = output.splitlines()[-40:]
     return report
 

@@ -50,6 +50,23 @@ def test_handoffs_between_subgraphs_are_not_pooled(fresh_tc, monkeypatch):
     assert sorted(calls) == [(1, []), (1, [0])], calls
 
 
+def test_reduce_overhead_keeps_handoffs_pooled(fresh_tc, monkeypatch):
+    """mode="reduce-overhead" asks for CUDA graph replay first: every
+    output stays pooled, hand-offs included."""
+    calls = _transient_calls(monkeypatch)
+
+    def f(x):
+        h = (x * 2).relu()
+        return torch.special.airy_ai(h) + h
+
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        out = torch.compile(f, backend="tc", mode="reduce-overhead")(x)
+    torch.testing.assert_close(out, f(x))
+    assert tc.counters["subgraphs_compiled"] == 2, dict(tc.counters)
+    assert calls == [], calls
+
+
 def test_returned_views_of_handoffs_stay_pooled(fresh_tc, monkeypatch):
     """A subgraph output that the graph returns a view of (through an
     eager op) may outlive the call: it is not transient."""

@@ -618,7 +618,11 @@ static void addChecks(gpu::GPUFuncOp func) {
     LLVM::Trap::create(then, loc);
   };
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-  for (BlockArgument arg : func.getArguments()) {
+  // The entry block's arguments are the kernel's, then its workgroup
+  // arrays (gpu.func's attributions): only the former have argument
+  // attributes and come from the caller.
+  unsigned numInputs = func.getFunctionType().getNumInputs();
+  for (BlockArgument arg : func.getArguments().take_front(numInputs)) {
     if (!isa<MemRefType>(arg.getType()))
       continue;
     func.removeArgAttr(arg.getArgNumber(),
@@ -655,7 +659,8 @@ static void addChecks(gpu::GPUFuncOp func) {
     auto arg = dyn_cast<BlockArgument>(memref);
     auto type = cast<MemRefType>(memref.getType());
     if (!arg || arg.getOwner() != &func.getBody().front() ||
-        !type.hasStaticShape() || !type.getLayout().isIdentity())
+        arg.getArgNumber() >= numInputs || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity())
       return;
     OpBuilder ob(op);
     Value linear = arith::ConstantIndexOp::create(ob, loc, 0);

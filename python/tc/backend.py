@@ -5,7 +5,8 @@ ATen with AOTAutograd (core ATen decompositions), and for each ATen graph
 (forward, and backward when training):
 
 1. marks the nodes tc supports (`tc.support.is_supported`);
-2. groups them into subgraphs with torch's `CapabilityBasedPartitioner`;
+2. groups them into subgraphs: the runs of supported ops between eager
+   ones, in the graph's order (`_runs_in_order`);
 3. compiles each subgraph with `tc.compiler.compile_graph`; everything
    else, and every subgraph tc fails to compile, runs in eager PyTorch.
 
@@ -46,9 +47,11 @@ _warned_native_missing: list[bool] = []
 
 #: torch.compile modes tc implements.
 #: On CUDA every mode replays a graph's launch sequence as a CUDA graph
-#: once its buffers repeat; "reduce-overhead" also copies an input whose
-#: address changed into a buffer of tc's own, so that the graph replays
-#: whatever tensors the caller passes (CompiledFunction.stage_inputs).
+#: once its buffers repeat. By default the buffers come from PyTorch's
+#: allocator and nothing is held between calls; "reduce-overhead" keeps the
+#: arena and the outputs at stable addresses of tc's own and copies an
+#: input whose address changed into a buffer of tc's own, so that the graph
+#: replays whatever tensors the caller passes (CompiledFunction.stage_inputs).
 #: "max-autotune" times each GPU graph under tc's schedule candidates and
 #: keeps the fastest (tc.autotune), with reduce-overhead's input staging;
 #: "max-autotune-no-cudagraphs" tunes without it.
@@ -63,11 +66,6 @@ class _Settings:
     dump_stages: bool = False
     reduce_overhead: bool = False
     autotune: bool = False
-    #: Every output from PyTorch's allocator, none from an output pool
-    #: (CompiledFunction.set_transient): AOTAutograd's training graphs.
-    #: mode="reduce-overhead" keeps every output pooled (CUDA graph replay
-    #: before memory).
-    transient_outputs: bool = False
 
 
 def tc_backend(gm: torch.fx.GraphModule,
@@ -1281,11 +1279,6 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
 
     extra = {}
     if training:
-        # The forward's outputs are the activations the backward saves,
-        # the backward's the gradients: pooled, they would stay allocated
-        # through the other pass and the optimizer step (GPT-2's step held
-        # 4.7 GB in pools on the H100).
-        settings = dataclasses.replace(settings, transient_outputs=True)
         # What the backward reads: a minimum cut over bytes, recomputing
         # cheap pointwise chains (tc-partition's rule; Inductor's
         # partitioner). AOTAutograd's default saves every intermediate the
@@ -1814,16 +1807,43 @@ def _internal_error(what: str, error: BaseException) -> None:
 
 
 def _make_boxed(fn: Callable) -> Callable:
-    """`fn` in AOTAutograd's boxed calling convention (one list argument)."""
-    try:
-        from torch._functorch.aot_autograd import make_boxed_func
-    except ImportError:  # moved in some torch version: do what it does
-        def make_boxed_func(f: Callable) -> Callable:
-            def boxed(args: list[Any]) -> Any:
-                return f(*args)
-            boxed._boxed_call = True  # type: ignore[attr-defined]
-            return boxed
-    return make_boxed_func(fn)
+    """`fn` in AOTAutograd's boxed calling convention: one list argument,
+    which the callee owns (AOTAutograd hands the backward its saved
+    activations this way and keeps no other reference). A graph module
+    (a partitioned graph, or one left to eager) reads its inputs out of the
+    list and empties it, so that each input is freed after its last use
+    in the graph: a backward then lets go of each saved activation as it
+    goes, as Inductor's does, instead of holding them all to its end."""
+    if isinstance(fn, torch.fx.GraphModule):
+        taking = _taking_list(fn)
+
+        def boxed(args: list[Any]) -> Any:
+            return taking(args)
+    else:
+        def boxed(args: list[Any]) -> Any:
+            return fn(*args)
+    boxed._boxed_call = True  # type: ignore[attr-defined]
+    return boxed
+
+
+def _clear_list(values: list[Any]) -> None:
+    values.clear()
+
+
+def _taking_list(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """`gm` as a module taking its inputs as one list, which it empties
+    after reading them (FX's generated code drops each value after its
+    last use)."""
+    graph = torch.fx.Graph()
+    values = graph.placeholder("args")
+    given: dict[torch.fx.Node, torch.fx.Node] = {}
+    for index, node in enumerate(n for n in gm.graph.nodes
+                                 if n.op == "placeholder"):
+        given[node] = graph.call_function(operator.getitem, (values, index))
+        given[node].meta = dict(node.meta)
+    graph.call_function(_clear_list, (values,))
+    graph.output(graph.graph_copy(gm.graph, given))
+    return torch.fx.GraphModule(gm, graph)
 
 
 def _compile_aten_graph(gm: torch.fx.GraphModule,
@@ -2491,9 +2511,7 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     support = _Support()
     partitioner = CapabilityBasedPartitioner(
         work, support, allows_single_node_partition=True)
-    partitions = (_runs_between_collectives(work.graph, support)
-                  if distributed.has_collectives(work.graph)
-                  else partitioner.propose_partitions())
+    partitions = _runs_in_order(work.graph, support)
     for partition in partitions:
         _trim(partition.nodes)
     partitions = [p for p in partitions if len(p.nodes) > 0]
@@ -2513,18 +2531,12 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     compiled_any = False
     if partitions:
         fused = partitioner.fuse_partitions(partitions)
-        escaping = _escaping_values(fused.graph)
         for node, sub in _fused_subgraphs(fused):
             ops = _op_nodes(sub.graph)
             compiled = _compile_subgraph(sub, node.target, ops, settings)
             if compiled is None:
                 eager_ops += len(ops)
                 continue
-            if not settings.reduce_overhead:
-                compiled.set_transient(
-                    range(len(_output_leaves(node)))
-                    if settings.transient_outputs
-                    else _transient_outputs(node, escaping))
             setattr(fused, node.target,
                     _TcSubgraph(compiled, sub, node.target))
             compiled_any = True
@@ -2539,68 +2551,20 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     return fused
 
 
-def _escaping_values(graph: torch.fx.Graph) -> set[torch.fx.Node]:
-    """The values of `graph` whose memory its caller may get: what it
-    returns, and what those are views of (through getitems, views and any
-    op whose schema says its result aliases an argument)."""
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    stack: list[Any] = []
-    torch.fx.node.map_aggregate(output.args[0], stack.append)
-    found: set[torch.fx.Node] = set()
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, torch.fx.Node) or node in found:
-            continue
-        found.add(node)
-        target = node.target
-        aliases = (node.op == "call_function" and (
-            target is operator.getitem or not isinstance(
-                target, torch._ops.OpOverload) or any(
-                r.alias_info is not None for r in target._schema.returns)))
-        if aliases:
-            stack.extend(node.all_input_nodes)
-        elif node.op == "call_module":
-            # A subgraph's output may be one of its inputs, or a view of
-            # one, or an input it wrote in place.
-            sub = graph.owning_module.get_submodule(node.target)
-            inner = _escaping_values(sub.graph)
-            placeholders = [n for n in sub.graph.nodes
-                            if n.op == "placeholder"]
-            stack.extend(arg for arg, p in zip(node.args, placeholders)
-                         if p in inner)
-    return found
-
-
-def _transient_outputs(call: torch.fx.Node,
-                       escaping: set[torch.fx.Node]) -> list[int]:
-    """The outputs of the subgraph that `call` runs which its graph drops
-    before returning (CompiledFunction.set_transient)."""
-    if call in escaping:
-        return []
-    kept = {u.args[1] for u in call.users
-            if u.target is operator.getitem and u in escaping}
-    count = len(_output_leaves(call))
-    return [i for i in range(count) if i not in kept]
-
-
-def _output_leaves(call: torch.fx.Node) -> list[Any]:
-    """The outputs of the subgraph that `call` runs, flattened."""
-    sub = call.graph.owning_module.get_submodule(call.target)
-    output = next(n for n in reversed(sub.graph.nodes) if n.op == "output")
-    leaves: list[Any] = []
-    torch.fx.node.map_aggregate(output.args[0], leaves.append)
-    return leaves
-
-
-def _runs_between_collectives(graph: torch.fx.Graph, support: "_Support"
-                              ) -> list[Partition]:
-    """Partitions of a graph with collectives: the runs of supported ops
-    between eager ones, in the graph's order (`schedule_collectives`
-    issued each collective early and waits late). The capability
-    partitioner would merge compute that does not need a collective's
-    result into a neighbour that runs before the collective is issued or
-    after it is waited for; a run of its own runs while it is in flight.
-    Runs of one order never form a cycle."""
+def _runs_in_order(graph: torch.fx.Graph, support: "_Support"
+                   ) -> list[Partition]:
+    """The subgraphs of a graph that tc compiles in parts: the runs of
+    supported ops between eager ones, in the graph's order. Runs of one
+    order never form a cycle, and each value is computed where the graph
+    computes it. The capability partitioner merges compute into any
+    neighbour it does not depend on: in a backward that AOTAutograd's
+    partitioner gave recomputed activations, every layer's recomputation
+    went into the first subgraph, all held until their layers' turn
+    (GPT-2's training step: 2 GB more at its peak on the H100); in a graph
+    with collectives (`schedule_collectives` issued each early and waits
+    late), compute that does not need a collective's result would run
+    before it is issued or after it is waited for, not while it is in
+    flight."""
     runs: list[Partition] = []
     current: list[torch.fx.Node] = []
     for node in graph.nodes:
@@ -2630,8 +2594,6 @@ def _compile_whole_graph(gm: torch.fx.GraphModule,
     tc.counters["kernels"] += compiled.num_kernels
     tc.counters["ops_compiled"] += len(ops)
     tc.counters["graphs_compiled"] += 1
-    if settings.transient_outputs and not settings.reduce_overhead:
-        compiled.set_transient(range(len(compiled.imported.output_specs)))
     return _Guarded(compiled, gm, "graph")
 
 

@@ -709,13 +709,19 @@ def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
 #
 # The CUDA runtime replays a graph's launch sequence as a CUDA graph once a
 # call passes the same buffers as an earlier call (CUDAExecutable::run).
-# PyTorch's caching allocator rarely hands a training step the same
-# addresses twice, so what tc allocates itself is kept at stable addresses:
-# the arena is one block per device and stream, shared by every graph run
-# on that stream (runs on one stream never overlap), and each output comes
-# from a small pool of the graph's own (_OutputPool), a tensor of which is
-# handed out again once nothing else uses it. TC_CUDA_GRAPHS=0 turns both
-# off, with the replay.
+# By default everything tc allocates (the outputs, the arena) comes from
+# PyTorch's caching allocator, as Inductor's buffers do, and goes back to it
+# when the caller drops it: a steady loop that the allocator serves at the
+# same addresses again replays, and nothing is held between calls (GPT-2's
+# training step held 1.1 GB in a shared arena and output pools, and
+# replayed nothing: its saved activations moved between steps).
+# mode="reduce-overhead" asks for replay first (CompiledFunction.
+# stage_inputs): the arena is then one block per device and stream, shared
+# by every graph run on that stream (runs on one stream never overlap),
+# each output comes from a small pool of the graph's own (_OutputPool), a
+# tensor of which is handed out again once nothing else uses it, and
+# inputs at new addresses are copied into buffers of the graph's own.
+# TC_CUDA_GRAPHS=0 turns replay off.
 
 _MAX_SHARED_ARENAS = 8
 #: Staging buffers kept per input of a reduce-overhead graph (one per
@@ -831,12 +837,10 @@ class CompiledFunction:
         self._index = device.index
         self._graphs = (self._cuda and torch.version.hip is None
                         and cuda_graphs_enabled())
-        self._pool = (_OutputPool(self._outputs, device) if self._graphs
-                      else None)
-        #: Per output: whether it comes from the pool (see `set_transient`).
-        self._pooled = [True] * len(self._outputs)
-        # Per input: the address of its first call, its staging buffer,
-        # whether an output aliases it (stage_inputs).
+        #: mode="reduce-overhead" only (stage_inputs): the outputs' pool;
+        #: per input, the address of its first call, its staging buffer,
+        #: whether an output aliases it.
+        self._pool: _OutputPool | None = None
         self._staging: list[list[Any]] | None = None
 
     def stage_inputs(self) -> None:
@@ -846,24 +850,15 @@ class CompiledFunction:
         tensors the caller passes (a graph reading the first call's
         addresses, another the buffers); an input at its first
         address, such as a parameter, is read where it is. Inputs that
-        outputs alias (written in place) are never staged. No effect off
-        CUDA graphs."""
+        outputs alias (written in place) are never staged. The outputs come
+        from the graph's pool and the arena is the stream's shared block
+        (see "Stable buffers" above). No effect off CUDA graphs."""
         if self._graphs:
+            self._pool = _OutputPool(self._outputs, self.device)
             aliased = {alias for *_, alias in self._outputs
                        if alias is not None}
             self._staging = [[None, None, i in aliased]
                              for i in range(len(self._input_checks))]
-
-    def set_transient(self, outputs: Sequence[int]) -> None:
-        """Outputs that the caller drops within its own call (a tensor
-        that one subgraph of a partitioned graph hands to the next) come
-        from PyTorch's allocator, not the output pool: a pooled tensor
-        stays allocated between calls, and a partitioned model's hundreds
-        of such hand-offs would hold their memory for good (ViT-B/16's
-        inference: 720 MiB against eager's 325). The caching allocator
-        gives a steady loop's hand-offs the same addresses again."""
-        for index in outputs:
-            self._pooled[index] = False
 
     @property
     def graph_replays(self) -> int:
@@ -906,9 +901,11 @@ class CompiledFunction:
         checks, outputs_specs = self._input_checks, self._outputs
         if self.symbolic:
             symbol, checks, outputs_specs = self._at_symbol(given)
-        # Inside the caller's own capture (torch.cuda.graph) tc's stable
-        # buffers stay unused: the capture's pool provides the memory.
-        stable = self._graphs and not torch.cuda.is_current_stream_capturing()
+        # Stable buffers in reduce-overhead mode only; inside the caller's
+        # own capture (torch.cuda.graph) they stay unused: the capture's
+        # pool provides the memory.
+        stable = (self._staging is not None
+                  and not torch.cuda.is_current_stream_capturing())
         inputs = []
         pointers = []
         for i, (tensor, (size, dtype)) in enumerate(zip(given, checks)):
@@ -927,7 +924,7 @@ class CompiledFunction:
                 # copied.
                 tensor = tensor.clone()
                 pointer = tensor.data_ptr()
-            if stable and self._staging is not None:
+            if stable:
                 tensor, pointer = self._stage(i, tensor, pointer)
             inputs.append(tensor)
             pointers.append(pointer)
@@ -939,8 +936,7 @@ class CompiledFunction:
                 outputs.append(given[alias])
                 pointers.append(pointers[alias])
                 continue
-            out = (pool.take(i, size, dtype)
-                   if pool is not None and self._pooled[i]
+            out = (pool.take(i, size, dtype) if pool is not None
                    else torch.empty(size, dtype=dtype, device=device))
             outputs.append(out)
             pointers.append(out.data_ptr())
@@ -1023,7 +1019,8 @@ class CompiledFunction:
                   stable: bool, symbol: int) -> None:
         """Runs on the current stream of the current device (the graph's)
         with the arena appended to `pointers`: the stream's shared arena
-        when `stable` (CUDA graphs, outside a caller's capture). `symbol`
+        when `stable` (reduce-overhead, outside a caller's capture), else a
+        block from PyTorch's caching allocator. `symbol`
         is the symbolic size's value (-1 without one)."""
         stream = _raw_stream(index)
         arena = None

@@ -510,14 +510,43 @@ def test_cuda_graph_replay(fresh_tc):
 
 
 @cuda
+def test_default_mode_holds_no_memory_between_calls(fresh_tc):
+    """By default the arena and the outputs come from PyTorch's allocator:
+    once the caller drops what a call returned, nothing tc allocated stays
+    allocated (no shared arena, no output pool), and a steady loop, which
+    the allocator serves at the same addresses, still replays the launch
+    sequence as a CUDA graph."""
+    import tc.compiler
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(),
+                                torch.nn.Linear(1024, 256)).cuda()
+    x = torch.randn(512, 256, device="cuda")
+    compiled = torch.compile(model, backend="tc")
+    torch.cuda.synchronize()
+    baseline = torch.cuda.memory_allocated()
+    with torch.no_grad():
+        for _ in range(5):
+            out = compiled(x)
+            close(out, model(x), rtol=1e-4, atol=1e-5)
+            del out
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_allocated() == baseline
+    assert not tc.compiler._arenas
+    assert tc.counters["graphs_compiled"] == 1
+    assert sum(getattr(native, "graph_replays", 0)
+               for native in tc.compiler._cache.values()) >= 1
+
+
+@cuda
 def test_cuda_graph_replay_in_training(fresh_tc):
-    """A training loop replays CUDA graphs for both halves: the saved
-    values live in the forward's pooled blocks and the arena is shared, so
-    the kernels see the same addresses each step. The replays give eager's
-    losses and weights, also when several forwards run before one backward
-    (gradient accumulation: the pool hands each its own block, or fresh
-    tensors when all are held) and when each step's batch is a new
-    tensor."""
+    """mode="reduce-overhead": a training loop replays CUDA graphs for both
+    halves, the saved values living in the forward's pooled blocks and the
+    arena shared, so that the kernels see the same addresses each step.
+    The replays give eager's losses and weights, also when several
+    forwards run before one backward (gradient accumulation: the pool hands
+    each its own block, or fresh tensors when all are held) and when each
+    step's batch is a new tensor."""
     import copy
 
     import torch.nn.functional as F
@@ -533,7 +562,7 @@ def test_cuda_graph_replay_in_training(fresh_tc):
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     opt_ref = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9)
     compiled = torch.compile(lambda x, y: F.cross_entropy(model(x), y),
-                             backend="tc")
+                             backend="tc", mode="reduce-overhead")
     batches = [(torch.randn(4, 3, 8, 8, device="cuda"),
                 torch.randint(0, 10, (4,), device="cuda")) for _ in range(3)]
 

@@ -1,7 +1,9 @@
-"""What tc keeps in memory between and across calls: the outputs it pools
-for CUDA graph replay, and what AOTAutograd's training graphs save for the
-backward. The pools themselves are CUDA-only; which outputs may come from
-one is decided when compiling, and is checked here on the CPU."""
+"""What tc keeps in memory across calls: what AOTAutograd's training graphs
+save for the backward, and how long the backward holds it. (What tc holds
+between calls on CUDA, nothing by default and stable buffers in
+reduce-overhead mode, is test_cuda.py's.)"""
+
+import weakref
 
 import pytest
 import torch
@@ -15,73 +17,35 @@ import tc.compiler
 pytestmark = pytest.mark.requires_native
 
 
-def _transient_calls(monkeypatch):
-    """Records each compiled function's set_transient indices."""
-    calls = []
-    original = tc.compiler.CompiledFunction.set_transient
+def test_boxed_graph_frees_each_input_after_its_last_use():
+    """AOTAutograd hands a compiled graph its inputs (the backward: the
+    saved activations) in a list it owns. A graph module made boxed empties
+    the list and drops each input after its last use: an activation the
+    backward needs only at its start is freed before the rest runs."""
+    alive = {}
 
-    def record(self, outputs):
-        outputs = list(outputs)
-        calls.append((len(self.imported.output_specs), outputs))
-        original(self, outputs)
-    monkeypatch.setattr(tc.compiler.CompiledFunction, "set_transient",
-                        record)
-    return calls
+    def probe(x):
+        alive["first"] = alive["ref"]() is not None
+        return x
 
+    graph = torch.fx.Graph()
+    first, second = graph.placeholder("first"), graph.placeholder("second")
+    early = graph.call_function(torch.add, (first, 1.0))
+    late = graph.call_function(probe, (graph.call_function(
+        torch.mul, (second, early)),))
+    graph.output((late,))
+    boxed = tc.backend._make_boxed(torch.fx.GraphModule({}, graph))
+    assert boxed._boxed_call
 
-def test_handoffs_between_subgraphs_are_not_pooled(fresh_tc, monkeypatch):
-    """A partitioned graph (an op tc leaves to eager in the middle): the
-    first subgraph's output only feeds the eager op and the second
-    subgraph, so it comes from PyTorch's allocator; the second's output is
-    what the graph returns, and may be pooled."""
-    calls = _transient_calls(monkeypatch)
-    a, b = nn.Linear(16, 16), nn.Linear(16, 16)
-
-    def f(x):
-        h = a(x).relu()
-        return b(torch.special.airy_ai(h)) + h
-
-    x = torch.randn(8, 16)
-    with torch.no_grad():
-        out = torch.compile(f, backend="tc")(x)
-        torch.testing.assert_close(out, f(x))
-    assert tc.counters["ops_eager"] == 1, dict(tc.counters)
-    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
-    assert sorted(calls) == [(1, []), (1, [0])], calls
-
-
-def test_reduce_overhead_keeps_handoffs_pooled(fresh_tc, monkeypatch):
-    """mode="reduce-overhead" asks for CUDA graph replay first: every
-    output stays pooled, hand-offs included."""
-    calls = _transient_calls(monkeypatch)
-
-    def f(x):
-        h = (x * 2).relu()
-        return torch.special.airy_ai(h) + h
-
-    x = torch.randn(8, 16)
-    with torch.no_grad():
-        out = torch.compile(f, backend="tc", mode="reduce-overhead")(x)
-    torch.testing.assert_close(out, f(x))
-    assert tc.counters["subgraphs_compiled"] == 2, dict(tc.counters)
-    assert calls == [], calls
-
-
-def test_returned_views_of_handoffs_stay_pooled(fresh_tc, monkeypatch):
-    """A subgraph output that the graph returns a view of (through an
-    eager op) may outlive the call: it is not transient."""
-    calls = _transient_calls(monkeypatch)
-
-    def f(x):
-        h = (x * 2).relu()
-        return torch.special.airy_ai(h).sum(), h.t()
-
-    x = torch.randn(8, 16)
-    with torch.no_grad():
-        got = torch.compile(f, backend="tc")(x)
-    for g, e in zip(got, f(x)):
-        torch.testing.assert_close(g, e)
-    assert calls and all(outputs == [] for _, outputs in calls), calls
+    a, b = torch.randn(4), torch.randn(4)
+    expected = b * (a + 1.0)
+    alive["ref"] = weakref.ref(a)
+    args = [a, b]
+    del a
+    (out,) = boxed(args)
+    torch.testing.assert_close(out, expected)
+    assert args == []
+    assert alive["first"] is False, "the first input outlived its last use"
 
 
 def _gpt2_like_head():
@@ -122,7 +86,6 @@ def test_aot_training_saves_half_logits(fresh_tc, monkeypatch):
         saved.append([n.meta.get("val") for n in output.args[0]
                       if isinstance(n, torch.fx.Node)
                       and n.op != "placeholder"])
-        assert settings.transient_outputs
         return compile_graph(gm, example_inputs, settings)
     monkeypatch.setattr(tc.backend, "_compile_aten_graph", record)
 

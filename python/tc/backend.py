@@ -2762,16 +2762,73 @@ class _TrainingGraph:
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)
 
+def _dense_permutation(value: Any) -> tuple[int, ...] | None:
+    """The permutation that makes `value`, a non-contiguous tensor whose
+    elements fill its memory (a transposed or permuted view), contiguous;
+    None for a contiguous tensor or one with gaps or repeats."""
+    if (not isinstance(value, torch.Tensor) or value.dim() < 2
+            or value.is_contiguous() or value.numel() < 2):
+        return None
+    order = tuple(sorted(range(value.dim()),
+                         key=lambda d: (-value.stride(d), d)))
+    return order if value.permute(order).is_contiguous() else None
+
+
+def _read_in_place(sub: torch.fx.GraphModule
+                   ) -> tuple[torch.fx.GraphModule,
+                              list[tuple[int, ...] | None]]:
+    """`sub` taking each input that is a dense permuted view (a transposed
+    activation handed over by an eager op, a saved one in a backward) in
+    its memory order, with a permute back to its shape inside the graph,
+    and each input's permutation (CompiledFunction.read_inputs_permuted).
+    Copying such inputs to contiguous tensors took 3 ms of GPT-2's 23 ms
+    training step on the H100 (123 copies). Inputs written in place keep
+    their layout."""
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    permutations = []
+    for node in placeholders:
+        permutation = _dense_permutation(node.meta.get("val"))
+        if permutation is not None and any(
+                isinstance(u.target, torch._ops.OpOverload)
+                and u.target._schema.is_mutable for u in node.users):
+            permutation = None
+        permutations.append(permutation)
+    if all(p is None for p in permutations):
+        return sub, permutations
+    graph = copy.deepcopy(sub.graph)
+    nodes = [n for n in graph.nodes if n.op == "placeholder"]
+    for node, permutation in zip(nodes, permutations):
+        if permutation is None:
+            continue
+        value = node.meta["val"]
+        inverse = sorted(range(len(permutation)), key=permutation.__getitem__)
+        with graph.inserting_after(node):
+            back = graph.call_function(torch.ops.aten.permute.default,
+                                       (node, inverse))
+        node.replace_all_uses_with(
+            back, delete_user_cb=lambda user: user is not back)
+        back.meta = {**node.meta, "val": value}
+        node.meta = {**node.meta, "val": value.permute(permutation)}
+    return torch.fx.GraphModule(sub, graph), permutations
+
+
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
                       ops: list[torch.fx.Node], settings: _Settings,
                       compile: Callable[[], Any] | None = None) -> Any:
     """Compiles one subgraph (with `compile` when given, else
     `compiler.compile_graph`); None (after logging) if tc cannot."""
     try:
-        compiled = (compile() if compile is not None else
-                    compiler.compile_graph(
-                        sub, dump_stages=settings.dump_stages,
-                        **({"autotune": True} if settings.autotune else {})))
+        if compile is not None:
+            compiled = compile()
+        elif settings.autotune:
+            compiled = compiler.compile_graph(
+                sub, dump_stages=settings.dump_stages, autotune=True)
+        else:
+            work, permutations = _read_in_place(sub)
+            compiled = compiler.compile_graph(
+                work, dump_stages=settings.dump_stages)
+            if any(p is not None for p in permutations):
+                compiled.read_inputs_permuted(permutations)
         if settings.reduce_overhead:
             functions = ([compiled.forward, compiled.backward]
                          if isinstance(compiled, compiler.TrainingFunctions)

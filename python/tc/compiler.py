@@ -842,6 +842,19 @@ class CompiledFunction:
         #: whether an output aliases it.
         self._pool: _OutputPool | None = None
         self._staging: list[list[Any]] | None = None
+        self._input_permutations: list[tuple[int, ...] | None] | None = None
+
+    def read_inputs_permuted(
+            self, permutations: Sequence[tuple[int, ...] | None]) -> None:
+        """Placeholder `i` of the compiled graph is the caller's input `i`
+        permuted by `permutations[i]` (when not None): the graph was
+        rewritten to take a dense permuted input (a transposed view) in its
+        memory order and permute it back inside, where the permutation
+        fuses into the kernels reading it, instead of a copy into a
+        contiguous tensor before each call (backend._read_in_place). An
+        input whose permutation is not contiguous at run time is still
+        copied."""
+        self._input_permutations = list(permutations)
 
     def stage_inputs(self) -> None:
         """mode="reduce-overhead": an input at another address than in the
@@ -891,6 +904,9 @@ class CompiledFunction:
             raise TypeError(f"tc graph takes {self._num_placeholders} "
                             f"inputs, got {len(args)}")
         given = list(args)
+        if self._input_permutations is not None:
+            given = [a if p is None else a.permute(p)
+                     for a, p in zip(given, self._input_permutations)]
         if self._attrs:
             given += [_resolve_attr(self._root, t) for t in self._attrs]
         if imported.seed_index is not None:

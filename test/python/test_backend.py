@@ -152,6 +152,51 @@ def test_partitions_around_unsupported_ops(fresh_tc, monkeypatch, tc_logs):
     assert "is not supported by tc yet" in tc_logs.text
 
 
+def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
+    """A subgraph input that an eager op hands over transposed (here: an
+    elementwise op keeps its input's strides) is read in its memory order
+    and permuted inside the compiled graph, not copied to a contiguous
+    tensor before the call; called with another layout, the compiled
+    function copies and still agrees with eager."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    functions = []
+    compile_graph = tc.compiler.compile_graph
+
+    def record(gm, **kwargs):
+        functions.append(compile_graph(gm, **kwargs))
+        return functions[-1]
+    monkeypatch.setattr(tc.compiler, "compile_graph", record)
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def f(x, w):
+        t = torch.special.airy_ai(x.transpose(1, 2))  # eager, transposed
+        return (t * 2).relu() @ w
+
+    x, w = torch.randn(4, 8, 16), torch.randn(8, 5)
+    compiled = torch.compile(f, backend="tc")
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+        with Ops() as ops:
+            torch.testing.assert_close(compiled(x, w), f(x, w))
+    assert tc.counters["kernels"] > 0 and tc.counters["ops_eager"] == 2
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+    assert not [op for op in ops.seen if "copy" in op or "clone" in op], \
+        ops.seen
+    (function,) = functions
+    assert function._input_permutations == [(0, 2, 1), None]
+    t = torch.special.airy_ai(x.transpose(1, 2)).contiguous()
+    torch.testing.assert_close(function(t, w), (t * 2).relu() @ w)
+
+
 def test_data_dependent_graph_falls_back_with_a_log_line(fresh_tc, tc_logs,
                                                         caplog):
     """A graph that needs tensor values to trace (narrow at a position held

@@ -542,6 +542,14 @@ private:
     kept[dim] = 1;
     RankedTensorType statType = xType.clone(kept);
     Value max = reduce(prim::ReductionKind::Max, x, {dim}, true, statType);
+    // The result does not depend on the shift: no gradient through it (the
+    // terms it would add cancel out, after a pass over every row).
+    Value reduced = max;
+    if (auto reshape = max.getDefiningOp<prim::ReshapeOp>())
+      reduced = reshape.getOperand();
+    if (auto op = reduced.getDefiningOp<prim::ReduceOp>())
+      op->setAttr(prim::PrimDialect::getStopGradientAttrName(),
+                  b.getUnitAttr());
     Value shifted =
         prim::SubOp::create(b, loc, x, broadcast(max, xType.getShape()));
     Value exp = prim::ExpOp::create(b, loc, shifted);

@@ -13,7 +13,7 @@
 // PRIM: prim.dot %{{.*}}, %{{.*}}, batch [] x [], contract [1] x [0] : tensor<?x4xf32>, tensor<4x8xf32>
 // PRIM: prim.broadcast_in_dim %{{.*}}, shape [?, 8], dims [1] : tensor<8xf32>
 // PRIM: prim.broadcast_in_dim %[[ZERO]], shape [?, 8], dims [] : tensor<f32>
-// PRIM: prim.reduce max %{{.*}}, dims [1] : tensor<?x8xf32>
+// PRIM: prim.reduce max %{{.*}}, dims [1] {prim.stop_gradient} : tensor<?x8xf32>
 // PRIM: prim.reshape %{{.*}}, shape [?, 1] : tensor<?xf32>
 
 // KERNEL: kernel.kernel @mlp_fused_maximum_0(%{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>) attributes {domain = array<i64: -9223372036854775808>}

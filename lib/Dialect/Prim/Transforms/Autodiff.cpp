@@ -243,15 +243,89 @@ LogicalResult Differentiator::dotRule(DotOp dot, Value grad) {
   return success();
 }
 
+/// The integer splat `value` holds, if it is a prim.constant of one.
+static std::optional<int64_t> splatInteger(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                        : DenseIntElementsAttr();
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APInt>().getSExtValue();
+}
+
+/// When the linear positions `indices` (P of them, in any shape) are `row
+/// * width + column` with `row` counting 0..P-1 (FXToPrim's `aten::gather`
+/// along the last dimension of a (P, width) tensor: cross-entropy's
+/// nll_loss picking each row's class), the columns (P elements).
+static Value rowColumns(Value indices, int64_t width) {
+  if (auto reshape = indices.getDefiningOp<ReshapeOp>())
+    indices = reshape.getOperand();
+  auto add = indices.getDefiningOp<AddOp>();
+  if (!add)
+    return {};
+  int64_t positions = typeOf(indices).getNumElements();
+  auto countsRows = [&](Value v) {
+    auto iota = v.getDefiningOp<IotaOp>();
+    RankedTensorType type = typeOf(v);
+    return iota && iota.getDim() == 0 && type.getDimSize(0) == positions &&
+           type.getNumElements() == positions;
+  };
+  for (auto [scaled, column] : {std::pair(add.getLhs(), add.getRhs()),
+                                std::pair(add.getRhs(), add.getLhs())}) {
+    auto mul = scaled.getDefiningOp<MulOp>();
+    if (!mul || typeOf(column).getNumElements() != positions)
+      continue;
+    for (auto [counter, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                   std::pair(mul.getRhs(), mul.getLhs())})
+      if (countsRows(counter) && splatInteger(factor) == width)
+        return column;
+  }
+  return {};
+}
+
 LogicalResult Differentiator::gatherRule(GatherOp gather, Value grad) {
+  Value x = gather.getOperand(), indices = gather.getIndices();
+  RankedTensorType xType = typeOf(x), indexType = typeOf(indices);
+  // One element of each row of a (P, width) tensor: the gradient is the
+  // cotangent where a column is the row's pick, zero elsewhere, an
+  // elementwise select that fuses with its neighbours (cross-entropy's
+  // gradient in one pass over the logits). A scatter-add would fill the
+  // logits-sized tensor with zeros, then add into it with atomics: a
+  // materialised f32 copy of GPT-2's 4096 x 50257 logits, 785 MiB.
+  if (gather.getDim() == 0 && xType.getNumElements() == xType.getDimSize(0)) {
+    int64_t positions = indexType.getNumElements();
+    int64_t size = xType.getDimSize(0);
+    int64_t width = positions > 0 ? size / positions : 0;
+    if (width > 0 && width * positions == size) {
+      if (Value columns = rowColumns(indices, width)) {
+        SmallVector<int64_t> shape = {positions, width};
+        columns = ReshapeOp::create(b, loc, columns,
+                                    ArrayRef<int64_t>{positions, 1});
+        Value hit = compare(
+            ComparisonPredicate::EQ,
+            IotaOp::create(b, loc, shape, 1,
+                           typeOf(columns).getElementType()),
+            BroadcastInDimOp::create(b, loc, columns, shape,
+                                     ArrayRef<int64_t>{0, 1}));
+        Value rows = ReshapeOp::create(b, loc, grad,
+                                       ArrayRef<int64_t>{positions, 1});
+        auto wide = RankedTensorType::get(shape, typeOf(grad).getElementType());
+        Value picked = select(
+            hit,
+            BroadcastInDimOp::create(b, loc, rows, shape,
+                                     ArrayRef<int64_t>{0, 1}),
+            splat(wide, 0.0));
+        accumulate(x, ReshapeOp::create(b, loc, picked, xType.getShape()));
+        return success();
+      }
+    }
+  }
   // Each slice of the operand receives the sum of the cotangent's slices
   // that read it, repeated indices accumulating: a scatter-add of the
   // cotangent laid out as (index positions) x (everything else) into
   // (operand size along dim) x (everything else), O(positions x rest)
   // work. Half-precision cotangents are summed in f32 and rounded once, as
   // eager's embedding backward does.
-  Value x = gather.getOperand(), indices = gather.getIndices();
-  RankedTensorType xType = typeOf(x), indexType = typeOf(indices);
   int64_t dim = gather.getDim(), rank = indexType.getRank();
   int64_t positions = indexType.getNumElements(), size = xType.getDimSize(dim);
   int64_t rest = xType.getNumElements() / std::max<int64_t>(size, 1);
@@ -564,8 +638,10 @@ LogicalResult Differentiator::run() {
     if (!llvm::any_of(op.getOperands(),
                       [&](Value v) { return active.contains(v); }))
       continue;
-    // Comparisons, index results and constants stop gradients.
-    if (isa<CompareOp, ArgReduceOp, WindowArgmaxOp>(op))
+    // Comparisons, index results, constants and ops marked
+    // prim.stop_gradient stop gradients.
+    if (isa<CompareOp, ArgReduceOp, WindowArgmaxOp>(op) ||
+        op.hasAttr(PrimDialect::getStopGradientAttrName()))
       continue;
     for (Value result : op.getResults())
       if (isDifferentiable(result.getType()))

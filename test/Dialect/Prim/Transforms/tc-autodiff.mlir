@@ -161,6 +161,58 @@ func.func @gather_columns(%x: tensor<4x6x2xf32> {tc.requires_grad}, %i: tensor<3
 
 // -----
 
+// One element of each row (nll_loss's pick of each row's class, as
+// FXToPrim's aten::gather makes it: linear positions row * 5 + column):
+// the gradient is the cotangent where a column is its row's pick, an
+// elementwise select, not a scatter-add into a zero-filled tensor.
+// CHECK-LABEL: func.func @pick_per_row
+// CHECK-SAME: %[[G:[^:]*]]: tensor<4x1xf32> {fx.name = "cotangent_0"}
+// CHECK-NOT: prim.scatter_add
+// CHECK: %[[COL:.*]] = prim.iota shape [4, 5], dim 1 : i64
+// CHECK: %[[HIT:.*]] = prim.compare eq, %[[COL]], %{{.*}} : tensor<4x5xi64>
+// CHECK: %[[PICK:.*]] = prim.where %[[HIT]], %{{.*}}, %{{.*}} : tensor<4x5xi1>, tensor<4x5xf32>
+// CHECK: %[[GX:.*]] = prim.reshape %[[PICK]], shape [20]
+// CHECK: return %{{.*}}, %[[GX]]
+func.func @pick_per_row(%x: tensor<20xf32> {tc.requires_grad}, %c: tensor<4x1xi64>) -> tensor<4x1xf32> {
+  %w = prim.constant dense<5> : tensor<4x1xi64>
+  %r = prim.iota shape [4, 1], dim 0 : i64
+  %s = prim.mul %r, %w : tensor<4x1xi64>
+  %p = prim.add %c, %s : tensor<4x1xi64>
+  %0 = prim.gather %x[%p], dim 0 : tensor<20xf32>, tensor<4x1xi64>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// A stride other than the rows' width is a general gather: a scatter-add.
+// CHECK-LABEL: func.func @pick_at_other_stride
+// CHECK: prim.scatter_add
+func.func @pick_at_other_stride(%x: tensor<20xf32> {tc.requires_grad}, %c: tensor<4x1xi64>) -> tensor<4x1xf32> {
+  %w = prim.constant dense<4> : tensor<4x1xi64>
+  %r = prim.iota shape [4, 1], dim 0 : i64
+  %s = prim.mul %r, %w : tensor<4x1xi64>
+  %p = prim.add %c, %s : tensor<4x1xi64>
+  %0 = prim.gather %x[%p], dim 0 : tensor<20xf32>, tensor<4x1xi64>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// An op marked prim.stop_gradient (softmax's stabilizing max) is a
+// constant to the backward: no gradient through the max's extremes.
+// CHECK-LABEL: func.func @stop_gradient
+// CHECK-SAME: %[[G:[^:]*]]: tensor<2x3xf32> {fx.name = "cotangent_0"}
+// CHECK-NOT: prim.compare
+// CHECK: return %{{.*}}, %[[G]]
+func.func @stop_gradient(%x: tensor<2x3xf32> {tc.requires_grad}) -> tensor<2x3xf32> {
+  %m = prim.reduce max %x, dims [1] {prim.stop_gradient} : tensor<2x3xf32>
+  %b = prim.broadcast_in_dim %m, shape [2, 3], dims [0] : tensor<2xf32>
+  %y = prim.sub %x, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
 // Dropout: random numbers and the mask they make carry no gradient; the
 // backward multiplies by the forward's mask and scale (the same values:
 // the joint graph computes them once, from the same seed).

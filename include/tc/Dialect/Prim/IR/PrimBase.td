@@ -23,6 +23,15 @@ def Prim_Dialect : Dialect {
     Fusion (prim to kernel) and autodiff work on this dialect.
   }];
   let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// A unit attribute on an op that no gradient flows through: the
+    /// function's value does not depend on its results (softmax's
+    /// stabilizing max, whose shift cancels out). tc-autodiff treats its
+    /// results as constants.
+    static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
+      return ::llvm::StringLiteral("prim.stop_gradient");
+    }
+  }];
 }
 
 class Prim_Op<string mnemonic, list<Trait> traits = []>

@@ -81,6 +81,7 @@ struct LtHeuristic {
 
 struct Driver {
   CUresult (*ctxGetCurrent)(CUcontext *);
+  CUresult (*ctxSetCurrent)(CUcontext);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -123,6 +124,7 @@ struct Driver {
         return;
       }
       ok = bindSymbol(lib, "cuCtxGetCurrent", driver.ctxGetCurrent, loadError) &&
+           bindSymbol(lib, "cuCtxSetCurrent", driver.ctxSetCurrent, loadError) &&
            bindSymbol(lib, "cuModuleLoadDataEx", driver.moduleLoadDataEx,
                 loadError) &&
            bindSymbol(lib, "cuModuleGetFunction", driver.moduleGetFunction,
@@ -451,6 +453,17 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
   if (CUresult r = driver.ctxGetCurrent(&current)) {
     error = "cuCtxGetCurrent: " + driver.describe(r);
     return false;
+  }
+  if (!current && context) {
+    // A thread that has made no CUDA call yet (autograd's device thread,
+    // whose first work in a process can be a backward of tc's) has no
+    // current context: the one the graph was loaded in, PyTorch's primary
+    // context of the device, becomes current.
+    if (CUresult r = driver.ctxSetCurrent(context)) {
+      error = "cuCtxSetCurrent: " + driver.describe(r);
+      return false;
+    }
+    current = context;
   }
   if (!current) {
     error = "no current CUDA context (run a CUDA tensor op first)";

@@ -5,6 +5,8 @@ CPUs; run them on the GPU machine with `utils/gpu/run.sh`). The others check
 what needs no GPU: that the CUDA pipeline compiles graphs to PTX.
 """
 
+import os
+
 import pytest
 import torch
 
@@ -536,6 +538,44 @@ def test_default_mode_holds_no_memory_between_calls(fresh_tc):
     assert tc.counters["graphs_compiled"] == 1
     assert sum(getattr(native, "graph_replays", 0)
                for native in tc.compiler._cache.values()) >= 1
+
+
+_BACKWARD_FIRST = """
+import torch, tc
+torch.manual_seed(0)
+x = torch.randn(512, 512, device="cuda", requires_grad=True)
+w = torch.randn(512, 512, device="cuda", requires_grad=True)
+def f(x, w):
+    return ((x @ w).relu() * 0.5).sin().sum()
+loss = torch.compile(f, backend="tc")(x, w)
+loss.backward()
+gx, gw = x.grad, w.grad
+x.grad = w.grad = None
+f(x, w).backward()
+torch.testing.assert_close(gx, x.grad, rtol=1e-4, atol=1e-4)
+torch.testing.assert_close(gw, w.grad, rtol=1e-4, atol=1e-4)
+assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+print("ok")
+"""
+
+
+@cuda
+def test_backward_first_in_autograd_thread(tmp_path):
+    """In a fresh process the backward of a graph tc trained runs in
+    autograd's device thread, whose first CUDA work can be tc's launch (its
+    memory coming from blocks the forward freed, so no CUDA call before
+    it): no CUDA context is current there yet, and the runtime makes the
+    graph's current instead of failing the user's backward (memory_phases
+    on GPT-2 hit this on the H200)."""
+    import subprocess
+    import sys
+    result = subprocess.run(
+        [sys.executable, "-c", _BACKWARD_FIRST], capture_output=True,
+        text=True, timeout=300,
+        env={**os.environ, "TC_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 0 and "ok" in result.stdout, \
+        result.stdout + result.stderr
 
 
 @cuda

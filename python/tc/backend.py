@@ -1813,12 +1813,16 @@ def _make_boxed(fn: Callable) -> Callable:
     (a partitioned graph, or one left to eager) reads its inputs out of the
     list and empties it, so that each input is freed after its last use
     in the graph: a backward then lets go of each saved activation as it
-    goes, as Inductor's does, instead of holding them all to its end."""
+    goes, as Inductor's does, instead of holding them all to its end. A
+    graph with output views (`_OutputViews`) passes the list on to its
+    core."""
     if isinstance(fn, torch.fx.GraphModule):
         taking = _taking_list(fn)
 
         def boxed(args: list[Any]) -> Any:
             return taking(args)
+    elif isinstance(fn, _OutputViews):
+        boxed = fn.boxed()
     else:
         def boxed(args: list[Any]) -> Any:
             return fn(*args)
@@ -2309,17 +2313,44 @@ class _OutputViews:
     def __init__(self, split: _ViewSplit, core: Callable | None):
         self.split = split
         self.run_core = core
+        # The inputs that the views or the output read themselves.
+        read: set[torch.fx.Node] = set()
+        for node in split.views:
+            read.update(node.all_input_nodes)
+        torch.fx.node.map_arg(split.output, read.add)
+        self._read = [p in read for p in split.placeholders]
 
     def __call__(self, *args: Any) -> Any:
-        split = self.split
-        env: dict[torch.fx.Node, Any] = dict(zip(split.placeholders, args))
+        env: dict[torch.fx.Node, Any] = dict(zip(self.split.placeholders,
+                                                 args))
         if self.run_core is not None:
-            env.update(zip(split.core_outputs, self.run_core(*args)))
-        for node in split.views:
+            env.update(zip(self.split.core_outputs, self.run_core(*args)))
+        return self._views(env)
+
+    def boxed(self) -> Callable[[list[Any]], Any]:
+        """The call in AOTAutograd's boxed convention (`_make_boxed`): the
+        core takes the list and empties it, and only the inputs that the
+        views read stay referenced, so a backward with output views frees
+        each saved activation after its last use too."""
+        core = (_make_boxed(self.run_core) if self.run_core is not None
+                else _clear_list)
+
+        def call(args: list[Any]) -> Any:
+            env: dict[torch.fx.Node, Any] = {
+                p: a for p, a, read in zip(self.split.placeholders, args,
+                                           self._read) if read}
+            results = core(args)
+            if self.run_core is not None:
+                env.update(zip(self.split.core_outputs, results))
+            return self._views(env)
+        return call
+
+    def _views(self, env: dict[torch.fx.Node, Any]) -> Any:
+        for node in self.split.views:
             node_args, node_kwargs = torch.fx.node.map_arg(
                 (node.args, node.kwargs), env.__getitem__)
             env[node] = node.target(*node_args, **node_kwargs)
-        return torch.fx.node.map_arg(split.output, env.__getitem__)
+        return torch.fx.node.map_arg(self.split.output, env.__getitem__)
 
 
 def _compile_with_output_views(split: _ViewSplit,

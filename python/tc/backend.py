@@ -2745,10 +2745,11 @@ class _TrainingGraph:
                     args[n].clone() if kind == "input" and n in owner.mutated
                     else sources[kind][n]
                     for kind, n in owner.functions.saved])
-                if owner.replayable and owner.holds_little(args):
+                if owner.replayable:
                     # For the eager fallback of the backward: references
-                    # to the inputs and their versions (the replay is
-                    # refused if one was since written in place).
+                    # to the inputs (most are saved or held by the caller
+                    # anyway) and their versions (the replay is refused if
+                    # one was since written in place).
                     ctx.tc_inputs = args
                     ctx.tc_versions = [getattr(a, "_version", None)
                                        for a in args]
@@ -2793,25 +2794,6 @@ class _TrainingGraph:
         # gradient through another mask).
         self.replayable = (not mutated
                            and forward.imported.seed_index is None)
-        self._saved_inputs = {n for kind, n in functions.saved
-                              if kind == "input"}
-        #: Bytes of inputs the fallback may keep alive beyond what the
-        #: backward saves: labels, not a logits-sized tensor (GPT-2's loss
-        #: graph's f32 logits held 785 MiB more at the step's peak).
-        self._replay_budget = max(2 ** 20,
-                                  sum(functions.saved_bytes.values()) // 100)
-
-    def holds_little(self, args: Sequence[Any]) -> bool:
-        """Whether keeping `args` until the backward costs next to no
-        memory: each is saved by the backward anyway, or a parameter (a
-        leaf that requires grad), or all others together are within
-        `_replay_budget`."""
-        extra = sum(a.numel() * a.element_size()
-                    for i, a in enumerate(args)
-                    if isinstance(a, torch.Tensor)
-                    and i not in self._saved_inputs
-                    and not (a.is_leaf and a.requires_grad))
-        return extra <= self._replay_budget
 
     def eager_gradients(self, inputs: Sequence[torch.Tensor],
                         grads: Sequence[torch.Tensor | None]

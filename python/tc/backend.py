@@ -24,7 +24,7 @@ import logging
 import math
 import operator
 import os
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -2704,9 +2704,7 @@ class _TrainingGraph:
     """Calls a training graph through an autograd.Function of tc's forward
     and backward functions. Should the forward fail at run time (a GPU
     error, say), the traced ATen graph runs in eager under autograd from
-    then on; should the backward fail, its gradients come from that graph
-    run again in eager on the saved inputs (for graphs without random ops
-    or input updates; others raise), and eager runs from then on."""
+    then on."""
 
     def __init__(self, functions: compiler.TrainingFunctions,
                  marks: list[bool], eager: torch.fx.GraphModule,
@@ -2745,14 +2743,6 @@ class _TrainingGraph:
                     args[n].clone() if kind == "input" and n in owner.mutated
                     else sources[kind][n]
                     for kind, n in owner.functions.saved])
-                if owner.replayable:
-                    # For the eager fallback of the backward: references
-                    # to the inputs (most are saved or held by the caller
-                    # anyway) and their versions (the replay is refused if
-                    # one was since written in place).
-                    ctx.tc_inputs = args
-                    ctx.tc_versions = [getattr(a, "_version", None)
-                                       for a in args]
                 ctx.mark_non_differentiable(*[
                     o for o, f in zip(outputs, owner.float_outputs)
                     if not f])
@@ -2772,50 +2762,12 @@ class _TrainingGraph:
                     for g, (shape, dtype), f in zip(
                         grads, owner.output_specs, owner.float_outputs)
                     if f]
-                try:
-                    gradients = iter(owner.functions.backward(
-                        *ctx.saved_tensors, *cotangents))
-                except Exception as error:  # a GPU error: eager from now on
-                    inputs = getattr(ctx, "tc_inputs", None)
-                    if inputs is None or ctx.tc_versions != [
-                            getattr(a, "_version", None) for a in inputs]:
-                        raise
-                    owner.failed = True
-                    runtime_fallback("backward of a compiled training graph",
-                                     error)
-                    gradients = owner.eager_gradients(inputs, grads)
+                gradients = iter(owner.functions.backward(
+                    *ctx.saved_tensors, *cotangents))
                 return tuple(next(gradients) if m else None
                              for m in owner.marks)
 
         self.function = Function
-        # The backward's eager fallback replays the forward: not for graphs
-        # that update inputs (the replay would see the new values) or draw
-        # random numbers (eager's would differ from tc's: a dropout's
-        # gradient through another mask).
-        self.replayable = (not mutated
-                           and forward.imported.seed_index is None)
-
-    def eager_gradients(self, inputs: Sequence[torch.Tensor],
-                        grads: Sequence[torch.Tensor | None]
-                        ) -> Iterator[torch.Tensor | None]:
-        """The gradients of the marked inputs, computed in eager: the
-        traced ATen graph run again under autograd on `inputs`, then
-        differentiated against the outputs' cotangents `grads`."""
-        with torch.enable_grad():
-            given = [x.detach().requires_grad_(m) if m else x
-                     for x, m in zip(inputs, self.marks)]
-            outputs = self.eager(*given)
-            if self.structure == "single" and isinstance(outputs,
-                                                         torch.Tensor):
-                outputs = (outputs,)
-            pairs = [(o, g) for o, g in zip(outputs, grads)
-                     if g is not None and isinstance(o, torch.Tensor)
-                     and o.requires_grad]
-            wrt = [x for x, m in zip(given, self.marks) if m]
-            found = torch.autograd.grad(
-                [o for o, _ in pairs], wrt, [g for _, g in pairs],
-                allow_unused=True) if pairs else [None] * len(wrt)
-        return iter(found)
 
     def __call__(self, *args: Any) -> Any:
         if not self.failed:
@@ -2840,7 +2792,6 @@ class _TrainingGraph:
                                      list(outputs[count:]))
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)
-
 
 def _dense_permutation(value: Any) -> tuple[int, ...] | None:
     """The permutation that makes `value`, a non-contiguous tensor whose

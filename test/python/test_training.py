@@ -95,47 +95,6 @@ def test_backward_runs_in_tc_only(fresh_tc, tc_logs):
             "intermediates)" in tc_logs.text)
 
 
-@pytest.mark.runtime_fallback
-def test_failed_backward_falls_back_to_eager(fresh_tc, monkeypatch,
-                                             tc_logs):
-    """A compiled backward that fails at run time (a GPU error, a launch
-    the runtime refuses) does not fail the user's backward(): the
-    gradients come from the traced graph run again in eager, with a
-    `fallbacks` line and `runtime_fallbacks`, and the graph runs in eager
-    from then on. Gradients and later losses match eager's."""
-    graphs = []
-    init = tc.backend._TrainingGraph.__init__
-
-    def record(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        graphs.append(self)
-    monkeypatch.setattr(tc.backend._TrainingGraph, "__init__", record)
-
-    torch.manual_seed(1)
-    x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
-    reference, model = mlp(), mlp()
-    compiled = torch.compile(lambda x, y: F.cross_entropy(model(x), y),
-                             backend="tc")
-    loss = compiled(x, y)
-    (graph,) = graphs
-    assert graph.replayable
-
-    def broken(*args):
-        raise RuntimeError("simulated launch failure")
-    monkeypatch.setattr(graph.functions, "backward", broken)
-    loss.backward()
-    expected = F.cross_entropy(reference(x), y)
-    expected.backward()
-    torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-6)
-    for p, r in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(p.grad, r.grad, rtol=1e-4, atol=1e-6)
-    assert tc.counters["runtime_fallbacks"] == 1
-    assert "backward of a compiled training graph" in tc_logs.text
-    assert graph.failed
-    torch.testing.assert_close(compiled(x, y),
-                               F.cross_entropy(reference(x), y))
-
-
 def test_unsupported_op_trains_through_aot_autograd(fresh_tc):
     """A graph with an op tc cannot compile keeps AOTAutograd's split (and
     says so); gradients still match."""

@@ -2813,7 +2813,7 @@ def _read_in_place(sub: torch.fx.GraphModule
     its memory order, with a permute back to its shape inside the graph,
     and each input's permutation (CompiledFunction.read_inputs_permuted).
     Copying such inputs to contiguous tensors took 3 ms of GPT-2's 23 ms
-    training step on the H100 (123 copies). Inputs written in place keep
+    training step on the H200 (123 copies). Inputs written in place keep
     their layout."""
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     permutations = []

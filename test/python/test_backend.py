@@ -60,9 +60,6 @@ class _EagerCompiled:
     def __call__(self, *args):
         return self.gm(*args)
 
-    def set_transient(self, outputs):
-        pass
-
 
 def _fake_compile(compiled):
     def compile_graph(gm, dump_stages=False):
@@ -195,6 +192,32 @@ def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
     assert function._input_permutations == [(0, 2, 1), None]
     t = torch.special.airy_ai(x.transpose(1, 2)).contiguous()
     torch.testing.assert_close(function(t, w), (t * 2).relu() @ w)
+
+
+def test_subgraphs_are_runs_in_graph_order(fresh_tc, monkeypatch):
+    """Subgraphs are the runs of supported ops between eager ones, in the
+    graph's order: `cos`, which does not depend on the first eager op,
+    stays after it, not merged into the subgraph of `sin` before it (as
+    the capability partitioner merges independent subgraphs: a backward's
+    recomputed activations were all computed at its start and held until
+    their use)."""
+    compiled = []
+    monkeypatch.setattr(tc.compiler, "compile_graph", _fake_compile(compiled))
+
+    def fn(x, y):
+        a = torch.special.airy_ai(torch.sin(x) * 2)  # eager: a split
+        c = torch.special.airy_ai(torch.cos(y) * 3)
+        return a + c
+
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(fn, backend="tc")(x, y),
+                                   fn(x, y))
+    ops = [" ".join(str(n.target) for n in gm.graph.nodes
+                    if n.op == "call_function") for gm in compiled]
+    assert len(ops) == 3, ops
+    assert "sin" in ops[0] and "cos" not in ops[0], ops
+    assert "cos" in ops[1] and "add" in ops[2], ops
 
 
 def test_data_dependent_graph_falls_back_with_a_log_line(fresh_tc, tc_logs,

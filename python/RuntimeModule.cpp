@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tc/Conversion/FXToPrim/Limits.h"
 #include "tc/Runtime/HostProgram.h"
 
 #include <nanobind/nanobind.h>
@@ -117,4 +118,9 @@ NB_MODULE(_runtime, m) {
         "The CPU graph cached at `entry` (a path without extension: "
         "`<entry>.plan` and `<entry>.so`), or None.");
   m.attr("CPU_CACHE_VERSION") = tc::host::kCPUCacheVersion;
+  // The sizes tc's decompositions take, for tc.support's checks.
+  nb::dict limits;
+  for (const auto &limit : mlir::tc::limits::kNamedLimits)
+    limits[limit.name] = limit.value;
+  m.attr("DECOMPOSITION_LIMITS") = limits;
 }

@@ -395,6 +395,13 @@ def _load_runtime() -> ModuleType | None:
         return _runtime
 
 
+def decomposition_limits() -> dict[str, int]:
+    """The sizes tc's decompositions take (tc/Conversion/FXToPrim/Limits.h,
+    through tc._runtime), by name; empty without tc's native code."""
+    runtime = _load_runtime()
+    return dict(getattr(runtime, "DECOMPOSITION_LIMITS", {}))
+
+
 def _load_cached_cpu(entry: pathlib.Path) -> Any | None:
     """The CPU graph of a complete cache entry, run by tc._runtime; None
     when the entry (or its `.so`) is absent or unusable."""

@@ -17,13 +17,18 @@ from typing import Any
 import torch
 import torch.fx
 
+from tc.compiler import decomposition_limits
 from tc.importer import Unsupported, _attribute, _arg_kind, qualified_name
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 
-#: The largest max-pooling window (points) tc compiles (FXToPrim's
-#: kMaxPoolPositions: kernels unroll the window).
-MAX_POOL_POSITIONS = 256
+# The sizes tc-decompose takes, from its own table
+# (tc/Conversion/FXToPrim/Limits.h, which says what each bounds). Without
+# tc's native code every bound is 0: nothing it bounds is compiled.
+_LIMITS = decomposition_limits()
+
+#: The largest max-pooling window (points) tc compiles.
+MAX_POOL_POSITIONS = _LIMITS.get("MAX_POOL_POSITIONS", 0)
 
 #: ATen overloads tc compiles.
 SUPPORTED_OPS: set[str] = {
@@ -168,16 +173,16 @@ SUPPORTED_OPS: set[str] = {
     "aten::empty_strided", "aten::new_empty", "aten::empty_like",
 }
 
-#: The largest matrix dimension tc unrolls a factorization or solve for
-#: (FXToPrim's kMaxLinalgSize); larger ones run in eager.
-LINALG_MAX_SIZE = 64
+#: The largest matrix dimension tc unrolls a factorization or solve for;
+#: larger ones run in eager.
+LINALG_MAX_SIZE = _LIMITS.get("LINALG_MAX_SIZE", 0)
 
 #: The most compare-and-select steps (updates times positions) of one
-#: scatter: tc's scatters are dense (every update against every position;
-#: FXToPrim's kDenseScatterLimit). Larger ones run in eager, but for
-#: scatters along a dimension with one update per column (the index's size
-#: there is 1), which compare each position once.
-DENSE_SCATTER_LIMIT = 1 << 24
+#: scatter, sort or scan: tc's are dense (every update against every
+#: position). Larger ones run in eager, but for scatters along a dimension
+#: with one update per column (the index's size there is 1), which compare
+#: each position once.
+DENSE_SCATTER_LIMIT = _LIMITS.get("DENSE_SCATTER_LIMIT", 0)
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
 #: start or end with them (eager keeps them views), and one made only of
@@ -197,8 +202,8 @@ SUPPORTED_DTYPES: set[torch.dtype] = {
 
 
 #: The highest degree of the Hermite, Laguerre and Legendre polynomials tc
-#: computes (kMaxPolynomialDegree in tc-decompose).
-MAX_POLYNOMIAL_DEGREE = 64
+#: computes (their recurrences unroll).
+MAX_POLYNOMIAL_DEGREE = _LIMITS.get("MAX_POLYNOMIAL_DEGREE", 0)
 
 #: Ops computed exactly only for some values of a tensor operand: the op's
 #: name -> (the operand, the largest value). The backend adds a check of
@@ -233,8 +238,9 @@ COMPLEX_OPS = {
 }
 
 #: The longest signal tc's Fourier transforms take (a dense n x n matrix
-#: product per transformed dimension: ComplexAndFFT.cpp).
-FFT_MAX_SIZE = 4096
+#: product per transformed dimension: ComplexAndFFT.cpp); longer ones run
+#: in eager's FFT library.
+FFT_MAX_SIZE = _LIMITS.get("FFT_MAX_SIZE", 0)
 
 
 def _empty_byte_result(name: str, index: Any, val: Any) -> bool:
@@ -376,6 +382,11 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             return False, (f"Fourier transforms of signals longer than "
                            f"{FFT_MAX_SIZE} are not supported (tc's are "
                            "dense products)")
+    if name == "aten::histc" and isinstance(val, torch.Tensor) and \
+            val.dtype in (torch.float16, torch.bfloat16):
+        # Eager counts in the half type itself (its CPU counts stop at 256
+        # or 4096 per bin); tc's exact counts would differ.
+        return False, "histc of half types counts as eager's kernel does"
     if name.split(".")[0] in VALUE_GUARDS:
         degree = bound.get("n")
         if isinstance(degree, (int, float)) and not (

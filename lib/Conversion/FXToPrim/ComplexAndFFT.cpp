@@ -22,8 +22,8 @@
 // A transform along one dimension of length n is a product with the n x m
 // matrices of cos and sin of 2 pi j k / n (computed in f64 from j k mod n,
 // then rounded), one GEMM per real/imaginary part: O(n m) per row, against
-// O(n log n) for an FFT, which suits the short signals of most graphs; the
-// Python side bounds n (tc.support.FFT_MAX_SIZE).
+// O(n log n) for an FFT, which suits only short signals: limits::kMaxFFTSize
+// bounds n, and longer transforms run in eager's FFT library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,9 +35,7 @@ using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::decompose;
 
-/// The longest signal tc transforms (a dense n x n product);
-/// tc.support.FFT_MAX_SIZE.
-constexpr int64_t kMaxFFTSize = 4096;
+using limits::kMaxFFTSize;
 
 Type decompose::loweredType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);

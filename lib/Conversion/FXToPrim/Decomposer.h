@@ -20,6 +20,7 @@
 #define TC_LIB_CONVERSION_FXTOPRIM_DECOMPOSER_H
 
 #include "mlir/IR/Builders.h"
+#include "tc/Conversion/FXToPrim/Limits.h"
 #include "tc/Conversion/Passes.h"
 #include "tc/Dialect/FX/IR/FXOps.h"
 #include "tc/Dialect/Prim/IR/PrimOps.h"
@@ -44,13 +45,8 @@ inline std::string quoted(Type type) {
   return text;
 }
 
-/// The degrees of the Hermite, Laguerre and Legendre polynomials tc
-/// computes (their recurrences unroll); tc.support.MAX_POLYNOMIAL_DEGREE.
-constexpr int64_t kMaxPolynomialDegree = 64;
-
-/// The largest max-pooling window (points) tc compiles: kernels unroll the
-/// window, and the positions fit in i16.
-constexpr int64_t kMaxPoolPositions = 256;
+using limits::kMaxPolynomialDegree;
+using limits::kMaxPoolPositions;
 
 /// The type PyTorch computes a half-precision operation in (its "opmath"
 /// type): f32 for f16 and bf16, else the type itself.

@@ -27,10 +27,10 @@ using namespace mlir::tc;
 using namespace mlir::tc::decompose;
 
 /// The most compare-and-select steps (updates times positions) a dense
-/// scatter may take; tc.support.DENSE_SCATTER_LIMIT in Python. A scatter of
-/// one update per column (nll_loss's gradient: one class per row) compares
-/// each position once, what eager's copy of `self` costs, at any size.
-constexpr int64_t kDenseScatterLimit = int64_t(1) << 24;
+/// scatter may take. A scatter of one update per column (nll_loss's
+/// gradient: one class per row) compares each position once, what eager's
+/// copy of `self` costs, at any size.
+constexpr int64_t kDenseScatterLimit = limits::kDenseSteps;
 
 //===----------------------------------------------------------------------===//
 // Helpers

@@ -30,9 +30,7 @@ using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::decompose;
 
-/// The largest matrix dimension tc unrolls a factorization for;
-/// tc.support.LINALG_MAX_SIZE.
-constexpr int64_t kMaxLinalgSize = 64;
+using limits::kMaxLinalgSize;
 
 namespace {
 /// An LU factorization with partial pivoting of [batch..., m, n].

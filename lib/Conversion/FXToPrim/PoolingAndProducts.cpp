@@ -541,7 +541,12 @@ Decomposer::poolingAndProducts(StringRef target) {
   if (target == "aten::histc") {
     // Counts of the values in `bins` equal-width bins over [min, max] (the
     // data's own range when min == max); the last bin is closed, values
-    // outside are ignored. Dense: every value against every bin.
+    // outside are ignored. A value's bin is eager's arithmetic,
+    // (x - min) * bins / (max - min) truncated, in the input's float type
+    // (f32 for the half types, as eager's CUDA kernel; f64 arithmetic put
+    // values within an ulp of an edge in the neighbouring bin). The counts
+    // are a scatter-add of ones at the bins: O(values) work, where comparing
+    // every value with every bin took O(values x bins).
     RankedTensorType type = resultType();
     if (!isa<FloatType>(type.getElementType()))
       return Result(fail("histc of " + quoted(type)));
@@ -549,10 +554,13 @@ Decomposer::poolingAndProducts(StringRef target) {
     if (bins < 1)
       return Result(fail("bins must be positive"));
     double lo = floatArg("min", 0), hi = floatArg("max", 0);
-    Value x = convert(operands[0], b.getF64Type());
+    Type inputElt = typeOf(operands[0]).getElementType();
+    Type computeElt =
+        inputElt.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
+    Value x = convert(operands[0], computeElt);
     int64_t numel = typeOf(x).getNumElements();
     x = reshape(x, {numel});
-    auto scalar = RankedTensorType::get({}, b.getF64Type());
+    auto scalar = RankedTensorType::get({}, computeElt);
     Value low, high;
     if (lo == hi && numel > 0) {
       low = reduce(prim::ReductionKind::Min, x, {0}, false, scalar);
@@ -573,12 +581,12 @@ Decomposer::poolingAndProducts(StringRef target) {
       low = splat(scalar, lo);
       high = splat(scalar, hi);
     }
-    auto vec = RankedTensorType::get({numel}, b.getF64Type());
+    auto vec = RankedTensorType::get({numel}, computeElt);
     Value lowV = broadcast(low, {numel}), highV = broadcast(high, {numel});
     Value inside = prim::BitwiseAndOp::create(
         b, loc, prim::CompareOp::create(b, loc, P::GE, x, lowV),
         prim::CompareOp::create(b, loc, P::LE, x, highV));
-    // bin = floor((x - low) * bins / (high - low)), the maximum in the last.
+    // bin = trunc((x - low) * bins / (high - low)), the maximum in the last.
     Value pos = prim::FloorOp::create(
         b, loc,
         prim::DivOp::create(
@@ -588,23 +596,15 @@ Decomposer::poolingAndProducts(StringRef target) {
                                 splat(vec, bins)),
             prim::SubOp::create(b, loc, highV, lowV)));
     pos = prim::MinimumOp::create(b, loc, pos, splat(vec, bins - 1));
+    auto indexType = RankedTensorType::get({numel}, b.getI64Type());
     Value bin = convert(pos, b.getI64Type());
-    bin = prim::WhereOp::create(
-        b, loc, inside, bin,
-        splat(RankedTensorType::get({numel}, b.getI64Type()), -1));
-    SmallVector<int64_t> wide = {bins, numel};
-    Value hit = prim::CompareOp::create(
-        b, loc, P::EQ,
-        prim::BroadcastInDimOp::create(b, loc, bin, wide,
-                                       ArrayRef<int64_t>{1}),
-        iota(wide, 0));
-    auto wideType = RankedTensorType::get(wide, type.getElementType());
-    return one(prim::ReduceOp::create(
-                   b, loc, prim::ReductionKind::Sum,
-                   prim::WhereOp::create(b, loc, hit, splat(wideType, 1),
-                                         splat(wideType, 0)),
-                   ArrayRef<int64_t>{1})
-                   .getResult());
+    // Values outside the range land at `bins`, which the scatter drops.
+    bin = prim::WhereOp::create(b, loc, inside, bin, splat(indexType, bins));
+    auto countType = RankedTensorType::get({bins}, b.getF32Type());
+    Value counts = prim::ScatterAddOp::create(
+        b, loc, countType,
+        splat(RankedTensorType::get({numel}, b.getF32Type()), 1), bin);
+    return one(convert(counts, type.getElementType()));
   }
 
   if (target == "aten::histogram.bin_ct" ||

@@ -25,9 +25,8 @@ using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::decompose;
 
-/// The most compare-and-select steps of one op; tc.support's
-/// DENSE_SCATTER_LIMIT.
-constexpr int64_t kDenseLimit = int64_t(1) << 24;
+/// The most compare-and-select steps of one op.
+constexpr int64_t kDenseLimit = limits::kDenseSteps;
 
 namespace {
 /// A sorted row: values and the positions they came from.

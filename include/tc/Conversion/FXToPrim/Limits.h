@@ -1,0 +1,65 @@
+//===- Limits.h - The sizes tc's decompositions take -----------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place that says how large an op tc decomposes may be. Several of
+// tc's decompositions are dense (a sort compares every pair of a row's
+// elements, a Fourier transform is a matrix product) or unrolled (a small
+// factorization, a pooling window); above these sizes tc-decompose refuses
+// the op and tc's Python support checks (tc.support, which reads this table
+// through tc._runtime) leave it to eager before it is compiled.
+//
+// Header-only, with no MLIR dependency, so that tc._runtime (the light
+// extension that runs cached graphs) can export the table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_CONVERSION_FXTOPRIM_LIMITS_H
+#define TC_CONVERSION_FXTOPRIM_LIMITS_H
+
+#include <cstdint>
+
+namespace mlir::tc::limits {
+
+/// The most compare-and-select steps of one dense op: updates times
+/// positions for a scatter, elements times row length for a sort or a scan.
+/// A scatter of one update per column compares each position once and is
+/// taken at any size.
+inline constexpr int64_t kDenseSteps = int64_t(1) << 24;
+
+/// The longest signal a Fourier transform takes: tc's transforms are
+/// n x n matrix products (O(n^2) per signal where an FFT is O(n log n)),
+/// level with an FFT library only for short signals. The CPU cliffs
+/// benchmark measured a 4096-point rfft at 685x eager's time.
+inline constexpr int64_t kMaxFFTSize = 128;
+
+/// The largest matrix dimension a factorization or solve is unrolled for.
+inline constexpr int64_t kMaxLinalgSize = 64;
+
+/// The highest degree of the Hermite, Laguerre and Legendre polynomials
+/// (their recurrences unroll).
+inline constexpr int64_t kMaxPolynomialDegree = 64;
+
+/// The largest max-pooling window (points): kernels unroll the window, and
+/// the positions fit in i16.
+inline constexpr int64_t kMaxPoolPositions = 256;
+
+struct NamedLimit {
+  const char *name;
+  int64_t value;
+};
+
+/// The limits by the names tc.support knows them by.
+inline constexpr NamedLimit kNamedLimits[] = {
+    {"DENSE_SCATTER_LIMIT", kDenseSteps},
+    {"FFT_MAX_SIZE", kMaxFFTSize},
+    {"LINALG_MAX_SIZE", kMaxLinalgSize},
+    {"MAX_POLYNOMIAL_DEGREE", kMaxPolynomialDegree},
+    {"MAX_POOL_POSITIONS", kMaxPoolPositions},
+};
+
+} // namespace mlir::tc::limits
+
+#endif // TC_CONVERSION_FXTOPRIM_LIMITS_H

@@ -1263,7 +1263,13 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
             node.is_impure() or (node.op == "call_function"
                                  and node.target in _ERROR_CHECKS)))
         traced.recompile()
-        return _compile_aten_runner(traced, settings)
+        runner = _compile_aten_runner(traced, settings)
+        if runner is traced:
+            # Nothing compiled: run the ops the user wrote, not the ATen
+            # graph's decompositions of them (index_add traced to
+            # index_put ran at 2.4x eager's index_add on the CPU).
+            return gm.forward
+        return runner
     if traced is not None:
         runner = _compile_training(traced, example_inputs, settings)
         if runner is not None:

@@ -48,6 +48,8 @@ def run_both(fn, *args, compiled="all"):
         assert tc.counters["graphs_compiled"] >= 1, "tc compiled nothing"
         assert tc.counters["ops_eager"] == 0, "an op was left to eager"
         assert tc.counters["fallback_graphs"] == 0
+        assert tc.counters["runtime_fallbacks"] == 0, "eager ran it"
+        assert tc.counters["guard_reruns"] == 0, "eager reran it"
     return got, expected, tc_args, eager_args
 
 
@@ -304,6 +306,64 @@ def test_trigonometry_of_large_arguments(fresh_tc, dtype):
     # decide the leading digits.
     tame = expected[1].float().abs() > 0.1
     torch.testing.assert_close(got[2][tame], expected[2][tame])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bounds", [(-3.0, 3.0), (0.0, 0.0), (-1.7, 2.3)])
+def test_histc_bins_as_eager(fresh_tc, dtype, bounds):
+    """histc puts each value in eager's bin at every size: its arithmetic,
+    (x - min) * bins / (max - min) in the input's type (in f64, 2 of 262144
+    normal values landed in the neighbouring bin). NaNs and values outside
+    the range count nowhere; the last bin is closed."""
+    torch.manual_seed(0)
+    x = torch.randn(262144, dtype=dtype)
+    if bounds[0] != bounds[1]:
+        x[::1000] = float("nan")
+        x[1::1000] = bounds[1]
+
+    def f(x):
+        return torch.histc(x, 100, *bounds)
+
+    got, expected, *_ = run_both(f, x)
+    assert tc.counters["kernels"] > 0
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_histc_of_half_types_runs_in_eager(fresh_tc):
+    """Eager counts a half-type histogram in the half type (its counts
+    stop growing at 256 for bf16): tc leaves it to eager, same values."""
+    x = torch.randn(100000).bfloat16()
+    got, expected, *_ = run_both(lambda x: torch.histc(x, 10, -3, 3), x,
+                                 compiled="none")
+    assert tc.counters["kernels"] == 0
+    assert torch.equal(got, expected)
+
+
+def test_graph_tc_leaves_to_eager_runs_the_users_ops(fresh_tc):
+    """A graph of which tc compiles nothing runs Dynamo's graph: the user's
+    own ops, not the ATen decompositions tc traced (index_add traced to
+    index_put ran at 2.4x eager's index_add)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.add(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    x, i, s = (torch.randn(65536, 8), torch.randint(0, 65536, (4096,)),
+               torch.randn(4096, 8))
+    f = torch.compile(lambda x, i, s: torch.index_add(x, 0, i, s),
+                      backend="tc")
+    f(x, i, s)
+    assert tc.counters["fallback_graphs"] == 1
+    with Ops() as ops:
+        got = f(x, i, s)
+    assert "index_add" in ops.seen and "index_put" not in ops.seen, ops.seen
+    torch.testing.assert_close(got, torch.index_add(x, 0, i, s))
 
 
 # -- strides ------------------------------------------------------------------

@@ -43,11 +43,14 @@ fx.graph @adaptive_avg_pool3d(%x: tensor<1x2x3x4x5xf32>) -> tensor<1x2x2x2x2xf32
 
 // -----
 
-// histc: every value against every bin.
+// histc: each value's bin in the input's float type, then a scatter-add of
+// ones there (values outside the range at `bins`, which it drops).
 // CHECK-LABEL: func.func @histc
-// CHECK: prim.floor
-// CHECK: prim.compare eq, %{{.*}}, %{{.*}} : tensor<4x6xi64>
-// CHECK: prim.reduce sum %{{.*}}, dims [1] : tensor<4x6xf32>
+// CHECK: prim.floor %{{.*}} : tensor<6xf32>
+// CHECK: %[[OUT:.*]] = prim.constant dense<4> : tensor<6xi64>
+// CHECK: %[[BIN:.*]] = prim.where %{{.*}}, %{{.*}}, %[[OUT]]
+// CHECK: prim.scatter_add %{{.*}}[%[[BIN]]] : tensor<6xf32>, tensor<6xi64> -> tensor<4xf32>
+// CHECK-NOT: tensor<4x6
 fx.graph @histc(%x: tensor<2x3xf32>) -> tensor<4xf32> {
   %0 = fx.call_function "aten::histc"(%x) {args = {bins = 4 : i64, min = 0.0 : f64, max = 1.0 : f64}} : (tensor<2x3xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>

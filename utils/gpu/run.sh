@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|models|distributed|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|cliffs|models|distributed|all]
 #
 # unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -17,7 +17,8 @@
 # benchmarks/bench_models.py, BERT, ViT, GPT-2, a Llama-style decoder and
 # ResNet-50 at real sizes in bf16, with $TC_MODELS_ARGS; `distributed`:
 # benchmarks/bench_distributed.py, DDP and FSDP2 on 1 and 2 GPUs, with
-# $TC_DISTRIBUTED_ARGS).
+# $TC_DISTRIBUTED_ARGS; `cliffs`: benchmarks/bench_cliffs.py --device cuda,
+# with $TC_CLIFFS_ARGS).
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -79,6 +80,12 @@ if [[ "$what" == dynamic || "$what" == all ]]; then
   # dynamic=True over batch sizes: compiles and per-call times.
   python3 benchmarks/bench_dynamic.py --out "$out" ${TC_DYNAMIC_ARGS:-} \
     2>&1 | tee "$out/dynamic.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == cliffs || "$what" == all ]]; then
+  # Sorts, scans, scatters, gathers, FFTs, histograms against eager.
+  python3 benchmarks/bench_cliffs.py --device cuda --out "$out" \
+    ${TC_CLIFFS_ARGS:-} 2>&1 | tee "$out/cliffs.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == models || "$what" == all ]]; then

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Cliffs benchmark: ops whose natural compiled form can be far slower than
+eager's kernel (sorts, scans, scatters, gathers, embedding bags, FFTs,
+histograms, searchsorted), at realistic sizes, tc against eager.
+
+Each case runs in its own process with a time limit, so that a compiled
+kernel that never returns is reported (as a timeout) instead of hanging
+the benchmark. Per case: eager's and tc's median time, their ratio, whether
+tc compiled the op (`tc.counters`: ops compiled, left to eager, runtime
+fallbacks, guard reruns) and whether tc's result matches eager's.
+
+    python benchmarks/bench_cliffs.py [--device cpu|cuda] [--quick]
+        [--only NAME[,NAME]] [--timeout S] [--out benchmarks/results]
+
+Writes cliffs-<device>.json to the output folder and prints a table. The
+issue's bar: every row at most 1.25x eager's time, with eager's results
+(tc compiled the op, or its cost model left it to eager).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+#: The most a case may take (compile, check and both timings), seconds.
+DEFAULT_TIMEOUT = 240
+
+
+def cases(device: str, quick: bool):
+    """name -> (function, inputs factory). Sizes from the issue: 1M
+    elements, [256, 4096] rows, 50k vocabularies."""
+    import torch
+
+    n = 1 << (18 if quick else 20)
+    rows, cols = (64, 4096) if quick else (256, 4096)
+    vocab = 50257
+    d = device
+    f32 = torch.float32
+
+    def randn(*shape, dtype=f32):
+        return torch.randn(*shape, device=d, dtype=dtype)
+
+    def randint(high, *shape):
+        return torch.randint(0, high, shape, device=d)
+
+    tokens = 2048 if quick else 8192
+    table = {
+        "gather [4096,1024] by [4096,256]": (
+            lambda x, i: torch.gather(x, 1, i),
+            lambda: (randn(4096, 1024), randint(1024, 4096, 256))),
+        "top-p gather [32,50257]": (
+            lambda p, i: p.gather(-1, i),
+            lambda: (randn(32, vocab).softmax(-1),
+                     torch.argsort(randn(32, vocab), -1))),
+        "index_select 50257x768 by 8192": (
+            lambda w, i: torch.index_select(w, 0, i),
+            lambda: (randn(vocab, 768), randint(vocab, tokens))),
+        "embedding backward 50257x768, 8192 tokens": (
+            lambda g, i: torch.ops.aten.embedding_dense_backward(
+                g, i, vocab, -1, False),
+            lambda: (randn(tokens, 768), randint(vocab, tokens))),
+        "index_add 200k rows into 65536x64": (
+            lambda x, i, s: torch.index_add(x, 0, i, s),
+            lambda: (randn(65536, 64), randint(65536, n // 5),
+                     randn(n // 5, 64))),
+        f"scatter_add rows [{rows},{cols}]": (
+            lambda x, i, s: torch.scatter_add(x, 1, i, s),
+            lambda: (randn(rows, cols), randint(cols, rows, cols),
+                     randn(rows, cols))),
+        f"cumsum 1-d {n}": (
+            lambda x: torch.cumsum(x, 0),
+            lambda: (randn(n),)),
+        f"cumsum rows [{rows},{cols}]": (
+            lambda x: torch.cumsum(x, 1),
+            lambda: (randn(rows, cols),)),
+        f"cumprod rows [{rows},{cols}]": (
+            lambda x: torch.cumprod(x, 1),
+            lambda: (1 + 1e-3 * randn(rows, cols),)),
+        f"logcumsumexp rows [{rows},{cols}]": (
+            lambda x: torch.logcumsumexp(x, 1),
+            lambda: (randn(rows, cols),)),
+        f"cummax rows [{rows},{cols}]": (
+            lambda x: torch.cummax(x, 1).values,
+            lambda: (randn(rows, cols),)),
+        f"sort rows [{rows},{cols}]": (
+            lambda x: torch.sort(x, 1).values,
+            lambda: (randn(rows, cols),)),
+        f"argsort 1-d {n}": (
+            lambda x: torch.argsort(x),
+            lambda: (randn(n),)),
+        "topk 50 of [32,50257]": (
+            lambda x: torch.topk(x, 50, -1).values,
+            lambda: (randn(32, vocab),)),
+        f"rfft rows [{rows},{cols}]": (
+            lambda x: torch.view_as_real(torch.fft.rfft(x)),
+            lambda: (randn(rows, cols),)),
+        f"histc {n} into 100 bins": (
+            lambda x: torch.histc(x, 100, -3, 3),
+            lambda: (randn(n),)),
+        f"bincount {n} into 1000": (
+            lambda i: torch.bincount(i, minlength=1000),
+            lambda: (randint(1000, n),)),
+        f"searchsorted {n} in 4096": (
+            lambda b, x: torch.searchsorted(b, x),
+            lambda: (torch.sort(randn(4096)).values, randn(n))),
+        "embedding_bag sum 50257x256, 8192 bags of 8": (
+            lambda w, i, o: torch.nn.functional.embedding_bag(
+                i, w, o, mode="sum"),
+            lambda: (randn(vocab, 256), randint(vocab, tokens * 8),
+                     torch.arange(0, tokens * 8, 8, device=d))),
+    }
+    return table
+
+
+def _median_times(fns, args, device: str, min_time: float = 0.6,
+                  max_rounds: int = 200) -> list[float]:
+    """Median seconds per call of each of `fns`, called in turn in rounds
+    (eager, tc, eager, tc, ...), so that a change in the machine's load
+    moves both alike."""
+    import torch
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    for fn in fns:
+        for _ in range(2):
+            fn(*args)
+    sync()
+    times: list[list[float]] = [[] for _ in fns]
+    start = time.perf_counter()
+    while len(times[0]) < 5 or (time.perf_counter() - start < min_time
+                                and len(times[0]) < max_rounds):
+        for fn, spent in zip(fns, times):
+            t0 = time.perf_counter()
+            fn(*args)
+            sync()
+            spent.append(time.perf_counter() - t0)
+    return [statistics.median(spent) for spent in times]
+
+
+def _agrees(out, expected) -> bool:
+    import torch
+
+    if out.dtype.is_floating_point:
+        return torch.allclose(out, expected, rtol=1e-4, atol=1e-4,
+                              equal_nan=True)
+    return torch.equal(out, expected)
+
+
+def run_case(name: str, device: str, quick: bool) -> dict:
+    """Times one case in this process."""
+    import torch
+
+    import tc
+
+    fn, make = cases(device, quick)[name]
+    torch.manual_seed(0)
+    args = make()
+    row = {"case": name, "device": device}
+    expected = fn(*args)
+
+    tc.reset_counters()
+    compiled = torch.compile(fn, backend="tc", dynamic=False)
+    t0 = time.perf_counter()
+    out = compiled(*args)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    row["tc_first_call_s"] = time.perf_counter() - t0
+    row["agrees"] = bool(_agrees(out, expected))
+    # Dynamo's own cost per call (guards, the frame's wrapper), which any
+    # torch.compile backend pays: the floor for an op left to eager.
+    dynamo = torch.compile(lambda *a: fn(*a), backend="eager", dynamic=False)
+    row["eager_s"], row["tc_s"], row["dynamo_s"] = _median_times(
+        (fn, compiled, dynamo), args, device)
+    for key in ("ops_compiled", "ops_eager", "kernels", "runtime_fallbacks",
+                "guard_reruns", "fallback_graphs"):
+        row[key] = tc.counters[key]
+    row["compiled_by_tc"] = bool(
+        tc.counters["kernels"] > 0 and tc.counters["ops_eager"] == 0
+        and tc.counters["runtime_fallbacks"] == 0
+        and tc.counters["guard_reruns"] == 0)
+    row["ratio"] = row["tc_s"] / row["eager_s"]
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default="",
+                        help="comma-separated substrings of case names")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    parser.add_argument("--out", default=str(
+        pathlib.Path(__file__).parent / "results"))
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+
+    if opts.case:  # A child: one case, its row as JSON on the last line.
+        print(json.dumps(run_case(opts.case, opts.device, opts.quick)))
+        return 0
+
+    names = list(cases("cpu", opts.quick))
+    if opts.only:
+        wanted = opts.only.split(",")
+        names = [n for n in names if any(w in n for w in wanted)]
+    cache = tempfile.mkdtemp(prefix="tc-cliffs-")
+    env = dict(os.environ, TC_CACHE_DIR=os.path.join(cache, "tc"))
+    results = []
+    for name in names:
+        command = [sys.executable, __file__, "--case", name, "--device",
+                   opts.device] + (["--quick"] if opts.quick else [])
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=opts.timeout, env=env)
+            lines = done.stdout.strip().splitlines()
+            if done.returncode == 0 and lines:
+                row = json.loads(lines[-1])
+            else:
+                row = {"case": name, "device": opts.device,
+                       "error": (done.stderr.strip().splitlines()
+                                 or ["exit %d" % done.returncode])[-1]}
+        except subprocess.TimeoutExpired:
+            row = {"case": name, "device": opts.device,
+                   "error": f"timeout after {opts.timeout:.0f} s"}
+        row["wall_s"] = time.perf_counter() - start
+        results.append(row)
+        print(_line(row), flush=True)
+
+    out = pathlib.Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"cliffs-{opts.device}{'-quick' if opts.quick else ''}.json"
+    meta = _environment(opts.device)
+    path.write_text(json.dumps({"environment": meta, "rows": results},
+                               indent=1) + "\n")
+    slow = [r for r in results if "error" in r or not r["agrees"]
+            or r["ratio"] > 1.25]
+    print(f"\n{len(results) - len(slow)} of {len(results)} rows at most "
+          f"1.25x eager with eager's results; wrote {path}")
+    return 0
+
+
+def _line(row: dict) -> str:
+    if "error" in row:
+        return f"{row['case']:<46} ERROR {row['error']}"
+    where = "tc" if row["compiled_by_tc"] else (
+        "eager" if row["kernels"] == 0 else "mixed")
+    return (f"{row['case']:<46} eager {row['eager_s'] * 1e3:9.3f} ms  "
+            f"tc {row['tc_s'] * 1e3:9.3f} ms  {row['ratio']:6.2f}x  "
+            f"(Dynamo alone {row['dynamo_s'] / row['eager_s']:4.2f}x)  "
+            f"{where:<5} {'ok' if row['agrees'] else 'WRONG'}")
+
+
+def _environment(device: str) -> dict:
+    import platform
+
+    import torch
+
+    meta = {"torch": torch.__version__, "python": platform.python_version(),
+            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
+    if device == "cuda":
+        meta["gpu"] = torch.cuda.get_device_name()
+    return meta
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -177,3 +177,25 @@ def test_lm_head_odd_vocabulary(fresh_tc, dtype):
     assert tc.counters["training_graphs"] == 1, dict(tc.counters)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+
+
+@pytest.mark.parametrize("bounds", [(-3.0, 3.0), (0.0, 0.0), (-1.7, 2.3)])
+def test_histc_bins_as_eager(fresh_tc, bounds):
+    """A million values into 100 bins: each in eager's bin (its IEEE f32
+    arithmetic: the approximate division tc uses elsewhere moved values at
+    an edge into the neighbouring bin), counted by atomics."""
+    x = randn(1 << 20, dtype=torch.float32)
+    x[::1000] = float("nan") if bounds[0] != bounds[1] else 0.0
+    got = check(lambda x: torch.histc(x, 100, *bounds), x, atol=0, rtol=0)
+    assert got.sum() > 0
+
+
+def test_quotient_deciding_an_index(fresh_tc):
+    """Nearest upsampling and floor division of floats: a quotient rounded
+    to an integer (an index, a bin) must be eager's IEEE quotient."""
+    x = randn(8, 64, 37, 53, dtype=torch.float32)
+    check(lambda x: F.interpolate(x, size=(61, 97), mode="nearest"), x,
+          atol=0, rtol=0)
+    a = randn(1 << 20, dtype=torch.float32) * 100
+    b = randn(1 << 20, dtype=torch.float32).abs() + 0.1
+    check(lambda a, b: torch.floor_divide(a, b), a, b, atol=0, rtol=0)

@@ -175,9 +175,12 @@ def NVVMDivFullPass : Pass<"tc-nvvm-div-full", "::mlir::gpu::GPUModuleOp"> {
     expansion (a refinement plus a slow path per division) makes the
     driver's PTX compile of a division-heavy kernel slow: a softmax row
     kernel with 16 divisions took 63 ms to load on the H100, 38 ms with
-    `div.full.f32` (measured 2026-11-23). Divisions of other types keep
-    LLVM's lowering. The `tc-cuda-pipeline` option `precise-div` leaves
-    this pass out.
+    `div.full.f32` (measured 2026-11-23). A division whose quotient
+    decides a discrete value, through the arithmetic after it (a floor,
+    ceil, trunc or round, a conversion to an integer, a comparison), stays
+    IEEE, as eager's is: an ulp there moves a value to another histogram
+    bin or gather index. Divisions of other types keep LLVM's lowering. The
+    `tc-cuda-pipeline` option `precise-div` leaves this pass out.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

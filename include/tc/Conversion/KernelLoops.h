@@ -58,6 +58,10 @@ public:
   /// with `kernel.loop`/`kernel.reduce` as sequential `scf.for` loops.
   LogicalResult lowerBlock(Block &block, OpBuilder &b);
 
+  /// As lowerBlock, for the ops of `ops` (a range of one block).
+  LogicalResult lowerOps(llvm::iterator_range<Block::iterator> ops,
+                         OpBuilder &b);
+
   /// Maps a loop's induction variable to the index the body sees.
   using IndexMap = function_ref<Value(OpBuilder &, Location, Value)>;
 

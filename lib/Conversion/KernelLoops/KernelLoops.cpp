@@ -131,7 +131,13 @@ LogicalResult KernelLoopLowering::lowerLoop(kernel::LoopOp loop, OpBuilder &b,
 }
 
 LogicalResult KernelLoopLowering::lowerBlock(Block &block, OpBuilder &b) {
-  for (Operation &op : block.without_terminator()) {
+  return lowerOps(block.without_terminator(), b);
+}
+
+LogicalResult
+KernelLoopLowering::lowerOps(llvm::iterator_range<Block::iterator> ops,
+                             OpBuilder &b) {
+  for (Operation &op : ops) {
     Location loc = op.getLoc();
     if (auto index = dyn_cast<kernel::IndexOp>(op)) {
       mapping.map(index.getResult(), point[index.getDim()]);

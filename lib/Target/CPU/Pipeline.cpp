@@ -64,9 +64,14 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
-  // Full and column reductions in two stages, to fill a GPU.
+  // Full and column reductions in two stages, to fill a GPU or the CPU's
+  // threads.
   if (options.splitReductions) {
-    pm.addPass(kernel::createSplitReductionsPass());
+    kernel::SplitReductionsPassOptions split;
+    split.minParallelism = options.splitMinParallelism;
+    split.maxSplits = options.splitMaxSplits;
+    split.minLength = options.splitMinLength;
+    pm.addPass(kernel::createSplitReductionsPass(split));
     pm.addPass(createCanonicalizerPass());
   }
   // Repeated blocks fuse into the same kernels: compile each once.

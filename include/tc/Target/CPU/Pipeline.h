@@ -44,8 +44,14 @@ void buildTrainingSplitPipeline(OpPassManager &pm,
 struct FuseOptions {
   /// tc-fuse's cache-rows (the CPU's choice; GPUs recompute).
   bool cacheRows = true;
-  /// Run tc-split-reductions before memory planning (GPUs).
-  bool splitReductions = false;
+  /// Run tc-split-reductions before memory planning, with these options.
+  /// The CPU's: a full reduction of at least 64K elements (a sum, the
+  /// host check of a gather's indices) splits into up to 64 chunks, one per
+  /// thread or more, where it ran on one core.
+  bool splitReductions = true;
+  int64_t splitMinParallelism = 2048;
+  int64_t splitMaxSplits = 64;
+  int64_t splitMinLength = int64_t(1) << 16;
   /// Widen f16/bf16 products to f32 GEMMs (tc-widen-half-products): the
   /// targets whose GEMM library takes f32 and f64 only. CUDA's cuBLAS runs
   /// half-precision GEMMs itself, on the tensor cores.
@@ -57,9 +63,14 @@ struct FuseOptions {
 
   /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA).
   static FuseOptions gpu(bool halfGemms) {
-    return {/*cacheRows=*/false, /*splitReductions=*/true,
-            /*widenHalfProducts=*/!halfGemms,
-            /*alignHalfProducts=*/halfGemms};
+    FuseOptions options;
+    options.cacheRows = false;
+    options.splitMinParallelism = 32768;
+    options.splitMaxSplits = 256;
+    options.splitMinLength = 1024;
+    options.widenHalfProducts = !halfGemms;
+    options.alignHalfProducts = halfGemms;
+    return options;
   }
 };
 

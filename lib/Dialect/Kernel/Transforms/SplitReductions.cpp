@@ -34,9 +34,6 @@ using namespace mlir::tc::kernel;
 
 namespace {
 
-/// Reductions shorter than this are left alone: splitting them would add a
-/// launch for little work.
-constexpr int64_t kMinSplitLength = 1024;
 /// Every chunk of a split reduction covers at least this many iterations.
 constexpr int64_t kMinChunk = 32;
 /// Fewer chunks than this do not pay for the extra launch.
@@ -209,8 +206,9 @@ static ReduceOp getSplittable(KernelOp kernel) {
 /// domain points become `parallelism` units of work; 0 when not worth an
 /// extra launch.
 static int64_t chooseSplits(int64_t points, int64_t length,
-                            int64_t parallelism, int64_t maxSplits) {
-  if (length < kMinSplitLength)
+                            int64_t parallelism, int64_t maxSplits,
+                            int64_t minLength) {
+  if (length < minLength)
     return 0;
   int64_t splits = llvm::PowerOf2Ceil(llvm::divideCeil(parallelism, points));
   splits = std::min<int64_t>(
@@ -339,7 +337,7 @@ struct SplitReductionsPass
         parallelism = std::max<int64_t>(1, minParallelism / kThreadsPerRow);
       int64_t splits =
           chooseSplits(numPoints(kernel), *constantSize(reduce.getSize()),
-                       parallelism, maxSplits);
+                       parallelism, maxSplits, minLength);
       if (!splits)
         continue;
       auto [partial, partialType] =

@@ -58,6 +58,9 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
            "point) is split until it has 1/32 of this many">,
     Option<"maxSplits", "max-splits", "int64_t", "256",
            "Most chunks a reduction is split into">,
+    Option<"minLength", "min-length", "int64_t", "1024",
+           "Reductions shorter than this are left alone (an extra launch "
+           "for little work)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -122,27 +122,41 @@ def cases(device: str, quick: bool):
 def _median_times(fns, args, device: str, min_time: float = 0.6,
                   max_rounds: int = 200) -> list[float]:
     """Median seconds per call of each of `fns`, called in turn in rounds
-    (eager, tc, eager, tc, ...), so that a change in the machine's load
-    moves both alike."""
+    (eager, tc, ..., eager, tc, ...), so that a change in the machine's
+    load moves all alike. On a GPU each round queues 10 calls back to back
+    between two CUDA events, as a program does (the host's work for a call
+    overlaps the device's work for the previous one)."""
     import torch
 
-    def sync():
-        if device == "cuda":
-            torch.cuda.synchronize()
-
+    cuda = device == "cuda"
+    reps = 10 if cuda else 1
     for fn in fns:
         for _ in range(2):
             fn(*args)
-    sync()
-    times: list[list[float]] = [[] for _ in fns]
+    if cuda:
+        torch.cuda.synchronize()
+    times: list[list] = [[] for _ in fns]
     start = time.perf_counter()
     while len(times[0]) < 5 or (time.perf_counter() - start < min_time
                                 and len(times[0]) < max_rounds):
         for fn, spent in zip(fns, times):
-            t0 = time.perf_counter()
-            fn(*args)
-            sync()
-            spent.append(time.perf_counter() - t0)
+            if cuda:
+                begin, end = (torch.cuda.Event(enable_timing=True),
+                              torch.cuda.Event(enable_timing=True))
+                begin.record()
+                for _ in range(reps):
+                    fn(*args)
+                end.record()
+                spent.append((begin, end))
+            else:
+                t0 = time.perf_counter()
+                fn(*args)
+                spent.append(time.perf_counter() - t0)
+        if cuda:
+            torch.cuda.synchronize()
+    if cuda:
+        times = [[b.elapsed_time(e) / 1e3 / reps for b, e in spent]
+                 for spent in times]
     return [statistics.median(spent) for spent in times]
 
 

@@ -2126,7 +2126,10 @@ def _indexings_on_cpu(gm: torch.fx.GraphModule) -> list[tuple]:
             uses = [(node.args[2], 0, node.args[1])]
         elif node.target is aten.gather.default:
             uses = [(node.args[2], 0, node.args[1])]
-        elif node.target is aten.index.Tensor:
+        elif node.target is aten.index.Tensor or (
+                node.target is aten.index_put.default
+                and is_supported(node)[0]):
+            # (An index_put tc leaves to eager raises there itself.)
             uses = [(index, None, dim) for dim, index in
                     enumerate(node.args[1]) if index is not None]
         for index, low, dim in uses:
@@ -2143,7 +2146,7 @@ def _indexings_on_cpu(gm: torch.fx.GraphModule) -> list[tuple]:
             if node.target is aten.gather.default:
                 error = RuntimeError(f"index out of bounds for dimension "
                                      f"{dim} with size {size}")
-            elif node.target is aten.index.Tensor:
+            elif node.target in (aten.index.Tensor, aten.index_put.default):
                 error = IndexError(f"index out of bounds for dimension "
                                    f"{dim} with size {size}")
             found.append((node, index, -size if low is None else low, size,

@@ -179,23 +179,42 @@ def test_lm_head_odd_vocabulary(fresh_tc, dtype):
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
 
 
-@pytest.mark.parametrize("bounds", [(-3.0, 3.0), (0.0, 0.0), (-1.7, 2.3)])
-def test_histc_bins_as_eager(fresh_tc, bounds):
-    """A million values into 100 bins: each in eager's bin (its IEEE f32
-    arithmetic: the approximate division tc uses elsewhere moved values at
-    an edge into the neighbouring bin), counted by atomics."""
+def test_histc_runs_in_eager(fresh_tc):
+    """A million values into 100 bins: tc's histogram counts with global
+    atomics, 11x eager's time on the H200 (eager counts each block's values
+    in shared memory first), so the support check leaves it to eager."""
     x = randn(1 << 20, dtype=torch.float32)
-    x[::1000] = float("nan") if bounds[0] != bounds[1] else 0.0
-    got = check(lambda x: torch.histc(x, 100, *bounds), x, atol=0, rtol=0)
-    assert got.sum() > 0
+    torch._dynamo.reset()
+    tc.reset_counters()
+    got = torch.compile(lambda x: torch.histc(x, 100, -3, 3),
+                        backend="tc")(x)
+    assert torch.equal(got, torch.histc(x, 100, -3, 3))
+    assert tc.counters["kernels"] == 0 and tc.counters["ops_eager"] == 1
 
 
 def test_quotient_deciding_an_index(fresh_tc):
     """Nearest upsampling and floor division of floats: a quotient rounded
-    to an integer (an index, a bin) must be eager's IEEE quotient."""
+    to an integer (an index, a bin) must be eager's IEEE quotient (tc's
+    approximate division put histc's values at a bin edge in the next
+    bin)."""
     x = randn(8, 64, 37, 53, dtype=torch.float32)
     check(lambda x: F.interpolate(x, size=(61, 97), mode="nearest"), x,
           atol=0, rtol=0)
     a = randn(1 << 20, dtype=torch.float32) * 100
     b = randn(1 << 20, dtype=torch.float32).abs() + 0.1
     check(lambda a, b: torch.floor_divide(a, b), a, b, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_accumulating_index_put(fresh_tc, dtype):
+    """An embedding's gradient as AOTAutograd writes it (index_put with
+    accumulate) at GPT-2's vocabulary and 8192 tokens: a scatter-add of the
+    rows, summed in f32 and rounded once."""
+    g = randn(8192, 768, dtype=dtype)
+    i = torch.randint(0, 50257, (8192,), device="cuda")
+    i[::3] = 7  # a row many tokens share
+    got = check(lambda g, i: torch.ops.aten.embedding_dense_backward(
+        g, i, 50257, -1, False), g, i, atol=0.1, rtol=0.02)
+    exact = torch.ops.aten.embedding_dense_backward(g.double(), i, 50257, -1,
+                                                    False)
+    torch.testing.assert_close(got, exact.to(dtype))

@@ -245,7 +245,7 @@ def test_integer_division_by_zero_raises_as_eager(fresh_tc, op, dtype):
 
 
 @pytest.mark.parametrize("op", ["embedding", "index_select", "gather",
-                                "index"])
+                                "index", "index_put"])
 def test_out_of_range_index_raises_as_eager(fresh_tc, op):
     """An index out of range raises eager's error (IndexError; gather's
     RuntimeError) on the CPU instead of reading a clamped element: a flag
@@ -255,12 +255,14 @@ def test_out_of_range_index_raises_as_eager(fresh_tc, op):
           "index_select": lambda x, i: x.index_select(0, i) + 1,
           "gather": lambda x, i: torch.gather(x, 0, i[:, None].expand(4, 4))
           - 1,
-          "index": lambda x, i: x[i] * 3}[op]
+          "index": lambda x, i: x[i] * 3,
+          "index_put": lambda x, i: torch.index_put(
+              x, (i,), torch.ones(4, 4), accumulate=True) * 2}[op]
     x = torch.randn(16, 4)
     i = torch.tensor([1, 7, 15, 0])
     compiled = torch.compile(fn, backend="tc")
     torch.testing.assert_close(compiled(x, i), fn(x, i))
-    if op == "index":  # negative indices count from the end
+    if op in ("index", "index_put"):  # negative indices from the end
         torch.testing.assert_close(compiled(x, -i - 1), fn(x, -i - 1))
     for bad in (16, -17):
         j = i.clone()
@@ -272,6 +274,32 @@ def test_out_of_range_index_raises_as_eager(fresh_tc, op):
     assert tc.counters["kernels"] > 0
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_accumulating_index_put_is_a_scatter_add(fresh_tc, dtype):
+    """x.index_put_((i,), v, accumulate=True) with repeated rows (an
+    embedding's gradient through AOTAutograd): a scatter-add of the rows.
+    On a GPU at any size (test_cuda_sizes); on the CPU, whose float
+    atomics are slow, within the dense bound, so this size."""
+    torch.manual_seed(0)
+    vocab, tokens, width = 1031, 256, 4
+    g = torch.randn(tokens, width, dtype=dtype)
+    i = torch.randint(0, 16, (tokens,))  # many repeats
+    i[::7] = torch.randint(0, vocab, (len(i[::7]),))
+
+    def f(g, i):
+        return torch.ops.aten.embedding_dense_backward(g, i, vocab, -1,
+                                                       False)
+
+    got, expected, *_ = run_both(f, g, i)
+    # tc sums in f32 and rounds once; eager's bf16 CPU kernel rounds at
+    # every addition. Both against the float64 sum: tc within the dtype's
+    # tolerance, eager no closer.
+    exact = f(g.double(), i)
+    torch.testing.assert_close(got, exact.to(dtype))
+    assert ((got.double() - exact).abs().max()
+            <= (expected.double() - exact).abs().max())
 
 
 def test_integer_overflow_wraps(fresh_tc):
@@ -341,8 +369,8 @@ def test_histc_of_half_types_runs_in_eager(fresh_tc):
 
 def test_graph_tc_leaves_to_eager_runs_the_users_ops(fresh_tc):
     """A graph of which tc compiles nothing runs Dynamo's graph: the user's
-    own ops, not the ATen decompositions tc traced (index_add traced to
-    index_put ran at 2.4x eager's index_add)."""
+    own ops, not the ATen decompositions tc traced (an integer index_add
+    traced to index_put ran at 2.4x eager's index_add on the CPU)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Ops(TorchDispatchMode):
@@ -354,16 +382,16 @@ def test_graph_tc_leaves_to_eager_runs_the_users_ops(fresh_tc):
             self.seen.add(func.overloadpacket.__name__)
             return func(*args, **(kwargs or {}))
 
-    x, i, s = (torch.randn(65536, 8), torch.randint(0, 65536, (4096,)),
-               torch.randn(4096, 8))
-    f = torch.compile(lambda x, i, s: torch.index_add(x, 0, i, s),
+    # uint8, a dtype tc does not compile: addcmul traces to mul, mul, add.
+    x = torch.randint(0, 9, (64, 8), dtype=torch.uint8)
+    f = torch.compile(lambda x: torch.addcmul(x, x, x, value=2),
                       backend="tc")
-    f(x, i, s)
+    f(x)
     assert tc.counters["fallback_graphs"] == 1
     with Ops() as ops:
-        got = f(x, i, s)
-    assert "index_add" in ops.seen and "index_put" not in ops.seen, ops.seen
-    torch.testing.assert_close(got, torch.index_add(x, 0, i, s))
+        got = f(x)
+    assert ops.seen == {"addcmul"}, ops.seen
+    torch.testing.assert_close(got, torch.addcmul(x, x, x, value=2))
 
 
 # -- strides ------------------------------------------------------------------

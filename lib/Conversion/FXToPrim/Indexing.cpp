@@ -383,12 +383,25 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
     values = reshape(values, {updates, restSize});
     Value rows = reshape(front, {merged, restSize});
     Value at = reshape(linear, {updates});
-    Value scattered = scatterRows(
+    bool accumulate = boolArg("accumulate", false);
+    Type elt = xType.getElementType();
+    Value scattered;
+    if (accumulate && isa<FloatType>(elt)) {
+      // Float accumulation (an embedding's gradient through AOTAutograd):
+      // a scatter-add, O(updates x rest) with atomics, at any size. Half
+      // types sum in f32 and round once, as eager's CUDA kernel does.
+      Type wide = opmathType(elt);
+      Value summed = prim::ScatterAddOp::create(
+          b, loc, RankedTensorType::get({merged, restSize}, wide),
+          convert(values, wide), at);
+      scattered = convert(
+          prim::AddOp::create(b, loc, convert(rows, wide), summed), elt);
+    } else {
+      scattered = scatterRows(
         rows, at, values,
-        boolArg("accumulate", false)
-            ? std::optional(prim::ReductionKind::Sum)
-            : std::nullopt,
+        accumulate ? std::optional(prim::ReductionKind::Sum) : std::nullopt,
         /*includeSelf=*/true, /*mean=*/false);
+    }
     SmallVector<int64_t> frontShape;
     for (int64_t d : perm)
       frontShape.push_back(xType.getDimSize(d));

@@ -32,16 +32,14 @@ fx.graph @index_separated(%x: tensor<4x5x6xf32>, %i: tensor<2x1xi64>, %j: tensor
 
 // -----
 
-// x.index_put((i,), v, accumulate=True): every update against every row,
-// summed where it hits, added to the rows.
+// x.index_put((i,), v, accumulate=True) of floats: the updates (negative
+// indices wrapped) scatter-added into zeros, added to the rows: O(updates),
+// at any size.
 // CHECK-LABEL: func.func @index_put_accumulate
-// CHECK: %[[AT:.*]] = prim.broadcast_in_dim %{{.*}}, shape [3, 4, 6], dims [0] : tensor<3xi64>
-// CHECK: %[[IOTA:.*]] = prim.iota shape [3, 4, 6], dim 1 : i64
-// CHECK: %[[HIT:.*]] = prim.compare eq, %[[AT]], %[[IOTA]]
-// CHECK: %[[SEL:.*]] = prim.where %[[HIT]], %{{.*}}, %{{.*}} : tensor<3x4x6xi1>, tensor<3x4x6xf32>
-// CHECK: %[[SUM:.*]] = prim.reduce sum %[[SEL]], dims [0] : tensor<3x4x6xf32>
-// CHECK: %[[NEW:.*]] = prim.add %{{.*}}, %[[SUM]] : tensor<4x6xf32>
-// CHECK: prim.where %{{.*}}, %[[NEW]], %{{.*}} : tensor<4x6xi1>, tensor<4x6xf32>
+// CHECK: %[[AT:.*]] = prim.where %{{.*}}, %{{.*}}, %arg1 : tensor<3xi1>, tensor<3xi64>
+// CHECK: %[[ROWS:.*]] = prim.broadcast_in_dim %arg2, shape [3, 6], dims [1]
+// CHECK: %[[SUM:.*]] = prim.scatter_add %[[ROWS]][%[[AT]]] : tensor<3x6xf32>, tensor<3xi64> -> tensor<4x6xf32>
+// CHECK: prim.add %arg0, %[[SUM]] : tensor<4x6xf32>
 fx.graph @index_put_accumulate(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %v: tensor<6xf32>) -> tensor<4x6xf32> {
   %0 = fx.call_function "aten::index_put"(%x, %i, %v) {args = {accumulate = true}, tensor_arg_sizes = array<i32: 1, 1, 1>} : (tensor<4x6xf32>, tensor<3xi64>, tensor<6xf32>) -> tensor<4x6xf32>
   fx.output %0 : tensor<4x6xf32>

@@ -221,11 +221,14 @@ def test_integer_division_rounding(fresh_tc):
 @pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod",
                                 "trunc"])
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
-def test_integer_division_by_zero_raises_as_eager(fresh_tc, op, dtype):
+def test_integer_division_by_zero_raises_as_eager(fresh_tc, device, op,
+                                                  dtype):
     """An integer division by a zero tensor element raises eager's CPU
     error (RuntimeError: ZeroDivisionError) from the compiled graph, which
     computes the rest (and a flag on the divisors) in tc's kernels; with
     no zero, eager's values."""
+    if device != "cpu":
+        pytest.skip("eager raises on the CPU only")
     fn = {"floor_divide": lambda a, b: a // b + 1,
           "remainder": lambda a, b: torch.remainder(a, b) * 2,
           "fmod": lambda a, b: torch.fmod(a, b) - 1,
@@ -246,11 +249,15 @@ def test_integer_division_by_zero_raises_as_eager(fresh_tc, op, dtype):
 
 @pytest.mark.parametrize("op", ["embedding", "index_select", "gather",
                                 "index", "index_put"])
-def test_out_of_range_index_raises_as_eager(fresh_tc, op):
+def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):
     """An index out of range raises eager's error (IndexError; gather's
     RuntimeError) on the CPU instead of reading a clamped element: a flag
     on the indices computed in tc's kernels, checked on the host. In range
     (negative indices where the op takes them), eager's values."""
+    if device != "cpu":
+        # Eager's CUDA kernels assert on the device, which ends the
+        # process's CUDA context (every later test failed with it).
+        pytest.skip("eager's CUDA kernels assert on the device")
     fn = {"embedding": lambda x, i: torch.nn.functional.embedding(i, x) * 2,
           "index_select": lambda x, i: x.index_select(0, i) + 1,
           "gather": lambda x, i: torch.gather(x, 0, i[:, None].expand(4, 4))
@@ -295,11 +302,12 @@ def test_accumulating_index_put_is_a_scatter_add(fresh_tc, dtype):
     got, expected, *_ = run_both(f, g, i)
     # tc sums in f32 and rounds once; eager's bf16 CPU kernel rounds at
     # every addition. Both against the float64 sum: tc within the dtype's
-    # tolerance, eager no closer.
+    # tolerance, and in bf16 no farther than eager.
     exact = f(g.double(), i)
     torch.testing.assert_close(got, exact.to(dtype))
-    assert ((got.double() - exact).abs().max()
-            <= (expected.double() - exact).abs().max())
+    if dtype == torch.bfloat16:
+        assert ((got.double() - exact).abs().max()
+                <= (expected.double() - exact).abs().max())
 
 
 def test_integer_overflow_wraps(fresh_tc):
@@ -338,11 +346,14 @@ def test_trigonometry_of_large_arguments(fresh_tc, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("bounds", [(-3.0, 3.0), (0.0, 0.0), (-1.7, 2.3)])
-def test_histc_bins_as_eager(fresh_tc, dtype, bounds):
+def test_histc_bins_as_eager(fresh_tc, device, dtype, bounds):
     """histc puts each value in eager's bin at every size: its arithmetic,
     (x - min) * bins / (max - min) in the input's type (in f64, 2 of 262144
     normal values landed in the neighbouring bin). NaNs and values outside
     the range count nowhere; the last bin is closed."""
+    if device != "cpu":
+        pytest.skip("on a GPU tc leaves histc to eager "
+                    "(test_cuda_sizes.py::test_histc_runs_in_eager)")
     torch.manual_seed(0)
     x = torch.randn(262144, dtype=dtype)
     if bounds[0] != bounds[1]:
@@ -357,9 +368,11 @@ def test_histc_bins_as_eager(fresh_tc, dtype, bounds):
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
-def test_histc_of_half_types_runs_in_eager(fresh_tc):
+def test_histc_of_half_types_runs_in_eager(fresh_tc, device):
     """Eager counts a half-type histogram in the half type (its counts
     stop growing at 256 for bf16): tc leaves it to eager, same values."""
+    if device != "cpu":
+        pytest.skip("eager's CUDA histc takes no bfloat16")
     x = torch.randn(100000).bfloat16()
     got, expected, *_ = run_both(lambda x: torch.histc(x, 10, -3, 3), x,
                                  compiled="none")

@@ -279,7 +279,8 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
         all_tc = (counters["graphs_compiled"] > 0
                   and counters["ops_eager"] == 0
                   and counters["fallback_graphs"] == 0
-                  and counters["runtime_fallbacks"] == 0)
+                  and counters["runtime_fallbacks"] == 0
+                  and counters["guard_reruns"] == 0)
         if not all_tc and status == "tc":
             status = "eager"
             reason = ("no graph reached tc" if counters["graphs_compiled"] == 0
@@ -287,7 +288,8 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
                       f"{counters['ops_eager']} ops, "
                       f"{counters['fallback_graphs']} graphs and "
                       f"{counters['runtime_fallbacks']} run-time "
-                      "fallbacks in eager")
+                      f"fallbacks and {counters['guard_reruns']} guard "
+                      "reruns in eager")
             if first.message:
                 reason += f"; first: {first.message}"
     result = {"status": status, "samples": len(runnable)}

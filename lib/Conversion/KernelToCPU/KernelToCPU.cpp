@@ -94,17 +94,29 @@ kernel::ReduceOp KernelLowering::columnReduction() {
       !reduce.getSize().getDefiningOp<arith::ConstantOp>() ||
       !reduce.getInit().getDefiningOp<arith::ConstantOp>())
     return {};
-  // The column is the last index, or added to it (a row-major buffer
-  // read through a linear position: r * width + column).
+  // A load that walks down a column: the column is its last index, or is
+  // added to it (a row-major buffer read at r * width + column), and the
+  // reduction's row is in another index or in that sum.
+  Value row = reduce.getBody().getArgument(0);
+  auto usesRow = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return v == row || (def && llvm::is_contained(def->getOperands(), row));
+  };
   bool readsColumns = false;
   reduce.getBody().walk([&](memref::LoadOp load) {
     if (load.getIndices().empty())
       return;
     Value last = load.getIndices().back();
-    auto add = last.getDefiningOp<arith::AddIOp>();
-    if (last == column ||
-        (add && (add.getLhs() == column || add.getRhs() == column)))
-      readsColumns = true;
+    if (last == column) {
+      readsColumns |= llvm::any_of(load.getIndices().drop_back(), usesRow);
+      return;
+    }
+    if (auto add = last.getDefiningOp<arith::AddIOp>()) {
+      if (add.getLhs() == column)
+        readsColumns |= usesRow(add.getRhs());
+      else if (add.getRhs() == column)
+        readsColumns |= usesRow(add.getLhs());
+    }
   });
   return readsColumns ? reduce : kernel::ReduceOp();
 }

@@ -57,3 +57,24 @@ kernel.kernel @row_sum(%x: memref<32x1000xf32>, %out: memref<32xf32>) attributes
   memref.store %s, %out[%c] : memref<32xf32>
   kernel.return
 }
+
+// -----
+
+// A row reduction that also reads a value of its own point (w[c], not
+// walking down a column) keeps one point at a time.
+// CHECK-LABEL: func.func @row_sum_scaled
+// CHECK-NOT: memref.alloca
+kernel.kernel @row_sum_scaled(%x: memref<32x1000xf32>, %w: memref<32xf32>, %out: memref<32xf32>) attributes {domain = array<i64: 32>} {
+  %zero = arith.constant 0.0 : f32
+  %c1000 = arith.constant 1000 : index
+  %c = kernel.index 0
+  %s = kernel.reduce add %c1000 init %zero : f32 {
+  ^bb0(%r: index):
+    %v = memref.load %x[%c, %r] : memref<32x1000xf32>
+    %k = memref.load %w[%c] : memref<32xf32>
+    %p = arith.mulf %v, %k : f32
+    kernel.yield %p : f32
+  }
+  memref.store %s, %out[%c] : memref<32xf32>
+  kernel.return
+}

@@ -29,6 +29,17 @@ def device(request):
         torch.set_default_device(None)
 
 
+def _aten_ops_run(fn, *args):
+    """`fn(*args)` and the names of the ATen ops that ran in it, by
+    PyTorch's profiler (a dispatch mode would make Dynamo run the frame in
+    eager instead of the compiled graph)."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities) as profile:
+        result = fn(*args)
+    return result, {e.name for e in profile.events()
+                    if e.name.startswith("aten::")}
+
+
 def run_both(fn, *args, compiled="all"):
     """Runs `fn` eagerly and through tc on copies of `args`; returns both
     results and both argument lists (after any mutation)."""
@@ -296,8 +307,8 @@ def test_accumulating_index_put_is_a_scatter_add(fresh_tc, dtype):
     i[::7] = torch.randint(0, vocab, (len(i[::7]),))
 
     def f(g, i):
-        return torch.ops.aten.embedding_dense_backward(g, i, vocab, -1,
-                                                       False)
+        table = torch.zeros(vocab, width, dtype=g.dtype, device=g.device)
+        return torch.index_put(table, (i,), g, accumulate=True)
 
     got, expected, *_ = run_both(f, g, i)
     # tc sums in f32 and rounds once; eager's bf16 CPU kernel rounds at
@@ -308,6 +319,28 @@ def test_accumulating_index_put_is_a_scatter_add(fresh_tc, dtype):
     if dtype == torch.bfloat16:
         assert ((got.double() - exact).abs().max()
                 <= (expected.double() - exact).abs().max())
+
+
+def test_embedding_gradient_keeps_eagers_kernel_on_the_cpu(fresh_tc,
+                                                           device):
+    """embedding_dense_backward decomposes to zeros and an accumulating
+    index_put, which tc compiles on a GPU (a scatter-add) but not at this
+    size on the CPU: there the op keeps its node and eager's one kernel
+    runs (the pair had run at 2.4x its time)."""
+    g = torch.randn(4096, 64)
+    i = torch.randint(0, 50257, (4096,))
+    f = torch.compile(lambda g, i: torch.ops.aten.embedding_dense_backward(
+        g, i, 50257, -1, False), backend="tc")
+    f(g, i)
+    got, ran = _aten_ops_run(f, g, i)
+    expected = torch.ops.aten.embedding_dense_backward(g, i, 50257, -1,
+                                                       False)
+    torch.testing.assert_close(got, expected)
+    if device == "cpu":
+        assert "aten::embedding_dense_backward" in ran, ran
+        assert "aten::index_put" not in ran, ran
+    else:
+        assert tc.counters["kernels"] > 0 and tc.counters["ops_eager"] == 0
 
 
 def test_integer_overflow_wraps(fresh_tc):
@@ -384,26 +417,14 @@ def test_graph_tc_leaves_to_eager_runs_the_users_ops(fresh_tc):
     """A graph of which tc compiles nothing runs Dynamo's graph: the user's
     own ops, not the ATen decompositions tc traced (an integer index_add
     traced to index_put ran at 2.4x eager's index_add on the CPU)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Ops(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.seen = set()
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.add(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
-
     # uint8, a dtype tc does not compile: addcmul traces to mul, mul, add.
     x = torch.randint(0, 9, (64, 8), dtype=torch.uint8)
     f = torch.compile(lambda x: torch.addcmul(x, x, x, value=2),
                       backend="tc")
     f(x)
     assert tc.counters["fallback_graphs"] == 1
-    with Ops() as ops:
-        got = f(x)
-    assert ops.seen == {"addcmul"}, ops.seen
+    got, ran = _aten_ops_run(f, x)
+    assert ran == {"aten::addcmul"}, ran
     torch.testing.assert_close(got, torch.addcmul(x, x, x, value=2))
 
 

@@ -343,6 +343,23 @@ def test_embedding_gradient_keeps_eagers_kernel_on_the_cpu(fresh_tc,
         assert tc.counters["kernels"] > 0 and tc.counters["ops_eager"] == 0
 
 
+def test_long_and_column_reductions(fresh_tc):
+    """Reductions long enough to split across threads (a full sum of 1M
+    elements: partial sums, then their sum) and down columns (the CPU runs
+    blocks of 64 columns row by row; an odd width leaves a partial block),
+    with work before and after the reduction, match eager."""
+    x = torch.randn(1 << 20)
+    m = torch.randn(3000, 301)
+
+    def f(x, m):
+        return (x.sum(), x.abs().amax(), (x * 2).mean(),
+                m.sum(0), (m * m + 1).mean(0).sqrt(), m.amax(0),
+                m.view(-1).view(3000, 301).sum(0))
+
+    got, expected, *_ = run_both(f, x, m)
+    same(got, expected, rtol=1e-4, atol=1e-3)
+
+
 def test_integer_overflow_wraps(fresh_tc):
     """Integer arithmetic wraps around in two's complement, as eager's."""
     def f(a, b, c):

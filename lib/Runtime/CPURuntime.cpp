@@ -272,7 +272,9 @@ static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
                              buildDecomposePipeline(pm, decompose);
                            }},
                           {"kernel",
-                           [](OpPassManager &pm) { buildFusePipeline(pm); }},
+                           [&](OpPassManager &pm) {
+                             buildFusePipeline(pm, FuseOptions::cpu(decompose));
+                           }},
                           {"loops", buildCPULoopsPipeline}};
   for (const Stage &stage : stages) {
     PassManager pm(&context);

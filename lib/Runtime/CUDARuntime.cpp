@@ -880,6 +880,9 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
   impl->program = GPUProgram::compile(
       source, "CUDA",
       [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
+      [&](OpPassManager &pm) {
+        buildGPUFusePipeline(pm, *options, /*cuda=*/true);
+      },
       [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
       [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); },
       keepStageIR, diagnostics, cacheDir, pipelineOptions);

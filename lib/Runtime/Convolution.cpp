@@ -17,8 +17,16 @@ ConvCall::get(kernel::ConvOp op, const llvm::DenseMap<Value, int64_t> &ids) {
   call.input = ids.lookup(op.getInput());
   call.weight = ids.lookup(op.getWeight());
   call.output = ids.lookup(op.getOutput());
-  auto shape = [](Value v) {
-    return SmallVector<int64_t>(cast<MemRefType>(v.getType()).getShape());
+  call.channelsLast = op.getChannelsLast();
+  auto shape = [&](Value v) {
+    ArrayRef<int64_t> sizes = cast<MemRefType>(v.getType()).getShape();
+    SmallVector<int64_t> out(sizes);
+    if (call.channelsLast) {
+      // (N, spatial..., C) -> (N, C, spatial...).
+      out.erase(out.end() - 1);
+      out.insert(out.begin() + 1, sizes.back());
+    }
+    return out;
   };
   call.inputShape = shape(op.getInput());
   call.weightShape = shape(op.getWeight());
@@ -43,15 +51,27 @@ ConvCall::get(kernel::ConvOp op, const llvm::DenseMap<Value, int64_t> &ids) {
   return call;
 }
 
-namespace {
-
-/// Row-major strides of `shape`.
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
+SmallVector<int64_t> runtime::convStrides(ArrayRef<int64_t> shape,
+                                          bool channelsLast) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  // The dimensions from outermost to innermost in memory.
+  SmallVector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d)
+    order.push_back(d);
+  if (channelsLast && rank > 2) {
+    order.erase(order.begin() + 1);
+    order.push_back(1);
+  }
+  SmallVector<int64_t> strides(rank, 1);
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    strides[order[i]] = stride;
+    stride *= shape[order[i]];
+  }
   return strides;
 }
+
+namespace {
 
 /// Calls `fn(point)` for every point (a multi-index) of `shape`, in
 /// row-major order.
@@ -82,9 +102,9 @@ void referenceConv(
   ArrayRef<int64_t> inSpace = ArrayRef<int64_t>(c.inputShape).drop_front(2),
                     kSpace = ArrayRef<int64_t>(c.weightShape).drop_front(2),
                     outSpace = ArrayRef<int64_t>(c.outputShape).drop_front(2);
-  SmallVector<int64_t> xs = stridesOf(c.inputShape),
-                       ws = stridesOf(c.weightShape),
-                       ys = stridesOf(c.outputShape);
+  SmallVector<int64_t> xs = convStrides(c.inputShape, c.channelsLast),
+                       ws = convStrides(c.weightShape, c.channelsLast),
+                       ys = convStrides(c.outputShape, c.channelsLast);
   // The input offset (within a channel) that output point `p` reads at
   // kernel point `k`, or -1 in the padding.
   auto inputOffset = [&](ArrayRef<int64_t> p, ArrayRef<int64_t> k) {
@@ -128,7 +148,9 @@ void referenceConv(
     parallelFor(n * c.groups, [&](int64_t job) {
       int64_t b = job / c.groups, g = job % c.groups;
       for (int64_t ci = 0; ci < perGroup; ++ci)
-        std::fill_n(x + b * xs[0] + (g * perGroup + ci) * xs[1], xs[1], T(0));
+        forEachPoint(inSpace, [&](ArrayRef<int64_t> p) {
+          x[b * xs[0] + (g * perGroup + ci) * xs[1] + offsetIn(p, xs)] = T(0);
+        });
       for (int64_t o = g * outPerGroup; o < (g + 1) * outPerGroup; ++o)
         forEachPoint(outSpace, [&](ArrayRef<int64_t> p) {
           T dy = y[b * ys[0] + o * ys[1] + offsetIn(p, ys)];

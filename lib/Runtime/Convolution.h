@@ -36,12 +36,19 @@ struct ConvCall {
   SmallVector<int64_t> stride, padding, dilation;
   int64_t groups;
   ConvElement element;
+  /// The shapes above are by PyTorch's dimension order (N, C, spatial...);
+  /// with `channelsLast` the buffers hold channels innermost.
+  bool channelsLast = false;
 
   /// `op`'s call with buffer ids from `ids`; an error at `op` for element
   /// types no runtime takes.
   static FailureOr<ConvCall> get(kernel::ConvOp op,
                                  const llvm::DenseMap<Value, int64_t> &ids);
 };
+
+/// The element strides of a buffer of `shape` (by PyTorch's dimension
+/// order) laid out channels-first (row-major) or channels-last.
+SmallVector<int64_t> convStrides(ArrayRef<int64_t> shape, bool channelsLast);
 
 /// Runs `call` (f32 or f64) on `ptrs` (the buffers by id) with plain loops,
 /// the independent parts through `parallelFor(count, body)`.

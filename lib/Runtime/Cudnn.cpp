@@ -25,7 +25,7 @@ namespace {
 using Handle = void *;
 using Desc = void *;
 constexpr int kFloat = 0, kDouble = 1, kHalf = 2, kBFloat16 = 9;
-constexpr int kNCHW = 0, kCrossCorrelation = 1;
+constexpr int kNCHW = 0, kNHWC = 1, kCrossCorrelation = 1;
 constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
 
 // Graph API: descriptor kinds, attribute value types and names.
@@ -245,10 +245,14 @@ SmallVector<T> spatial2d(ArrayRef<int64_t> values, int64_t fill,
   return out;
 }
 
-template <typename T> SmallVector<T> rowMajorStrides(ArrayRef<T> shape) {
-  SmallVector<T> out(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-    out[d] = out[d + 1] * shape[d + 1];
+/// The strides of a tensor of `dims` (PyTorch's dimension order) in the
+/// call's layout.
+template <typename T>
+SmallVector<T> stridesOf(ArrayRef<T> dims, bool channelsLast) {
+  SmallVector<int64_t> wide(dims.begin(), dims.end());
+  SmallVector<T> out;
+  for (int64_t stride : runtime::convStrides(wide, channelsLast))
+    out.push_back(static_cast<T>(stride));
   return out;
 }
 
@@ -309,14 +313,15 @@ bool CudnnConvolution::planLegacy(bool allowTF32, std::string &error) {
   };
   if (!check(c->createTensor(&x), "cudnnCreateTensorDescriptor") ||
       !check(c->setTensor(x, dataType, rank, xDims.data(),
-                          rowMajorStrides<int>(xDims).data()),
+                          stridesOf<int>(xDims, call.channelsLast).data()),
              "cudnnSetTensorNdDescriptor (input)") ||
       !check(c->createTensor(&y), "cudnnCreateTensorDescriptor") ||
       !check(c->setTensor(y, dataType, rank, yDims.data(),
-                          rowMajorStrides<int>(yDims).data()),
+                          stridesOf<int>(yDims, call.channelsLast).data()),
              "cudnnSetTensorNdDescriptor (output)") ||
       !check(c->createFilter(&w), "cudnnCreateFilterDescriptor") ||
-      !check(c->setFilter(w, dataType, kNCHW, rank, wDims.data()),
+      !check(c->setFilter(w, dataType, call.channelsLast ? kNHWC : kNCHW,
+                          rank, wDims.data()),
              "cudnnSetFilterNdDescriptor") ||
       !check(c->createConv(&conv), "cudnnCreateConvolutionDescriptor") ||
       !check(c->setConv(conv, rank - 2, pad.data(), stride.data(),
@@ -410,7 +415,7 @@ bool CudnnConvolution::planGraph(bool allowTF32) {
   }
   auto tensor = [&](ArrayRef<int64_t> shape, int64_t uid) -> Desc {
     auto dims = spatial2d<int64_t>(shape, 1, 2);
-    auto strides = rowMajorStrides<int64_t>(dims);
+    auto strides = stridesOf<int64_t>(dims, call.channelsLast);
     Desc t = make(kTensorDesc);
     bool ok = t && set(t, kTensorDataType, kTypeDataType, 1, &dataType) &&
               set(t, kTensorDims, kTypeInt64, dims.size(), dims.data()) &&

@@ -289,6 +289,7 @@ static std::string printIR(ModuleOp module) {
 std::unique_ptr<GPUProgram> GPUProgram::compile(
     StringRef source, StringRef platform,
     const std::function<void(OpPassManager &)> &decompose,
+    const std::function<void(OpPassManager &)> &fuse,
     const std::function<void(OpPassManager &)> &lowerKernels,
     const std::function<void(OpPassManager &)> &lowerToBinary,
     bool keepStageIR, std::string &diagnostics, StringRef cacheDir,
@@ -310,7 +311,8 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
       }
   }
   std::unique_ptr<GPUProgram> program = compileUncached(
-      source, platform, decompose, lowerKernels, lowerToBinary, keepStageIR,
+      source, platform, decompose, fuse, lowerKernels, lowerToBinary,
+      keepStageIR,
       diagnostics);
   if (program && !cacheName.empty())
     runtime::writeCacheFile(cacheDir, cacheName, program->serialize());
@@ -320,6 +322,7 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
 std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
     StringRef source, StringRef platform,
     const std::function<void(OpPassManager &)> &decompose,
+    const std::function<void(OpPassManager &)> &fuse,
     const std::function<void(OpPassManager &)> &lowerKernels,
     const std::function<void(OpPassManager &)> &lowerToBinary,
     bool keepStageIR, std::string &diagnostics) {
@@ -368,10 +371,7 @@ std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
   using Build = std::function<void(OpPassManager &)>;
   const std::pair<const char *, Build> stages[] = {
       {"prim", decompose},
-      {"kernel",
-       [&](OpPassManager &pm) {
-         buildFusePipeline(pm, FuseOptions::gpu(platform == "CUDA"));
-       }},
+      {"kernel", fuse},
       {"gpu", lowerKernels},
       {"schedule", lowerToBinary}};
   for (const auto &[name, build] : stages) {
@@ -439,7 +439,7 @@ std::string GPUProgram::serialize() const {
       const runtime::ConvCall &c = *step.conv;
       os << "conv " << static_cast<int64_t>(c.kind) << " " << c.input << " "
          << c.weight << " " << c.output << " " << c.groups << " "
-         << static_cast<int64_t>(c.element);
+         << static_cast<int64_t>(c.element) << " " << c.channelsLast;
       for (ArrayRef<int64_t> values :
            {ArrayRef<int64_t>(c.inputShape), ArrayRef<int64_t>(c.weightShape),
             ArrayRef<int64_t>(c.outputShape), ArrayRef<int64_t>(c.stride),
@@ -535,7 +535,7 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
              static_cast<GemmElement>(n[6]), n[7], n[8], n[9], n[10],
              static_cast<unsigned>(n[11]) & 15u};
       program->steps.push_back({std::nullopt, g, std::nullopt});
-    } else if (tag == "conv" && n.size() >= 6) {
+    } else if (tag == "conv" && n.size() >= 7) {
       runtime::ConvCall c;
       c.kind = static_cast<kernel::ConvKind>(n[0]);
       c.input = n[1];
@@ -543,7 +543,8 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
       c.output = n[3];
       c.groups = n[4];
       c.element = static_cast<runtime::ConvElement>(n[5]);
-      size_t at = 6;
+      c.channelsLast = n[6] != 0;
+      size_t at = 7;
       if (!takeList(at, c.inputShape) || !takeList(at, c.weightShape) ||
           !takeList(at, c.outputShape) || !takeList(at, c.stride) ||
           !takeList(at, c.padding) || !takeList(at, c.dilation) ||

@@ -36,7 +36,7 @@ namespace mlir::tc::gpu_runtime {
 
 /// Bump whenever the cached program's format or the generated code
 /// changes without a rebuild of tc (runtime::buildIdentity covers those).
-inline constexpr const char *kGPUCacheVersion = "tc-gpu-cache-2";
+inline constexpr const char *kGPUCacheVersion = "tc-gpu-cache-3";
 
 // A program compiled with the graph's symbolic size `s` (a batch size; see
 // docs/DynamicShapes.md) runs at any value of it: the sizes marked per
@@ -123,13 +123,15 @@ struct GPUProgram {
   std::map<std::string, double> compileSeconds;
 
   /// Compiles `source` (a module holding one fx.graph) through `decompose`
-  /// (the platform's fx -> prim stage), the shared stages and then
+  /// and `fuse` (the platform's fx -> prim and prim -> kernel stages),
+  /// `lowerKernels` and then
   /// `lowerToBinary` (the platform's gpu.module -> binary
   /// pipeline). `platform` names the target in diagnostics. Returns null and
   /// sets `diagnostics` on failure.
   static std::unique_ptr<GPUProgram>
   compile(StringRef source, StringRef platform,
           const std::function<void(OpPassManager &)> &decompose,
+          const std::function<void(OpPassManager &)> &fuse,
           const std::function<void(OpPassManager &)> &lowerKernels,
           const std::function<void(OpPassManager &)> &lowerToBinary,
           bool keepStageIR, std::string &diagnostics,
@@ -145,6 +147,7 @@ struct GPUProgram {
   static std::unique_ptr<GPUProgram>
   compileUncached(StringRef source, StringRef platform,
                   const std::function<void(OpPassManager &)> &decompose,
+                  const std::function<void(OpPassManager &)> &fuse,
                   const std::function<void(OpPassManager &)> &lowerKernels,
                   const std::function<void(OpPassManager &)> &lowerToBinary,
                   bool keepStageIR, std::string &diagnostics);

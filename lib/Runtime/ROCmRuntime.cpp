@@ -297,6 +297,9 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
   impl->program = GPUProgram::compile(
       source, "ROCm",
       [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
+      [&](OpPassManager &pm) {
+        buildGPUFusePipeline(pm, *options, /*cuda=*/false);
+      },
       [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
       [&](OpPassManager &pm) { buildROCmBinaryPipeline(pm, *options); },
       keepStageIR, diagnostics, cacheDir, pipelineOptions);

@@ -305,9 +305,11 @@ def _pipeline(device: torch.device, text: str,
 
 def _split_options(options: str) -> str:
     """The options of tc-split-training-pipeline that a target pipeline's
-    `options` imply: whether convolutions are expanded before autodiff."""
+    `options` imply: whether convolutions are expanded before autodiff, and
+    which run channels-last (before the partition)."""
     return " ".join(token for token in options.split()
-                    if token.startswith("expand-convolutions="))
+                    if token.startswith(("expand-convolutions=",
+                                         "channels-last=")))
 
 
 # ============================================================================

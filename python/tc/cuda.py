@@ -117,6 +117,12 @@ def chip(device: torch.device) -> str:
     return f"sm_{major}{minor}"
 
 
+def library_convolutions() -> bool:
+    """Whether convolutions run on cuDNN (kernel.conv: grouped ones too)
+    rather than as matrix products of windows: where PyTorch has cuDNN."""
+    return torch.version.hip is None and torch.backends.cudnn.is_available()
+
+
 def pipeline_options(device: torch.device) -> str:
     """tc-cuda-pipeline's options for `device`."""
     toolkit, libdevice, fmt = toolchain()
@@ -125,8 +131,12 @@ def pipeline_options(device: torch.device) -> str:
     # Convolutions run on cuDNN where PyTorch has it (kernel.conv), with
     # TF32 as PyTorch's own convolutions allow it; elsewhere they are
     # matrix products of windows.
-    if torch.backends.cudnn.is_available():
+    if library_convolutions():
         options["expand-convolutions"] = "false"
+        # f16/bf16 ones channels-last, cuDNN's fast layout (also in the
+        # training split, whose forward then saves channels-last
+        # activations).
+        options["channels-last"] = "half"
         options["allow-tf32"] = str(
             bool(torch.backends.cudnn.allow_tf32)).lower()
     # TC_CUDA_CHECKS=1: kernels check alignment and bounds, and name the

@@ -461,9 +461,19 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     if name == "aten::convolution":
         if isinstance(val, torch.Tensor) and not val.dtype.is_floating_point:
             return False, "integer convolutions are not supported"
-        if bound.get("groups", 1) != 1:
-            return False, "grouped convolutions are not supported yet"
+        if bound.get("groups", 1) != 1 and not (
+                isinstance(val, torch.Tensor) and val.device.type == "cuda"
+                and _library_convolutions()):
+            # tc-expand-convolutions writes one group as a matrix product;
+            # cuDNN takes any.
+            return False, ("grouped convolutions need cuDNN (tc expands "
+                           "convolutions of one group elsewhere)")
     return True, ""
+
+
+def _library_convolutions() -> bool:
+    from tc import cuda
+    return cuda.library_convolutions()
 
 
 def _numel(value: Any) -> int:

@@ -218,3 +218,145 @@ def test_accumulating_index_put(fresh_tc, dtype):
     exact = torch.ops.aten.embedding_dense_backward(g.double(), i, 50257, -1,
                                                     False)
     torch.testing.assert_close(got, exact.to(dtype))
+
+
+# Convolutions: half-precision 2-d convolutions run channels-last on cuDNN
+# (tc-channels-last-convolutions), with the batch norms, activations,
+# pooling and residual adds between them.
+
+
+def channels_last_convolutions(fn, *args):
+    """Compiles `fn` with the kernel stage's IR kept; how many library
+    convolutions ran channels-last and how many did not."""
+    import tc.compiler
+    import tc.logs
+    torch._dynamo.reset()
+    tc.compiler._cache.clear()
+    tc.logs.set_logs("output_code")
+    try:
+        out = torch.compile(fn, backend="tc")(*args)
+        if out.requires_grad:  # a training graph's backward half too
+            out.backward()
+    finally:
+        tc.logs.set_logs()
+    kernels = "".join(native.stage_ir.get("kernel", "")
+                      for native in tc.compiler._cache.values())
+    calls = [line for line in kernels.splitlines() if "kernel.conv" in line]
+    last = sum("channels_last" in line for line in calls)
+    return last, len(calls) - last
+
+
+def bottleneck(width, out, stride, dtype):
+    """A ResNet-50 bottleneck block (eval mode): 1x1, 3x3 (strided), 1x1,
+    batch norms, ReLUs and the projected shortcut."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(out, width, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(width)
+            self.c2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(width)
+            self.c3 = nn.Conv2d(width, out, 1, bias=False)
+            self.b3 = nn.BatchNorm2d(out)
+            self.down = nn.Sequential(
+                nn.Conv2d(out, out, 1, stride, bias=False),
+                nn.BatchNorm2d(out))
+
+        def forward(self, x):
+            y = torch.relu(self.b1(self.c1(x)))
+            y = torch.relu(self.b2(self.c2(y)))
+            return torch.relu(self.b3(self.c3(y)) + self.down(x))
+
+    torch.manual_seed(0)
+    block = Block().cuda().to(dtype).eval()
+    for bn in (block.b1, block.b2, block.b3, block.down[1]):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    return block
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch,width,out,size,stride", [
+    (32, 64, 256, 56, 1), (16, 128, 512, 28, 2), (8, 96, 200, 15, 2)],
+    ids=["layer1", "layer2", "odd"])
+def test_bottleneck_channels_last(fresh_tc, dtype, batch, width, out, size,
+                                  stride):
+    """ResNet-50's bottleneck at its real sizes (and odd ones), in eval
+    mode: eager's output at the dtype's tolerance (cuDNN picks other
+    algorithms for the two layouts), every convolution channels-last."""
+    block = bottleneck(width, out, stride, dtype).requires_grad_(False)
+    x = randn(batch, out, size, size, dtype=dtype)
+    check(block, x, atol=0.05, rtol=0.02)
+    assert channels_last_convolutions(block, x) == (4, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_stem_and_pooling_channels_last(fresh_tc, dtype):
+    """ResNet's stem: a 7x7 stride-2 convolution of 3 channels (no multiple
+    of 8), batch norm, ReLU, 3x3 max pooling, then a global average and a
+    linear layer, on a sliced (offset) input."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.MaxPool2d(3, 2, 1), nn.Conv2d(64, 64, 3, 1, 1),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10),
+    ).cuda().to(dtype).eval().requires_grad_(False)
+    x = randn(16, 3, 225, 224, dtype=dtype)[:, :, 1:]
+    check(model, x, atol=0.05, rtol=0.02)
+    assert channels_last_convolutions(model, x) == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("groups", [4, 96], ids=["grouped", "depthwise"])
+def test_grouped_convolutions_channels_last(fresh_tc, dtype, groups):
+    """Grouped and depthwise convolutions (MobileNet's, ResNeXt's) with a
+    SiLU, channels-last."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(96, 96, 3, 1, 1, groups=groups).cuda().to(dtype)
+    x = randn(16, 96, 31, 29, dtype=dtype)
+    check(lambda x: F.silu(conv(x)), x, atol=0.05, rtol=0.02)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bottleneck_training_channels_last(fresh_tc, dtype):
+    """The bottleneck in training mode (batch statistics), forward and
+    backward: both convolution gradients channels-last too. Eager's loss,
+    and gradients as close to an f32 copy's as eager's half-precision
+    ones are (batch norm's gradients sum 12544 positions, rounded in
+    another order)."""
+    import copy
+    block = bottleneck(64, 256, 1, dtype).train()
+    reference = copy.deepcopy(block).float()
+    x = randn(16, 256, 28, 28, dtype=dtype).requires_grad_()
+    x32 = x.detach().float().requires_grad_()
+    reference(x32).float().square().mean().backward()
+    exact = [p.grad for p in (x32, *reference.parameters())]
+    params = [x, *block.parameters()]
+
+    def loss(x):
+        return block(x).float().square().mean()
+
+    def error(got, want):
+        return float((got.float() - want).norm() / want.norm())
+
+    expected = loss(x)
+    expected.backward()
+    eager = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    torch._dynamo.reset()
+    tc.reset_counters()
+    got = torch.compile(loss, backend="tc")(x)
+    got.backward()
+    torch.testing.assert_close(got, expected, atol=0.02, rtol=0.02)
+    for p, e, want in zip(params, eager, exact):
+        assert error(p.grad, want) <= 2 * error(e, want) + 0.01, (
+            tuple(p.shape), error(p.grad, want), error(e, want))
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+    # 4 forward convolutions, 4 weight and 4 input gradients.
+    assert channels_last_convolutions(loss, x) == (12, 0)

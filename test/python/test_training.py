@@ -353,11 +353,21 @@ def test_library_convolution_gradients_match_eager(fresh_tc, monkeypatch,
     assert _library_convolutions_compiled("prim.convolution_backward_weight")
 
 
-def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch):
+@pytest.mark.parametrize("layout", ["", "channels-last=all"],
+                         ids=["channels_first", "channels_last"])
+def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
+                                               request, layout):
     """Two SGD steps of a small network (convolutions, batch norm, ReLU,
     max pooling, a residual add, linear) with library convolutions: eager's
-    losses and weights."""
-    monkeypatch.setenv("TC_CPU_OPTIONS", _LIBRARY_CONVOLUTIONS)
+    losses and weights. Channels-last (what CUDA runs half-precision
+    convolutions as): the convolutions, their gradients, and the batch
+    norms, pooling and residual add between them on (N, H, W, C) tensors."""
+    import tc.compiler
+    import tc.logs
+    monkeypatch.setenv("TC_CPU_OPTIONS", f"{_LIBRARY_CONVOLUTIONS} {layout}")
+    if layout:
+        tc.logs.set_logs("output_code")
+        request.addfinalizer(tc.logs.set_logs)
 
     class Net(nn.Module):
         def __init__(self):
@@ -397,3 +407,11 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch):
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert _library_convolutions_compiled("prim.convolution_backward_input")
+    if layout:
+        calls = [line for native in tc.compiler._cache.values()
+                 for line in native.stage_ir.get("kernel", "").splitlines()
+                 if "kernel.conv" in line]
+        # Two forward convolutions, and both gradients of the second (the
+        # first's input needs none).
+        assert len(calls) == 5
+        assert all("channels_last" in line for line in calls), calls

@@ -165,6 +165,26 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def NarrowIndexDivisionPass
+    : Pass<"tc-gpu-narrow-index-division", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Index division and remainder in 32 bits where values fit";
+  let description = [{
+    Kernels compute the coordinates of a flattened index with `divui` and
+    `remui` on `index`, 64 bits on GPUs, where a 64-bit division or
+    remainder, even by a constant, is a long instruction sequence: a
+    reduction over N, H, W of a channels-last tensor (flattened into one
+    range by tc-split-reductions) spent more time dividing than loading.
+    Where integer range analysis (the functions' known block and grid
+    sizes, static trip counts and constants) proves both operands below
+    2^31, the operation runs on i32 between `index_castui`s.
+
+    (Upstream's `arith-int-range-narrowing` narrows every operation this
+    way, but also narrows a shift by 32 of a value it proves below 2^32 to
+    an i32 shift by 32: poison, on which LLVM deletes the kernel.)
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def NVVMDivFullPass : Pass<"tc-nvvm-div-full", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower f32 divisions of NVVM kernels to PTX div.full.f32";
   let description = [{

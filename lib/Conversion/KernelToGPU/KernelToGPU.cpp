@@ -543,6 +543,13 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(schedule.block), 1, 1}));
+  // A static grid bounds every thread's index, which lets
+  // arith-int-range-narrowing compute index arithmetic in 32 bits (64-bit
+  // division and remainder are long instruction sequences on GPUs: batch
+  // norm's flattened N, H, W rows divided them per element).
+  if (!schedule.symbolic && schedule.grid <= INT32_MAX)
+    func.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(schedule.grid), 1, 1}));
   // A launch's buffers never overlap (distinct tensors, and arena slots
   // live at the same launch are disjoint): loads may move past stores and
   // read-only buffers go through the non-coherent cache.

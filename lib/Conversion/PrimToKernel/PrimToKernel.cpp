@@ -148,6 +148,7 @@ struct Conv {
   Value grad, other; // the gradients' operands; the forward's input, weight
   DenseI64ArrayAttr stride, padding, dilation;
   IntegerAttr groups;
+  UnitAttr channelsLast;
 };
 
 /// A value that several kernels would inline is realized instead when
@@ -274,7 +275,7 @@ LogicalResult FusionPlan::build() {
     convs.try_emplace(op.getResult(),
                       Conv{kind, op.getLoc(), a, b, op.getStrideAttr(),
                            op.getPaddingAttr(), op.getDilationAttr(),
-                           op.getGroupsAttr()});
+                           op.getGroupsAttr(), op.getChannelsLastAttr()});
   };
   func.walk([&](prim::ConvolutionOp op) {
     addConv(op, kernel::ConvKind::Forward, op.getInput(), op.getWeight());
@@ -1997,7 +1998,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
           sb, conv->loc,
           kernel::ConvKindAttr::get(sb.getContext(), conv->kind), input,
           weight, output, conv->stride, conv->padding, conv->dilation,
-          conv->groups);
+          conv->groups, conv->channelsLast);
       continue;
     }
     if (v.getDefiningOp<prim::ScatterAddOp>()) {

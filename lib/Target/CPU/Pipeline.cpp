@@ -17,6 +17,20 @@
 
 using namespace mlir;
 
+/// tc-channels-last-convolutions in `mode` (nothing when off).
+static void addChannelsLastPasses(OpPassManager &pm,
+                                  tc::ChannelsLastMode mode) {
+  if (mode == tc::ChannelsLastMode::Off)
+    return;
+  tc::prim::ChannelsLastConvolutionsPassOptions layout;
+  layout.allFloats = mode == tc::ChannelsLastMode::All;
+  pm.addNestedPass<func::FuncOp>(
+      tc::prim::createChannelsLastConvolutionsPass(layout));
+  // One permute of a tensor that several convolutions (or a convolution
+  // and its gradient) read.
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+}
+
 void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
                                       const DecomposeOptions &options) {
   // ATen ops to prims, broadcasting and promotion made explicit.
@@ -37,6 +51,9 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
 void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
                                           const DecomposeOptions &options) {
   buildDecomposePipeline(pm, options);
+  // The layout first: the forward then saves channels-last activations for
+  // the backward, which reads them so.
+  addChannelsLastPasses(pm, options.channelsLast);
   // Save or recompute each forward value the backward reads, by a min-cut.
   pm.addPass(tc::prim::createPartitionPass());
   // The backward's copies of forward ops read only what was saved: what
@@ -47,6 +64,9 @@ void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
 
 void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options) {
+  // Library convolutions in the layout the library runs fastest, and the
+  // elementwise ops, reductions and pooling between them with them.
+  addChannelsLastPasses(pm, options.channelsLast);
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
   pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
   // Half-precision GEMMs on 16-byte rows, where the library needs them.
@@ -71,6 +91,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
     split.minParallelism = options.splitMinParallelism;
     split.maxSplits = options.splitMaxSplits;
     split.minLength = options.splitMinLength;
+    split.columnFactor = options.splitColumnFactor;
     pm.addPass(kernel::createSplitReductionsPass(split));
     pm.addPass(createCanonicalizerPass());
   }
@@ -109,7 +130,7 @@ void mlir::tc::buildCPULLVMPipeline(OpPassManager &pm) {
 void mlir::tc::buildCPUPipeline(OpPassManager &pm,
                                 const DecomposeOptions &options) {
   buildDecomposePipeline(pm, options);
-  buildFusePipeline(pm);
+  buildFusePipeline(pm, FuseOptions::cpu(options));
   buildCPULoopsPipeline(pm);
   buildCPULLVMPipeline(pm);
 }

@@ -40,6 +40,11 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createLoopInvariantCodeMotionPass());
+  // Index division in 32 bits where the known block and grid sizes and
+  // the static shapes prove it fits.
+  pm.addNestedPass<gpu::GPUModuleOp>(tc::createNarrowIndexDivisionPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+
 }
 
 /// The lowering inside the gpu.module and its serialization, shared by both
@@ -108,10 +113,20 @@ void mlir::tc::buildGPUDecomposePipeline(OpPassManager &pm,
   buildDecomposePipeline(pm, decompose);
 }
 
+void mlir::tc::buildGPUFusePipeline(OpPassManager &pm,
+                                    const GPUPipelineOptions &options,
+                                    bool cuda) {
+  // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
+  // channels-last.
+  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/cuda,
+                                         cuda ? options.channelsLast
+                                              : ChannelsLastMode::Off));
+}
+
 void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildGPUDecomposePipeline(pm, options);
-  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/true));
+  buildGPUFusePipeline(pm, options, /*cuda=*/true);
   buildGPUKernelsPipeline(pm, options);
   buildCUDABinaryPipeline(pm, options);
 }
@@ -119,7 +134,7 @@ void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
 void mlir::tc::buildROCmPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options) {
   buildGPUDecomposePipeline(pm, options);
-  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/false));
+  buildGPUFusePipeline(pm, options, /*cuda=*/false);
   buildGPUKernelsPipeline(pm, options);
   buildROCmBinaryPipeline(pm, options);
 }

@@ -8,7 +8,7 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK: kernel.launch @tc_kernels::@tanh(%{{.*}}, %{{.*}}) {block = 128 : i64, grid = 6 : i64}
 // CHECK: gpu.module @tc_kernels
-// CHECK: gpu.func @tanh(%[[X:.*]]: memref<2x3x512xf32> {llvm.align = 16 : i64, llvm.noalias}, %[[OUT:.*]]: memref<2x3x512xf32> {llvm.align = 16 : i64, llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @tanh(%[[X:.*]]: memref<2x3x512xf32> {llvm.align = 16 : i64, llvm.noalias}, %[[OUT:.*]]: memref<2x3x512xf32> {llvm.align = 16 : i64, llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 6, 1, 1>}
 // CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
 // CHECK-DAG: %[[BID:.*]] = gpu.block_id x
 // CHECK-DAG: %[[J:.*]] = arith.remui %[[BID]], %c3

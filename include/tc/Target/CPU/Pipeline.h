@@ -18,6 +18,19 @@
 
 namespace mlir::tc {
 
+/// Which convolutions run channels-last (tc-channels-last-convolutions):
+/// none, the f16/bf16 ones (what CUDA runs: cuDNN's fast kernels are
+/// channels-last), or all float ones (the CPU's reference convolutions
+/// test the path with f32).
+enum class ChannelsLastMode { Off, Half, All };
+
+inline auto channelsLastValues() {
+  return llvm::cl::values(
+      clEnumValN(ChannelsLastMode::Off, "off", "channels-first throughout"),
+      clEnumValN(ChannelsLastMode::Half, "half", "f16 and bf16 ones"),
+      clEnumValN(ChannelsLastMode::All, "all", "every float type"));
+}
+
 /// The options of the decomposition stage (and of the pipelines that start
 /// with it: tc-cpu-pipeline, tc-split-training-pipeline).
 struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
@@ -28,6 +41,14 @@ struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
                      "false keeps them, and their gradients, for the "
                      "target's library convolution"),
       llvm::cl::init(true)};
+  PassOptions::Option<ChannelsLastMode> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("Which 2-d library convolutions run channels-last, "
+                     "with the ops between them "
+                     "(tc-channels-last-convolutions); before tc-partition "
+                     "in training, so that the forward saves channels-last "
+                     "activations"),
+      llvm::cl::init(ChannelsLastMode::Off), channelsLastValues()};
 };
 
 /// fx -> prim: decomposition and simplification.
@@ -52,6 +73,7 @@ struct FuseOptions {
   int64_t splitMinParallelism = 2048;
   int64_t splitMaxSplits = 64;
   int64_t splitMinLength = int64_t(1) << 16;
+  int64_t splitColumnFactor = 1;
   /// Widen f16/bf16 products to f32 GEMMs (tc-widen-half-products): the
   /// targets whose GEMM library takes f32 and f64 only. CUDA's cuBLAS runs
   /// half-precision GEMMs itself, on the tensor cores.
@@ -60,16 +82,31 @@ struct FuseOptions {
   /// (tc-align-half-products): the targets whose GEMM library runs them
   /// fast only so aligned (cuBLAS).
   bool alignHalfProducts = false;
+  /// Which 2-d convolutions run channels-last.
+  ChannelsLastMode channelsLast = ChannelsLastMode::Off;
 
-  /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA).
-  static FuseOptions gpu(bool halfGemms) {
+  /// The CPU pipeline's, given its options.
+  static FuseOptions cpu(const DecomposeOptions &decompose) {
+    FuseOptions options;
+    options.channelsLast = decompose.channelsLast;
+    return options;
+  }
+
+  /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA),
+  /// `channelsLast` for its convolution library (cuDNN's fast kernels).
+  static FuseOptions
+  gpu(bool halfGemms, ChannelsLastMode channelsLast = ChannelsLastMode::Off) {
     FuseOptions options;
     options.cacheRows = false;
     options.splitMinParallelism = 32768;
     options.splitMaxSplits = 256;
     options.splitMinLength = 1024;
+    // Column reductions: a thread per column and chunk reads one element
+    // per step; 8x the chunks keep 8x the loads in flight.
+    options.splitColumnFactor = 8;
     options.widenHalfProducts = !halfGemms;
     options.alignHalfProducts = halfGemms;
+    options.channelsLast = channelsLast;
     return options;
   }
 };

@@ -19,6 +19,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "tc/Target/CPU/Pipeline.h"
 
 namespace mlir::tc {
 
@@ -75,6 +76,13 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Expand convolutions into matrix products; false keeps "
                      "them as kernel.conv library calls (cuDNN)"),
       llvm::cl::init(true)};
+  PassOptions::Option<ChannelsLastMode> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("CUDA: which 2-d library convolutions run "
+                     "channels-last, with the ops between them "
+                     "(tc-channels-last-convolutions): cuDNN's fast layout "
+                     "for half precision"),
+      llvm::cl::init(ChannelsLastMode::Half), channelsLastValues()};
   PassOptions::Option<bool> allowTF32{
       *this, "allow-tf32",
       llvm::cl::desc("Let f32 library convolutions use TF32 tensor cores, "
@@ -97,6 +105,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
 /// fx -> prim (tc-decompose-pipeline) with the GPU options that apply.
 void buildGPUDecomposePipeline(OpPassManager &pm,
                                const GPUPipelineOptions &options);
+
+/// prim -> kernel (tc-fuse-pipeline) for CUDA (`cuda`) or ROCm, with the
+/// options that apply.
+void buildGPUFusePipeline(OpPassManager &pm, const GPUPipelineOptions &options,
+                          bool cuda);
 
 /// kernel -> gpu.func kernels in one gpu.module, launches configured.
 void buildGPUKernelsPipeline(OpPassManager &pm,

@@ -346,6 +346,14 @@ LogicalResult ConvOp::verify() {
       !output.hasStaticShape())
     return emitOpError() << "needs static shapes";
   size_t spatial = rank - 2;
+  // Sizes by PyTorch's (channels-first) dimension numbering, whatever the
+  // buffers' layout.
+  bool channelsLast = getChannelsLast();
+  auto size = [&](MemRefType type, int64_t d) {
+    if (!channelsLast || d == 0)
+      return type.getDimSize(d);
+    return type.getDimSize(d == 1 ? rank - 1 : d - 1);
+  };
   ArrayRef<int64_t> stride = getStride(), padding = getPadding(),
                     dilation = getDilation();
   if (stride.size() != spatial || padding.size() != spatial ||
@@ -353,24 +361,24 @@ LogicalResult ConvOp::verify() {
     return emitOpError() << "stride, padding and dilation need " << spatial
                          << " entries each";
   int64_t groups = getGroups();
-  if (groups < 1 || input.getDimSize(1) != weight.getDimSize(1) * groups ||
-      weight.getDimSize(0) % groups != 0)
-    return emitOpError() << "input channels " << input.getDimSize(1)
+  if (groups < 1 || size(input, 1) != size(weight, 1) * groups ||
+      size(weight, 0) % groups != 0)
+    return emitOpError() << "input channels " << size(input, 1)
                          << " and weight " << weight
                          << " do not make a convolution of " << groups
                          << " groups";
-  if (output.getDimSize(0) != input.getDimSize(0) ||
-      output.getDimSize(1) != weight.getDimSize(0))
-    return emitOpError() << "output must be " << input.getDimSize(0) << "x"
-                         << weight.getDimSize(0) << "x...";
+  if (size(output, 0) != size(input, 0) ||
+      size(output, 1) != size(weight, 0))
+    return emitOpError() << "output must be " << size(input, 0) << "x"
+                         << size(weight, 0) << "x...";
   for (size_t d = 0; d < spatial; ++d) {
     if (stride[d] < 1 || dilation[d] < 1 || padding[d] < 0)
       return emitOpError() << "stride and dilation must be positive and "
                               "padding non-negative";
-    int64_t span = input.getDimSize(2 + d) + 2 * padding[d] -
-                   dilation[d] * (weight.getDimSize(2 + d) - 1) - 1;
-    if (span < 0 || span / stride[d] + 1 != output.getDimSize(2 + d))
-      return emitOpError() << "output size " << output.getDimSize(2 + d)
+    int64_t span = size(input, 2 + d) + 2 * padding[d] -
+                   dilation[d] * (size(weight, 2 + d) - 1) - 1;
+    if (span < 0 || span / stride[d] + 1 != size(output, 2 + d))
+      return emitOpError() << "output size " << size(output, 2 + d)
                            << " in spatial dimension " << d
                            << " does not match the input and window";
   }

@@ -185,7 +185,10 @@ static bool loopToDomain(KernelOp kernel) {
 //===----------------------------------------------------------------------===//
 
 /// The kernel's only top-level reduction, if everything else at the top
-/// level is scalar work, or stores after it.
+/// level is scalar work, loads before it (a realized statistic the
+/// reduction subtracts: batch norm's mean in its variance over N, H, W
+/// channels-last), or stores after it. The partial kernel repeats what
+/// comes before the reduction.
 static ReduceOp getSplittable(KernelOp kernel) {
   ReduceOp reduce;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
@@ -195,7 +198,8 @@ static ReduceOp getSplittable(KernelOp kernel) {
       reduce = r;
       continue;
     }
-    if (isPureScalar(op) || (reduce && isa<memref::StoreOp>(op)))
+    if (isPureScalar(op) || (!reduce && isa<memref::LoadOp>(op)) ||
+        (reduce && isa<memref::StoreOp>(op)))
       continue;
     return {};
   }
@@ -219,17 +223,32 @@ static int64_t chooseSplits(int64_t points, int64_t length,
 }
 
 /// Splits `reduce` of `kernel` into `splits` chunks: creates the partial
-/// kernel before `kernel` and rewrites `kernel` to combine the partials.
-/// Returns the partial kernel and the temporary's type.
+/// kernel before `kernel` and rewrites `kernel` to combine the partials,
+/// held `[S] ++ domain`, or with `splitsLast` `domain ++ [S]`. Returns the
+/// partial kernel and the temporary's type.
 static std::pair<KernelOp, MemRefType>
 splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
-               SymbolTable &symbols) {
+               bool splitsLast, SymbolTable &symbols) {
   MLIRContext *ctx = kernel.getContext();
   Location loc = reduce.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
   int64_t chunk = *constantSize(reduce.getSize()) / splits;
-  SmallVector<int64_t> partialShape{splits};
+  // The temporary's index of chunk `s` at domain point `point`.
+  auto partialIndex = [&](Value s, ValueRange point) {
+    SmallVector<Value> at;
+    if (!splitsLast)
+      at.push_back(s);
+    at.append(point.begin(), point.end());
+    if (splitsLast)
+      at.push_back(s);
+    return at;
+  };
+  SmallVector<int64_t> partialShape;
+  if (!splitsLast)
+    partialShape.push_back(splits);
   llvm::append_range(partialShape, domain);
+  if (splitsLast)
+    partialShape.push_back(splits);
   auto partialType = MemRefType::get(partialShape, reduce.getType());
 
   // The partial kernel: domain [S] ++ domain, the kernel's buffers and the
@@ -277,8 +296,9 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
     for (Operation &op : reduce.getBody().front())
       b.clone(op, mapping);
   }
-  memref::StoreOp::create(b, loc, part.getResult(), entry->getArguments().back(),
-                          point);
+  memref::StoreOp::create(
+      b, loc, part.getResult(), entry->getArguments().back(),
+      partialIndex(split, ArrayRef<Value>(point).drop_front()));
   ReturnOp::create(b, loc);
 
   // The kernel itself: reduce the partials, from the original init.
@@ -292,10 +312,11 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
   Block &body = reduce.getBody().front();
   body.clear();
   b.setInsertionPointToStart(&body);
-  SmallVector<Value> at{body.getArgument(0)};
+  SmallVector<Value> at;
   for (size_t d = 0; d < domain.size(); ++d)
     at.push_back(IndexOp::create(b, loc, b.getIndexType(), d));
-  Value value = memref::LoadOp::create(b, loc, partials, at);
+  Value value = memref::LoadOp::create(
+      b, loc, partials, partialIndex(body.getArgument(0), at));
   YieldOp::create(b, loc, value);
   return {partial, partialType};
 }
@@ -332,16 +353,22 @@ struct SplitReductionsPass
       ReduceOp reduce = getSplittable(kernel);
       if (!reduce || !constantSize(reduce.getSize()))
         continue;
-      int64_t parallelism = minParallelism;
-      if (indexesInnermostDim(reduce.getBody().getArgument(0)))
+      int64_t parallelism = minParallelism, most = maxSplits;
+      bool column = false;
+      if (indexesInnermostDim(reduce.getBody().getArgument(0))) {
         parallelism = std::max<int64_t>(1, minParallelism / kThreadsPerRow);
+      } else if (!kernel.getDomain().empty()) {
+        column = true;
+        parallelism *= columnFactor;
+        most *= columnFactor;
+      }
       int64_t splits =
           chooseSplits(numPoints(kernel), *constantSize(reduce.getSize()),
-                       parallelism, maxSplits, minLength);
+                       parallelism, most, minLength);
       if (!splits)
         continue;
       auto [partial, partialType] =
-          splitReduction(kernel, reduce, splits, symbols);
+          splitReduction(kernel, reduce, splits, column, symbols);
       for (LaunchOp launch : launches) {
         OpBuilder b(launch);
         Value temp = memref::AllocOp::create(b, launch.getLoc(), partialType);

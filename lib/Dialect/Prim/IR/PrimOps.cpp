@@ -586,17 +586,57 @@ inferConvolution(std::optional<Location> loc, StringRef name,
   return input.clone(shape);
 }
 
+SmallVector<int64_t> mlir::tc::prim::toChannelsLast(int64_t rank) {
+  SmallVector<int64_t> permutation = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    permutation.push_back(d);
+  permutation.push_back(1);
+  return permutation;
+}
+
+SmallVector<int64_t> mlir::tc::prim::toChannelsFirst(int64_t rank) {
+  SmallVector<int64_t> permutation = {0, rank - 1};
+  for (int64_t d = 1; d < rank - 1; ++d)
+    permutation.push_back(d);
+  return permutation;
+}
+
+RankedTensorType
+mlir::tc::prim::permuteType(RankedTensorType type,
+                            ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> shape;
+  for (int64_t d : permutation)
+    shape.push_back(type.getDimSize(d));
+  return type.clone(shape);
+}
+
+/// A convolution tensor in the channels-first layout the shape rules are
+/// written for: `type` itself, or (with `channelsLast`) its channels moved
+/// to dimension 1. Ranks below 3 stay (the rules diagnose them).
+static RankedTensorType channelsFirst(RankedTensorType type,
+                                      bool channelsLast) {
+  if (!channelsLast || type.getRank() < 3)
+    return type;
+  return permuteType(type, toChannelsFirst(type.getRank()));
+}
+
 LogicalResult ConvolutionOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {
+  bool channelsLast = adaptor.getChannelsLast();
   FailureOr<RankedTensorType> type = inferConvolution(
-      loc, "convolution", cast<RankedTensorType>(adaptor.getInput().getType()),
-      cast<RankedTensorType>(adaptor.getWeight().getType()),
+      loc, "convolution",
+      channelsFirst(cast<RankedTensorType>(adaptor.getInput().getType()),
+                    channelsLast),
+      channelsFirst(cast<RankedTensorType>(adaptor.getWeight().getType()),
+                    channelsLast),
       adaptor.getStride(), adaptor.getPadding(), adaptor.getDilation(),
       adaptor.getGroups());
   if (failed(type))
     return failure();
-  inferred.push_back(*type);
+  inferred.push_back(channelsLast
+                         ? permuteType(*type, toChannelsLast(type->getRank()))
+                         : *type);
   return success();
 }
 
@@ -605,7 +645,9 @@ LogicalResult ConvolutionOp::inferReturnTypes(
 /// type.
 template <typename Op>
 static LogicalResult verifyConvolutionGrad(Op op, Value input, Value weight) {
-  auto grad = cast<RankedTensorType>(op.getGrad().getType());
+  bool channelsLast = op.getChannelsLast();
+  auto grad = channelsFirst(cast<RankedTensorType>(op.getGrad().getType()),
+                            channelsLast);
   if (cast<RankedTensorType>(op.getOther().getType()).getElementType() !=
           grad.getElementType() ||
       cast<RankedTensorType>(op.getType()).getElementType() !=
@@ -613,8 +655,9 @@ static LogicalResult verifyConvolutionGrad(Op op, Value input, Value weight) {
     return op.emitOpError() << "needs one element type for all tensors";
   FailureOr<RankedTensorType> forward = inferConvolution(
       op.getLoc(), op->getName().stripDialect(),
-      cast<RankedTensorType>(input.getType()),
-      cast<RankedTensorType>(weight.getType()), op.getStride(),
+      channelsFirst(cast<RankedTensorType>(input.getType()), channelsLast),
+      channelsFirst(cast<RankedTensorType>(weight.getType()), channelsLast),
+      op.getStride(),
       op.getPadding(), op.getDilation(), op.getGroups());
   if (failed(forward))
     return failure();

@@ -602,12 +602,12 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
       accumulate(x, ConvolutionBackwardInputOp::create(
                         b, loc, typeOf(x), grad, w, conv.getStride(),
                         conv.getPadding(), conv.getDilation(),
-                        conv.getGroups()));
+                        conv.getGroups(), conv.getChannelsLast()));
     if (active.contains(w))
       accumulate(w, ConvolutionBackwardWeightOp::create(
                         b, loc, typeOf(w), grad, x, conv.getStride(),
                         conv.getPadding(), conv.getDilation(),
-                        conv.getGroups()));
+                        conv.getGroups(), conv.getChannelsLast()));
   } else {
     return op->emitOpError() << "has no gradient rule yet";
   }

@@ -44,6 +44,8 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
                                 PatternRewriter &b) const override {
     if (op.getGroups() != 1)
       return b.notifyMatchFailure(op, "more than one group");
+    if (op.getChannelsLast())
+      return b.notifyMatchFailure(op, "channels last");
     Location loc = op.getLoc();
     Value x = op.getInput(), w = op.getWeight();
     RankedTensorType xType = typeOf(x), wType = typeOf(w),
@@ -135,10 +137,14 @@ struct ExpandConvolutionsPass
     // What is left has no expansion: an error at its location.
     WalkResult walk = getOperation().walk([](Operation *op) {
       if (auto conv = dyn_cast<ConvolutionOp>(op)) {
-        conv.emitOpError()
-            << "with " << conv.getGroups()
-            << " groups needs a library convolution (tc-expand-convolutions "
-               "expands one group)";
+        if (conv.getChannelsLast())
+          conv.emitOpError() << "in the channels-last layout needs a library "
+                                "convolution (tc-expand-convolutions expands "
+                                "channels-first ones)";
+        else
+          conv.emitOpError() << "with " << conv.getGroups()
+                             << " groups needs a library convolution "
+                                "(tc-expand-convolutions expands one group)";
         return WalkResult::interrupt();
       }
       if (isa<ConvolutionBackwardInputOp, ConvolutionBackwardWeightOp>(op)) {

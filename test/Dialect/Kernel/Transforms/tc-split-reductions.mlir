@@ -1,5 +1,6 @@
 // RUN: tc-opt %s -split-input-file -tc-split-reductions -canonicalize | FileCheck %s
 // RUN: tc-opt %s -split-input-file -tc-split-reductions="min-parallelism=1" | FileCheck %s --check-prefix=OFF
+// RUN: tc-opt %s -split-input-file -tc-split-reductions="column-factor=8" | FileCheck %s --check-prefix=WIDE
 
 // A full sum (one point): the nested reductions become one over the
 // flattened range, split into 256 chunks of 4096 by a partial kernel over
@@ -51,17 +52,20 @@ kernel.schedule @main(%x: memref<16384x64xf32>, %out: memref<f32>) {
 // -----
 
 // A column max: the column loop becomes a domain dimension (512 points),
-// then 64 chunks of 64 rows make 32768 points of partial work.
+// then 64 chunks of 64 rows make 32768 points of partial work. The
+// partials are laid out column by column: the final kernel reads each
+// column's 64 as a contiguous row.
 // CHECK-LABEL: kernel.kernel @columns_partial
 // CHECK-SAME: attributes {domain = array<i64: 64, 512>}
 // CHECK: %[[S:.*]] = kernel.index 0
 // CHECK: %[[C:.*]] = kernel.index 1
 // CHECK: kernel.reduce max %c64 init %cst
 // CHECK: memref.load %{{.*}}[%{{.*}}, %[[C]]]
-// CHECK: memref.store %{{.*}}, %{{.*}}[%[[S]], %[[C]]] : memref<64x512xf32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[C]], %[[S]]] : memref<512x64xf32>
 // CHECK-LABEL: kernel.kernel @columns(
 // CHECK-SAME: attributes {domain = array<i64: 512>}
 // CHECK: kernel.reduce max %c64
+// CHECK: memref.load %{{.*}}[%{{.*}}, %arg{{.*}}] : memref<512x64xf32>
 // CHECK-NOT: kernel.loop
 kernel.kernel @columns(%x: memref<4096x512xf32>, %out: memref<512xf32>) attributes {domain = array<i64>} {
   %c4096 = arith.constant 4096 : index
@@ -104,7 +108,7 @@ kernel.schedule @main(%x: memref<4096x512xf32>, %out: memref<512xf32>) {
 // CHECK: memref.load %{{.*}}[%[[ROW]], %[[C]]] : memref<4096x1024xbf16>
 // CHECK: memref.load %{{.*}}[%[[B]], %[[R]], %[[C]]] : memref<4x1024x1024xbf16>
 // CHECK-NOT: kernel.reduce
-// CHECK: memref.store %{{.*}}, %{{.*}}[%[[S]], %[[C]]] : memref<32x1024xf32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[C]], %[[S]]] : memref<1024x32xf32>
 // CHECK-LABEL: kernel.kernel @batch_columns(
 // CHECK-SAME: attributes {domain = array<i64: 1024>}
 // CHECK: kernel.reduce add %c32
@@ -171,5 +175,46 @@ kernel.kernel @short(%x: memref<512xf32>, %out: memref<f32>) attributes {domain 
     kernel.yield %v : f32
   }
   memref.store %s, %out[] : memref<f32>
+  kernel.return
+}
+
+// -----
+
+// Batch norm's variance over N, H, W of a channels-last tensor: the mean
+// (realized) is loaded before the reduction and subtracted in it. The
+// partial kernel loads it too: 256 chunks of 196 rows. With
+// column-factor=8, 4x more (the chunks must divide the 50176 rows): 1024
+// of 49.
+// CHECK-LABEL: kernel.kernel @variance_partial
+// CHECK-SAME: attributes {domain = array<i64: 256, 64>}
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<64xf32>
+// CHECK: kernel.reduce add %c196
+// CHECK-LABEL: kernel.kernel @variance(
+// CHECK: kernel.reduce add %c256
+// WIDE-LABEL: kernel.kernel @variance_partial
+// WIDE-SAME: attributes {domain = array<i64: 1024, 64>}
+// WIDE: kernel.reduce add %c49
+// WIDE: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x1024xf32>
+kernel.kernel @variance(%x: memref<50176x64xbf16>, %mean: memref<64xf32>, %out: memref<64xf32>) attributes {domain = array<i64>} {
+  %c50176 = arith.constant 50176 : index
+  %c64 = arith.constant 64 : index
+  kernel.loop %c64 {
+  ^bb0(%j: index):
+    %zero = arith.constant 0.0 : f32
+    %m = memref.load %mean[%j] : memref<64xf32>
+    %s = kernel.reduce add %c50176 init %zero : f32 {
+    ^bb0(%i: index):
+      %v = memref.load %x[%i, %j] : memref<50176x64xbf16>
+      %w = arith.extf %v : bf16 to f32
+      %d = arith.subf %w, %m : f32
+      %e = arith.mulf %d, %d : f32
+      kernel.yield %e : f32
+    }
+    memref.store %s, %out[%j] : memref<64xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<50176x64xbf16>, %mean: memref<64xf32>, %out: memref<64xf32>) {
+  kernel.launch @variance(%x, %mean, %out) : memref<50176x64xbf16>, memref<64xf32>, memref<64xf32>
   kernel.return
 }

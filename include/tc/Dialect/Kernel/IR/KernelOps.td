@@ -373,7 +373,10 @@ def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
     Calls the target's convolution library (cuDNN on CUDA) on the buffers
     of a convolution `output = conv(input, weight)` in PyTorch's layout
     (input N, C, spatial...; weight O, C / groups, kernel...; output N, O,
-    out...), contiguous. `kind` says which buffer the call writes; it reads
+    out...), contiguous; with `channels_last`, each buffer holds its
+    channels innermost (N, spatial..., C; O, kernel..., C / groups;
+    N, out..., O), cuDNN's fast layout for half precision. `kind` says
+    which buffer the call writes; it reads
     the other two:
 
     * `forward`: `output` from `input` and `weight`;
@@ -391,10 +394,12 @@ def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
   let arguments = (ins Kernel_ConvKind:$kind, AnyMemRef:$input,
                        AnyMemRef:$weight, AnyMemRef:$output,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let assemblyFormat = [{
     $kind $input `,` $weight `,` $output `stride` $stride `padding` $padding
-    `dilation` $dilation `groups` $groups attr-dict `:` type($input) `,`
+    `dilation` $dilation `groups` $groups
+    (`channels_last` $channels_last^)? attr-dict `:` type($input) `,`
     type($weight) `,` type($output)
   }];
   let hasVerifier = 1;

@@ -48,6 +48,13 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
        (from the original init) and does the rest. The temporary is a
        `memref.alloc` of the schedule, for `tc-plan-memory` to place.
 
+    A column reduction (its range strides over memory: batch norm's sums
+    over N, H, W of a channels-last tensor) is a thread per column and
+    chunk, each reading its chunk one element at a time: `column-factor`
+    times more chunks keep more loads in flight, and its partials are laid
+    out `domain ++ [S]`, so that the final kernel reduces each point's S
+    partials as one contiguous row.
+
     Sums then add in a different order than one sequential pass (as on
     every GPU library); the results differ by rounding only.
   }];
@@ -61,6 +68,9 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
     Option<"minLength", "min-length", "int64_t", "1024",
            "Reductions shorter than this are left alone (an extra launch "
            "for little work)">,
+    Option<"columnFactor", "column-factor", "int64_t", "1",
+           "A column reduction's target parallelism and most chunks, as "
+           "multiples of min-parallelism and max-splits">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -22,6 +22,16 @@ namespace mlir::tc::prim {
 /// The `shape` of prim.broadcast_in_dim and prim.reshape: `[4, ?, 8]`.
 ParseResult parseShape(OpAsmParser &parser, DenseI64ArrayAttr &shape);
 void printShape(OpAsmPrinter &printer, Operation *op, DenseI64ArrayAttr shape);
+
+/// The permutations between PyTorch's channels-first layout (N, C,
+/// spatial...) and channels-last (N, spatial..., C) of a tensor of `rank`,
+/// as prim.permute takes them: `toChannelsLast(4)` is [0, 2, 3, 1].
+SmallVector<int64_t> toChannelsLast(int64_t rank);
+SmallVector<int64_t> toChannelsFirst(int64_t rank);
+
+/// `type` with its dimensions permuted as prim.permute by `permutation`.
+RankedTensorType permuteType(RankedTensorType type,
+                             ArrayRef<int64_t> permutation);
 } // namespace mlir::tc::prim
 
 #define GET_OP_CLASSES

@@ -539,14 +539,21 @@ def Prim_ConvolutionOp : Prim_ShapeOp<"convolution", [
     %y = prim.convolution %x, %w, stride [1, 1], padding [1, 1],
         dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
     ```
+
+    With `channels_last`, every tensor holds its channels innermost: input
+    (N, spatial..., C), weight (O, kernel..., C / groups), result
+    (N, out..., O); the convolution is the same
+    (tc-channels-last-convolutions makes these).
   }];
   let arguments = (ins Prim_Tensor:$input, Prim_Tensor:$weight,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight `,` `stride` $stride `,` `padding` $padding `,`
-    `dilation` $dilation `,` `groups` $groups attr-dict `:` type($input) `,`
+    `dilation` $dilation `,` `groups` $groups
+    (`channels_last` $channels_last^)? attr-dict `:` type($input) `,`
     type($weight)
   }];
 }
@@ -554,15 +561,19 @@ def Prim_ConvolutionOp : Prim_ShapeOp<"convolution", [
 // The two gradients of a convolution. Their result types are explicit: the
 // input's or the weight's spatial size is not determined by the others when
 // a stride drops trailing positions.
+// `channels_last` as for prim.convolution: all three tensors channels
+// innermost.
 class Prim_ConvolutionGradOp<string mnemonic>
     : Prim_Op<mnemonic, [Pure]> {
   let arguments = (ins Prim_Tensor:$grad, Prim_Tensor:$other,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = [{
     $grad `,` $other `,` `stride` $stride `,` `padding` $padding `,`
-    `dilation` $dilation `,` `groups` $groups attr-dict `:` type($grad) `,`
+    `dilation` $dilation `,` `groups` $groups
+    (`channels_last` $channels_last^)? attr-dict `:` type($grad) `,`
     type($other) `->` type($result)
   }];
   let hasVerifier = 1;

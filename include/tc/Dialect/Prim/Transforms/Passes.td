@@ -160,6 +160,48 @@ def AlignHalfProductsPass
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def ChannelsLastConvolutionsPass
+    : Pass<"tc-channels-last-convolutions", "::mlir::func::FuncOp"> {
+  let summary = "2-d half-precision convolutions, and the ops between "
+                "them, channels-last";
+  let description = [{
+    cuDNN's fast f16/bf16 convolution kernels read and write channels-last
+    tensors (N, H, W, C); on PyTorch's channels-first layout (N, C, H, W)
+    it transposes the input, weight and output around them (ResNet-50 in
+    bf16 spent a fifth of its time in those transposes). This pass runs
+    each 2-d f16/bf16 `prim.convolution` and gradient on channels-last
+    tensors, between permutes:
+
+    ```mlir
+    %y = prim.convolution %x, %w, ...
+        : tensor<64x64x56x56xbf16>, tensor<64x64x3x3xbf16>
+      becomes
+    %xl = prim.permute %x, [0, 2, 3, 1] : tensor<64x64x56x56xbf16>
+    %wl = prim.permute %w, [0, 2, 3, 1] : tensor<64x64x3x3xbf16>
+    %yl = prim.convolution %xl, %wl, ... channels_last
+        : tensor<64x56x56x64xbf16>, tensor<64x3x3x64xbf16>
+    %y = prim.permute %yl, [0, 3, 1, 2] : tensor<64x56x64x64xbf16>
+    ```
+
+    then moves each permute back to channels-first down through what
+    follows, for as long as the ops can run channels-last unchanged:
+    elementwise ops whose other operands are such permutes, splats, or
+    broadcasts (batch norm's per-channel scale, broadcast to the last
+    dimension instead), reductions (over the permuted dimensions), and
+    max pooling's window ops (over all four dimensions, with windows of 1
+    on the batch and channels). Where a permute meets the next
+    convolution's permute to channels-last the two fold away; what is left
+    at the edges (the network's input, a flatten, a returned tensor) is one
+    transposing copy. Functions without such convolutions are left alone.
+  }];
+  let options = [
+    Option<"allFloats", "all-floats", "bool", /*default=*/"false",
+           "Also f32 and f64 convolutions (the CPU's reference "
+           "convolutions test the path with them)">
+  ];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 def WidenHalfProductsPass
     : Pass<"tc-widen-half-products", "::mlir::func::FuncOp"> {
   let summary = "Matrix products of f16 and bf16 as f32 products";

@@ -1,0 +1,331 @@
+//===- ChannelsLast.cpp - convolutions in cuDNN's fast layout --*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites 2-d f16/bf16 convolutions (and their gradients) to the
+// channels-last layout, then moves the permutes back to PyTorch's layout
+// down through the elementwise ops, reductions and pooling windows that
+// follow, until they meet the next convolution's permute to channels-last
+// and cancel. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Dialect/Prim/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tc::prim {
+#define GEN_PASS_DEF_CHANNELSLASTCONVOLUTIONSPASS
+#include "tc/Dialect/Prim/Transforms/Passes.h.inc"
+} // namespace mlir::tc::prim
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::prim;
+
+namespace {
+
+/// The rank this pass works on: 2-d convolutions, (N, C, H, W).
+constexpr int64_t kRank = 4;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Whether a convolution on tensors of `type` runs channels-last: 2-d, in
+/// half precision (where cuDNN's channels-last kernels are the fast ones
+/// and its channels-first path transposes around them), or any float type
+/// with `allFloats`.
+bool takesChannelsLast(RankedTensorType type, bool allFloats) {
+  Type elt = type.getElementType();
+  return type.getRank() == kRank && type.hasStaticShape() &&
+         (elt.isF16() || elt.isBF16() || (allFloats && isa<FloatType>(elt)));
+}
+
+Value toLast(PatternRewriter &b, Location loc, Value v) {
+  return PermuteOp::create(b, loc, v, toChannelsLast(kRank));
+}
+
+Value toFirst(PatternRewriter &b, Location loc, Value v) {
+  return PermuteOp::create(b, loc, v, toChannelsFirst(kRank));
+}
+
+/// prim.convolution %x, %w -> permute(convolution {channels_last}
+/// (permute(%x), permute(%w))).
+struct ConvolutionToChannelsLast : public OpRewritePattern<ConvolutionOp> {
+  ConvolutionToChannelsLast(MLIRContext *context, bool allFloats)
+      : OpRewritePattern(context), allFloats(allFloats) {}
+  bool allFloats;
+
+  LogicalResult matchAndRewrite(ConvolutionOp op,
+                                PatternRewriter &b) const override {
+    if (op.getChannelsLast() ||
+        !takesChannelsLast(typeOf(op.getInput()), allFloats))
+      return b.notifyMatchFailure(op, "not a 2-d half convolution");
+    Location loc = op.getLoc();
+    Value y = ConvolutionOp::create(
+        b, loc, toLast(b, loc, op.getInput()), toLast(b, loc, op.getWeight()),
+        op.getStride(), op.getPadding(), op.getDilation(), op.getGroups(),
+        /*channels_last=*/true);
+    b.replaceOp(op, toFirst(b, loc, y));
+    return success();
+  }
+};
+
+/// The gradients likewise: all three tensors channels-last.
+template <typename Op>
+struct GradientToChannelsLast : public OpRewritePattern<Op> {
+  GradientToChannelsLast(MLIRContext *context, bool allFloats)
+      : OpRewritePattern<Op>(context), allFloats(allFloats) {}
+  bool allFloats;
+
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &b) const override {
+    if (op.getChannelsLast() ||
+        !takesChannelsLast(typeOf(op.getGrad()), allFloats))
+      return b.notifyMatchFailure(op, "not a 2-d half convolution");
+    Location loc = op.getLoc();
+    Value result = Op::create(
+        b, loc, permuteType(typeOf(op.getResult()), toChannelsLast(kRank)),
+        toLast(b, loc, op.getGrad()), toLast(b, loc, op.getOther()),
+        op.getStride(), op.getPadding(), op.getDilation(), op.getGroups(),
+        /*channels_last=*/true);
+    b.replaceOp(op, toFirst(b, loc, result));
+    return success();
+  }
+};
+
+/// Whether `v` is a permute to channels-first (what the patterns above
+/// leave after a convolution); its channels-last operand if so.
+Value channelsLastSource(Value v) {
+  auto permute = v.getDefiningOp<PermuteOp>();
+  if (!permute || permute.getPermutation() !=
+                      ArrayRef<int64_t>(toChannelsFirst(kRank)))
+    return nullptr;
+  return permute.getOperand();
+}
+
+/// `v` (channels-first) as the same values channels-last, without a copy:
+/// the operand of a permute to channels-first, a splat constant, or a
+/// broadcast whose broadcast dimensions stay in order. Null otherwise.
+Value asChannelsLast(PatternRewriter &b, Value v) {
+  if (Value source = channelsLastSource(v))
+    return source;
+  RankedTensorType last = permuteType(typeOf(v), toChannelsLast(kRank));
+  if (auto cst = v.getDefiningOp<ConstantOp>()) {
+    auto splat = dyn_cast<SplatElementsAttr>(cst.getValue());
+    if (!splat)
+      return nullptr;
+    return ConstantOp::create(b, cst.getLoc(), splat.reshape(last));
+  }
+  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>()) {
+    // Result dimension d of the broadcast is dimension first[d] of the
+    // channels-last tensor.
+    SmallVector<int64_t> first = toChannelsFirst(kRank), dims;
+    for (int64_t d : bcast.getBroadcastDimensions())
+      dims.push_back(first[d]);
+    if (!llvm::is_sorted(dims) ||
+        llvm::adjacent_find(dims) != dims.end())
+      return nullptr;
+    return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
+                                    last.getShape(), dims);
+  }
+  return nullptr;
+}
+
+/// An elementwise op of which at least one operand is a permute to
+/// channels-first, and every operand can be read channels-last: the op
+/// channels-last, then one permute to channels-first after it.
+struct SinkThroughElementwise : public RewritePattern {
+  SinkThroughElementwise(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &b) const override {
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
+        op->getNumRegions() != 0)
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || type.getRank() != kRank ||
+        llvm::none_of(op->getOperands(), channelsLastSource))
+      return failure();
+    for (Value v : op->getOperands())
+      if (typeOf(v).getShape() != type.getShape())
+        return failure();
+    // Check every operand before creating any op.
+    for (Value v : op->getOperands()) {
+      if (channelsLastSource(v))
+        continue;
+      if (auto cst = v.getDefiningOp<ConstantOp>())
+        if (isa<SplatElementsAttr>(cst.getValue()))
+          continue;
+      auto bcast = v.getDefiningOp<BroadcastInDimOp>();
+      if (!bcast)
+        return b.notifyMatchFailure(op, "an operand not channels-last");
+      SmallVector<int64_t> first = toChannelsFirst(kRank), dims;
+      for (int64_t d : bcast.getBroadcastDimensions())
+        dims.push_back(first[d]);
+      if (!llvm::is_sorted(dims))
+        return b.notifyMatchFailure(op, "a broadcast out of order");
+    }
+    // A clone (with its attributes and properties) on the channels-last
+    // operands.
+    IRMapping mapping;
+    for (Value v : op->getOperands())
+      mapping.map(v, asChannelsLast(b, v));
+    Operation *last = b.clone(*op, mapping);
+    last->getResult(0).setType(permuteType(type, toChannelsLast(kRank)));
+    b.replaceOp(op, toFirst(b, op->getLoc(), last->getResult(0)));
+    return success();
+  }
+};
+
+/// A reduction of a permute to channels-first reduces the channels-last
+/// tensor over the same dimensions (its result permuted where the kept
+/// dimensions change order).
+struct SinkThroughReduce : public OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &b) const override {
+    Value source = channelsLastSource(op.getOperand());
+    if (!source)
+      return failure();
+    SmallVector<int64_t> first = toChannelsFirst(kRank), dims, kept;
+    for (int64_t d : op.getDims())
+      dims.push_back(first[d]);
+    llvm::sort(dims);
+    for (int64_t d = 0; d < kRank; ++d)
+      if (!llvm::is_contained(op.getDims(), d))
+        kept.push_back(first[d]);
+    Value reduced =
+        ReduceOp::create(b, op.getLoc(), op.getKind(), source, dims);
+    // Result dimension i is the channels-last dimension kept[i]; the new
+    // reduction keeps those in increasing order.
+    SmallVector<int64_t> sorted(kept), permutation;
+    llvm::sort(sorted);
+    for (int64_t d : kept)
+      permutation.push_back(llvm::find(sorted, d) - sorted.begin());
+    if (!llvm::is_sorted(permutation))
+      reduced = PermuteOp::create(b, op.getLoc(), reduced, permutation);
+    b.replaceOp(op, reduced);
+    return success();
+  }
+};
+
+/// The window attributes of `op` over all four dimensions of the
+/// channels-last tensor (window 1, stride 1, padding 0 and dilation 1 on
+/// the batch and channels), or failure where the window's dimensions would
+/// change order (and with them the positions' numbering).
+template <typename Op> struct ChannelsLastWindow {
+  SmallVector<int64_t> window, strides, padding, dilation;
+
+  static FailureOr<ChannelsLastWindow> get(Op op) {
+    size_t spatial = op.getWindow().size();
+    if (spatial > kRank)
+      return failure();
+    size_t lead = kRank - spatial;
+    auto full = [&](ArrayRef<int64_t> values, int64_t fill) {
+      SmallVector<int64_t> out(lead, fill);
+      out.append(values.begin(), values.end());
+      // Dimension d (channels-first) is channels-last dimension first[d].
+      SmallVector<int64_t> first = toChannelsFirst(kRank), last(kRank);
+      for (int64_t d = 0; d < kRank; ++d)
+        last[first[d]] = out[d];
+      return last;
+    };
+    ChannelsLastWindow w{full(op.getWindow(), 1), full(op.getStrides(), 1),
+                         full(op.getPadding(), 0), full(op.getDilation(), 1)};
+    // The windowed channels-first dimensions, in order, must map to
+    // increasing channels-last dimensions; the channels (1 -> 3) may
+    // not be windowed.
+    SmallVector<int64_t> first = toChannelsFirst(kRank), order;
+    for (size_t i = 0; i < spatial; ++i)
+      if (op.getWindow()[i] > 1)
+        order.push_back(first[lead + i]);
+    if (!llvm::is_sorted(order) ||
+        (lead <= 1 && op.getWindow()[1 - lead] > 1))
+      return failure();
+    return w;
+  }
+};
+
+/// window_argmax of a permute to channels-first: the argmax of the
+/// channels-last tensor over the same windows.
+struct SinkThroughWindowArgmax : public OpRewritePattern<WindowArgmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(WindowArgmaxOp op,
+                                PatternRewriter &b) const override {
+    Value source = channelsLastSource(op.getOperand());
+    if (!source)
+      return failure();
+    auto w = ChannelsLastWindow<WindowArgmaxOp>::get(op);
+    if (failed(w))
+      return failure();
+    Location loc = op.getLoc();
+    Value argmax = WindowArgmaxOp::create(
+        b, loc, permuteType(typeOf(op.getResult()), toChannelsLast(kRank)),
+        source, w->window, w->strides, w->padding, w->dilation);
+    b.replaceOp(op, toFirst(b, loc, argmax));
+    return success();
+  }
+};
+
+/// window_gather and window_scatter whose tensor operand is a permute to
+/// channels-first: the op on channels-last tensors (the positions
+/// permuted too, which cancels when they come from a sunk argmax).
+template <typename Op>
+struct SinkThroughWindowAccess : public OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &b) const override {
+    Value source = channelsLastSource(op->getOperand(0));
+    if (!source || !channelsLastSource(op.getPositions()))
+      return failure();
+    auto w = ChannelsLastWindow<Op>::get(op);
+    if (failed(w))
+      return failure();
+    Location loc = op.getLoc();
+    Value result = Op::create(
+        b, loc, permuteType(typeOf(op.getResult()), toChannelsLast(kRank)),
+        source, channelsLastSource(op.getPositions()), w->window, w->strides,
+        w->padding, w->dilation);
+    b.replaceOp(op, toFirst(b, loc, result));
+    return success();
+  }
+};
+
+struct ChannelsLastConvolutionsPass
+    : public prim::impl::ChannelsLastConvolutionsPassBase<
+          ChannelsLastConvolutionsPass> {
+  using ChannelsLastConvolutionsPassBase::ChannelsLastConvolutionsPassBase;
+
+  void runOnOperation() override {
+    bool any = false;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ConvolutionOp, ConvolutionBackwardInputOp,
+              ConvolutionBackwardWeightOp>(op))
+        any |= takesChannelsLast(typeOf(op->getOperand(0)), allFloats);
+    });
+    // The permutes move only in functions with convolutions to feed.
+    if (!any)
+      return;
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    patterns.add<ConvolutionToChannelsLast,
+                 GradientToChannelsLast<ConvolutionBackwardInputOp>,
+                 GradientToChannelsLast<ConvolutionBackwardWeightOp>>(
+        context, allFloats);
+    patterns.add<SinkThroughElementwise, SinkThroughReduce,
+                 SinkThroughWindowArgmax,
+                 SinkThroughWindowAccess<WindowGatherOp>,
+                 SinkThroughWindowAccess<WindowScatterOp>>(context);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

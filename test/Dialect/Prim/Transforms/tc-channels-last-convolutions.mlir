@@ -1,0 +1,107 @@
+// RUN: tc-opt %s -tc-channels-last-convolutions -cse -split-input-file | FileCheck %s
+// RUN: tc-opt %s -tc-channels-last-convolutions=all-floats -cse -split-input-file | FileCheck %s --check-prefix=ALL
+
+// A stem: convolution, batch norm's scale (a per-channel broadcast), ReLU
+// (a splat), max pooling, a 1x1 convolution, a residual add and a global
+// sum. Everything between the input's permute and the sum runs
+// channels-last: no permute back to channels-first is left.
+// CHECK-LABEL: func.func @stem
+// CHECK-DAG: %[[ZERO:.*]] = prim.constant dense<0.000000e+00> : tensor<2x8x6x8xbf16>
+// CHECK-DAG: %[[X:.*]] = prim.permute %arg0, [0, 2, 3, 1] : tensor<2x3x16x12xbf16>
+// CHECK-DAG: %[[W:.*]] = prim.permute %arg1, [0, 2, 3, 1] : tensor<8x3x3x3xbf16>
+// CHECK: %[[Y:.*]] = prim.convolution %[[X]], %[[W]], stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 channels_last : tensor<2x16x12x3xbf16>, tensor<8x3x3x3xbf16>
+// CHECK: %[[S:.*]] = prim.broadcast_in_dim %arg2, shape [2, 8, 6, 8], dims [3] : tensor<8xbf16>
+// CHECK: %[[M:.*]] = prim.mul %[[Y]], %[[S]] : tensor<2x8x6x8xbf16>
+// CHECK: %[[R:.*]] = prim.maximum %[[M]], %[[ZERO]] : tensor<2x8x6x8xbf16>
+// CHECK: %[[K:.*]] = prim.window_argmax %[[R]], window [1, 3, 3, 1], strides [1, 2, 2, 1], padding [0, 1, 1, 0], dilation [1, 1, 1, 1] : tensor<2x8x6x8xbf16> -> tensor<2x4x3x8xi8>
+// CHECK: %[[P:.*]] = prim.window_gather %[[R]][%[[K]]], window [1, 3, 3, 1], strides [1, 2, 2, 1], padding [0, 1, 1, 0], dilation [1, 1, 1, 1] : tensor<2x8x6x8xbf16>, tensor<2x4x3x8xi8> -> tensor<2x4x3x8xbf16>
+// CHECK: %[[W2:.*]] = prim.permute %arg3, [0, 2, 3, 1] : tensor<8x8x1x1xbf16>
+// CHECK: %[[C:.*]] = prim.convolution %[[P]], %[[W2]], {{.*}} channels_last : tensor<2x4x3x8xbf16>, tensor<8x1x1x8xbf16>
+// CHECK: %[[A:.*]] = prim.add %[[C]], %[[P]] : tensor<2x4x3x8xbf16>
+// CHECK: %[[O:.*]] = prim.reduce sum %[[A]], dims [1, 2] : tensor<2x4x3x8xbf16>
+// CHECK-NOT: prim.permute
+// CHECK: return %[[O]]
+func.func @stem(%x: tensor<2x3x16x12xbf16>, %w1: tensor<8x3x3x3xbf16>, %s: tensor<8xbf16>, %w2: tensor<8x8x1x1xbf16>) -> tensor<2x8xbf16> {
+  %y = prim.convolution %x, %w1, stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 : tensor<2x3x16x12xbf16>, tensor<8x3x3x3xbf16>
+  %sb = prim.broadcast_in_dim %s, shape [2, 8, 8, 6], dims [1] : tensor<8xbf16>
+  %m = prim.mul %y, %sb : tensor<2x8x8x6xbf16>
+  %z = prim.constant dense<0.0> : tensor<2x8x8x6xbf16>
+  %r = prim.maximum %m, %z : tensor<2x8x8x6xbf16>
+  %k = prim.window_argmax %r, window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<2x8x8x6xbf16> -> tensor<2x8x4x3xi8>
+  %p = prim.window_gather %r[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<2x8x8x6xbf16>, tensor<2x8x4x3xi8> -> tensor<2x8x4x3xbf16>
+  %c = prim.convolution %p, %w2, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x4x3xbf16>, tensor<8x8x1x1xbf16>
+  %a = prim.add %c, %p : tensor<2x8x4x3xbf16>
+  %o = prim.reduce sum %a, dims [2, 3] : tensor<2x8x4x3xbf16>
+  return %o : tensor<2x8xbf16>
+}
+
+// -----
+
+// A returned activation goes back to channels-first once, at the end; an
+// operand that is neither channels-last nor a broadcast (%b) stops the
+// permute where it is.
+// CHECK-LABEL: func.func @edges
+// CHECK: %[[Y:.*]] = prim.convolution {{.*}} channels_last
+// CHECK: %[[T:.*]] = prim.tanh %[[Y]] : tensor<1x5x7x4xf16>
+// CHECK: %[[F:.*]] = prim.permute %[[T]], [0, 3, 1, 2] : tensor<1x5x7x4xf16>
+// CHECK: %[[A:.*]] = prim.add %[[F]], %arg2 : tensor<1x4x5x7xf16>
+// CHECK: return %[[F]], %[[A]]
+func.func @edges(%x: tensor<1x2x5x7xf16>, %w: tensor<4x2x1x1xf16>, %b: tensor<1x4x5x7xf16>) -> (tensor<1x4x5x7xf16>, tensor<1x4x5x7xf16>) {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x2x5x7xf16>, tensor<4x2x1x1xf16>
+  %t = prim.tanh %y : tensor<1x4x5x7xf16>
+  %a = prim.add %t, %b : tensor<1x4x5x7xf16>
+  return %t, %a : tensor<1x4x5x7xf16>, tensor<1x4x5x7xf16>
+}
+
+// -----
+
+// The gradients: all three tensors channels-last; batch norm's
+// per-channel sum of the cotangent reduces the channels-last tensor.
+// CHECK-LABEL: func.func @gradients
+// CHECK: %[[DY:.*]] = prim.permute %arg0, [0, 2, 3, 1] : tensor<2x6x4x3xbf16>
+// CHECK: %[[DX:.*]] = prim.convolution_backward_input %[[DY]], %{{.*}}, {{.*}} channels_last : tensor<2x4x3x6xbf16>, tensor<6x3x3x5xbf16> -> tensor<2x8x6x5xbf16>
+// CHECK: %[[DW:.*]] = prim.convolution_backward_weight %[[DY]], %{{.*}}, {{.*}} channels_last : tensor<2x4x3x6xbf16>, tensor<2x8x6x5xbf16> -> tensor<6x3x3x5xbf16>
+// CHECK-DAG: prim.permute %[[DW]], [0, 3, 1, 2] : tensor<6x3x3x5xbf16>
+// CHECK-DAG: prim.reduce sum %[[DX]], dims [0, 1, 2] : tensor<2x8x6x5xbf16>
+func.func @gradients(%dy: tensor<2x6x4x3xbf16>, %w: tensor<6x5x3x3xbf16>, %x: tensor<2x5x8x6xbf16>) -> (tensor<5xbf16>, tensor<6x5x3x3xbf16>) {
+  %dx = prim.convolution_backward_input %dy, %w, stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 : tensor<2x6x4x3xbf16>, tensor<6x5x3x3xbf16> -> tensor<2x5x8x6xbf16>
+  %dw = prim.convolution_backward_weight %dy, %x, stride [2, 2], padding [1, 1], dilation [1, 1], groups 1 : tensor<2x6x4x3xbf16>, tensor<2x5x8x6xbf16> -> tensor<6x5x3x3xbf16>
+  %s = prim.reduce sum %dx, dims [0, 2, 3] : tensor<2x5x8x6xbf16>
+  return %s, %dw : tensor<5xbf16>, tensor<6x5x3x3xbf16>
+}
+
+// -----
+
+// f32 convolutions keep PyTorch's layout (cuDNN's f32 kernels gain
+// nothing), unless all-floats asks; 1-d and 3-d ones keep it always.
+// CHECK-LABEL: func.func @other_types
+// CHECK-NOT: channels_last
+// ALL-LABEL: func.func @other_types
+// ALL: prim.convolution {{.*}} channels_last : tensor<1x5x7x2xf32>, tensor<4x1x1x2xf32>
+// ALL-NOT: channels_last
+func.func @other_types(%x: tensor<1x2x5x7xf32>, %w: tensor<4x2x1x1xf32>, %x1: tensor<1x2x9xbf16>, %w1: tensor<4x2x3xbf16>) -> (tensor<1x4x5x7xf32>, tensor<1x4x7xbf16>) {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<1x2x5x7xf32>, tensor<4x2x1x1xf32>
+  %y1 = prim.convolution %x1, %w1, stride [1], padding [0], dilation [1], groups 1 : tensor<1x2x9xbf16>, tensor<4x2x3xbf16>
+  return %y, %y1 : tensor<1x4x5x7xf32>, tensor<1x4x7xbf16>
+}
+
+// -----
+
+// ReLU's gradient as AOTAutograd writes it (a comparison and a select) and
+// a widening: ops with attributes keep them.
+// CHECK-LABEL: func.func @attributes
+// ALL-LABEL: func.func @attributes
+// CHECK: %[[Y:.*]] = prim.convolution {{.*}} channels_last
+// CHECK: %[[M:.*]] = prim.compare le, %[[Y]], %{{.*}} : tensor<2x5x7x4xbf16>
+// CHECK: %[[S:.*]] = prim.where %[[M]], %{{.*}}, %[[Y]] : tensor<2x5x7x4xi1>, tensor<2x5x7x4xbf16>
+// CHECK: %[[F:.*]] = prim.convert %[[S]] to f32 : tensor<2x5x7x4xbf16>
+// CHECK: prim.reduce sum %[[F]], dims [0, 1, 2] : tensor<2x5x7x4xf32>
+func.func @attributes(%x: tensor<2x3x5x7xbf16>, %w: tensor<4x3x1x1xbf16>) -> tensor<4xf32> {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x3x5x7xbf16>, tensor<4x3x1x1xbf16>
+  %z = prim.constant dense<0.0> : tensor<2x4x5x7xbf16>
+  %m = prim.compare le, %y, %z : tensor<2x4x5x7xbf16>
+  %s = prim.where %m, %z, %y : tensor<2x4x5x7xi1>, tensor<2x4x5x7xbf16>
+  %f = prim.convert %s to f32 : tensor<2x4x5x7xbf16>
+  %r = prim.reduce sum %f, dims [0, 2, 3] : tensor<2x4x5x7xf32>
+  return %r : tensor<4xf32>
+}

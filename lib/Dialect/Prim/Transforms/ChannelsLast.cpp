@@ -107,32 +107,43 @@ Value channelsLastSource(Value v) {
   return permute.getOperand();
 }
 
-/// `v` (channels-first) as the same values channels-last, without a copy:
-/// the operand of a permute to channels-first, a splat constant, or a
-/// broadcast whose broadcast dimensions stay in order. Null otherwise.
+/// The broadcast dimensions of `bcast` (to a channels-first tensor) on
+/// the channels-last tensor, or none where they would not stay increasing.
+std::optional<SmallVector<int64_t>> channelsLastDims(BroadcastInDimOp bcast) {
+  // Result dimension d of the broadcast is dimension first[d] of the
+  // channels-last tensor.
+  SmallVector<int64_t> first = toChannelsFirst(kRank), dims;
+  for (int64_t d : bcast.getBroadcastDimensions())
+    dims.push_back(first[d]);
+  if (!llvm::is_sorted(dims))
+    return std::nullopt;
+  return dims;
+}
+
+/// Whether `v` (channels-first) can be read channels-last without a copy:
+/// it is a permute to channels-first, a splat constant, or a broadcast
+/// whose broadcast dimensions stay in order.
+bool readsChannelsLast(Value v) {
+  if (channelsLastSource(v))
+    return true;
+  if (auto cst = v.getDefiningOp<ConstantOp>())
+    return isa<SplatElementsAttr>(cst.getValue());
+  auto bcast = v.getDefiningOp<BroadcastInDimOp>();
+  return bcast && channelsLastDims(bcast);
+}
+
+/// `v`, of which readsChannelsLast holds, as the same values
+/// channels-last.
 Value asChannelsLast(PatternRewriter &b, Value v) {
   if (Value source = channelsLastSource(v))
     return source;
   RankedTensorType last = permuteType(typeOf(v), toChannelsLast(kRank));
-  if (auto cst = v.getDefiningOp<ConstantOp>()) {
-    auto splat = dyn_cast<SplatElementsAttr>(cst.getValue());
-    if (!splat)
-      return nullptr;
-    return ConstantOp::create(b, cst.getLoc(), splat.reshape(last));
-  }
-  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>()) {
-    // Result dimension d of the broadcast is dimension first[d] of the
-    // channels-last tensor.
-    SmallVector<int64_t> first = toChannelsFirst(kRank), dims;
-    for (int64_t d : bcast.getBroadcastDimensions())
-      dims.push_back(first[d]);
-    if (!llvm::is_sorted(dims) ||
-        llvm::adjacent_find(dims) != dims.end())
-      return nullptr;
-    return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
-                                    last.getShape(), dims);
-  }
-  return nullptr;
+  if (auto cst = v.getDefiningOp<ConstantOp>())
+    return ConstantOp::create(
+        b, cst.getLoc(), cast<SplatElementsAttr>(cst.getValue()).reshape(last));
+  auto bcast = v.getDefiningOp<BroadcastInDimOp>();
+  return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
+                                  last.getShape(), *channelsLastDims(bcast));
 }
 
 /// An elementwise op of which at least one operand is a permute to
@@ -155,21 +166,8 @@ struct SinkThroughElementwise : public RewritePattern {
       if (typeOf(v).getShape() != type.getShape())
         return failure();
     // Check every operand before creating any op.
-    for (Value v : op->getOperands()) {
-      if (channelsLastSource(v))
-        continue;
-      if (auto cst = v.getDefiningOp<ConstantOp>())
-        if (isa<SplatElementsAttr>(cst.getValue()))
-          continue;
-      auto bcast = v.getDefiningOp<BroadcastInDimOp>();
-      if (!bcast)
-        return b.notifyMatchFailure(op, "an operand not channels-last");
-      SmallVector<int64_t> first = toChannelsFirst(kRank), dims;
-      for (int64_t d : bcast.getBroadcastDimensions())
-        dims.push_back(first[d]);
-      if (!llvm::is_sorted(dims))
-        return b.notifyMatchFailure(op, "a broadcast out of order");
-    }
+    if (!llvm::all_of(op->getOperands(), readsChannelsLast))
+      return b.notifyMatchFailure(op, "an operand not channels-last");
     // A clone (with its attributes and properties) on the channels-last
     // operands.
     IRMapping mapping;

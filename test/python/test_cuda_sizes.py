@@ -311,13 +311,16 @@ def test_stem_and_pooling_channels_last(fresh_tc, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("groups", [4, 96], ids=["grouped", "depthwise"])
-def test_grouped_convolutions_channels_last(fresh_tc, dtype, groups):
-    """Grouped and depthwise convolutions (MobileNet's, ResNeXt's) with a
-    SiLU, channels-last."""
+def test_grouped_convolutions(fresh_tc, dtype, groups):
+    """Grouped and depthwise convolutions (ResNeXt's, MobileNet's) with a
+    SiLU, on cuDNN: channels-last, but for depthwise ones."""
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(96, 96, 3, 1, 1, groups=groups).cuda().to(dtype)
+    conv.requires_grad_(False)
     x = randn(16, 96, 31, 29, dtype=dtype)
     check(lambda x: F.silu(conv(x)), x, atol=0.05, rtol=0.02)
+    assert channels_last_convolutions(lambda x: F.silu(conv(x)), x) == (
+        (1, 0) if groups < 96 else (0, 1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

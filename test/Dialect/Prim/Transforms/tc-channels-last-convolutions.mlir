@@ -105,3 +105,17 @@ func.func @attributes(%x: tensor<2x3x5x7xbf16>, %w: tensor<4x3x1x1xbf16>) -> ten
   %r = prim.reduce sum %f, dims [0, 2, 3] : tensor<2x4x5x7xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A depthwise convolution (one channel per group) keeps the function
+// channels-first: cuDNN's channels-last depthwise kernels can be slower
+// than eager.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: channels_last
+// CHECK-NOT: prim.permute
+func.func @depthwise(%x: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %p: tensor<16x8x1x1xbf16>) -> tensor<2x16x9x7xbf16> {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>
+  %z = prim.convolution %y, %p, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x9x7xbf16>, tensor<16x8x1x1xbf16>
+  return %z : tensor<2x16x9x7xbf16>
+}

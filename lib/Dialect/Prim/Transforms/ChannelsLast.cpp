@@ -296,6 +296,32 @@ struct SinkThroughWindowAccess : public OpRewritePattern<Op> {
   }
 };
 
+/// Whether `op`, a convolution or one of its gradients, is depthwise: more
+/// than one group, of one input channel each.
+bool isDepthwise(Operation *op) {
+  int64_t groups = 0;
+  bool channelsLast = false;
+  Value weight;
+  if (auto conv = dyn_cast<ConvolutionOp>(op)) {
+    groups = conv.getGroups();
+    channelsLast = conv.getChannelsLast();
+    weight = conv.getWeight();
+  } else if (auto grad = dyn_cast<ConvolutionBackwardInputOp>(op)) {
+    groups = grad.getGroups();
+    channelsLast = grad.getChannelsLast();
+    weight = grad.getOther();
+  } else if (auto grad = dyn_cast<ConvolutionBackwardWeightOp>(op)) {
+    groups = grad.getGroups();
+    channelsLast = grad.getChannelsLast();
+    weight = grad.getResult();
+  } else {
+    return false;
+  }
+  RankedTensorType type = typeOf(weight);
+  return groups > 1 &&
+         type.getDimSize(channelsLast ? type.getRank() - 1 : 1) == 1;
+}
+
 struct ChannelsLastConvolutionsPass
     : public prim::impl::ChannelsLastConvolutionsPassBase<
           ChannelsLastConvolutionsPass> {
@@ -304,18 +330,18 @@ struct ChannelsLastConvolutionsPass
   void runOnOperation() override {
     bool any = false, depthwise = false;
     getOperation().walk([&](Operation *op) {
-      if (auto conv = dyn_cast<ConvolutionOp>(op))
-        depthwise |= conv.getGroups() > 1 &&
-                     typeOf(conv.getWeight()).getDimSize(1) == 1;
-      if (isa<ConvolutionOp, ConvolutionBackwardInputOp,
-              ConvolutionBackwardWeightOp>(op))
-        any |= takesChannelsLast(typeOf(op->getOperand(0)), allFloats);
+      if (!isa<ConvolutionOp, ConvolutionBackwardInputOp,
+               ConvolutionBackwardWeightOp>(op))
+        return;
+      any |= takesChannelsLast(typeOf(op->getOperand(0)), allFloats);
+      depthwise |= isDepthwise(op);
     });
     // The permutes move only in functions with convolutions to feed.
     // cuDNN's channels-last depthwise kernels (one channel per group) can
     // be slower than eager's whole network: MobileNetV2's 17 took 3.7 ms
     // of tc's 4.8 ms step on the H100 (bf16, batch 32), 1.9 ms
-    // channels-first. A function with one stays channels-first.
+    // channels-first. A function with one (or with a gradient of one: a
+    // backward compiled apart from its forward) stays channels-first.
     if (!any || depthwise)
       return;
     MLIRContext *context = &getContext();

@@ -119,3 +119,16 @@ func.func @depthwise(%x: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %p: ten
   %z = prim.convolution %y, %p, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x9x7xbf16>, tensor<16x8x1x1xbf16>
   return %z : tensor<2x16x9x7xbf16>
 }
+
+// -----
+
+// So does a backward with a depthwise convolution's gradients only (the
+// backward of a forward compiled apart).
+// CHECK-LABEL: func.func @depthwise_gradients
+// CHECK-NOT: channels_last
+// CHECK-NOT: prim.permute
+func.func @depthwise_gradients(%dy: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %x: tensor<2x8x9x7xbf16>) -> (tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>) {
+  %dx = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16> -> tensor<2x8x9x7xbf16>
+  %dw = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<2x8x9x7xbf16> -> tensor<8x1x3x3xbf16>
+  return %dx, %dw : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>
+}

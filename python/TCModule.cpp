@@ -80,6 +80,25 @@ NB_MODULE(_tc, m) {
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
   m.attr("gpu_buffer_alignment") = tcGPUBufferAlignment();
+  m.def(
+      "half_product_padding",
+      [](int64_t m, int64_t k, int64_t n, bool lhsTransposed,
+         bool rhsTransposed, int64_t elementBytes, int64_t resultElements,
+         int64_t lhsElements, int64_t rhsElements) -> nb::object {
+        int64_t padM, padK, padN;
+        if (!tcHalfProductPadding(m, k, n, lhsTransposed, rhsTransposed,
+                                  elementBytes, resultElements, lhsElements,
+                                  rhsElements, &padM, &padK, &padN))
+          return nb::none();
+        return nb::make_tuple(padM, padK, padN);
+      },
+      nb::arg("m"), nb::arg("k"), nb::arg("n"), nb::arg("lhs_transposed"),
+      nb::arg("rhs_transposed"), nb::arg("element_bytes"),
+      nb::arg("result_elements"), nb::arg("lhs_elements"),
+      nb::arg("rhs_elements"),
+      "(pad_m, pad_k, pad_n) that tc-align-half-products appends to a "
+      "half-precision GEMM's dimensions, or None when it leaves the "
+      "product as it is.");
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),

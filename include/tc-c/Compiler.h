@@ -105,6 +105,14 @@ int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 /// The byte alignment GPU kernels assume of every buffer they are passed;
 /// a GPU run refuses buffers that do not have it.
 int64_t tcGPUBufferAlignment(void);
+/// Whether tc-align-half-products pads a half-precision GEMM of `m` x `k`
+/// by `k` x `n` (mlir::tc::prim::halfProductPadding), and by how much (to
+/// `padM`, `padK`, `padN`): 1 when it does, else 0.
+int tcHalfProductPadding(int64_t m, int64_t k, int64_t n, int lhsTransposed,
+                         int rhsTransposed, int64_t elementBytes,
+                         int64_t resultElements, int64_t lhsElements,
+                         int64_t rhsElements, int64_t *padM, int64_t *padK,
+                         int64_t *padN);
 /// What the arena grows by per unit of the symbolic size (0 without one).
 int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe);
 /// Whether the graph was compiled with the symbolic size.

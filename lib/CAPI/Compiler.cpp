@@ -10,6 +10,7 @@
 #include "tc/Runtime/CUDARuntime.h"
 #include "tc/Runtime/ROCmRuntime.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
+#include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <cstdlib>
@@ -186,6 +187,24 @@ const char *tcExecutableTarget(TcExecutableRef exe) {
 
 int64_t tcGPUBufferAlignment(void) {
   return mlir::tc::kernel::kGPUBufferAlignment;
+}
+
+int tcHalfProductPadding(int64_t m, int64_t k, int64_t n, int lhsTransposed,
+                         int rhsTransposed, int64_t elementBytes,
+                         int64_t resultElements, int64_t lhsElements,
+                         int64_t rhsElements, int64_t *padM, int64_t *padK,
+                         int64_t *padN) {
+  std::optional<mlir::tc::prim::HalfProductPadding> pads =
+      mlir::tc::prim::halfProductPadding(m, k, n, lhsTransposed,
+                                         rhsTransposed, elementBytes,
+                                         resultElements, lhsElements,
+                                         rhsElements);
+  if (!pads)
+    return 0;
+  *padM = pads->m;
+  *padK = pads->k;
+  *padN = pads->n;
+  return 1;
 }
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe) {

@@ -33,7 +33,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compiler, distributed, logs
+from tc import compiler, distributed, layouts, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import SUPPORTED_OPS, VALUE_GUARDS, VIEW_OPS, is_supported
@@ -1263,7 +1263,7 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
             node.is_impure() or (node.op == "call_function"
                                  and node.target in _ERROR_CHECKS)))
         traced.recompile()
-        runner = _compile_aten_runner(traced, settings)
+        runner = _compile_aten_runner(traced, settings, inference=True)
         if runner is traced:
             # Nothing compiled: run the ops the user wrote, not the ATen
             # graph's decompositions of them (index_add traced to
@@ -1896,9 +1896,20 @@ def _compile_aten_graph(gm: torch.fx.GraphModule,
     return _make_boxed(runner)
 
 
-def _compile_aten_runner(gm: torch.fx.GraphModule,
-                         settings: _Settings) -> Callable:
-    """An ATen graph to a callable taking the graph's inputs."""
+def _half_product_padding(*args: Any) -> tuple[int, int, int] | None:
+    """tc._tc.half_product_padding, loading the compiler only when a graph
+    has a product to ask about (a warm process runs cached graphs without
+    it)."""
+    native = compiler._load_native()
+    return native.half_product_padding(*args) if native is not None else None
+
+
+def _compile_aten_runner(gm: torch.fx.GraphModule, settings: _Settings,
+                         inference: bool = False) -> Callable:
+    """An ATen graph to a callable taking the graph's inputs.
+    `inference`: the graph is not a training graph's forward or backward
+    (whose outputs autograd and the next graph read: there, a padded
+    product returned as a view costs a copy on each side)."""
     try:
         _prims_as_aten(gm)
         if distributed.has_collectives(gm.graph):
@@ -1918,11 +1929,16 @@ def _compile_aten_runner(gm: torch.fx.GraphModule,
         guarded = _add_value_guards(gm)
         if guarded is not None:
             return _ValueGuards(
-                _compile_aten_runner(guarded.graph, settings), gm, guarded)
+                _compile_aten_runner(guarded.graph, settings, inference), gm,
+                guarded)
         checked = _hoist_error_checks(gm)
         if checked is not None:
-            return _HostChecks(_compile_aten_runner(checked.graph, settings),
-                               checked)
+            return _HostChecks(
+                _compile_aten_runner(checked.graph, settings, inference),
+                checked)
+        if inference and torch.version.hip is None:
+            layouts.pad_returned_products(gm, _half_product_padding,
+                                          _is_output_view)
         split = _split_output_views(gm)
         if split is not None:
             return _compile_with_output_views(split, settings)
@@ -2826,56 +2842,6 @@ class _TrainingGraph:
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)
 
-def _dense_permutation(value: Any) -> tuple[int, ...] | None:
-    """The permutation that makes `value`, a non-contiguous tensor whose
-    elements fill its memory (a transposed or permuted view), contiguous;
-    None for a contiguous tensor or one with gaps or repeats."""
-    if (not isinstance(value, torch.Tensor) or value.dim() < 2
-            or value.is_contiguous() or value.numel() < 2):
-        return None
-    order = tuple(sorted(range(value.dim()),
-                         key=lambda d: (-value.stride(d), d)))
-    return order if value.permute(order).is_contiguous() else None
-
-
-def _read_in_place(sub: torch.fx.GraphModule
-                   ) -> tuple[torch.fx.GraphModule,
-                              list[tuple[int, ...] | None]]:
-    """`sub` taking each input that is a dense permuted view (a transposed
-    activation handed over by an eager op, a saved one in a backward) in
-    its memory order, with a permute back to its shape inside the graph,
-    and each input's permutation (CompiledFunction.read_inputs_permuted).
-    Copying such inputs to contiguous tensors took 3 ms of GPT-2's 23 ms
-    training step on the H200 (123 copies). Inputs written in place keep
-    their layout."""
-    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
-    permutations = []
-    for node in placeholders:
-        permutation = _dense_permutation(node.meta.get("val"))
-        if permutation is not None and any(
-                isinstance(u.target, torch._ops.OpOverload)
-                and u.target._schema.is_mutable for u in node.users):
-            permutation = None
-        permutations.append(permutation)
-    if all(p is None for p in permutations):
-        return sub, permutations
-    graph = copy.deepcopy(sub.graph)
-    nodes = [n for n in graph.nodes if n.op == "placeholder"]
-    for node, permutation in zip(nodes, permutations):
-        if permutation is None:
-            continue
-        value = node.meta["val"]
-        inverse = sorted(range(len(permutation)), key=permutation.__getitem__)
-        with graph.inserting_after(node):
-            back = graph.call_function(torch.ops.aten.permute.default,
-                                       (node, inverse))
-        node.replace_all_uses_with(
-            back, delete_user_cb=lambda user: user is not back)
-        back.meta = {**node.meta, "val": value}
-        node.meta = {**node.meta, "val": value.permute(permutation)}
-    return torch.fx.GraphModule(sub, graph), permutations
-
-
 def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
                       ops: list[torch.fx.Node], settings: _Settings,
                       compile: Callable[[], Any] | None = None) -> Any:
@@ -2888,11 +2854,14 @@ def _compile_subgraph(sub: torch.fx.GraphModule, name: str,
             compiled = compiler.compile_graph(
                 sub, dump_stages=settings.dump_stages, autotune=True)
         else:
-            work, permutations = _read_in_place(sub)
+            work, permutations = layouts.read_in_place(sub)
+            work, written = layouts.write_in_place(work)
             compiled = compiler.compile_graph(
                 work, dump_stages=settings.dump_stages)
             if any(p is not None for p in permutations):
                 compiled.read_inputs_permuted(permutations)
+            if any(p is not None for p in written):
+                compiled.write_outputs_permuted(written)
         if settings.reduce_overhead:
             functions = ([compiled.forward, compiled.backward]
                          if isinstance(compiled, compiler.TrainingFunctions)

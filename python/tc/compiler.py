@@ -852,6 +852,7 @@ class CompiledFunction:
         self._pool: _OutputPool | None = None
         self._staging: list[list[Any]] | None = None
         self._input_permutations: list[tuple[int, ...] | None] | None = None
+        self._output_inverses: list[tuple[int, ...] | None] | None = None
 
     def read_inputs_permuted(
             self, permutations: Sequence[tuple[int, ...] | None]) -> None:
@@ -860,10 +861,23 @@ class CompiledFunction:
         rewritten to take a dense permuted input (a transposed view) in its
         memory order and permute it back inside, where the permutation
         fuses into the kernels reading it, instead of a copy into a
-        contiguous tensor before each call (backend._read_in_place). An
+        contiguous tensor before each call (layouts.read_in_place). An
         input whose permutation is not contiguous at run time is still
         copied."""
         self._input_permutations = list(permutations)
+
+    def write_outputs_permuted(
+            self, permutations: Sequence[tuple[int, ...] | None]) -> None:
+        """Output `i` of the compiled graph is the caller's output `i`
+        permuted by `permutations[i]` (when not None): the graph was
+        rewritten to write an output that eager lays out permuted (a
+        transposed weight, an attention input in [B, S, H, D] order) in
+        that memory order, and the call returns the view with eager's
+        strides (layouts.write_in_place)."""
+        self._output_inverses = [
+            None if p is None
+            else tuple(sorted(range(len(p)), key=p.__getitem__))
+            for p in permutations]
 
     def stage_inputs(self) -> None:
         """mode="reduce-overhead": an input at another address than in the
@@ -965,6 +979,9 @@ class CompiledFunction:
                    else torch.empty(size, dtype=dtype, device=device))
             outputs.append(out)
             pointers.append(out.data_ptr())
+        if self._output_inverses is not None:
+            outputs = [o if p is None else o.permute(p)
+                       for o, p in zip(outputs, self._output_inverses)]
         if cuda:
             index = self._index
             if index is None or torch.cuda.current_device() == index:

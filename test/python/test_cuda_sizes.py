@@ -179,6 +179,20 @@ def test_lm_head_odd_vocabulary(fresh_tc, dtype):
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lm_head_logits_are_a_padded_view(fresh_tc, dtype):
+    """Inference: the LM head's logits come back as a view of a product
+    padded to 50264 columns (no slice copy), as Inductor returns them,
+    with eager's values; a view after it (`view(-1, 50257)`) works."""
+    x = randn(16, 256, 768, dtype=dtype)
+    w = randn(50257, 768, dtype=dtype) * 0.02
+    with torch.no_grad():
+        out = check(lambda x, w: F.linear(x, w), x, w, atol=2e-2, rtol=2e-2)
+    assert out.stride() == (256 * 50264, 50264, 1)
+    torch.testing.assert_close(out.view(-1, 50257), (x @ w.t()).view(-1, 50257),
+                               atol=2e-2, rtol=2e-2)
+
+
 def test_histc_runs_in_eager(fresh_tc):
     """A million values into 100 bins: tc's histogram counts with global
     atomics, 11x eager's time on the H200 (eager counts each block's values

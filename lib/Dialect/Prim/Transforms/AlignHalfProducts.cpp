@@ -66,6 +66,36 @@ Value padOperand(PatternRewriter &rewriter, Location loc, Value v,
   return PadOp::create(rewriter, loc, v, zeros, amounts, zeros, APFloat(0.0));
 }
 
+} // namespace
+
+std::optional<HalfProductPadding> mlir::tc::prim::halfProductPadding(
+    int64_t m, int64_t k, int64_t n, bool lhsTransposed, bool rhsTransposed,
+    int64_t elementBytes, int64_t resultElements, int64_t lhsElements,
+    int64_t rhsElements) {
+  if (resultElements * k < kMinWork)
+    return std::nullopt;
+  // Leading dimensions: the result's is n; the lhs's k (m when it is read
+  // transposed); the rhs's n (k when transposed).
+  HalfProductPadding pads;
+  pads.n = roundUp(n) - n;
+  pads.k = (!lhsTransposed || rhsTransposed) ? roundUp(k) - k : 0;
+  pads.m = lhsTransposed ? roundUp(m) - m : 0;
+  if (!pads.n && !pads.k && !pads.m)
+    return std::nullopt;
+  // Each pad reads and writes its operand; the slice, when copied, its
+  // result.
+  int64_t copied = 2 * elementBytes * resultElements;
+  if (pads.m || pads.k)
+    copied += 2 * elementBytes * lhsElements;
+  if (pads.k || pads.n)
+    copied += 2 * elementBytes * rhsElements;
+  if (resultElements * k < kMinWorkPerCopiedByte * copied)
+    return std::nullopt;
+  return pads;
+}
+
+namespace {
+
 struct AlignHalfDot : public OpRewritePattern<DotOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -87,28 +117,15 @@ struct AlignHalfDot : public OpRewritePattern<DotOp> {
     bool flattened = form == DotOp::GemmForm::Flattened;
     int64_t m = lhsType.getDimSize(rank - 2), k = lhsType.getDimSize(rank - 1),
             n = rhsType.getDimSize(rhsRank - 1);
-    if (type.getNumElements() * k < kMinWork)
-      return rewriter.notifyMatchFailure(op, "a small product");
     bool lhsT = !flattened && swapOfLastTwo(op.getLhs());
     bool rhsT = static_cast<bool>(swapOfLastTwo(op.getRhs()));
-    // Leading dimensions: the result's is n; the lhs's k (m when it is read
-    // transposed); the rhs's n (k when transposed).
-    int64_t padN = roundUp(n) - n;
-    int64_t padK = (!lhsT || rhsT) ? roundUp(k) - k : 0;
-    int64_t padM = lhsT ? roundUp(m) - m : 0;
-    if (!padN && !padK && !padM)
-      return rewriter.notifyMatchFailure(op, "aligned already");
-
-    // Each pad reads and writes its operand; the slice, when copied, its
-    // result.
-    int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-    int64_t copied = 2 * bytes * type.getNumElements();
-    if (padM || padK)
-      copied += 2 * bytes * lhsType.getNumElements();
-    if (padK || padN)
-      copied += 2 * bytes * rhsType.getNumElements();
-    if (type.getNumElements() * k < kMinWorkPerCopiedByte * copied)
-      return rewriter.notifyMatchFailure(op, "the copies would cost more");
+    std::optional<HalfProductPadding> pads = halfProductPadding(
+        m, k, n, lhsT, rhsT, elt.getIntOrFloatBitWidth() / 8,
+        type.getNumElements(), lhsType.getNumElements(),
+        rhsType.getNumElements());
+    if (!pads)
+      return rewriter.notifyMatchFailure(op, "aligned, small or not worth it");
+    int64_t padM = pads->m, padK = pads->k, padN = pads->n;
 
     Location loc = op.getLoc();
     Value lhs = op.getLhs(), rhs = op.getRhs();

@@ -10,6 +10,8 @@
 #include "mlir/Pass/Pass.h"
 #include "tc/Dialect/Prim/IR/PrimOps.h"
 
+#include <optional>
+
 namespace mlir::tc::prim {
 
 /// The argument attribute marking what `tc-autodiff` differentiates for.
@@ -19,6 +21,26 @@ inline constexpr llvm::StringLiteral kRequiresGradAttrName =
 /// The attribute `tc-autodiff` leaves on a joint function: [primal
 /// arguments, cotangent arguments, forward results].
 inline constexpr llvm::StringLiteral kJointAttrName = "tc.joint";
+
+/// The zeros `tc-align-half-products` appends to a half-precision GEMM's
+/// dimensions.
+struct HalfProductPadding {
+  int64_t m = 0, k = 0, n = 0;
+};
+
+/// What `tc-align-half-products` pads a GEMM of `m` x `k` by `k` x `n`
+/// (`lhsTransposed` / `rhsTransposed`: the operand is read transposed) of
+/// `elementBytes`-byte elements by, or nothing when it leaves the product
+/// as it is (aligned, small, or the copies would cost more than the slow
+/// kernels lose). `resultElements`, `lhsElements` and `rhsElements` count
+/// the batched tensors' elements. The one place this choice is made: the
+/// Python backend asks it (tc._tc.half_product_padding) for a product it
+/// returns, whose padded result it hands back as a view.
+std::optional<HalfProductPadding>
+halfProductPadding(int64_t m, int64_t k, int64_t n, bool lhsTransposed,
+                   bool rhsTransposed, int64_t elementBytes,
+                   int64_t resultElements, int64_t lhsElements,
+                   int64_t rhsElements);
 
 #define GEN_PASS_DECL
 #include "tc/Dialect/Prim/Transforms/Passes.h.inc"

@@ -1,0 +1,134 @@
+"""tc.layouts: graphs that take and return eager's layouts without copies
+(the CUDA-only rewrites are checked on fake CUDA tensors and run on the
+CPU; test_cuda_sizes runs them on the GPU)."""
+
+import pytest
+import torch
+from torch._subclasses import FakeTensorMode
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import tc.backend
+import tc.compiler
+from tc import layouts
+
+native = tc.compiler._load_native()
+needs_native = pytest.mark.skipif(native is None,
+                                  reason="tc native extension not built")
+
+
+def _logits(x, w):
+    return (x @ w.t()).view(4, -1, w.shape[0])
+
+
+def _fake_cuda_graph(fn, *shapes, dtype=torch.bfloat16):
+    with FakeTensorMode():
+        args = [torch.empty(s, device="cuda", dtype=dtype) for s in shapes]
+        return make_fx(fn)(*args)
+
+
+@needs_native
+def test_native_padding_is_the_pass_choice():
+    """The one decision, in C++ (tc-align-half-products): GPT-2's LM head
+    pads its 50257 columns by 7; an aligned or a small product is left."""
+    m, k = 4096, 768
+    pad = native.half_product_padding
+    assert pad(m, k, 50257, False, True, 2, m * 50257, m * k,
+               k * 50257) == (0, 0, 7)
+    assert pad(m, k, 50264, False, True, 2, m * 50264, m * k,
+               k * 50264) is None
+    assert pad(8, 16, 17, False, True, 2, 8 * 17, 8 * 16, 16 * 17) is None
+
+
+def test_returned_product_is_padded_and_viewed():
+    """A returned half-precision product on CUDA becomes a view of a
+    product with padded columns (strides as Inductor returns them); the
+    graph computes the same values."""
+    n = 1001
+    gm = _fake_cuda_graph(_logits, (1024, 768), (n, 768))
+    calls = []
+
+    def padding(*args):
+        calls.append(args)
+        return (0, 0, 7)
+    assert layouts.pad_returned_products(gm, padding,
+                                         tc.backend._is_output_view)
+    assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
+                      768 * n)]
+    targets = [node.target for node in gm.graph.nodes
+               if node.op == "call_function"]
+    assert torch.ops.aten.constant_pad_nd.default in targets
+    # No node left without a use (a dead transpose would run in eager).
+    assert all(node.users for node in gm.graph.nodes
+               if node.op == "call_function")
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    assert out.meta["val"].stride() == (256 * (n + 7), n + 7, 1)
+    split = tc.backend._split_output_views(gm)
+    assert split is not None
+    (core_out,) = split.core_outputs
+    assert core_out.target is torch.ops.aten.mm.default
+    assert tuple(core_out.meta["val"].shape) == (1024, n + 7)
+
+    # The rewritten graph on real (CPU) tensors: eager's values.
+    x = torch.randn(1024, 768, dtype=torch.bfloat16)
+    w = torch.randn(n, 768, dtype=torch.bfloat16)
+    got = gm(x, w)
+    assert got.stride() == (256 * (n + 7), n + 7, 1)
+    torch.testing.assert_close(got, _logits(x, w))
+
+
+def test_returned_matmul_of_rows_is_padded():
+    """`aten.matmul` of a batch of rows by a transposed weight (what the
+    backend's one-pass trace keeps of `F.linear` in inference, GPT-2's LM
+    head) is padded as `mm` is."""
+    n = 1001
+    graph = torch.fx.Graph()
+    x, w = graph.placeholder("x"), graph.placeholder("w")
+    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
+    p = graph.call_function(torch.ops.aten.matmul.default, (x, t))
+    graph.output((p,))
+    with FakeTensorMode():
+        x.meta["val"] = torch.empty(4, 256, 768, device="cuda",
+                                    dtype=torch.bfloat16)
+        w.meta["val"] = torch.empty(n, 768, device="cuda",
+                                    dtype=torch.bfloat16)
+        t.meta["val"] = w.meta["val"].permute(1, 0)
+        p.meta["val"] = x.meta["val"] @ t.meta["val"]
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    calls = []
+
+    def padding(*args):
+        calls.append(args)
+        return (0, 0, 7)
+    assert layouts.pad_returned_products(gm, padding,
+                                         tc.backend._is_output_view)
+    assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
+                      768 * n)]
+    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
+    ws = torch.randn(n, 768, dtype=torch.bfloat16)
+    (got,) = gm(xs, ws)
+    assert got.stride() == (256 * (n + 7), n + 7, 1)
+    torch.testing.assert_close(got, xs @ ws.t())
+
+
+def test_products_that_stay():
+    """Not rewritten: a product something else reads, one on the CPU, an
+    f32 one, and one the native decision leaves."""
+    def read(x, w):
+        p = x @ w.t()
+        return p, p.sum()
+
+    def never(*args):
+        raise AssertionError("asked for a product it must not pad")
+    cases = [_fake_cuda_graph(read, (64, 32), (33, 32)),
+             _fake_cuda_graph(_logits, (64, 32), (33, 32),
+                              dtype=torch.float32)]
+    with FakeTensorMode():
+        args = [torch.empty(64, 32, dtype=torch.bfloat16),
+                torch.empty(33, 32, dtype=torch.bfloat16)]
+        cases.append(make_fx(_logits)(*args))
+    for gm in cases:
+        assert not layouts.pad_returned_products(
+            gm, never, tc.backend._is_output_view)
+    gm = _fake_cuda_graph(_logits, (64, 32), (33, 32))
+    assert not layouts.pad_returned_products(
+        gm, lambda *a: None, tc.backend._is_output_view)

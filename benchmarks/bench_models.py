@@ -23,7 +23,9 @@ events, peak memory (`max_memory_allocated` over the run, less what was
 allocated before the backend's copy of the model), and agreement with
 eager: ||out - eager|| / ||eager|| for inference, the first loss and the
 loss after the timed steps for training (same weights, same batches;
-AdamW with foreach in eager). tc's row carries its counters: kernels,
+AdamW with foreach in eager; the last loss at the larger of
+LOSS_TOLERANCE and twice what a second eager run, `eager-again`,
+differs by). tc's row carries its counters: kernels,
 ATen ops left to eager, graphs that ran wholly in eager, and run-time
 fallbacks (`tc.counters["runtime_fallbacks"]`: a compiled graph that
 switched to eager at run time). A model whose child dies is reported with
@@ -56,8 +58,15 @@ MODELS = ("bert", "vit", "gpt2", "gpt2-train", "llama-train", "resnet50",
 #: (bf16 networks: each op rounds to 8 bits of mantissa; Inductor's own
 #: results land near 1e-2 on these models).
 INFERENCE_TOLERANCE = 5e-2
-#: Relative difference of a loss from eager's.
+#: Relative difference of a loss from eager's: the first loss's bound,
+#: and the last loss's unless eager's own rerun (`eager-again`) differs
+#: more (then twice its difference: after a few AdamW steps on one batch
+#: the loss nears 0, and bf16 rounding and cuDNN's nondeterministic
+#: weight gradients move it by percents between two eager runs).
 LOSS_TOLERANCE = 2e-2
+#: The backends, in the order they run; `eager-again` (eager once more, on
+#: a fresh copy of the weights) runs for training models only.
+BACKENDS = "eager,eager-again,inductor,tc"
 #: Steps each backend runs after the first and before the timed ones.
 WARM_STEPS = 6
 
@@ -179,7 +188,7 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
 
     if training:
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-        fn = model if backend == "eager" else torch.compile(
+        fn = model if backend.startswith("eager") else torch.compile(
             model, backend=backend)
 
         def step():
@@ -189,7 +198,7 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
             opt.zero_grad(set_to_none=True)
             return loss
     else:
-        fn = model if backend == "eager" else torch.compile(
+        fn = model if backend.startswith("eager") else torch.compile(
             model, backend=backend)
 
         def step():
@@ -283,7 +292,10 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     base, inputs, training = build(name, small, device)
     report = {"model": name, "training": training, "rows": []}
     reference = None
+    last_loss_tolerance = LOSS_TOLERANCE
     for backend in backends:
+        if backend == "eager-again" and not training:
+            continue
         row = run_backend(name, backend, base, inputs, training, steps,
                           device, profile)
         if not training:
@@ -294,11 +306,15 @@ def child(name: str, backends: list[str], steps: int, small: bool,
         else:
             if reference is None:
                 reference = (row["first_loss"], row["last_loss"])
-            row["loss_error"] = max(
-                abs(row["first_loss"] - reference[0]) / abs(reference[0]),
-                abs(row["last_loss"] - reference[1]) / abs(reference[1]))
-            row["agrees"] = bool(math.isfinite(row["loss_error"]) and
-                                 row["loss_error"] <= LOSS_TOLERANCE)
+            first = abs(row["first_loss"] - reference[0]) / abs(reference[0])
+            last = abs(row["last_loss"] - reference[1]) / abs(reference[1])
+            row["loss_error"] = max(first, last)
+            if backend == "eager-again":
+                last_loss_tolerance = max(LOSS_TOLERANCE, 2 * last)
+            row["last_loss_tolerance"] = last_loss_tolerance
+            row["agrees"] = bool(math.isfinite(row["loss_error"])
+                                 and first <= LOSS_TOLERANCE
+                                 and last <= last_loss_tolerance)
         report["rows"].append(row)
         # Written after each backend: a crash later keeps what ran.
         path.write_text(json.dumps(report))
@@ -429,7 +445,7 @@ def write(reports: list[dict], meta: dict, opts) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--backends", default="eager,inductor,tc")
+    parser.add_argument("--backends", default=BACKENDS)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--small", action="store_true",
                         help="a few layers and rows (a smoke test, not a "

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import tc
 import tc.backend
@@ -149,14 +150,8 @@ def test_partitions_around_unsupported_ops(fresh_tc, monkeypatch, tc_logs):
     assert "is not supported by tc yet" in tc_logs.text
 
 
-def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
-    """A subgraph input that an eager op hands over transposed (here: an
-    elementwise op keeps its input's strides) is read in its memory order
-    and permuted inside the compiled graph, not copied to a contiguous
-    tensor before the call; called with another layout, the compiled
-    function copies and still agrees with eager."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
+def _record_compiled(monkeypatch):
+    """The CompiledFunctions tc makes from now on, in order."""
     functions = []
     compile_graph = tc.compiler.compile_graph
 
@@ -164,16 +159,28 @@ def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
         functions.append(compile_graph(gm, **kwargs))
         return functions[-1]
     monkeypatch.setattr(tc.compiler, "compile_graph", record)
+    return functions
 
-    class Ops(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.seen = []
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.append(str(func))
-            return func(*args, **(kwargs or {}))
+class _Ops(TorchDispatchMode):
+    """Records the ATen ops that run while it is on (`seen`)."""
 
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
+    """A subgraph input that an eager op hands over transposed (here: an
+    elementwise op keeps its input's strides) is read in its memory order
+    and permuted inside the compiled graph, not copied to a contiguous
+    tensor before the call; called with another layout, the compiled
+    function copies and still agrees with eager."""
+    functions = _record_compiled(monkeypatch)
     def f(x, w):
         t = torch.special.airy_ai(x.transpose(1, 2))  # eager, transposed
         return (t * 2).relu() @ w
@@ -182,7 +189,7 @@ def test_permuted_input_is_read_in_place(fresh_tc, monkeypatch):
     compiled = torch.compile(f, backend="tc")
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, w), f(x, w))
-        with Ops() as ops:
+        with _Ops() as ops:
             torch.testing.assert_close(compiled(x, w), f(x, w))
     assert tc.counters["kernels"] > 0 and tc.counters["ops_eager"] == 2
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
@@ -200,25 +207,7 @@ def test_permuted_output_keeps_eager_strides(fresh_tc, monkeypatch):
     order and returned with eager's strides: the eager op after it and the
     next subgraph get the layout they would in eager, and nothing is
     copied between them."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    functions = []
-    compile_graph = tc.compiler.compile_graph
-
-    def record(gm, **kwargs):
-        functions.append(compile_graph(gm, **kwargs))
-        return functions[-1]
-    monkeypatch.setattr(tc.compiler, "compile_graph", record)
-
-    class Ops(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.seen = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
+    functions = _record_compiled(monkeypatch)
     def f(x, w):
         a = torch.sin(x.transpose(1, 2)) * 3  # eager: transposed strides
         t = torch.special.airy_ai(a)          # eager keeps them
@@ -229,7 +218,7 @@ def test_permuted_output_keeps_eager_strides(fresh_tc, monkeypatch):
     with torch.no_grad():
         want = f(x, w)
         compiled(x, w)
-        with Ops() as ops:
+        with _Ops() as ops:
             got = compiled(x, w)
     for g, e in zip(got, want):
         torch.testing.assert_close(g, e)
@@ -248,17 +237,6 @@ def test_weight_gradients_come_back_in_the_weights_layout(fresh_tc,
     it out, the backward reads it in place, and each weight's gradient
     reaches autograd in its parameter's layout; no copy in the backward
     (Llama's training step on the H100 made 57 weight-sized copies)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Ops(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.seen = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -283,7 +261,7 @@ def test_weight_gradients_come_back_in_the_weights_layout(fresh_tc,
         with torch.autocast("cpu", dtype=torch.bfloat16):
             out = model(x)
         out = out.float().square().sum()
-        with Ops() as ops:
+        with _Ops() as ops:
             out.backward()
     assert tc.counters["ops_eager"] >= 1 and tc.counters["kernels"] > 0
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)

@@ -26,6 +26,16 @@ def _fake_cuda_graph(fn, *shapes, dtype=torch.bfloat16):
         return make_fx(fn)(*args)
 
 
+def _padding(pads):
+    """A stand-in for the native decision returning `pads`, and its calls."""
+    calls = []
+
+    def padding(*args):
+        calls.append(args)
+        return pads
+    return calls, padding
+
+
 @needs_native
 def test_native_padding_is_the_pass_choice():
     """The one decision, in C++ (tc-align-half-products): GPT-2's LM head
@@ -45,11 +55,7 @@ def test_returned_product_is_padded_and_viewed():
     graph computes the same values."""
     n = 1001
     gm = _fake_cuda_graph(_logits, (1024, 768), (n, 768))
-    calls = []
-
-    def padding(*args):
-        calls.append(args)
-        return (0, 0, 7)
+    calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend._is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
@@ -94,11 +100,7 @@ def test_returned_matmul_of_rows_is_padded():
         t.meta["val"] = w.meta["val"].permute(1, 0)
         p.meta["val"] = x.meta["val"] @ t.meta["val"]
     gm = torch.fx.GraphModule(torch.nn.Module(), graph)
-    calls = []
-
-    def padding(*args):
-        calls.append(args)
-        return (0, 0, 7)
+    calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend._is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,

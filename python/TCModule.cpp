@@ -80,6 +80,10 @@ NB_MODULE(_tc, m) {
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
   m.attr("gpu_buffer_alignment") = tcGPUBufferAlignment();
+  m.def("cpu_threads", &tcCPUThreads,
+        "How many threads a CPU graph's launches run on now: PyTorch's "
+        "OpenMP team (torch.set_num_threads) where it is loaded, else "
+        "tc's own pool ($TC_NUM_THREADS).");
   m.def(
       "half_product_padding",
       [](int64_t m, int64_t k, int64_t n, bool lhsTransposed,

@@ -105,6 +105,8 @@ int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 /// The byte alignment GPU kernels assume of every buffer they are passed;
 /// a GPU run refuses buffers that do not have it.
 int64_t tcGPUBufferAlignment(void);
+/// How many threads a CPU graph's launches run on now (tc::host::threads).
+int64_t tcCPUThreads(void);
 /// Whether tc-align-half-products pads a half-precision GEMM of `m` x `k`
 /// by `k` x `n` (mlir::tc::prim::halfProductPadding), and by how much (to
 /// `padM`, `padK`, `padN`): 1 when it does, else 0.

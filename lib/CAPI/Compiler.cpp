@@ -8,6 +8,7 @@
 
 #include "tc/Runtime/CPURuntime.h"
 #include "tc/Runtime/CUDARuntime.h"
+#include "tc/Runtime/HostProgram.h"
 #include "tc/Runtime/ROCmRuntime.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
@@ -184,6 +185,8 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
 const char *tcExecutableTarget(TcExecutableRef exe) {
   return exe->cpu ? "cpu" : exe->cuda ? "cuda" : "rocm";
 }
+
+int64_t tcCPUThreads(void) { return tc::host::threads(); }
 
 int64_t tcGPUBufferAlignment(void) {
   return mlir::tc::kernel::kGPUBufferAlignment;

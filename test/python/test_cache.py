@@ -194,28 +194,3 @@ def test_precompile_cache_skips_dynamo_in_a_warm_process(tmp_path):
     # Dynamo's capture of this model takes 0.15-0.7 s).
     assert warm["first_call_s"] < 0.1, warm
 
-
-THREADS_PROGRAM = textwrap.dedent("""
-    import json, os, torch, tc
-    x = torch.randn(1 << 20)
-    torch.sin(x)  # PyTorch's OpenMP team starts
-    f = lambda x: torch.sin(x) * 2 + 1
-    out = torch.compile(f, backend="tc")(x)  # 1M points: a parallel launch
-    torch.testing.assert_close(out, f(x))
-    print(json.dumps(dict(tc.counters,
-                          threads=len(os.listdir("/proc/self/task")))))
-""")
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
-                    reason="counts threads in /proc")
-def test_cpu_launches_run_on_pytorchs_openmp_team(tmp_path):
-    """Where PyTorch's OpenMP runtime is loaded, tc's CPU launches run on
-    its team: tc starts no threads of its own, which would fight
-    PyTorch's spinning OpenMP threads for the cores between eager ops.
-    TC_NUM_THREADS=3 keeps tc's own pool (two workers besides the calling
-    thread), the control."""
-    shared = run(tmp_path / "shared", THREADS_PROGRAM)
-    own = run(tmp_path / "own", THREADS_PROGRAM, TC_NUM_THREADS="3")
-    assert shared["kernels"] == own["kernels"] == 1
-    assert own["threads"] == shared["threads"] + 2, (shared, own)

@@ -117,8 +117,14 @@ struct HostProgram {
            int64_t symbol = 0) const;
 };
 
-/// The runtime's worker threads ($TC_NUM_THREADS, default: one per core).
+/// Runs `n` chunks on the runtime's threads: the process's OpenMP team
+/// where one is loaded (PyTorch's), else a pool of $TC_NUM_THREADS
+/// threads (default: one per core); $TC_NUM_THREADS also forces the pool.
 ParallelFor parallelFor();
+
+/// How many threads a launch runs on now: the OpenMP team's size for the
+/// calling thread (`torch.set_num_threads`), or the pool's.
+unsigned threads();
 
 } // namespace tc::host
 

@@ -1,0 +1,58 @@
+"""tc's CPU launches run on PyTorch's OpenMP team, sized as PyTorch's ops
+are (`torch.set_num_threads`)."""
+
+import os
+import textwrap
+
+import pytest
+import torch
+
+import tc.compiler
+from test_cache import run
+
+pytestmark = pytest.mark.requires_native
+
+
+THREADS_PROGRAM = textwrap.dedent("""
+    import json, os, torch, tc
+    x = torch.randn(1 << 20)
+    torch.sin(x)  # PyTorch's OpenMP team starts
+    f = lambda x: torch.sin(x) * 2 + 1
+    out = torch.compile(f, backend="tc")(x)  # 1M points: a parallel launch
+    torch.testing.assert_close(out, f(x))
+    print(json.dumps(dict(tc.counters,
+                          threads=len(os.listdir("/proc/self/task")))))
+""")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                    reason="counts threads in /proc")
+def test_cpu_launches_run_on_pytorchs_openmp_team(tmp_path):
+    """Where PyTorch's OpenMP runtime is loaded, tc's CPU launches run on
+    its team: tc starts no threads of its own, which would fight
+    PyTorch's spinning OpenMP threads for the cores between eager ops.
+    TC_NUM_THREADS=3 keeps tc's own pool (two workers besides the calling
+    thread), the control."""
+    shared = run(tmp_path / "shared", THREADS_PROGRAM)
+    own = run(tmp_path / "own", THREADS_PROGRAM, TC_NUM_THREADS="3")
+    assert shared["kernels"] == own["kernels"] == 1
+    assert own["threads"] == shared["threads"] + 2, (shared, own)
+
+
+@pytest.mark.skipif("TC_NUM_THREADS" in os.environ,
+                    reason="TC_NUM_THREADS keeps tc's own pool")
+def test_set_num_threads_sizes_tc_launches():
+    """torch.set_num_threads(1) and (2) are honoured: a launch runs on as
+    many threads as PyTorch's ops would, and its results do not change."""
+    native = tc.compiler._load_native()
+    before = torch.get_num_threads()
+    f = lambda x: torch.sin(x) * 2 + 1
+    x = torch.randn(1 << 20)
+    compiled = torch.compile(f, backend="tc")
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            assert native.cpu_threads() == n
+            torch.testing.assert_close(compiled(x), f(x))
+    finally:
+        torch.set_num_threads(before)

@@ -103,9 +103,16 @@ public:
 
   void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
     if (n > 1 && omp.parallel) {
-      Team team{&fn, n};
       unsigned threads =
           static_cast<unsigned>(std::min<int64_t>(n, size()));
+      // One thread runs here, outside OpenMP, as PyTorch's own ops do
+      // with one thread: no team to start or wake.
+      if (threads <= 1) {
+        for (int64_t i = 0; i < n; ++i)
+          fn(i);
+        return;
+      }
+      Team team{&fn, n};
       omp.parallel(&Team::run, &team, threads, 0);
       return;
     }

@@ -56,3 +56,32 @@ def test_set_num_threads_sizes_tc_launches():
             torch.testing.assert_close(compiled(x), f(x))
     finally:
         torch.set_num_threads(before)
+
+
+FORK_PROGRAM = textwrap.dedent("""
+    import json, os, torch, tc
+    f = lambda x: torch.sin(x) * 2 + 1
+    x = torch.randn(1 << 20)
+    compiled = torch.compile(f, backend="tc")
+    compiled(x)  # the parent's launches ran on the OpenMP team
+    pid = os.fork()
+    if pid == 0:  # a DataLoader worker: one thread, then tc's graph
+        torch.set_num_threads(1)
+        try:
+            torch.testing.assert_close(compiled(x), f(x))
+        except AssertionError:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps(dict(tc.counters, child_status=status)))
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_worker_runs_tc_graphs(tmp_path):
+    """A forked child (a DataLoader worker, which PyTorch gives one
+    thread) runs a graph the parent compiled and ran on the OpenMP team,
+    with eager's values and without hanging on the parent's team."""
+    result = run(tmp_path, FORK_PROGRAM)
+    assert result["child_status"] == 0, result
+    assert result["kernels"] == 1

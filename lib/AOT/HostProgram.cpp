@@ -325,12 +325,16 @@ static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
                       TC_BLAS(cblas_sgemm));
   };
   // A large product runs on OpenBLAS's own threads, unless the launches
-  // run on the OpenMP team: OpenBLAS's threads would then fight that
-  // team's, still spinning after the kernel before the product, and each
-  // thread of the team takes a block of rows instead (an MLP of 1024-wide
-  // layers at batch 128 on 2 cores: 11 ms with one pool, 15-17 ms with
-  // the two).
-  if (flops >= 2e8 && !pool.onOpenMP()) {
+  // run on the OpenMP team and its rows give every thread of the team a
+  // block of at least 16: OpenBLAS's threads would then fight the team's,
+  // still spinning after the kernel before the product (an MLP of
+  // 1024-wide layers at batch 128 on 2 cores: 11 ms with one pool, 15-17
+  // ms with the two). A product of few rows (a decode step's LM head, 16
+  // x 768 x 50257: 36 ms on OpenBLAS's 2 threads, 47-51 ms on one row
+  // block) keeps OpenBLAS's threads, which split its columns.
+  int64_t rowBlocksAvailable = g.batch * ((g.m + 15) / 16);
+  if (flops >= 2e8 &&
+      (!pool.onOpenMP() || rowBlocksAvailable < int64_t(pool.size()))) {
     setBlasThreads(pool.size());
     for (int64_t i = 0; i < g.batch; ++i)
       rows(i, 0, g.m);

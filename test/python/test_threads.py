@@ -7,6 +7,7 @@ import textwrap
 import pytest
 import torch
 
+import tc
 import tc.compiler
 from test_cache import run
 
@@ -41,7 +42,7 @@ def test_cpu_launches_run_on_pytorchs_openmp_team(tmp_path):
 
 @pytest.mark.skipif("TC_NUM_THREADS" in os.environ,
                     reason="TC_NUM_THREADS keeps tc's own pool")
-def test_set_num_threads_sizes_tc_launches():
+def test_set_num_threads_sizes_tc_launches(fresh_tc):
     """torch.set_num_threads(1) and (2) are honoured: a launch runs on as
     many threads as PyTorch's ops would, and its results do not change."""
     native = tc.compiler._load_native()
@@ -56,6 +57,8 @@ def test_set_num_threads_sizes_tc_launches():
             torch.testing.assert_close(compiled(x), f(x))
     finally:
         torch.set_num_threads(before)
+    assert tc.counters["kernels"] > 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
 
 
 FORK_PROGRAM = textwrap.dedent("""
@@ -71,7 +74,8 @@ FORK_PROGRAM = textwrap.dedent("""
             torch.testing.assert_close(compiled(x), f(x))
         except AssertionError:
             os._exit(1)
-        os._exit(0)
+        # tc's kernels ran in the child too, not eager after a failure.
+        os._exit(0 if tc.counters["runtime_fallbacks"] == 0 else 2)
     _, status = os.waitpid(pid, 0)
     print(json.dumps(dict(tc.counters, child_status=status)))
 """)

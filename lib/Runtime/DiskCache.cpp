@@ -7,6 +7,7 @@
 #include "DiskCache.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
@@ -42,6 +43,108 @@ std::string runtime::cacheKey(llvm::ArrayRef<llvm::StringRef> parts) {
     hash.update(part);
   }
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+/// The length of the string literal at the start of `text` (which starts
+/// with a quote), closing quote included; all of `text` when unterminated.
+static size_t stringLength(llvm::StringRef text) {
+  for (size_t i = 1; i < text.size(); ++i) {
+    if (text[i] == '\\')
+      ++i;
+    else if (text[i] == '"')
+      return i + 1;
+  }
+  return text.size();
+}
+
+/// The length of the parenthesized group at the start of `text` (which
+/// starts with '('), nested groups and string literals included.
+static size_t groupLength(llvm::StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '"') {
+      i += stringLength(text.drop_front(i));
+      continue;
+    }
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && --depth == 0)
+      return i + 1;
+    ++i;
+  }
+  return text.size();
+}
+
+static bool isIdentifierChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '-';
+}
+
+std::string runtime::structuralText(llvm::StringRef source) {
+  std::string out;
+  out.reserve(source.size());
+  llvm::StringMap<unsigned> values;
+  size_t i = 0, n = source.size();
+  auto atLineStart = [&] { return i == 0 || source[i - 1] == '\n'; };
+  while (i < n) {
+    char c = source[i];
+    llvm::StringRef rest = source.drop_front(i);
+    if (c == '"') {
+      size_t length = stringLength(rest);
+      out += rest.take_front(length);
+      i += length;
+      continue;
+    }
+    if (c == '#' && atLineStart() && rest.starts_with("#loc")) {
+      // A location alias's definition: the whole line.
+      size_t end = rest.find('\n');
+      i += end == llvm::StringRef::npos ? rest.size() : end + 1;
+      continue;
+    }
+    if (c == '%') {
+      size_t length = 1;
+      while (length < rest.size() && isIdentifierChar(rest[length]))
+        ++length;
+      if (length > 1) {
+        auto [it, fresh] = values.try_emplace(rest.slice(1, length),
+                                              values.size());
+        (void)fresh;
+        out += "%" + std::to_string(it->second);
+        i += length;
+        continue;
+      }
+    }
+    if (llvm::isAlpha(c) || c == '_') {
+      size_t length = 1;
+      while (length < rest.size() && isIdentifierChar(rest[length]))
+        ++length;
+      llvm::StringRef word = rest.take_front(length);
+      bool startsToken = i == 0 || !isIdentifierChar(source[i - 1]);
+      if (startsToken && word == "loc" && rest.drop_front(length)
+                                              .starts_with("(")) {
+        // Drops the location and the blanks before it.
+        while (!out.empty() && out.back() == ' ')
+          out.pop_back();
+        i += length + groupLength(rest.drop_front(length));
+        continue;
+      }
+      if (startsToken && (word == "name" || word == "fx.name")) {
+        llvm::StringRef after = rest.drop_front(length);
+        if (after.consume_front(" = ") && after.starts_with("\"")) {
+          out += word;
+          out += " = \"\"";
+          i += length + 3 + stringLength(after);
+          continue;
+        }
+      }
+      out += word;
+      i += length;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
 }
 
 bool runtime::writeCacheFile(llvm::StringRef dir, llvm::StringRef name,

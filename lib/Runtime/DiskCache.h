@@ -29,6 +29,15 @@ const std::string &buildIdentity();
 /// The hex SHA-256 of `parts` and buildIdentity().
 std::string cacheKey(llvm::ArrayRef<llvm::StringRef> parts);
 
+/// `source` (an MLIR module's text) without what cannot change what it
+/// compiles to: locations (`loc(...)` and `#loc` aliases), the values of
+/// `name` and `fx.name` attributes (FX node names, kept for diagnostics and
+/// printing only), and SSA value names (renumbered in order of first
+/// appearance). Two graphs that differ only there, such as the subgraphs
+/// of a model's identical layers, share a cache entry: the second is
+/// deserialized instead of compiled. String literals are kept whole.
+std::string structuralText(llvm::StringRef source);
+
 /// Writes `bytes` to `dir`/`name` through a temporary file and a rename.
 /// Best effort: a cache that cannot be written is no error (returns false,
 /// for callers writing several files that belong together).

@@ -295,12 +295,15 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
     bool keepStageIR, std::string &diagnostics, StringRef cacheDir,
     StringRef cacheOptions) {
   // The disk cache holds the host program and the kernels' binaries (what
-  // follows, library planning and loading, runs again). Stage IR is only
-  // produced by a real compile.
+  // follows, library planning and loading, runs again), keyed on the
+  // graph's structure: a model's identical layers, whose subgraphs differ in
+  // names and locations only, compile once. Stage IR is only produced by a
+  // real compile.
   std::string cacheName;
   if (!cacheDir.empty() && !keepStageIR) {
     cacheName =
-        runtime::cacheKey({kGPUCacheVersion, platform, source, cacheOptions}) +
+        runtime::cacheKey({kGPUCacheVersion, platform,
+                           runtime::structuralText(source), cacheOptions}) +
         ".gpu";
     SmallString<256> path(cacheDir);
     llvm::sys::path::append(path, cacheName);

@@ -135,6 +135,38 @@ def test_cuda_disk_cache(tmp_path):
     assert native.compile_cuda(SOFTMAX_FX, options, False, cache).from_cache
 
 
+def test_cuda_disk_cache_is_keyed_on_structure(tmp_path):
+    """Graphs that differ only in value names, `name` attributes and
+    locations (a model's identical layers, as the importer writes them)
+    share a cache entry: the second is loaded, not compiled. A graph with
+    another op misses. Needs no GPU."""
+    import re
+
+    import tc.compiler
+    native = tc.compiler._load_native()
+    options = _ptx_options()
+    cache = str(tmp_path / "cuda")
+
+    def layer(i):
+        """SOFTMAX_FX as layer i's subgraph: its own SSA names, `name`
+        attributes and locations."""
+        text = re.sub(r"%([a-z]+)", rf"%\1_{i}", SOFTMAX_FX)
+        text = text.replace(") : (", f') {{name = "op_{i}"}} : (').replace(
+            "keepdim = true}} :", f'keepdim = true}}, name = "op_{i}"}} :')
+        return re.sub(r"(-> tensor<[0-9x]+xf32>)\n",
+                      rf'\1 loc("op_{i}"("model.py":{i}:4))\n', text)
+
+    assert layer(1).count("loc(") == 5 and layer(1).count("op_1") == 10
+    first = native.compile_cuda(layer(1), options, False, cache)
+    assert not first.from_cache
+    second = native.compile_cuda(layer(2), options, False, cache)
+    assert second.from_cache and second.num_kernels == first.num_kernels
+    # Another op is another graph.
+    changed = SOFTMAX_FX.replace('"aten::exp"', '"aten::sin"')
+    assert changed != SOFTMAX_FX
+    assert not native.compile_cuda(changed, options, False, cache).from_cache
+
+
 # A graph with the symbolic size (a `?` batch, docs/DynamicShapes.md).
 SYMBOLIC_FX = """
 fx.graph @mlp(%x: tensor<?x4xf32>, %w: tensor<8x4xf32>, %b: tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {

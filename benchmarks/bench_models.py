@@ -224,6 +224,7 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     # several steps), CUDA graphs recorded, autotuners settled.
     for _ in range(WARM_STEPS):
         result = step()
+    replays = _tc_replays() if backend == "tc" else 0
     times = []
     for _ in range(steps):
         begin = torch.cuda.Event(enable_timing=True)
@@ -241,6 +242,9 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     if training:
         row["last_loss"] = result.item()
     if backend == "tc":
+        # Runs of tc's graphs that replayed a CUDA graph, per timed step
+        # (the others issued their launches one by one).
+        row["tc_graph_replays_per_step"] = (_tc_replays() - replays) / steps
         for key in ("graphs_compiled", "kernels", "ops_compiled",
                     "ops_eager", "fallback_graphs", "runtime_fallbacks",
                     "training_graphs", "guard_reruns"):
@@ -250,8 +254,15 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     return row
 
 
+def _tc_replays() -> int:
+    """Runs of this process's tc graphs that replayed a CUDA graph."""
+    import tc.compiler
+    return sum(int(getattr(native, "graph_replays", 0))
+               for native in tc.compiler._cache.values())
+
+
 def _profile(title: str, step, path: str) -> None:
-    """Appends the 25 kernels that take the most device time in one step
+    """Appends the 40 kernels that take the most device time in one step
     to `path`."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -260,7 +271,7 @@ def _profile(title: str, step, path: str) -> None:
         step()
         torch.cuda.synchronize()
     table = prof.key_averages().table(sort_by="self_device_time_total",
-                                      row_limit=25, max_name_column_width=70)
+                                      row_limit=40, max_name_column_width=70)
     with open(path, "a") as f:
         f.write(f"== {title}\n{table}\n")
 
@@ -487,7 +498,10 @@ def main() -> int:
         reports.append(report)
         print(" ".join(f"{r['backend']} {r['step_ms']:.2f} ms "
                        f"(first {r['first_step_s']:.1f} s, "
-                       f"{r['peak_mib']:.0f} MiB, agrees {r['agrees']})"
+                       f"{r['peak_mib']:.0f} MiB, agrees {r['agrees']}"
+                       + (f", {r['tc_graph_replays_per_step']:.0f} CUDA "
+                          "graph replays a step"
+                          if "tc_graph_replays_per_step" in r else "") + ")"
                        for r in report["rows"]) or "no rows",
               f"[{name}, {report['wall_s']:.0f} s]", flush=True)
         if report.get("exit_status"):

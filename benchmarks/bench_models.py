@@ -18,18 +18,20 @@ Each model runs in a child process of its own (a CUDA error that kills one
 process's context cannot take the others' numbers with it), and there each
 backend in turn on the same weights and inputs: eager, Inductor (default
 mode), tc. Per backend: the first step (Dynamo's capture and the cold
-compile, fresh caches), the median of `--steps` steady steps by CUDA
-events, peak memory (`max_memory_allocated` over the run, less what was
-allocated before the backend's copy of the model), and agreement with
-eager: ||out - eager|| / ||eager|| for inference, the first loss and the
-loss after the timed steps for training (same weights, same batches;
-AdamW with foreach in eager; the last loss at the larger of
-LOSS_TOLERANCE and twice what a second eager run, `eager-again`,
-differs by). tc's row carries its counters: kernels,
-ATen ops left to eager, graphs that ran wholly in eager, and run-time
-fallbacks (`tc.counters["runtime_fallbacks"]`: a compiled graph that
-switched to eager at run time). A model whose child dies is reported with
-its exit status and the last lines of its output.
+compile, fresh caches), the median of `--steps` steady steps by CUDA events
+(timed in ROUNDS rounds, each round every backend in turn, all models alive:
+no backend gains or loses by its place in the order), the host's time to
+issue a step (`host_ms`: near the step's time, the step is host-bound), peak
+memory (`max_memory_allocated` over the first and warm steps, less what was
+allocated before the backend's copy of the model), and agreement with eager:
+||out - eager|| / ||eager|| for inference, the first loss and the loss after
+the timed steps for training (same weights, same batches; AdamW with foreach
+in eager; the last loss at the larger of LOSS_TOLERANCE and twice what a
+second eager run, `eager-again`, differs by). tc's row carries its counters:
+kernels, ATen ops left to eager, graphs that ran wholly in eager, and
+run-time fallbacks (`tc.counters["runtime_fallbacks"]`: a compiled graph
+that switched to eager at run time). A model whose child dies is reported
+with its exit status and the last lines of its output.
 
     python benchmarks/bench_models.py                      # all, H100
     python benchmarks/bench_models.py --models bert,gpt2 --backends eager,tc
@@ -59,16 +61,21 @@ MODELS = ("bert", "vit", "gpt2", "gpt2-train", "llama-train", "resnet50",
 #: results land near 1e-2 on these models).
 INFERENCE_TOLERANCE = 5e-2
 #: Relative difference of a loss from eager's: the first loss's bound,
-#: and the last loss's unless eager's own rerun (`eager-again`) differs
-#: more (then twice its difference: after a few AdamW steps on one batch
-#: the loss nears 0, and bf16 rounding and cuDNN's nondeterministic
-#: weight gradients move it by percents between two eager runs).
+#: and the last loss's unless eager's own rerun (`eager-again`) or
+#: Inductor differs more (then twice the larger difference: after a few
+#: dozen AdamW steps on one batch the loss nears 0 (ResNet-50: 7.07 ->
+#: 0.018), and bf16 rounding in another order, or cuDNN's
+#: nondeterministic weight gradients, move it by percents; Inductor's
+#: last loss differed from eager's by 1.7% there). Inductor's own bound is
+#: the eager rerun's.
 LOSS_TOLERANCE = 2e-2
 #: The backends, in the order they run; `eager-again` (eager once more, on
 #: a fresh copy of the weights) runs for training models only.
 BACKENDS = "eager,eager-again,inductor,tc"
 #: Steps each backend runs after the first and before the timed ones.
 WARM_STEPS = 6
+#: Rounds of timed steps; each round times every backend in turn.
+ROUNDS = 5
 
 
 # ----------------------------------------------------------------------------
@@ -172,8 +179,12 @@ class _FallbackLines:
         tc.set_logs()
 
 
-def run_backend(name: str, backend: str, base, inputs, training: bool,
-                steps: int, device, profile: dict | None = None):
+def prepare_backend(name: str, backend: str, base, inputs, training: bool,
+                    device) -> tuple[dict, dict]:
+    """Compiles `backend`'s copy of the model, times its first step, warms
+    it up and measures its peak memory. Returns its row and what
+    `time_steps` and `finish_backend` need (the model stays alive: the
+    backends' timed steps are interleaved)."""
     import copy
     import torch
     import tc
@@ -182,8 +193,8 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
     before = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     model = copy.deepcopy(base)
-    torch._dynamo.reset()
-    tc.reset_counters()
+    if backend == "tc":
+        tc.reset_counters()
     row = {"backend": backend}
 
     if training:
@@ -215,43 +226,61 @@ def run_backend(name: str, backend: str, base, inputs, training: bool,
         # What tc left to eager, and why (its `fallbacks` log, deduplicated).
         row["tc_eager_reasons"] = sorted(set(eager_lines.records))[:40]
         eager_lines.close()
+    output = None
     if training:
         row["first_loss"] = result.item()
     else:
-        row["output"] = result.float()
+        output = result.float()
     # Warm: the allocator's addresses settle (tc replays a launch sequence
     # as a CUDA graph once its buffers repeat, which takes a training step
     # several steps), CUDA graphs recorded, autotuners settled.
     for _ in range(WARM_STEPS):
         result = step()
-    replays = _tc_replays() if backend == "tc" else 0
-    times = []
-    for _ in range(steps):
+    torch.cuda.synchronize()
+    row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
+    return row, {"step": step, "result": result, "output": output,
+                 "times": [], "host": []}
+
+
+def time_steps(state: dict, count: int) -> None:
+    """Runs `count` steps, each timed by CUDA events (and the host's time
+    to issue it), into `state`."""
+    import torch
+    step = state["step"]
+    for _ in range(count):
         begin = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         begin.record()
-        result = step()
+        issued = time.perf_counter()
+        state["result"] = step()
+        state["host"].append((time.perf_counter() - issued) * 1e3)
         end.record()
         torch.cuda.synchronize()
-        times.append(begin.elapsed_time(end))
+        state["times"].append(begin.elapsed_time(end))
+
+
+def finish_backend(name: str, row: dict, state: dict, training: bool,
+                   replays: int, profile: dict | None) -> None:
+    """Fills `row` from the timed steps (and tc's counters)."""
+    import tc
+    times = state["times"]
     row["step_ms"] = statistics.median(times)
+    # How long the host took to issue a step (near step_ms: host-bound).
+    row["host_ms"] = statistics.median(state["host"])
     row["step_ms_spread"] = [min(times), max(times)]
-    row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
+    backend = row["backend"]
     if profile and backend in profile["backends"]:
-        _profile(f"{name}/{backend}", step, profile["path"])
+        _profile(f"{name}/{backend}", state["step"], profile["path"])
     if training:
-        row["last_loss"] = result.item()
+        row["last_loss"] = state["result"].item()
     if backend == "tc":
         # Runs of tc's graphs that replayed a CUDA graph, per timed step
         # (the others issued their launches one by one).
-        row["tc_graph_replays_per_step"] = (_tc_replays() - replays) / steps
+        row["tc_graph_replays_per_step"] = replays / len(times)
         for key in ("graphs_compiled", "kernels", "ops_compiled",
                     "ops_eager", "fallback_graphs", "runtime_fallbacks",
                     "training_graphs", "guard_reruns"):
             row[f"tc_{key}"] = tc.counters[key]
-    del fn, model, step, result
-    torch._dynamo.reset()
-    return row
 
 
 def _tc_replays() -> int:
@@ -302,15 +331,41 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     device = torch.device("cuda")
     base, inputs, training = build(name, small, device)
     report = {"model": name, "training": training, "rows": []}
-    reference = None
-    last_loss_tolerance = LOSS_TOLERANCE
+    torch._dynamo.reset()
+    # Each backend compiles, takes its first step and warms up in turn
+    # (first step and peak memory measured there), its model kept alive;
+    # then the timed steps run in rounds, every backend in each round, so
+    # that the host's and the GPU's drift (clocks, other load, the
+    # allocator's state after the backends before) reaches all alike.
+    # (Timed one backend after the other, GPT-2's host-bound training step
+    # took 17-21 ms under tc and 19-26 ms under Inductor by their order.)
+    states = {}
     for backend in backends:
         if backend == "eager-again" and not training:
             continue
-        row = run_backend(name, backend, base, inputs, training, steps,
-                          device, profile)
+        row, states[backend] = prepare_backend(name, backend, base, inputs,
+                                               training, device)
+        report["rows"].append(row)
+        # Written after each backend: a crash later keeps what ran.
+        path.write_text(json.dumps(report))
+        print(f"{name}/{backend}: first step {row['first_step_s']:.1f} s",
+              flush=True)
+    per_round = max(1, math.ceil(steps / ROUNDS))
+    replays = 0
+    for _ in range(ROUNDS):
+        for backend, state in states.items():
+            before = _tc_replays() if backend == "tc" else 0
+            time_steps(state, per_round)
+            if backend == "tc":
+                replays += _tc_replays() - before
+    reference = None
+    last_loss_tolerance = LOSS_TOLERANCE
+    for row in report["rows"]:
+        backend = row["backend"]
+        finish_backend(name, row, states[backend], training,
+                       replays if backend == "tc" else 0, profile)
         if not training:
-            out = row.pop("output")
+            out = states[backend]["output"]
             if reference is None:
                 reference = out
             row["rel_error"], row["agrees"] = agreement(out, reference)
@@ -326,10 +381,10 @@ def child(name: str, backends: list[str], steps: int, small: bool,
             row["agrees"] = bool(math.isfinite(row["loss_error"])
                                  and first <= LOSS_TOLERANCE
                                  and last <= last_loss_tolerance)
-        report["rows"].append(row)
-        # Written after each backend: a crash later keeps what ran.
-        path.write_text(json.dumps(report))
+            if backend == "inductor" and math.isfinite(last):
+                last_loss_tolerance = max(last_loss_tolerance, 2 * last)
         print(f"{name}/{backend}: {row['step_ms']:.2f} ms", flush=True)
+    path.write_text(json.dumps(report))
 
 
 # ----------------------------------------------------------------------------

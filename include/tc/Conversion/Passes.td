@@ -128,7 +128,9 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
       sequential. Large pointwise kernels whose innermost dimension splits
       into groups of `vector-width` give each thread one such group (the
       copies of the body side by side, so 32-bit accesses merge into
-      16-byte ones).
+      16-byte ones). Kernels whose accesses are all 16-bit (bf16, f16)
+      take groups of twice `vector-width`, for 16-byte accesses too; so do
+      their rows in the row-per-block schedule.
 
     Reductions whose type the block reduction does not support (anything
     but f32 and i32) use the row-per-thread schedule. The `kernel.launch`
@@ -147,7 +149,8 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "layer norm runs as fast with 512 as with 256 threads and its PTX "
            "compiles ~0.03 s faster)">,
     Option<"vectorWidth", "vector-width", "int64_t", "4",
-           "Consecutive elements a thread handles together (1, 2 or 4)">,
+           "Consecutive elements a thread handles together (1, 2 or 4; "
+           "twice that in kernels of 16-bit accesses only)">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

@@ -19,8 +19,9 @@ process's context cannot take the others' numbers with it), and there each
 backend in turn on the same weights and inputs: eager, Inductor (default
 mode), tc. Per backend: the first step (Dynamo's capture and the cold
 compile, fresh caches), the median of `--steps` steady steps by CUDA events
-(timed in ROUNDS rounds, each round every backend in turn, all models alive:
-no backend gains or loses by its place in the order), the host's time to
+(timed in ROUNDS rounds, each round every backend in turn after
+ROUND_WARM_STEPS untimed steps, all models alive: no backend gains or
+loses by its place in the order), the host's time to
 issue a step (`host_ms`: near the step's time, the step is host-bound), peak
 memory (`max_memory_allocated` over the first and warm steps, less what was
 allocated before the backend's copy of the model), and agreement with eager:
@@ -76,6 +77,11 @@ BACKENDS = "eager,eager-again,inductor,tc"
 WARM_STEPS = 6
 #: Rounds of timed steps; each round times every backend in turn.
 ROUNDS = 5
+#: Untimed steps each backend runs at the start of each round, after the
+#: other backends' steps: the timed ones are steady steps again (PyTorch's
+#: allocator hands out the same addresses again, so that tc's launch
+#: sequences replay their CUDA graphs; autotuners and caches warm).
+ROUND_WARM_STEPS = 3
 
 
 # ----------------------------------------------------------------------------
@@ -334,9 +340,9 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     torch._dynamo.reset()
     # Each backend compiles, takes its first step and warms up in turn
     # (first step and peak memory measured there), its model kept alive;
-    # then the timed steps run in rounds, every backend in each round, so
-    # that the host's and the GPU's drift (clocks, other load, the
-    # allocator's state after the backends before) reaches all alike.
+    # then the timed steps run in rounds, every backend in each round
+    # (after ROUND_WARM_STEPS untimed ones), so that the host's and the
+    # GPU's drift (clocks, other load) reaches all alike.
     # (Timed one backend after the other, GPT-2's host-bound training step
     # took 17-21 ms under tc and 19-26 ms under Inductor by their order.)
     states = {}
@@ -354,6 +360,8 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     replays = 0
     for _ in range(ROUNDS):
         for backend, state in states.items():
+            for _ in range(ROUND_WARM_STEPS):
+                state["result"] = state["step"]()
             before = _tc_replays() if backend == "tc" else 0
             time_steps(state, per_round)
             if backend == "tc":

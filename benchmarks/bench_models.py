@@ -185,6 +185,28 @@ class _FallbackLines:
         tc.set_logs()
 
 
+def make_step(name: str, fn, model, inputs, training: bool):
+    """One step of model `name` through `fn` (the model, or its compiled
+    wrapper): for training, the loss's backward and a foreach AdamW step
+    (returns the loss); else a forward without autograd (returns the
+    compared output)."""
+    import torch
+    if training:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+
+        def step():
+            loss = loss_of(name, fn, inputs)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return loss
+    else:
+        def step():
+            with torch.no_grad():
+                return output_of(name, fn(*inputs))
+    return step
+
+
 def prepare_backend(name: str, backend: str, base, inputs, training: bool,
                     device) -> tuple[dict, dict]:
     """Compiles `backend`'s copy of the model, times its first step, warms
@@ -202,25 +224,9 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
     if backend == "tc":
         tc.reset_counters()
     row = {"backend": backend}
-
-    if training:
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-        fn = model if backend.startswith("eager") else torch.compile(
-            model, backend=backend)
-
-        def step():
-            loss = loss_of(name, fn, inputs)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
-    else:
-        fn = model if backend.startswith("eager") else torch.compile(
-            model, backend=backend)
-
-        def step():
-            with torch.no_grad():
-                return output_of(name, fn(*inputs))
+    fn = model if backend.startswith("eager") else torch.compile(
+        model, backend=backend)
+    step = make_step(name, fn, model, inputs, training)
 
     eager_lines = _FallbackLines() if backend == "tc" else None
     torch.cuda.synchronize()

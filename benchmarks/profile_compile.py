@@ -83,19 +83,7 @@ def profile_model(name: str, use_cprofile: bool, top: int, out,
     base, inputs, training = bench_models.build(name, False, device)
 
     def stepper(fn, model):
-        if training:
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-4,
-                                    foreach=True)
-
-            def step():
-                bench_models.loss_of(name, fn, inputs).backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-        else:
-            def step():
-                with torch.no_grad():
-                    fn(*inputs)
-        return step
+        return bench_models.make_step(name, fn, model, inputs, training)
 
     eager_model = copy.deepcopy(base)
     start = time.perf_counter()

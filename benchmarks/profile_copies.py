@@ -41,17 +41,7 @@ def profile_model(name: str, backend: str, steps: int, out) -> None:
     model = copy.deepcopy(base)
     torch._dynamo.reset()
     fn = torch.compile(model, backend=backend)
-    if training:
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-
-        def step():
-            bench_models.loss_of(name, fn, inputs).backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-    else:
-        def step():
-            with torch.no_grad():
-                fn(*inputs)
+    step = bench_models.make_step(name, fn, model, inputs, training)
     for _ in range(1 + bench_models.WARM_STEPS):
         step()
     times = []

@@ -71,39 +71,32 @@ static bool isCheapToReplicate(Block &body, const ScheduleOptions &options) {
   return cheap;
 }
 
-/// Whether every access in `body` is to elements of at most 32 bits.
-static bool hasNarrowAccesses(Block &body) {
-  bool narrow = true;
+/// The widest element, in bits, that `body` loads or stores (0: none).
+static unsigned widestAccessBits(Block &body) {
+  unsigned widest = 0;
   body.walk([&](Operation *op) {
     Type type;
     if (auto load = dyn_cast<memref::LoadOp>(op))
       type = load.getType();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
       type = store.getValueToStore().getType();
-    if (type && type.getIntOrFloatBitWidth() > 32)
-      narrow = false;
+    if (type)
+      widest = std::max(widest, type.getIntOrFloatBitWidth());
   });
-  return narrow;
+  return widest;
+}
+
+/// Whether every access in `body` is to elements of at most 32 bits.
+static bool hasNarrowAccesses(Block &body) {
+  return widestAccessBits(body) <= 32;
 }
 
 /// Whether every access in `body` is to elements of at most 16 bits (and
 /// there is one): bf16 and f16 kernels, whose groups of `vector-width`
 /// elements are half as many bytes as f32 ones.
 static bool hasHalfAccesses(Block &body) {
-  bool half = true, any = false;
-  body.walk([&](Operation *op) {
-    Type type;
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      type = load.getType();
-    else if (auto store = dyn_cast<memref::StoreOp>(op))
-      type = store.getValueToStore().getType();
-    if (!type)
-      return;
-    any = true;
-    if (type.getIntOrFloatBitWidth() > 16)
-      half = false;
-  });
-  return any && half;
+  unsigned widest = widestAccessBits(body);
+  return widest > 0 && widest <= 16;
 }
 
 /// Pointwise rows shorter than this run as one thread per point: a block per

@@ -86,9 +86,22 @@ std::string runtime::structuralText(llvm::StringRef source) {
   llvm::StringMap<unsigned> values;
   size_t i = 0, n = source.size();
   auto atLineStart = [&] { return i == 0 || source[i - 1] == '\n'; };
+  // Braces open, and how many were open inside an `args = {...}`
+  // dictionary (an ATen op's arguments, whose strings are values even
+  // where an argument is called `name`); -1 outside one.
+  int depth = 0, argsDepth = -1;
   while (i < n) {
     char c = source[i];
     llvm::StringRef rest = source.drop_front(i);
+    if (c == '{' || c == '}') {
+      if (c == '}' && depth-- == argsDepth)
+        argsDepth = -1;
+      if (c == '{')
+        ++depth;
+      out += c;
+      ++i;
+      continue;
+    }
     if (c == '"') {
       size_t length = stringLength(rest);
       out += rest.take_front(length);
@@ -106,10 +119,10 @@ std::string runtime::structuralText(llvm::StringRef source) {
       while (length < rest.size() && isIdentifierChar(rest[length]))
         ++length;
       if (length > 1) {
-        auto [it, fresh] = values.try_emplace(rest.slice(1, length),
-                                              values.size());
-        (void)fresh;
-        out += "%" + std::to_string(it->second);
+        unsigned number =
+            values.try_emplace(rest.slice(1, length), values.size())
+                .first->second;
+        out += "%" + std::to_string(number);
         i += length;
         continue;
       }
@@ -128,7 +141,11 @@ std::string runtime::structuralText(llvm::StringRef source) {
         i += length + groupLength(rest.drop_front(length));
         continue;
       }
-      if (startsToken && (word == "name" || word == "fx.name")) {
+      if (startsToken && word == "args" && argsDepth < 0 &&
+          rest.drop_front(length).starts_with(" = {"))
+        argsDepth = depth + 1;
+      if (startsToken && argsDepth < 0 &&
+          (word == "name" || word == "fx.name")) {
         llvm::StringRef after = rest.drop_front(length);
         if (after.consume_front(" = ") && after.starts_with("\"")) {
           out += word;

@@ -165,6 +165,18 @@ def test_cuda_disk_cache_is_keyed_on_structure(tmp_path):
     changed = SOFTMAX_FX.replace('"aten::exp"', '"aten::sin"')
     assert changed != SOFTMAX_FX
     assert not native.compile_cuda(changed, options, False, cache).from_cache
+    # So is another string argument of an op (names only are ignored).
+    gelu = """
+fx.graph @g(%x: tensor<64x1024xf32> {fx.name = "x"}) -> tensor<64x1024xf32> {
+  %g = fx.call_function "aten::gelu"(%x) {args = {approximate = "tanh"}, name = "g"} : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  fx.output %g : tensor<64x1024xf32>
+}
+"""
+    assert not native.compile_cuda(gelu, options, False, cache).from_cache
+    exact = gelu.replace('"tanh"', '"none"').replace('"g"', '"h"')
+    assert not native.compile_cuda(exact, options, False, cache).from_cache
+    assert native.compile_cuda(gelu.replace('"g"', '"h"'), options, False,
+                               cache).from_cache
 
 
 # A graph with the symbolic size (a `?` batch, docs/DynamicShapes.md).

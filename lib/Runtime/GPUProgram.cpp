@@ -262,6 +262,19 @@ SmallVector<int64_t> GPUProgram::repackArena(ArrayRef<int64_t> scratch) {
       blocks.push_back({ref.bytes, live[id].first, live[id].last});
       owners.push_back(static_cast<int64_t>(id));
     }
+  // tc-plan-memory's in-place epilogues: a buffer it placed over another
+  // of the same size that dies at the step writing this one (two live
+  // buffers it placed together otherwise never share bytes).
+  for (auto [b, writtenId] : llvm::enumerate(owners))
+    for (auto [a, readId] : llvm::enumerate(owners)) {
+      const BufferRef &written = buffers[writtenId], &read = buffers[readId];
+      if (a != b && read.offset == written.offset &&
+          read.bytes == written.bytes &&
+          live[readId].last == live[writtenId].first) {
+        blocks[b].inPlaceOf = static_cast<int64_t>(a);
+        break;
+      }
+    }
   for (auto [step, bytes] : llvm::enumerate(scratch))
     if (bytes > 0) {
       blocks.push_back({bytes, step, step});

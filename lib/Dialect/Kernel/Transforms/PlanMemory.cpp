@@ -7,8 +7,11 @@
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
 #include "tc/Dialect/Kernel/Transforms/ArenaPlacement.h"
 
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::tc::kernel {
@@ -29,7 +32,69 @@ struct Interval {
   unsigned begin, end; // positions in the schedule, inclusive
   bool symbolic = false;
   int64_t offset = -1;
+  /// The interval whose buffer this one may be written over in place (see
+  /// LiveBlock::inPlaceOf); -1: none.
+  int64_t inPlaceOf = -1;
 };
+
+/// Whether `kernel` reads its argument `in` and writes its argument `out`
+/// only as a pointwise map does: one store to `out`, after every load of
+/// `in` in the same block and at the same indices, no other use of either,
+/// no reduction, the same shape and element size; the store either at the
+/// top level of a kernel without loops, or in the body of its one loop,
+/// indexed by the loop's induction variable. Each element of `in` is then
+/// read once, by the thread, iteration or vector lane that writes the same
+/// element of `out` right after, so `out` may be `in`'s memory. (A store
+/// outside the row loop of a row-per-block GPU kernel is thread 0's while
+/// every thread computes the row's scalars; a store in a loop that does
+/// not index by it would write an element again after reading it.)
+static bool writesPointwise(KernelOp kernel, unsigned in, unsigned out) {
+  Block &body = kernel.getBody().front();
+  Value source = body.getArgument(in), result = body.getArgument(out);
+  auto sourceType = cast<MemRefType>(source.getType());
+  auto resultType = cast<MemRefType>(result.getType());
+  if (!sourceType.hasStaticShape() ||
+      sourceType.getShape() != resultType.getShape() ||
+      sourceType.getElementTypeBitWidth() !=
+          resultType.getElementTypeBitWidth())
+    return false;
+  memref::StoreOp store;
+  SmallVector<memref::LoadOp> loads;
+  bool pointwise = true;
+  kernel.walk([&](Operation *op) {
+    if (isa<ReduceOp>(op))
+      pointwise = false;
+    for (Value operand : op->getOperands()) {
+      if (operand != source && operand != result)
+        continue;
+      auto load = dyn_cast<memref::LoadOp>(op);
+      auto write = dyn_cast<memref::StoreOp>(op);
+      if (load && load.getMemRef() == source)
+        loads.push_back(load);
+      else if (write && write.getMemRef() == result &&
+               write.getValueToStore() != result && !store)
+        store = write;
+      else
+        pointwise = false;
+    }
+  });
+  if (!pointwise || !store || loads.empty())
+    return false;
+  SmallVector<LoopOp> loops;
+  kernel.walk([&](LoopOp loop) { loops.push_back(loop); });
+  Block *at = store->getBlock();
+  if (loops.empty() ? at != &body
+                    : loops.size() != 1 ||
+                          at != &loops.front().getBody().front() ||
+                          !llvm::is_contained(store.getIndices(),
+                                              at->getArgument(0)))
+    return false;
+  return llvm::all_of(loads, [&](memref::LoadOp load) {
+    return load->getBlock() == store->getBlock() &&
+           load->isBeforeInBlock(store) &&
+           llvm::equal(load.getIndices(), store.getIndices());
+  });
+}
 
 struct PlanMemoryPass
     : public kernel::impl::PlanMemoryPassBase<PlanMemoryPass> {
@@ -82,6 +147,54 @@ struct PlanMemoryPass
       intervals.push_back(interval);
     }
 
+    // A pointwise launch whose input dies there writes its output of the
+    // same size over it (an epilogue after a convolution or a product:
+    // one activation live instead of two).
+    llvm::DenseMap<Operation *, unsigned> intervalOf;
+    for (auto [i, interval] : llvm::enumerate(intervals))
+      intervalOf[interval.alloc] = i;
+    for (auto [p, op] : llvm::enumerate(block)) {
+      auto launch = dyn_cast<LaunchOp>(op);
+      if (!launch)
+        continue;
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<KernelOp>(
+          schedule, launch.getKernelAttr());
+      if (!kernel)
+        continue;
+      ValueRange buffers = launch.getBuffers();
+      auto intervalAt = [&](unsigned i) -> Interval * {
+        Operation *def = buffers[i].getDefiningOp();
+        auto it = def ? intervalOf.find(def) : intervalOf.end();
+        if (it == intervalOf.end() ||
+            llvm::count(buffers, buffers[i]) != 1)
+          return nullptr;
+        return &intervals[it->second];
+      };
+      for (unsigned out = 0; out < buffers.size(); ++out) {
+        Interval *written = intervalAt(out);
+        if (!written || written->symbolic || written->inPlaceOf >= 0)
+          continue;
+        // `out` is first used here.
+        bool firstUse = llvm::all_of(written->alloc->getUsers(),
+                                     [&](Operation *user) {
+          Operation *at = block.findAncestorOpInBlock(*user);
+          return !at || isa<memref::DeallocOp>(user) || position[at] >= p;
+        });
+        if (!firstUse)
+          continue;
+        for (unsigned in = 0; in < buffers.size(); ++in) {
+          Interval *read = in == out ? nullptr : intervalAt(in);
+          if (!read || read->symbolic || read->end != p ||
+              read->bytes != written->bytes ||
+              !writesPointwise(kernel, in, out))
+            continue;
+          written->begin = p;
+          written->inPlaceOf = read - intervals.data();
+          break;
+        }
+      }
+    }
+
     // Largest first, each at the lowest offset free during its live range.
     // Static buffers fill the arena's first part. Symbolic ones are placed
     // the same way by their bytes per unit of the symbolic size `s`, after
@@ -90,14 +203,20 @@ struct PlanMemoryPass
     for (bool symbolic : {false, true}) {
       SmallVector<LiveBlock> blocks;
       SmallVector<Interval *> placed;
+      llvm::DenseMap<Interval *, int64_t> blockOf;
       for (Interval &interval : intervals) {
         if (interval.symbolic != symbolic)
           continue;
+        blockOf[&interval] = blocks.size();
         blocks.push_back({interval.bytes, interval.begin, interval.end});
         placed.push_back(&interval);
         if (!symbolic)
           intermediateBytes += interval.bytes;
       }
+      for (auto [index, interval] : llvm::enumerate(placed))
+        if (interval->inPlaceOf >= 0)
+          blocks[index].inPlaceOf =
+              blockOf.lookup(&intervals[interval->inPlaceOf]);
       int64_t bytes = 0;
       for (auto [interval, offset] : llvm::zip_equal(
                placed, placeLiveBlocks(blocks, alignment, bytes)))

@@ -15,9 +15,13 @@ def PlanMemoryPass : Pass<"tc-plan-memory", "::mlir::tc::kernel::ScheduleOp"> {
     Replaces the `memref.alloc`s of a `kernel.schedule` by `kernel.buffer`s
     at byte offsets of a single `kernel.arena`. Two buffers share bytes only
     when their live ranges (from the allocation to the last op of the
-    schedule that uses them) do not overlap. Buffers are placed largest
-    first, each at the lowest aligned offset that does not collide with a
-    placed buffer it is live together with.
+    schedule that uses them) do not overlap, or when a pointwise launch
+    writes one over the other in place: the other dies there, has the same
+    size, and the kernel reads each of its elements before it writes the
+    same element of its output and touches neither otherwise (a bias and
+    ReLU after a convolution). Buffers are placed largest first, each at
+    the lowest aligned offset that does not collide with a placed buffer
+    it is live together with (an in-place output first tries its input's).
 
     The schedule records `tc.arena_bytes` (the arena's size, the peak) and
     `tc.intermediate_bytes` (what separate allocations would take).

@@ -94,7 +94,9 @@ kernel.schedule @in_place(%x: memref<16xf32>, %out: memref<16xf32>) {
 // -----
 
 // Not in place: a kernel that reads a neighbour of the point it writes,
-// and one that reads its input after writing its output.
+// one that reads its input after writing its output, and one whose store
+// sits outside its row loop (on a GPU, thread 0's store of the row while
+// the other threads may still read it).
 kernel.kernel @shift(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = array<i64: 16>} {
   %i = kernel.index 0
   %c1 = arith.constant 1 : index
@@ -112,6 +114,17 @@ kernel.kernel @late(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain =
   %v = memref.load %a[%i] : memref<16xf32>
   kernel.return
 }
+kernel.kernel @outside(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = array<i64: 16>} {
+  %i = kernel.index 0
+  %c8 = arith.constant 8 : index
+  %v = memref.load %a[%i] : memref<16xf32>
+  kernel.loop %c8 {
+  ^bb0(%j: index):
+    kernel.yield
+  }
+  memref.store %v, %b[%i] : memref<16xf32>
+  kernel.return
+}
 kernel.kernel @k(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = array<i64: 16>} {
   kernel.return
 }
@@ -123,6 +136,8 @@ kernel.kernel @k(%a: memref<16xf32>, %b: memref<16xf32>) attributes {domain = ar
 // CHECK: kernel.launch @shift(%[[T0]], %[[T1]])
 // CHECK: %[[T2:.*]] = kernel.buffer %{{.*}}[0]
 // CHECK: kernel.launch @late(%[[T1]], %[[T2]])
+// CHECK: %[[T3:.*]] = kernel.buffer %{{.*}}[64]
+// CHECK: kernel.launch @outside(%[[T2]], %[[T3]])
 kernel.schedule @not_in_place(%x: memref<16xf32>, %out: memref<16xf32>) {
   %t0 = memref.alloc() : memref<16xf32>
   kernel.launch @k(%x, %t0) : memref<16xf32>, memref<16xf32>
@@ -130,6 +145,8 @@ kernel.schedule @not_in_place(%x: memref<16xf32>, %out: memref<16xf32>) {
   kernel.launch @shift(%t0, %t1) : memref<16xf32>, memref<16xf32>
   %t2 = memref.alloc() : memref<16xf32>
   kernel.launch @late(%t1, %t2) : memref<16xf32>, memref<16xf32>
-  kernel.launch @k(%t2, %out) : memref<16xf32>, memref<16xf32>
+  %t3 = memref.alloc() : memref<16xf32>
+  kernel.launch @outside(%t2, %t3) : memref<16xf32>, memref<16xf32>
+  kernel.launch @k(%t3, %out) : memref<16xf32>, memref<16xf32>
   kernel.return
 }

@@ -104,6 +104,8 @@ def main() -> int:
                                        atol=1e-2)
             assert tc.counters["ops_eager"] == 0, dict(tc.counters)
             row[f"tc[{variant}]_ms"] = timed(compiled, args)
+            # tc's kernels ran every timed call: none switched to eager.
+            assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
         os.environ.pop("TC_CUDA_OPTIONS", None)
         rows.append(row)
         cells = "  ".join(

@@ -50,6 +50,7 @@ def main() -> int:
     parser.add_argument("--backends", default="eager,inductor,tc")
     opts = parser.parse_args()
     import torch
+    import tc
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     device = torch.device("cuda")
@@ -61,6 +62,7 @@ def main() -> int:
               f"{len(reference)} parameters")
         for backend in opts.backends.split(","):
             torch._dynamo.reset()
+            tc.reset_counters()
             model = copy.deepcopy(base)
             fn = model if backend == "eager" else torch.compile(
                 model, backend=backend)
@@ -75,6 +77,12 @@ def main() -> int:
                   f"median {statistics.median(errors.values()):.2e}, "
                   f"max {max(errors.values()):.2e}; worst: " + ", ".join(
                       f"{k} {v:.2e}" for k, v in worst), flush=True)
+            if backend == "tc":
+                # What ran in eager instead (attention calls are PyTorch's
+                # by design); a run-time fallback would make this eager's.
+                print(f"tc: {tc.counters['ops_eager']} ATen ops in eager, "
+                      f"{tc.counters['runtime_fallbacks']} run-time "
+                      "fallbacks", flush=True)
             del fn, model
     return 0
 

@@ -447,7 +447,7 @@ def run_child(cmd: list[str], timeout: float) -> tuple[int | str, str]:
 
 
 def summarize(report: dict) -> dict:
-    rows = {r["backend"]: r for r in report["rows"]}
+    rows = {r["backend"]: r for r in report["rows"] if "step_ms" in r}
     summary = {"model": report["model"]}
     tc_row, ind = rows.get("tc"), rows.get("inductor")
     if tc_row and ind:
@@ -505,11 +505,24 @@ def plot(reports: list[dict], path: pathlib.Path, title: str) -> None:
     from bench_cpu import plot as bar_chart
     rows = []
     for report in reports:
-        steps = {r["backend"]: r["step_ms"] for r in report["rows"]}
+        steps = {r["backend"]: r["step_ms"] for r in report["rows"]
+                 if "step_ms" in r}
         if all(b in steps for b in ("eager", "inductor", "tc")):
             rows.append({"workload": report["model"], "eager_s": steps["eager"],
                          "inductor_s": steps["inductor"], "tc_s": steps["tc"]})
     bar_chart(rows, path, title)
+
+
+def _row_line(r: dict) -> str:
+    """One backend's figures (a row cut short by the time limit lacks
+    some)."""
+    def fmt(key: str, spec: str) -> str:
+        return format(r[key], spec) if key in r else "?"
+    return (f"{r['backend']} {fmt('step_ms', '.2f')} ms (first "
+            f"{fmt('first_step_s', '.1f')} s, {fmt('peak_mib', '.0f')} MiB, "
+            f"agrees {r.get('agrees', '?')}"
+            + (f", {r['tc_graph_replays_per_step']:.0f} CUDA graph replays "
+               "a step" if "tc_graph_replays_per_step" in r else "") + ")")
 
 
 def _suffix(opts) -> str:
@@ -565,13 +578,7 @@ def main() -> int:
         print(f"{name} ...", file=sys.stderr, flush=True)
         report = run_model(name, opts)
         reports.append(report)
-        print(" ".join(f"{r['backend']} {r['step_ms']:.2f} ms "
-                       f"(first {r['first_step_s']:.1f} s, "
-                       f"{r['peak_mib']:.0f} MiB, agrees {r['agrees']}"
-                       + (f", {r['tc_graph_replays_per_step']:.0f} CUDA "
-                          "graph replays a step"
-                          if "tc_graph_replays_per_step" in r else "") + ")"
-                       for r in report["rows"]) or "no rows",
+        print(" ".join(_row_line(r) for r in report["rows"]) or "no rows",
               f"[{name}, {report['wall_s']:.0f} s]", flush=True)
         if report.get("exit_status"):
             print(f"{name}: exit {report['exit_status']}\n"

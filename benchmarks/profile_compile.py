@@ -11,6 +11,10 @@ cumulative and own time; appends all to compile-profile.txt in --out.
     python3 benchmarks/profile_compile.py --no-cprofile   # times only
     python3 benchmarks/profile_compile.py --steady 5      # and the host's
                                          # time in 5 steady steps, by function
+    python3 benchmarks/profile_compile.py --floors --no-cprofile
+        # first, the first steps of torch.compile's "eager" backend (Dynamo
+        # alone: the floor of any backend's first step) and "aot_eager"
+        # (Dynamo and AOTAutograd)
 
 cProfile slows Python-heavy phases (by up to about 2x); native phases
 (MLIR passes, LLVM, kernel loads) are timed by tc itself.
@@ -73,7 +77,7 @@ def steady_profile(name: str, step, steps: int, top: int, out) -> None:
 
 
 def profile_model(name: str, use_cprofile: bool, top: int, out,
-                  steady: int = 0) -> None:
+                  steady: int = 0, floor_backends: bool = False) -> None:
     import torch
     import tc
     cache = tempfile.mkdtemp(prefix=f"tc-profile-compile-{name}-")
@@ -91,6 +95,17 @@ def profile_model(name: str, use_cprofile: bool, top: int, out,
     torch.cuda.synchronize()
     eager_s = time.perf_counter() - start
     del eager_model
+    floors = []
+    for backend in (("eager", "aot_eager") if floor_backends else ()):
+        torch._dynamo.reset()
+        model = copy.deepcopy(base)
+        step = stepper(torch.compile(model, backend=backend), model)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        floors.append(f"{backend} {time.perf_counter() - start:.2f} s")
+        del step, model
 
     model = copy.deepcopy(base)
     torch._dynamo.reset()
@@ -122,6 +137,9 @@ def profile_model(name: str, use_cprofile: bool, top: int, out,
           f"graphs {tc.counters['graphs_compiled']}, kernels "
           f"{tc.counters['kernels']}, training graphs "
           f"{tc.counters['training_graphs']}", file=out)
+    if floors:
+        print("  first steps of torch.compile's own backends: "
+              + ", ".join(floors), file=out)
     for line in lines:
         print("  " + line, file=out)
     if profiler:
@@ -147,6 +165,9 @@ def main() -> int:
     parser.add_argument("--steady", type=int, default=0,
                         help="also profile the host in this many steady "
                         "steps")
+    parser.add_argument("--floors", action="store_true",
+                        help="also time the first steps of the 'eager' "
+                        "and 'aot_eager' backends")
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path(__file__).parent / "results")
     opts = parser.parse_args()
@@ -157,7 +178,7 @@ def main() -> int:
     with open(opts.out / "compile-profile.txt", "a") as out:
         for name in opts.models.split(","):
             profile_model(name, not opts.no_cprofile, opts.top, out,
-                          opts.steady)
+                          opts.steady, opts.floors)
     print((opts.out / "compile-profile.txt").read_text())
     return 0
 

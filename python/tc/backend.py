@@ -1412,6 +1412,9 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
+    gm = _without_inert_grad_modes(gm, example_inputs)
+    if gm is None:
+        return None
     # Values that are, or may view, the graph's tensor attributes: real
     # tensors during the trace (an optimizer's state, which Dynamo does not
     # lift to inputs), which an in-place op would update for real before
@@ -1463,7 +1466,8 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
             inputs = [fake_mode.from_tensor(x, static_shapes=True)
                       for x in example_inputs]
             traced = make_fx(gm, decomposition_table=(
-                _core_aten_decompositions()))(*inputs)
+                _core_aten_decompositions() if direct
+                else _forward_decompositions()))(*inputs)
     except Exception as error:  # AOTAutograd may still manage
         logger.debug("tc: one-pass ATen trace failed (%s: %s); using "
                      "AOTAutograd", type(error).__name__, error)
@@ -1494,6 +1498,52 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
                 and node.args[3] is not None):
             return None  # updates its running statistics in place
     return traced
+
+
+def _without_inert_grad_modes(gm: torch.fx.GraphModule,
+                              example_inputs: Sequence[Any]
+                              ) -> torch.fx.GraphModule | None:
+    """`gm`, or a copy without its grad-mode switches when they change
+    nothing, or None when they matter.
+
+    A function under `torch.no_grad()` inside the model (Hugging Face's
+    rotary embeddings) puts `_set_grad_enabled(False)` ... `(True)` in
+    Dynamo's graph. The one-pass trace runs below autograd and would lose
+    them; when nothing computed with gradients off depends on a tensor
+    that requires grad (the rotary tables: a buffer and positions), they
+    have no effect and are dropped. Otherwise AOTAutograd keeps them."""
+    switches = [n for n in gm.graph.nodes
+                if n.op == "call_function"
+                and n.target is torch._C._set_grad_enabled]
+    if not switches:
+        return gm
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    tracked = {n for n, x in zip(placeholders, example_inputs)
+               if isinstance(x, torch.Tensor) and x.requires_grad}
+    enabled = torch.is_grad_enabled()
+    for node in gm.graph.nodes:
+        if node in switches:
+            if len(node.args) != 1 or not isinstance(node.args[0], bool):
+                return None
+            enabled = node.args[0]
+            continue
+        if node.op == "get_attr":
+            value = getattr(gm, node.target, None)
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                tracked.add(node)
+        if any(a in tracked for a in node.all_input_nodes):
+            if not enabled:
+                return None  # a value computed from one that has gradients
+            tracked.add(node)
+    if enabled != torch.is_grad_enabled():
+        return None  # the graph leaves grad mode changed
+    copy_ = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    for node in list(copy_.graph.nodes):
+        if (node.op == "call_function"
+                and node.target is torch._C._set_grad_enabled):
+            copy_.graph.erase_node(node)
+    copy_.recompile()
+    return copy_
 
 
 #: The key of `GraphModule.meta` that lists the inputs a training graph
@@ -1709,6 +1759,18 @@ def _joint_decompositions() -> dict:
         op = _aten_op(name)
         if op is not None and op in decomposition_table:
             table[op] = decomposition_table[op]
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def _forward_decompositions() -> dict:
+    """`_core_aten_decompositions()` for a training graph's forward, which
+    tc differentiates (or AOTAutograd, should tc not take it): without
+    `_INFERENCE_ONLY_DECOMPOSITIONS`, whose ops then run in eager under
+    autograd (CPU attention, as on the GPU: `tc.segments`)."""
+    table = dict(_core_aten_decompositions())
+    for name in _INFERENCE_ONLY_DECOMPOSITIONS:
+        table.pop(_aten_op(name), None)
     return table
 
 
@@ -2692,18 +2754,24 @@ def _compile_training(gm: torch.fx.GraphModule,
     splits it into a forward that also returns what the backward needs and
     a backward that recomputes the rest (cheap pointwise work) from that,
     choosing by a min-cut over bytes as AOTAutograd's rematerializing
-    partitioner does. `loss.backward()` then runs tc kernels only. Graphs
-    with an op tc cannot compile, mutations or outputs that alias inputs
-    go to AOTAutograd.
+    partitioner does. `loss.backward()` then runs tc kernels only. A graph
+    whose only ops tc does not compile are PyTorch's fused attention is
+    compiled in segments around them (`tc.segments`); graphs with another
+    op tc cannot compile, mutations or outputs that alias inputs go to
+    AOTAutograd.
     """
     why = _why_not_whole(gm)
-    if why is not None:
+    nodes = list(gm.graph.nodes)
+    if why is not None or any(n.op == "get_attr" for n in nodes):
+        # Attention left to eager, views the caller reads, or tensor
+        # constants (which tc's training graphs take as inputs).
+        from tc.segments import compile_segments
+        segments = compile_segments(gm, example_inputs, settings)
+        if segments is not None:
+            return segments
         _fallbacks.info("training graph: AOTAutograd splits it into forward "
                         "and backward, for tc does not compile all of it "
-                        "(%s)", why)
-        return None
-    nodes = list(gm.graph.nodes)
-    if any(n.op == "get_attr" for n in nodes):
+                        "(%s)", why or "tensor constants in a segment")
         return None
     marks = [x.requires_grad and x.is_floating_point()
              for x in example_inputs]
@@ -2757,7 +2825,8 @@ class _TrainingGraph:
 
     def __init__(self, functions: compiler.TrainingFunctions,
                  marks: list[bool], eager: torch.fx.GraphModule,
-                 mutated: list[int]):
+                 mutated: list[int],
+                 differentiable: Sequence[bool] | None = None):
         self.functions = functions
         self.marks = marks
         self.eager = eager
@@ -2769,6 +2838,11 @@ class _TrainingGraph:
         specs = forward.imported.output_specs[:functions.num_outputs]
         self.output_specs = specs
         self.float_outputs = [dtype.is_floating_point for _, dtype in specs]
+        # Float outputs that carry no gradient (`differentiable`, by the
+        # caller's analysis) are marked non-differentiable too.
+        self.no_gradient = [
+            not f or (differentiable is not None and not differentiable[i])
+            for i, f in enumerate(self.float_outputs)]
         self.structure = functions.output_structure
         owner = self
 
@@ -2793,8 +2867,7 @@ class _TrainingGraph:
                     else sources[kind][n]
                     for kind, n in owner.functions.saved])
                 ctx.mark_non_differentiable(*[
-                    o for o, f in zip(outputs, owner.float_outputs)
-                    if not f])
+                    o for o, no in zip(outputs, owner.no_gradient) if no])
                 return tuple(outputs)
 
             @staticmethod

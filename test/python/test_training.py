@@ -111,12 +111,15 @@ def test_unsupported_op_trains_through_aot_autograd(fresh_tc):
 
 
 @pytest.mark.parametrize("module", [False, True])
-def test_attention_through_aot_autograd_matches_eager(fresh_tc, module):
-    """Scaled dot-product attention on the CPU in a graph that goes to
-    AOTAutograd (it returns a view; nn.MultiheadAttention's does): the
-    forward must keep the attention op autograd differentiates. PyTorch's
-    decomposition of the CPU flash kernel returns the probabilities where
-    its backward reads the log-sum-exp: every gradient came out wrong."""
+def test_attention_between_segments_matches_eager(fresh_tc, tc_logs,
+                                                   module):
+    """Scaled dot-product attention on the CPU in a training graph that
+    returns a view (nn.MultiheadAttention's does): the attention runs in
+    eager under autograd between segments of tc's autodiff (tc.segments),
+    and the forward keeps the attention op autograd differentiates.
+    PyTorch's decomposition of the CPU flash kernel returns the
+    probabilities where its backward reads the log-sum-exp: every gradient
+    came out wrong."""
     torch.manual_seed(0)
     batch, heads, length, dim = 2, 4, 16, 32
     attention = nn.MultiheadAttention(heads * dim, heads, batch_first=True)
@@ -141,8 +144,102 @@ def test_attention_through_aot_autograd_matches_eager(fresh_tc, module):
     expected = torch.autograd.grad(f(x, w), inputs, cotangent)
     for got, want in zip(grads, expected):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
-    assert tc.counters["aten_aot_autograd"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0, dict(tc.counters)
+    assert tc.counters["training_graphs"] == 1
+    # In eager: the attention and the views around it, nothing else.
+    eager = [r.getMessage() for r in tc_logs.records
+             if r.getMessage().startswith("eager: ")]
+    assert eager and all("attention" in line or "stays a view" in line
+                         for line in eager), eager
+    assert tc.counters["ops_eager"] == len(eager)
     assert tc.counters["kernels"] > 0
+
+
+class _Block(nn.Module):
+    """A pre-norm transformer layer as Hugging Face's GPT-2 and Llama
+    write it: the residual stream crosses every attention."""
+
+    def __init__(self, width: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.up, self.down = nn.Linear(width, 4 * width), \
+            nn.Linear(4 * width, width)
+
+    def forward(self, h, mask):
+        batch, length, width = h.shape
+        q, k, v = self.qkv(self.norm1(h)).view(
+            batch, length, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        h = h + self.proj(a.transpose(1, 2).reshape(batch, length, width))
+        return h + self.down(F.gelu(self.up(self.norm2(h))))
+
+
+def test_decoder_trains_in_segments_around_attention(fresh_tc, tc_logs):
+    """A two-layer decoder's training graph: tc's autodiff per segment
+    between the attentions, PyTorch's attention backward between tc's
+    backward functions. The loss and every parameter's gradient match
+    eager (a segment's input computed by an earlier segment carries a
+    gradient too: marking it by the original graph's nodes lost the
+    embeddings' gradients), and the backward runs no eager math but the
+    attention's. The attention's float mask, computed in a segment, is no
+    differentiable output of it."""
+    torch.manual_seed(0)
+    vocab, width = 96, 64
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.blocks = nn.ModuleList(_Block(width, 4) for _ in range(2))
+            self.norm = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab, bias=False)
+
+        def forward(self, ids):
+            h = self.embed(ids)
+            # An additive float mask (causal, and token 0 as padding),
+            # computed by the first segment: it carries no gradient, and
+            # the fused attention refuses one that requires grad.
+            length = ids.shape[1]
+            causal = torch.ones(length, length, dtype=torch.bool).tril()
+            keep = causal[None, None] & (ids != 0)[:, None, None, :]
+            mask = torch.zeros(keep.shape).masked_fill(~keep, -1e4)
+            for block in self.blocks:
+                h = block(h, mask)
+            logits = self.head(self.norm(h))
+            return F.cross_entropy(logits[:, :-1].reshape(-1, vocab),
+                                   ids[:, 1:].reshape(-1))
+
+    model = Decoder()
+    reference = Decoder()
+    reference.load_state_dict(model.state_dict())
+    ids = torch.randint(0, vocab, (2, 24))
+    loss = torch.compile(model, backend="tc")(ids)
+    with torch.profiler.profile() as prof:
+        loss.backward()
+    expected = reference(ids)
+    expected.backward()
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-6)
+    for (name, p), q in zip(model.named_parameters(),
+                            reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6,
+                                   msg=name)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+    # Three segments: before, between and after the two attentions.
+    assert tc.counters["subgraphs_compiled"] == 6
+    ran = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    extra = {name for name in ran - _ALLOCATION
+             if "attention" not in name and name not in (
+                 "aten::view", "aten::permute", "aten::transpose",
+                 "aten::reshape", "aten::_reshape_alias", "aten::as_strided",
+                 "aten::expand",
+                 "aten::contiguous", "aten::clone", "aten::copy_",
+                 "aten::add_", "aten::unsafe_view", "aten::_unsafe_view")}
+    assert not extra, extra
 
 
 def test_failed_training_compile_leaves_aot_autograd_to_tc(fresh_tc,
@@ -415,3 +512,58 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
         # first's input needs none).
         assert len(calls) == 5
         assert all("channels_last" in line for line in calls), calls
+
+
+class _Rotary(nn.Module):
+    """Rotary tables under `torch.no_grad()`, as Hugging Face's Llama
+    computes them: a buffer and positions, no gradient either way."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (
+            torch.arange(0, dim, 2).float() / dim))
+
+    @torch.no_grad()
+    def forward(self, positions):
+        angles = positions[:, None].float() * self.inv_freq[None, :]
+        return torch.cat([angles, angles], -1).cos()
+
+
+def test_inert_no_grad_region_trains_through_tc(fresh_tc):
+    """A `torch.no_grad()` region that touches nothing with a gradient
+    (the rotary tables) does not send the graph to AOTAutograd."""
+    torch.manual_seed(0)
+    rotary = _Rotary(32)
+    w = torch.randn(32, 32, requires_grad=True)
+
+    def f(x, positions):
+        return ((x @ w) * rotary(positions)).square().mean()
+
+    x = torch.randn(16, 32)
+    positions = torch.arange(16)
+    (grad,) = torch.autograd.grad(
+        torch.compile(f, backend="tc")(x, positions), w)
+    (expected,) = torch.autograd.grad(f(x, positions), w)
+    torch.testing.assert_close(grad, expected, rtol=1e-5, atol=1e-6)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["aten_aot_autograd"] == 0
+
+
+def test_no_grad_region_on_a_parameter_keeps_its_meaning(fresh_tc):
+    """A `torch.no_grad()` region computed from a tensor with a gradient
+    (a scale taken as a constant) must stay gradient-free: the graph goes
+    to AOTAutograd, and the gradient is eager's, not the one through the
+    scale."""
+    torch.manual_seed(0)
+    w = torch.randn(32, 8, requires_grad=True)
+
+    def f(x):
+        with torch.no_grad():
+            scale = w.abs().amax()
+        return (torch.tanh(x @ w) / scale).sum()
+
+    x = torch.randn(16, 32)
+    (grad,) = torch.autograd.grad(torch.compile(f, backend="tc")(x), w)
+    (expected,) = torch.autograd.grad(f(x), w)
+    torch.testing.assert_close(grad, expected, rtol=1e-5, atol=1e-6)
+    assert tc.counters["aten_aot_autograd"] == 1, dict(tc.counters)

@@ -1,0 +1,241 @@
+"""Training graphs around PyTorch's fused attention: tc's autodiff per
+segment, the attention in eager.
+
+A transformer's training graph holds one op tc does not compile: PyTorch's
+fused scaled-dot-product attention (`_scaled_dot_product_cudnn_attention`
+and its flash / memory-efficient siblings), which eager runs as a library
+kernel with its own backward. Without this module such a graph goes to
+AOTAutograd, whose joint trace and min-cut partition of the whole model
+cost more than Dynamo's own trace (a Llama-style decoder's first step on
+the H100: Dynamo alone 2.0 s, with AOTAutograd 4.7 s).
+
+Here the forward graph, traced once (`_trace_one_pass`), is cut at the
+attention ops into segments: the runs of ops between them, in the graph's
+order (`backend._runs_in_order`). Each segment is a training graph of its
+own, compiled by tc-autodiff and tc-partition and called through an
+`autograd.Function` (`backend._TrainingGraph`); the attention ops and the
+views around them run in eager, under autograd, between the segments. The
+backward is then autograd's chain of tc's backward functions and
+PyTorch's attention backward. Identical layers give identical segments,
+which the structural cache compiles once.
+
+Only the attention ops may stay in eager: a graph with any other op tc
+does not compile, a mutated input or a segment tc cannot compile as a
+training graph goes to AOTAutograd as before (None).
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx
+
+import tc
+from tc import compiler
+
+aten = torch.ops.aten
+
+#: Ops that run in eager between segments: differentiable in eager (their
+#: backward is PyTorch's), and worth a library kernel.
+_EAGER_WITH_AUTOGRAD = tuple(
+    getattr(aten, name).default for name in (
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_flash_attention_for_cpu")
+    if hasattr(aten, name))
+
+#: Ops whose result never carries a gradient.
+_NO_GRADIENT = (aten.detach.default,)
+
+
+def _floating(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_floating(v) for v in value)
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _carries_gradient(node: torch.fx.Node,
+                      marked: set[torch.fx.Node]) -> bool:
+    """Whether op `node`'s value carries a gradient, given which nodes'
+    do: a floating-point value computed from one that does (a superset of
+    autograd's answer, which is safe)."""
+    if node.target in _NO_GRADIENT or not any(
+            a in marked for a in node.all_input_nodes):
+        return False
+    value = node.meta.get("val")
+    return value is None or _floating(value)
+
+
+def _output_marks(sub: torch.fx.GraphModule, marks: Sequence[bool]
+                  ) -> list[bool]:
+    """Which outputs of segment `sub` carry a gradient, given which of its
+    inputs do (`marks`)."""
+    marked: set[torch.fx.Node] = set()
+    flags = iter(marks)
+    for node in sub.graph.nodes:
+        if node.op == "placeholder":
+            if next(flags):
+                marked.add(node)
+        elif node.op == "call_function" and _carries_gradient(node, marked):
+            marked.add(node)
+        elif node.op == "output":
+            results = node.args[0]
+            results = (results if isinstance(results, (tuple, list))
+                       else (results,))
+            return [r in marked for r in results]
+    return []
+
+
+class _Segments:
+    """The partitioner's graph of segments and eager ops. Should it raise
+    at run time (an eager op refusing what a segment gave it, a GPU
+    error), the traced graph runs in eager under autograd from then on
+    (and says so)."""
+
+    def __init__(self, fused: torch.fx.GraphModule,
+                 constants: list[torch.Tensor], eager: torch.fx.GraphModule):
+        self.fused = fused
+        self.constants = constants
+        self.eager = eager
+        self.failed = False
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                return self.fused(*args, *self.constants)
+            except Exception as error:  # never break the user's program
+                from tc.backend import runtime_fallback
+                self.failed = True
+                runtime_fallback("compiled training graph (segments)", error)
+        return self.eager(*args)
+
+
+class _Segment(torch.nn.Module):
+    """One segment's training graph, in place of the partitioner's
+    submodule."""
+
+    def __init__(self, training: Callable[..., Any]):
+        super().__init__()
+        self.training_graph = training
+
+    def forward(self, *args: Any) -> Any:
+        return self.training_graph(*args)
+
+
+def compile_segments(gm: torch.fx.GraphModule,
+                     example_inputs: Sequence[Any],
+                     settings: Any) -> Callable[..., Any] | None:
+    """`gm` (a traced training graph) as tc segments around its attention
+    ops, or None when it is not such a graph or a segment does not
+    compile."""
+    from tc import backend
+
+    if gm.meta.get(backend._MUTATED_INPUTS):
+        return None
+    support = backend._Support()
+    ops = backend._op_nodes(gm.graph)
+    eager = [n for n in ops if not support.is_node_supported({}, n)]
+    if any(n.target not in _EAGER_WITH_AUTOGRAD for n in eager):
+        return None
+
+    work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    constants = _lift_constants(work)
+    partitions = backend._runs_in_order(work.graph, support)
+    for partition in partitions:
+        # A selection from an eager op's results belongs with that op.
+        for node in list(partition.nodes):
+            if (node.target is operator.getitem
+                    and node.args[0] not in partition.nodes):
+                partition.remove_node(node)
+        backend._trim(partition.nodes)
+    partitions = [p for p in partitions if len(p.nodes) > 0]
+    if not partitions:
+        return None
+    in_partition = {n for p in partitions for n in p.nodes}
+    eager_ops = [n for n in backend._op_nodes(work.graph)
+                 if n not in in_partition]
+
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    fused = CapabilityBasedPartitioner(
+        work, support, allows_single_node_partition=True
+    ).fuse_partitions(partitions)
+    # Which values carry a gradient, segment by segment: a segment's
+    # output carries one only if it depends on an input that does (an
+    # attention mask computed from the inputs must not: the fused
+    # attention refuses a mask that requires grad).
+    marked: set[torch.fx.Node] = set()
+    inputs = iter([*example_inputs, *constants])
+    module_marks: dict[torch.fx.Node, list[bool]] = {}
+    compiled = []
+    for node in fused.graph.nodes:
+        if node.op == "placeholder":
+            x = next(inputs)
+            if (isinstance(x, torch.Tensor) and x.requires_grad
+                    and x.is_floating_point()):
+                marked.add(node)
+        elif node.op == "call_module":
+            sub = fused.get_submodule(node.target)
+            marks = [isinstance(a, torch.fx.Node) and a in marked
+                     for a in node.args]
+            outputs = _output_marks(sub, marks)
+            module_marks[node] = outputs
+            sub_ops = backend._op_nodes(sub.graph)
+            functions = backend._compile_split(sub, sub_ops, settings, marks)
+            if functions is None or any(
+                    a is not None
+                    for a in functions.forward.imported.outputs_alias_inputs):
+                return None
+            compiled.append((node, sub, sub_ops, marks, outputs, functions))
+            if functions.output_structure == "single" and outputs[0]:
+                marked.add(node)
+        elif node.op == "call_function":
+            source = node.args[0] if node.args else None
+            if node.target is operator.getitem and source in module_marks:
+                if module_marks[source][node.args[1]]:
+                    marked.add(node)
+            elif _carries_gradient(node, marked):
+                marked.add(node)
+
+    for node, sub, sub_ops, marks, outputs, functions in compiled:
+        setattr(fused, node.target, _Segment(backend._TrainingGraph(
+            functions, marks, sub, [], differentiable=outputs)))
+        tc.counters["subgraphs_compiled"] += 2
+        tc.counters["kernels"] += (functions.forward.num_kernels
+                                   + functions.backward.num_kernels)
+        tc.counters["ops_compiled"] += len(sub_ops)
+    for node in eager_ops:
+        reason = support.reasons.get(node) or (
+            "view op feeding only eager code stays a view"
+            if backend._is_view(node) else "between tc's segments")
+        backend._fallbacks.info("eager: %s: %s", backend._describe(node),
+                                reason)
+    tc.counters["ops_eager"] += len(eager_ops)
+    tc.counters["graphs_compiled"] += 1
+    tc.counters["training_graphs"] += 1
+    return _Segments(fused, constants, gm)
+
+
+def _lift_constants(gm: torch.fx.GraphModule) -> list[torch.Tensor]:
+    """Makes each `get_attr` of `gm` (a tensor constant the trace kept) a
+    trailing placeholder, as tc's training graphs take every tensor as an
+    input; returns the constants, which the caller passes after the
+    graph's own inputs."""
+    graph = gm.graph
+    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    constants = []
+    for node in [n for n in graph.nodes if n.op == "get_attr"]:
+        value = getattr(gm, node.target)
+        with graph.inserting_after(last):
+            lifted = graph.placeholder(f"constant_{len(constants)}")
+        lifted.meta = dict(node.meta)
+        lifted.meta.setdefault("val", value)
+        node.replace_all_uses_with(lifted)
+        graph.erase_node(node)
+        constants.append(value)
+        last = lifted
+    gm.recompile()
+    return constants

@@ -33,7 +33,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compiler, distributed, layouts, logs, parallel
+from tc import compiler, distributed, layouts, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import SUPPORTED_OPS, VALUE_GUARDS, VIEW_OPS, is_supported
@@ -2673,15 +2673,9 @@ def _partition_and_compile(gm: torch.fx.GraphModule,
     compiled_any = False
     if partitions:
         fused = partitioner.fuse_partitions(partitions)
-        subgraphs = _fused_subgraphs(fused)
-        results = parallel.compile_all(
-            [sub for _, sub in subgraphs],
-            lambda i: _compile_subgraph(
-                subgraphs[i][1], subgraphs[i][0].target,
-                _op_nodes(subgraphs[i][1].graph), settings),
-            parallel.device_of(gm))
-        for (node, sub), compiled in zip(subgraphs, results):
+        for node, sub in _fused_subgraphs(fused):
             ops = _op_nodes(sub.graph)
+            compiled = _compile_subgraph(sub, node.target, ops, settings)
             if compiled is None:
                 eager_ops += len(ops)
                 continue

@@ -170,7 +170,7 @@ def compile_segments(gm: torch.fx.GraphModule,
     marked: set[torch.fx.Node] = set()
     inputs = iter([*example_inputs, *constants])
     module_marks: dict[torch.fx.Node, list[bool]] = {}
-    segments = []
+    compiled = []
     for node in fused.graph.nodes:
         if node.op == "placeholder":
             x = next(inputs)
@@ -183,11 +183,15 @@ def compile_segments(gm: torch.fx.GraphModule,
                      for a in node.args]
             outputs = _output_marks(sub, marks)
             module_marks[node] = outputs
-            segments.append((node, sub, backend._op_nodes(sub.graph), marks,
-                             outputs))
-            results = next(n for n in sub.graph.nodes if n.op == "output")
-            if not isinstance(results.args[0], (tuple, list)) and outputs[0]:
-                marked.add(node)  # a single result, not a tuple
+            sub_ops = backend._op_nodes(sub.graph)
+            functions = backend._compile_split(sub, sub_ops, settings, marks)
+            if functions is None or any(
+                    a is not None
+                    for a in functions.forward.imported.outputs_alias_inputs):
+                return None
+            compiled.append((node, sub, sub_ops, marks, outputs, functions))
+            if functions.output_structure == "single" and outputs[0]:
+                marked.add(node)
         elif node.op == "call_function":
             source = node.args[0] if node.args else None
             if node.target is operator.getitem and source in module_marks:
@@ -195,23 +199,6 @@ def compile_segments(gm: torch.fx.GraphModule,
                     marked.add(node)
             elif _carries_gradient(node, marked):
                 marked.add(node)
-
-    def compile_one(i: int) -> Any:
-        node, sub, sub_ops, marks, outputs = segments[i]
-        return backend._compile_split(sub, sub_ops, settings, marks)
-
-    from tc import parallel
-    all_functions = parallel.compile_all(
-        [sub for _, sub, *_ in segments], compile_one,
-        parallel.device_of(gm))
-    compiled = []
-    for (node, sub, sub_ops, marks, outputs), functions in zip(
-            segments, all_functions):
-        if functions is None or any(
-                a is not None
-                for a in functions.forward.imported.outputs_alias_inputs):
-            return None
-        compiled.append((node, sub, sub_ops, marks, outputs, functions))
 
     for node, sub, sub_ops, marks, outputs, functions in compiled:
         setattr(fused, node.target, _Segment(backend._TrainingGraph(

@@ -11,6 +11,10 @@ cumulative and own time; appends all to compile-profile.txt in --out.
     python3 benchmarks/profile_compile.py --no-cprofile   # times only
     python3 benchmarks/profile_compile.py --steady 5      # and the host's
                                          # time in 5 steady steps, by function
+    python3 benchmarks/profile_compile.py --phases
+        # tc's first step by phase, without cProfile: the ATen trace, the
+        # native compiles, tc's backend in all, the compiled graphs' first
+        # run; the rest is Dynamo's (and the step's own eager work)
     python3 benchmarks/profile_compile.py --floors --no-cprofile
         # first, the first steps of torch.compile's "eager" backend (Dynamo
         # alone: the floor of any backend's first step) and "aot_eager"
@@ -157,6 +161,82 @@ def profile_model(name: str, use_cprofile: bool, top: int, out,
     torch._dynamo.reset()
 
 
+def phases(name: str, out) -> None:
+    """tc's first step of model `name` by phase (after an eager step):
+    the wall time of its ATen trace, native compiles, training segments,
+    whole backend call and its compiled graphs' first runs."""
+    import collections
+    import functools
+    import torch
+    import tc.backend
+    import tc.compiler
+    import tc.segments
+    spent: collections.Counter = collections.Counter()
+    patched = []
+
+    def time_it(module, attr, key):
+        original = getattr(module, attr)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - start
+        setattr(module, attr, timed)
+        patched.append((module, attr, original))
+
+    time_it(tc.backend, "_trace_one_pass", "trace")
+    time_it(tc.compiler, "compile_graph", "compile")
+    time_it(tc.compiler, "compile_training", "compile")
+    time_it(tc.segments, "compile_segments", "segments")
+
+    def backend(gm, example_inputs, **kwargs):
+        start = time.perf_counter()
+        compiled = tc.backend.tc_backend(gm, example_inputs, **kwargs)
+        spent["backend"] += time.perf_counter() - start
+        ran = []
+
+        def run(*args):
+            if ran:
+                return compiled(*args)
+            ran.append(True)
+            start = time.perf_counter()
+            result = compiled(*args)
+            torch.cuda.synchronize()
+            spent["first run"] += time.perf_counter() - start
+            return result
+        return run
+
+    base, inputs, training = bench_models.build(name, False,
+                                                torch.device("cuda"))
+    try:
+        eager_model = copy.deepcopy(base)
+        bench_models.make_step(name, eager_model, eager_model, inputs,
+                               training)()
+        del eager_model
+        torch._dynamo.reset()
+        step = bench_models.make_step(
+            name, torch.compile(base, backend=backend), base, inputs,
+            training)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        total = time.perf_counter() - start
+    finally:
+        for module, attr, original in patched:
+            setattr(module, attr, original)
+    print(f"== {name}: tc first step {total:.2f} s: " + ", ".join(
+        f"{key} {value:.2f} s" for key, value in spent.items())
+        + f"; the rest (Dynamo, eager work) "
+        f"{total - spent['backend'] - spent['first run']:.2f} s", file=out)
+    out.flush()
+    del step, base
+    torch._dynamo.reset()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(bench_models.MODELS))
@@ -165,6 +245,8 @@ def main() -> int:
     parser.add_argument("--steady", type=int, default=0,
                         help="also profile the host in this many steady "
                         "steps")
+    parser.add_argument("--phases", action="store_true",
+                        help="only tc's first step by phase")
     parser.add_argument("--floors", action="store_true",
                         help="also time the first steps of the 'eager' "
                         "and 'aot_eager' backends")
@@ -177,6 +259,9 @@ def main() -> int:
     opts.out.mkdir(parents=True, exist_ok=True)
     with open(opts.out / "compile-profile.txt", "a") as out:
         for name in opts.models.split(","):
+            if opts.phases:
+                phases(name, out)
+                continue
             profile_model(name, not opts.no_cprofile, opts.top, out,
                           opts.steady, opts.floors)
     print((opts.out / "compile-profile.txt").read_text())

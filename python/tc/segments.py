@@ -48,10 +48,6 @@ _EAGER_WITH_AUTOGRAD = tuple(
         "_scaled_dot_product_flash_attention_for_cpu")
     if hasattr(aten, name))
 
-#: Ops whose result never carries a gradient.
-_NO_GRADIENT = (aten.detach.default,)
-
-
 def _floating(value: Any) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_floating(v) for v in value)
@@ -63,8 +59,7 @@ def _carries_gradient(node: torch.fx.Node,
     """Whether op `node`'s value carries a gradient, given which nodes'
     do: a floating-point value computed from one that does (a superset of
     autograd's answer, which is safe)."""
-    if node.target in _NO_GRADIENT or not any(
-            a in marked for a in node.all_input_nodes):
+    if not any(a in marked for a in node.all_input_nodes):
         return False
     value = node.meta.get("val")
     return value is None or _floating(value)

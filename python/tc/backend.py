@@ -2596,9 +2596,11 @@ def runtime_fallback(what: str, error: BaseException) -> None:
 
 
 class _TcSubgraph(torch.nn.Module):
-    """A subgraph compiled by tc, in place of the partitioner's submodule."""
+    """A subgraph compiled by tc (a compiled function, or a training
+    segment's `_TrainingGraph`), in place of the partitioner's
+    submodule."""
 
-    def __init__(self, compiled: CompiledFunction,
+    def __init__(self, compiled: Callable[..., Any],
                  eager: torch.fx.GraphModule, name: str):
         super().__init__()
         self.eager = eager

@@ -85,42 +85,6 @@ def _output_marks(sub: torch.fx.GraphModule, marks: Sequence[bool]
     return []
 
 
-class _Segments:
-    """The partitioner's graph of segments and eager ops. Should it raise
-    at run time (an eager op refusing what a segment gave it, a GPU
-    error), the traced graph runs in eager under autograd from then on
-    (and says so)."""
-
-    def __init__(self, fused: torch.fx.GraphModule,
-                 constants: list[torch.Tensor], eager: torch.fx.GraphModule):
-        self.fused = fused
-        self.constants = constants
-        self.eager = eager
-        self.failed = False
-
-    def __call__(self, *args: Any) -> Any:
-        if not self.failed:
-            try:
-                return self.fused(*args, *self.constants)
-            except Exception as error:  # never break the user's program
-                from tc.backend import runtime_fallback
-                self.failed = True
-                runtime_fallback("compiled training graph (segments)", error)
-        return self.eager(*args)
-
-
-class _Segment(torch.nn.Module):
-    """One segment's training graph, in place of the partitioner's
-    submodule."""
-
-    def __init__(self, training: Callable[..., Any]):
-        super().__init__()
-        self.training_graph = training
-
-    def forward(self, *args: Any) -> Any:
-        return self.training_graph(*args)
-
-
 def compile_segments(gm: torch.fx.GraphModule,
                      example_inputs: Sequence[Any],
                      settings: Any) -> Callable[..., Any] | None:
@@ -196,8 +160,11 @@ def compile_segments(gm: torch.fx.GraphModule,
                 marked.add(node)
 
     for node, sub, sub_ops, marks, outputs, functions in compiled:
-        setattr(fused, node.target, _Segment(backend._TrainingGraph(
-            functions, marks, sub, [], differentiable=outputs)))
+        # (_TrainingGraph falls back to the segment in eager on its own.)
+        setattr(fused, node.target, backend._TcSubgraph(
+            backend._TrainingGraph(functions, marks, sub, [],
+                                   differentiable=outputs),
+            sub, node.target))
         tc.counters["subgraphs_compiled"] += 2
         tc.counters["kernels"] += (functions.forward.num_kernels
                                    + functions.backward.num_kernels)
@@ -211,7 +178,11 @@ def compile_segments(gm: torch.fx.GraphModule,
     tc.counters["ops_eager"] += len(eager_ops)
     tc.counters["graphs_compiled"] += 1
     tc.counters["training_graphs"] += 1
-    return _Segments(fused, constants, gm)
+    # Should the whole raise at run time (an eager op refusing what a
+    # segment gave it), the traced graph runs in eager under autograd from
+    # then on, and says so.
+    return backend._Guarded(lambda *args: fused(*args, *constants), gm,
+                            "training graph (segments)")
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> list[torch.Tensor]:

@@ -567,3 +567,36 @@ def test_no_grad_region_on_a_parameter_keeps_its_meaning(fresh_tc):
     (expected,) = torch.autograd.grad(f(x), w)
     torch.testing.assert_close(grad, expected, rtol=1e-5, atol=1e-6)
     assert tc.counters["aten_aot_autograd"] == 1, dict(tc.counters)
+
+
+@pytest.mark.runtime_fallback
+def test_segments_fall_back_to_eager_at_run_time(fresh_tc, monkeypatch):
+    """Should the graph of segments raise when it runs, the traced graph
+    runs in eager under autograd (gradients still eager's), and the
+    fallback is counted."""
+    import tc.segments
+
+    original = tc.segments.compile_segments
+
+    def planted(*args):
+        guarded = original(*args)
+        assert guarded is not None
+
+        def fail(*_):
+            raise RuntimeError("planted failure")
+        guarded.compiled = fail
+        return guarded
+    monkeypatch.setattr(tc.segments, "compile_segments", planted)
+    torch.manual_seed(0)
+    x = torch.randn(2, 16, 32, requires_grad=True)
+    w = (torch.randn(32, 96) / 6).requires_grad_()
+
+    def f(x, w):
+        q, k, v = (x @ w).view(2, 16, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v).square().sum()
+
+    grads = torch.autograd.grad(torch.compile(f, backend="tc")(x, w), (x, w))
+    expected = torch.autograd.grad(f(x, w), (x, w))
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    assert tc.counters["runtime_fallbacks"] == 1, dict(tc.counters)

@@ -1414,6 +1414,8 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         return None
     gm = _without_inert_grad_modes(gm, example_inputs)
     if gm is None:
+        logger.debug("tc: the graph switches grad mode around values with "
+                     "gradients; using AOTAutograd")
         return None
     # Values that are, or may view, the graph's tensor attributes: real
     # tensors during the trace (an optimizer's state, which Dynamo does not
@@ -1427,6 +1429,8 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
             attributes.add(node)
         if _mutates_in_place(node) and any(
                 arg in attributes for arg in _mutated_operands(node)):
+            logger.debug("tc: %s updates a tensor attribute; using "
+                         "AOTAutograd", node.name)
             return None
         if node.op in ("call_module", "call_method"):
             continue
@@ -1441,6 +1445,8 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
                     or "higher_order" in str(node.target)
                     or module.startswith(("torch.autograd", "torch.amp",
                                           "torch._functorch"))):
+                logger.debug("tc: %s touches global state; using "
+                             "AOTAutograd", node.name)
                 return None
 
     from torch._guards import TracingContext, detect_fake_mode
@@ -1481,22 +1487,26 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         node.is_impure() or (node.op == "call_function"
                              and node.target in _ERROR_CHECKS)))
     if not direct and not _functionalize_buffer_updates(traced):
+        logger.debug("tc: the one-pass ATen trace updates buffers tc "
+                     "cannot write back; using AOTAutograd")
         return None
     traced.recompile()
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):
             continue
-        if node.op != "call_function":
-            return None
         if node.target is operator.getitem:
             continue
-        if (not isinstance(node.target, torch._ops.OpOverload)
-                or node.target._schema.is_mutable):
-            return None  # a mutation: AOTAutograd functionalizes it
-        if (node.target is torch.ops.aten.native_batch_norm.default
-                and len(node.args) >= 6 and node.args[5] is True
-                and node.args[3] is not None):
-            return None  # updates its running statistics in place
+        if (node.op != "call_function"
+                or not isinstance(node.target, torch._ops.OpOverload)
+                or node.target._schema.is_mutable
+                or (node.target is torch.ops.aten.native_batch_norm.default
+                    and len(node.args) >= 6 and node.args[5] is True
+                    and node.args[3] is not None)):
+            # A mutation (a batch norm's running statistics among them):
+            # AOTAutograd functionalizes it.
+            logger.debug("tc: the one-pass ATen trace has %s %s; using "
+                         "AOTAutograd", node.op, node.target)
+            return None
     return traced
 
 
@@ -2036,18 +2046,24 @@ def _with_extra_outputs(gm: torch.fx.GraphModule, extra: Callable
     """A copy of `gm` that returns a tuple of gm's outputs followed by the
     nodes `extra(graph, mapping)` adds to the copy (`mapping`: gm's nodes
     to the copy's); and how many outputs gm has (None when it returns one
-    value, not a tuple or list)."""
+    value, not a tuple or list). A training graph's new values of the
+    inputs it updates (`_MUTATED_INPUTS`, its last outputs) stay last,
+    after the added nodes, and are not counted."""
     output = next(n for n in gm.graph.nodes if n.op == "output")
     results = output.args[0]
     single = not isinstance(results, (tuple, list))
     own = (results,) if single else tuple(results)
+    mutated = len(gm.meta.get(_MUTATED_INPUTS, ()))
     graph = torch.fx.Graph()
     mapping: dict[torch.fx.Node, torch.fx.Node] = {}
     graph.graph_copy(gm.graph, mapping)
     added = tuple(extra(graph, mapping))
-    graph.output(tuple(torch.fx.node.map_arg(own, mapping.__getitem__))
-                 + added)
-    return torch.fx.GraphModule(gm, graph), None if single else len(own)
+    copied = tuple(torch.fx.node.map_arg(own, mapping.__getitem__))
+    kept = len(copied) - mutated
+    graph.output(copied[:kept] + added + copied[kept:])
+    module = torch.fx.GraphModule(gm, graph)
+    module.meta.update(gm.meta)
+    return module, None if single and not mutated else kept
 
 
 def _own_outputs(outputs: Sequence[Any], count: int | None) -> Any:
@@ -2166,7 +2182,7 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
               and n.target in _ERROR_CHECKS and not n.users
               and n.args and isinstance(n.args[0], torch.fx.Node)]
     divisions = _integer_divisions_on_cpu(gm)
-    indexings = _indexings_on_cpu(gm)
+    indexings = _checked_indexings(gm)
     if not checks and not divisions and not indexings:
         return None
 
@@ -2203,16 +2219,27 @@ def _hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
                    count)
 
 
-def _indexings_on_cpu(gm: torch.fx.GraphModule) -> list[tuple]:
-    """`gm`'s gathers and indexings on the CPU by index tensors: (node,
-    index node, lowest valid index, size of the indexed dimension, the
-    error eager raises out of range). tc's kernels clamp; eager raises."""
+def _checks_indices(device: torch.device) -> bool:
+    """Whether tc checks the indices of gathers and indexings on `device`
+    (see `_checked_indexings`): always on the CPU; on a GPU unless
+    `TC_INDEX_CHECKS=0` (the check's flag is read on the host after the
+    graph, which waits for the GPU once a call)."""
+    return device.type == "cpu" or os.environ.get(
+        "TC_INDEX_CHECKS", "1") != "0"
+
+
+def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
+    """`gm`'s gathers and indexings by index tensors (`_checks_indices`):
+    (node, index node, lowest valid index, size of the indexed dimension,
+    the error eager raises out of range). tc's kernels clamp; eager raises
+    (on the CPU; on a GPU its kernels assert on the device, which ends the
+    process's CUDA context: tc raises the CPU's error instead)."""
     aten = torch.ops.aten
     found = []
     for node in gm.graph.nodes:
         if (node.op != "call_function" or node.meta.get("tc_checked")
                 or not isinstance(node.meta.get("val"), torch.Tensor)
-                or node.meta["val"].device.type != "cpu"):
+                or not _checks_indices(node.meta["val"].device)):
             continue
         source = node.args[0] if node.args else None
         shape = (source.meta.get("val").shape if isinstance(
@@ -2280,7 +2307,7 @@ def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,
 
 
 def _raise_out_of_range(flag: torch.Tensor, error: Exception) -> None:
-    """Eager's error for an index out of range on the CPU."""
+    """Eager's error (on the CPU) for an index out of range."""
     if bool(flag):
         raise type(error)(*error.args)
 
@@ -2762,6 +2789,12 @@ def _compile_training(gm: torch.fx.GraphModule,
     op tc cannot compile, mutations or outputs that alias inputs go to
     AOTAutograd.
     """
+    checked = _hoist_error_checks(gm)
+    if checked is not None:
+        # Out-of-range indices and error checks: their flags are extra
+        # outputs (no gradient), checked after the forward.
+        runner = _compile_training(checked.graph, example_inputs, settings)
+        return None if runner is None else _HostChecks(runner, checked)
     why = _why_not_whole(gm)
     nodes = list(gm.graph.nodes)
     if why is not None or any(n.op == "get_attr" for n in nodes):

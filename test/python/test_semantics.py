@@ -262,13 +262,11 @@ def test_integer_division_by_zero_raises_as_eager(fresh_tc, device, op,
                                 "index", "index_put"])
 def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):
     """An index out of range raises eager's error (IndexError; gather's
-    RuntimeError) on the CPU instead of reading a clamped element: a flag
-    on the indices computed in tc's kernels, checked on the host. In range
+    RuntimeError) instead of reading a clamped element: a flag on the
+    indices computed in tc's kernels, checked on the host. On a GPU, where
+    eager's kernels assert on the device (which ends the process's CUDA
+    context), tc raises the error eager raises on the CPU. In range
     (negative indices where the op takes them), eager's values."""
-    if device != "cpu":
-        # Eager's CUDA kernels assert on the device, which ends the
-        # process's CUDA context (every later test failed with it).
-        pytest.skip("eager's CUDA kernels assert on the device")
     fn = {"embedding": lambda x, i: torch.nn.functional.embedding(i, x) * 2,
           "index_select": lambda x, i: x.index_select(0, i) + 1,
           "gather": lambda x, i: torch.gather(x, 0, i[:, None].expand(4, 4))
@@ -276,8 +274,11 @@ def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):
           "index": lambda x, i: x[i] * 3,
           "index_put": lambda x, i: torch.index_put(
               x, (i,), torch.ones(4, 4), accumulate=True) * 2}[op]
-    x = torch.randn(16, 4)
-    i = torch.tensor([1, 7, 15, 0])
+    x = torch.randn(16, 4, device=device)
+    i = torch.tensor([1, 7, 15, 0], device=device)
+    if op == "index_put":
+        fn = lambda x, i: torch.index_put(  # noqa: E731
+            x, (i,), torch.ones(4, 4, device=x.device), accumulate=True) * 2
     compiled = torch.compile(fn, backend="tc")
     torch.testing.assert_close(compiled(x, i), fn(x, i))
     if op in ("index", "index_put"):  # negative indices from the end
@@ -286,12 +287,48 @@ def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):
         j = i.clone()
         j[2] = bad
         with pytest.raises((IndexError, RuntimeError)) as expected:
-            fn(x, j)
+            fn(x.cpu(), j.cpu())
         with pytest.raises(type(expected.value)):
             compiled(x, j)
     assert tc.counters["kernels"] > 0
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
+
+
+def test_out_of_range_index_in_training_raises_as_eager(fresh_tc, device):
+    """A training graph (tc's autodiff) checks its indices too: an
+    embedding's out-of-range token raises eager's IndexError from the
+    forward; in range, eager's loss, gradients and running statistics."""
+    torch.manual_seed(0)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(16, 8)
+            self.norm = torch.nn.BatchNorm1d(8)
+            self.out = torch.nn.Linear(8, 3)
+
+        def forward(self, i):
+            return self.out(torch.relu(self.norm(self.embed(i)))).sum()
+
+    model = Model().to(device)
+    reference = Model().to(device)
+    reference.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="tc")
+    i = torch.tensor([1, 7, 15, 0, 3, 3], device=device)
+    loss = compiled(i)
+    loss.backward()
+    expected = reference(i)
+    expected.backward()
+    torch.testing.assert_close(loss, expected)
+    for got, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, want.grad)
+    torch.testing.assert_close(model.norm.running_mean,
+                               reference.norm.running_mean)
+    assert tc.counters["training_graphs"] == 1
+    with pytest.raises(IndexError):
+        compiled(torch.tensor([1, 7, 16, 0, 3, 3], device=device))
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -1486,7 +1486,10 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
         node.is_impure() or (node.op == "call_function"
                              and node.target in _ERROR_CHECKS)))
-    if not direct and not _functionalize_buffer_updates(traced):
+    if direct:
+        # `nn.ReLU(inplace=True)` (torchvision's ResNets): out of place.
+        _functionalize_inplace_intermediates(traced.graph)
+    elif not _functionalize_buffer_updates(traced):
         logger.debug("tc: the one-pass ATen trace updates buffers tc "
                      "cannot write back; using AOTAutograd")
         return None

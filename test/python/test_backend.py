@@ -911,6 +911,36 @@ def test_mutating_graph_goes_through_aot_autograd(fresh_tc):
     assert tc.counters["subgraphs_compiled"] >= 1
 
 
+
+@pytest.mark.requires_native
+def test_inplace_relu_of_an_intermediate_is_traced_in_one_pass(fresh_tc):
+    """`nn.ReLU(inplace=True)` on intermediates (torchvision's ResNets)
+    mutates nothing the caller sees: the inference graph is traced once
+    (its `relu_` written out of place), not sent to AOTAutograd, and a
+    later reader of the value (the residual add) reads the updated one."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+            self.norm = torch.nn.BatchNorm2d(8)
+            self.relu = torch.nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            y = self.norm(self.conv(x))
+            z = self.relu(y)
+            return self.relu(z + y)
+
+    model = Block().eval()
+    torch.nn.init.normal_(model.norm.bias)
+    x = torch.randn(2, 8, 6, 6)
+    with torch.no_grad():
+        got = torch.compile(model, backend="tc")(x)
+        expected = model(x)
+    torch.testing.assert_close(got, expected)
+    assert tc.counters["aten_one_pass"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["ops_eager"] == 0
+
 @pytest.mark.requires_native
 def test_training_graph_is_differentiated_by_tc(fresh_tc):
     """A training graph tc compiles whole is traced once and differentiated

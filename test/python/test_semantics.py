@@ -258,6 +258,28 @@ def test_integer_division_by_zero_raises_as_eager(fresh_tc, device, op,
     assert tc.counters["fallback_graphs"] == 0
 
 
+def test_any_and_all_of_no_elements(fresh_tc, device):
+    """any() over no elements is false and all() true, as in eager (tc's
+    any took the maximum of the bits, INT_MIN over nothing, as true: the
+    division check then raised ZeroDivisionError for empty tensors)."""
+    def f(x, y):
+        return ((x == 0).any(), (x == 0).all(), (y > 0).any(1),
+                (y > 0).all(1), torch.remainder(x, x))
+
+    x = torch.tensor([], dtype=torch.int32, device=device)
+    y = torch.randint(-3, 3, (3, 0), device=device)
+    for got, expected in zip(torch.compile(f, backend="tc")(x, y), f(x, y)):
+        torch.testing.assert_close(got, expected)
+    z = torch.randint(-3, 3, (5, 4), device=device)
+    z[1] = 1
+    torch._dynamo.reset()
+    for got, expected in zip(torch.compile(f, backend="tc")(z[0] + 5, z),
+                             f(z[0] + 5, z)):
+        torch.testing.assert_close(got, expected)
+    assert tc.counters["kernels"] > 0
+    assert tc.counters["ops_eager"] == 0
+
+
 @pytest.mark.parametrize("op", ["embedding", "index_select", "gather",
                                 "index", "index_put"])
 def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):

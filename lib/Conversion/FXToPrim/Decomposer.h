@@ -825,6 +825,11 @@ private:
     RankedTensorType type = resultType();
     Value bits = convert(truthy(v), b.getI32Type());
     Value r = reduce(kind, bits, dims, keepdim, type.clone(b.getI32Type()));
+    // Over no elements the maximum is the type's lowest value (any: false,
+    // so `> 0`, not `!= 0`) and the minimum its highest (all: true).
+    if (kind == prim::ReductionKind::Max)
+      return prim::CompareOp::create(b, loc, prim::ComparisonPredicate::GT, r,
+                                     splat(typeOf(r), 0));
     return truthy(r);
   }
 

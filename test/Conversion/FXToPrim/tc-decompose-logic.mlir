@@ -14,12 +14,13 @@ fx.graph @isnan_and(%x: tensor<4xf32>, %y: tensor<4xi64>) -> tensor<4xi1> {
 
 // -----
 
-// any reduces the truthy bits (as i32) with max.
+// any reduces the truthy bits (as i32) with max, then asks for a positive
+// maximum: over no elements the maximum is INT_MIN, and any() is false.
 // CHECK-LABEL: func.func @any
 // CHECK: %[[T:.*]] = prim.compare ne, %arg0
 // CHECK: %[[I:.*]] = prim.convert %[[T]] to i32 : tensor<3x4xi1>
 // CHECK: %[[R:.*]] = prim.reduce max %[[I]], dims [1]
-// CHECK: prim.compare ne, %[[R]]
+// CHECK: prim.compare gt, %[[R]]
 fx.graph @any(%x: tensor<3x4xf32>) -> tensor<3xi1> {
   %0 = fx.call_function "aten::any.dim"(%x) {args = {dim = 1 : i64}} : (tensor<3x4xf32>) -> tensor<3xi1>
   fx.output %0 : tensor<3xi1>

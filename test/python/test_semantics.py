@@ -453,6 +453,28 @@ def test_trigonometry_of_large_arguments(fresh_tc, dtype):
     torch.testing.assert_close(got[2][tame], expected[2][tame])
 
 
+def test_atanh_near_minus_one_and_complex_abs_of_extremes(fresh_tc, device):
+    """Found by the conformance sweep at torch's default tolerances:
+    atanh near -1 (log1p of a ratio near -1 lost 1e-5 relative in f32)
+    and |re + i im| of 1e30 or 1e-30 parts (the squares overflowed to inf
+    or underflowed to 0) now match eager."""
+    x = torch.cat([torch.linspace(-1, 1, 4097)[1:-1],
+                   torch.tensor([-0.9997257, -0.99984777, 0.9998353, -0.0,
+                                 0.0])]).to(device)
+    z = torch.tensor([1e-30 + 1e-30j, 1e30 + 1e30j, 1e-30 + 1e30j,
+                      1e30 + 1e-30j, 3 + 4j, 0j, complex("inf"),
+                      complex(0, float("nan"))], device=device)
+    if device == "cpu":  # (the complex case on the CPU only)
+        got, expected, *_ = run_both(lambda x, z: (torch.atanh(x), z.abs()),
+                                     x, z)
+    else:
+        got, expected, *_ = run_both(lambda x: (torch.atanh(x),), x)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)
+    assert torch.equal(torch.signbit(got[0][-2:]), torch.tensor(
+        [True, False], device=device))  # atanh(-0) is -0
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("bounds", [(-3.0, 3.0), (0.0, 0.0), (-1.7, 2.3)])
 def test_histc_bins_as_eager(fresh_tc, device, dtype, bounds):

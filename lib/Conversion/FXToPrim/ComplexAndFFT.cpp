@@ -119,7 +119,6 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
         shape.size() - 1);
   };
   // The result's shape and (part) element type.
-  auto resultShape = [&](unsigned i = 0) { return resultType(i).getShape(); };
   auto partType = [&](unsigned i = 0) -> RankedTensorType {
     RankedTensorType type = resultType(i);
     if (auto c = dyn_cast<ComplexType>(type.getElementType()))
@@ -207,9 +206,9 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
   if (target == "aten::abs") {
     Parts p = partsOf(0);
     RankedTensorType type = resultType();
-    Value re = coerce(p.re, type), im = coerce(p.im, type);
-    return one(prim::SqrtOp::create(b, loc, add(mul(re, re), mul(im, im)))
-                   .getResult());
+    // |re + i im| without overflowing or underflowing the squares
+    // (1e30 + 1e30i: 1.41e30, not inf).
+    return one(hypot(coerce(p.re, type), coerce(p.im, type)));
   }
   if ((target == "aten::add.Tensor" || target == "aten::sub.Tensor" ||
        target == "aten::mul.Tensor") &&

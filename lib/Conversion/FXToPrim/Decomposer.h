@@ -694,6 +694,32 @@ private:
                                    splat(type, 0));
   }
 
+  /// sqrt(x^2 + y^2) of two float tensors of one type, as max * sqrt(1 +
+  /// (min / max)^2): no overflow or underflow of the squares; 0 where both
+  /// are 0, inf where either is infinite (even with a NaN).
+  Value hypot(Value x, Value y) {
+    RankedTensorType type = typeOf(x);
+    x = prim::AbsOp::create(b, loc, x);
+    y = prim::AbsOp::create(b, loc, y);
+    Value hi = prim::MaximumOp::create(b, loc, x, y);
+    Value lo = prim::MinimumOp::create(b, loc, x, y);
+    Value ratio = prim::DivOp::create(b, loc, lo, hi);
+    Value r = prim::MulOp::create(
+        b, loc, hi,
+        prim::SqrtOp::create(
+            b, loc,
+            prim::AddOp::create(b, loc, splat(type, 1),
+                                prim::MulOp::create(b, loc, ratio, ratio))));
+    Value inf = splat(type, std::numeric_limits<double>::infinity());
+    r = prim::WhereOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::EQ, hi, splat(type, 0)),
+        splat(type, 0), r);
+    Value anyInf = prim::BitwiseOrOp::create(
+        b, loc, prim::CompareOp::create(b, loc, P::EQ, x, inf),
+        prim::CompareOp::create(b, loc, P::EQ, y, inf));
+    return prim::WhereOp::create(b, loc, anyInf, inf, r);
+  }
+
   /// `lhs` and `rhs` combined by a bool op, each taken as truthy, in the
   /// result's shape.
   template <typename OpTy>

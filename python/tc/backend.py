@@ -1712,7 +1712,30 @@ def _core_aten_decompositions() -> dict:
         op = _aten_op(name)
         if op in table:
             table[op] = _off_the_cpu(table[op])
+    for name in _ZERO_DIM_RESULT_DECOMPOSITIONS:
+        op = _aten_op(name)
+        if op in table:
+            table[op] = _zero_dim_result(table[op])
     return table
+
+
+#: Ops whose PyTorch decomposition (and meta function) returns a loss of
+#: shape [1] for a 0-d input with reduction="none", where eager's kernel
+#: returns a 0-d loss (found by the conformance sweep).
+_ZERO_DIM_RESULT_DECOMPOSITIONS = ("multi_margin_loss",
+                                   "multilabel_margin_loss_forward")
+
+
+def _zero_dim_result(decomposition: Callable) -> Callable:
+    """`decomposition`, with its first result 0-d where its input is."""
+    def decompose(x: Any, *args: Any, **kwargs: Any) -> Any:
+        result = decomposition(x, *args, **kwargs)
+        if not (isinstance(x, torch.Tensor) and x.dim() == 0):
+            return result
+        if isinstance(result, torch.Tensor):
+            return result.reshape(())
+        return (result[0].reshape(()), *result[1:])
+    return decompose
 
 
 #: Ops whose decomposition tc compiles well on a GPU only: on the CPU they

@@ -825,3 +825,20 @@ def test_masks_segments_and_complex_parts(fresh_tc, device, case):
                 torch.tensor([0, 3, 3]), torch.randn(7))
     got, expected, *_ = run_both(f, *args)
     same(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_margin_losses_of_a_zero_dim_input(fresh_tc, reduction):
+    """multi_margin_loss and multilabel_margin_loss of a 0-d input return
+    eager's 0-d loss; PyTorch's decompositions (and meta functions) give
+    [1] with reduction="none" (found by the conformance sweep)."""
+    F = torch.nn.functional
+
+    def f(x, y):
+        return (F.multi_margin_loss(x, y, reduction=reduction),
+                F.multilabel_margin_loss(x, y, reduction=reduction))
+
+    got, expected, *_ = run_both(f, torch.tensor(-0.75), torch.tensor(0))
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        torch.testing.assert_close(g, e)

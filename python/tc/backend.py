@@ -43,6 +43,22 @@ __all__ = ["tc_backend"]
 logger = logging.getLogger("tc")
 _fallbacks = logs.channel_logger("fallbacks")
 
+
+def _spell_complex_infinities() -> None:
+    """FX writes a complex constant with a NaN or infinite part as
+    `(nan+nanj)` in a graph's code, and `nanj` (`infj`) was undefined
+    there: a decomposition's complex NaN (logaddexp's) made the graph fail
+    when it ran in eager. Defines them as FX defines `nan` and `inf` (the
+    hook is FX's internal one; without it, nothing changes)."""
+    register = getattr(torch.fx.graph, "_register_custom_builtin", None)
+    if register is None:
+        return
+    register("nanj", "nanj = complex(0, float('nan'))", complex(0, math.nan))
+    register("infj", "infj = complex(0, float('inf'))", complex(0, math.inf))
+
+
+_spell_complex_infinities()
+
 _warned_native_missing: list[bool] = []
 
 #: torch.compile modes tc implements.

@@ -842,3 +842,14 @@ def test_margin_losses_of_a_zero_dim_input(fresh_tc, reduction):
     for g, e in zip(got, expected):
         assert g.shape == e.shape
         torch.testing.assert_close(g, e)
+
+
+def test_complex_nan_constant_in_a_graph_run_in_eager(fresh_tc):
+    """logaddexp of complex tensors decomposes with a complex NaN constant;
+    FX wrote it as `(nan+nanj)`, undefined in the graph's code, and the
+    graph raised NameError where eager ran (found by the conformance
+    sweep). Eager's values now, compiled or not."""
+    x = torch.tensor([-8.5 - 1.75j, 0.5 + 2j, 3 - 1j])
+    y = torch.tensor([-4.25 - 2.5j, 1 + 1j, -2 + 0.5j])
+    got = torch.compile(torch.logaddexp, backend="tc")(x, y)
+    torch.testing.assert_close(got, torch.logaddexp(x, y))

@@ -853,3 +853,18 @@ def test_complex_nan_constant_in_a_graph_run_in_eager(fresh_tc):
     y = torch.tensor([-4.25 - 2.5j, 1 + 1j, -2 + 0.5j])
     got = torch.compile(torch.logaddexp, backend="tc")(x, y)
     torch.testing.assert_close(got, torch.logaddexp(x, y))
+
+
+def test_real_tensor_joining_a_complex_one(fresh_tc):
+    """A real operand of an op that moves elements into a complex result
+    (a cat; block_diag's) has imaginary part 0; tc gave it its real part
+    (found by the conformance sweep)."""
+    a = torch.randn(2, 3)
+    b = torch.randn(1, 3, dtype=torch.complex64)
+
+    def f(a, b):
+        return torch.cat([a, b]), torch.cat([b, a * 2], dim=0)
+
+    got, expected, *_ = run_both(f, a, b)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e)

@@ -139,7 +139,14 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
     for (unsigned i = 0; i < operands.size(); ++i) {
       Parts p = partsOf(i);
       reOperands.push_back(p.re);
-      imOperands.push_back(p.im ? p.im : p.re); // an index: the same
+      if (p.im)
+        imOperands.push_back(p.im);
+      else if (isa<FloatType>(typeOf(p.re).getElementType()))
+        // A real value promoted to complex (cat's real operand, a scatter's
+        // real source): its imaginary part is 0.
+        imOperands.push_back(splat(typeOf(p.re), 0));
+      else
+        imOperands.push_back(p.re); // an index: the same
     }
     SmallVector<Type> types;
     for (unsigned i = 0; i < op.getNumResults(); ++i)

@@ -169,13 +169,16 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                    .getResult());
   }
   if (target == "aten::log2" || target == "aten::log10") {
+    // Half precision in f32, rounded once: log, then the scale, each
+    // rounded to f16, were 3 ulp off (log2 of 9.875).
     RankedTensorType type = resultType();
     double scale = target == "aten::log2" ? 1.0 / std::log(2.0)
                                           : 1.0 / std::log(10.0);
-    return one(prim::MulOp::create(
-                   b, loc, prim::LogOp::create(b, loc, coerce(operands[0], type)),
-                   splat(type, scale))
-                   .getResult());
+    Value x = widenHalf(coerce(operands[0], type));
+    return one(coerce(prim::MulOp::create(b, loc,
+                                          prim::LogOp::create(b, loc, x),
+                                          splat(typeOf(x), scale)),
+                      type));
   }
   if (target == "aten::relu") {
     RankedTensorType type = resultType();

@@ -881,3 +881,18 @@ def test_log2_and_log10_of_half_types(fresh_tc, device, dtype):
                                  x)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e)
+
+
+def test_variance_with_no_more_elements_than_the_correction(fresh_tc):
+    """var and std divide by max(count - correction, 0) as eager does: NaN
+    for no elements (tc divided by -1 and gave -0; found by the
+    conformance sweep), NaN where the correction exceeds the count."""
+    x, y = torch.empty(0, 5), torch.randn(1)
+    z = torch.randn(3, 4)
+
+    def f(x, y, z):
+        return (x.var(), torch.var_mean(x, 0), y.var(correction=2),
+                y.std(correction=0), z.var(1, correction=4), z.std(0))
+
+    got, expected, *_ = run_both(f, x, y, z)
+    torch.testing.assert_close(got, expected, equal_nan=True)

@@ -501,7 +501,7 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   }
   if (target == "aten::var.correction" || target == "aten::std.correction" ||
       target == "aten::var_mean.correction") {
-    // sum((x - mean)^2) / (count - correction), its root for std.
+    // sum((x - mean)^2) / max(count - correction, 0), its root for std.
     RankedTensorType type = resultType();
     Value x = convert(operands[0], type.getElementType());
     RankedTensorType xType = typeOf(x);
@@ -528,7 +528,10 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
         b, loc,
         reduce(prim::ReductionKind::Sum, sq, dims, boolArg("keepdim", false),
                type),
-        splat(type, count - floatArg("correction", 1)));
+        // Eager divides by max(count - correction, 0): NaN (or inf) where
+        // no more elements than the correction, not a negative divisor's
+        // -0 of no elements.
+        splat(type, std::max(count - floatArg("correction", 1), 0.0)));
     if (base == "aten::std")
       var = prim::SqrtOp::create(b, loc, var);
     if (base == "aten::var_mean")

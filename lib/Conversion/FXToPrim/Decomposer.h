@@ -530,8 +530,16 @@ private:
     return {mean, rstd};
   }
 
+  /// softmax or log_softmax of `x` along `dim`, of result type `type`.
+  /// Half precision computes in f32 and rounds once, as eager does (each
+  /// prim rounded to f16 put results 1 ulp from eager's).
   Value softmax(Value x, int64_t dim, RankedTensorType type, bool log) {
-    x = convert(x, type.getElementType());
+    x = widenHalf(convert(x, type.getElementType()));
+    Value result = softmaxOf(x, dim, log);
+    return convert(result, type.getElementType());
+  }
+
+  Value softmaxOf(Value x, int64_t dim, bool log) {
     RankedTensorType xType = typeOf(x);
     dim = normalizeDim(dim, xType.getRank());
     SmallVector<int64_t> kept(xType.getShape());

@@ -535,6 +535,7 @@ private:
   /// run once per element of the row (cross-entropy's backward on a 32k
   /// vocabulary: 32k reductions of 32k elements per row).
   void hoistIndex(Value i);
+  void hoistIndex(Value i, llvm::SmallPtrSetImpl<Operation *> &visited);
   void setInsertionPoint(unsigned scope);
   void pushScope(Block *block, Operation *nested);
 
@@ -688,12 +689,21 @@ FailureOr<Value> KernelBuilder::emitWindows(prim::ConcatenateOp concat,
 }
 
 void KernelBuilder::hoistIndex(Value i) {
+  llvm::SmallPtrSet<Operation *, 32> visited;
+  hoistIndex(i, visited);
+}
+
+void KernelBuilder::hoistIndex(Value i,
+                               llvm::SmallPtrSetImpl<Operation *> &visited) {
+  // Each op once: the operands form a DAG, and a window argmax's chain of
+  // selects (each reading the previous best) made a walk of all its paths
+  // exponential (a 3x3x3 max_pool3d never finished compiling).
   Operation *op = i.getDefiningOp();
   if (!op || !isa<arith::ArithDialect>(op->getDialect()) || !isPure(op) ||
-      op->getNumRegions())
+      op->getNumRegions() || !visited.insert(op).second)
     return;
   for (Value operand : op->getOperands())
-    hoistIndex(operand);
+    hoistIndex(operand, visited);
   SmallVector<Value> operands(op->getOperands());
   unsigned target = scopeFor(operands), current = scopeFor({i});
   if (target >= current)

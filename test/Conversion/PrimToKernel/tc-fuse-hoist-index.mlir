@@ -25,3 +25,16 @@ func.func @rows(%x: tensor<32x1000xf32>) -> tensor<32x1000xf32> {
   %o = prim.reshape %d, shape [32, 1000] : tensor<2x16x1000xf32>
   return %o : tensor<32x1000xf32>
 }
+
+// A 3x3x3 window's argmax fused into the gather that reads it: 27 points,
+// each select reading the previous best. Hoisting the gather's index walked
+// every path of that chain (2^27: max_pool3d with ceil_mode never finished
+// compiling); each op is visited once now.
+// CHECK-LABEL: kernel.kernel @pool3d_fused_window_argmax_window_gather_0
+// CHECK-COUNT-26: arith.cmpf ogt
+// CHECK: kernel.return
+func.func @pool3d(%x: tensor<1x2x3x6x5xf32>) -> tensor<1x2x1x3x2xf32> {
+  %0 = prim.window_argmax %x, window [3, 3, 3], strides [2, 2, 2], padding [0, 0, 0], dilation [1, 1, 1] : tensor<1x2x3x6x5xf32> -> tensor<1x2x1x3x2xi8>
+  %1 = prim.window_gather %x[%0], window [3, 3, 3], strides [2, 2, 2], padding [0, 0, 0], dilation [1, 1, 1] : tensor<1x2x3x6x5xf32>, tensor<1x2x1x3x2xi8> -> tensor<1x2x1x3x2xf32>
+  return %1 : tensor<1x2x1x3x2xf32>
+}

@@ -46,11 +46,65 @@ struct WidenHalfDot : public OpRewritePattern<DotOp> {
   }
 };
 
+/// A half-precision add of a widened product (through the reshapes and
+/// permutes that put it in the result's layout: an expanded convolution)
+/// and another half tensor (a bias) adds in f32 and rounds once, as eager's
+/// GEMM and convolution epilogues do: rounding the product, then the sum,
+/// put f16 convolutions with a bias 1 ulp from eager's.
+///
+///   %p = prim.convert %p32 to f16;  %r = prim.reshape %p ...;
+///   %s = prim.add %r, %bias
+/// becomes
+///   %r32 = prim.reshape %p32 ...;
+///   %s = prim.convert (prim.add %r32, (prim.convert %bias to f32)) to f16
+struct AddToWidenedProduct : public OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    Type elt = getElementTypeOrSelf(op.getType());
+    if (!elt.isF16() && !elt.isBF16())
+      return rewriter.notifyMatchFailure(op, "not a half-precision add");
+    for (unsigned side = 0; side < 2; ++side) {
+      // The layout ops between the product's rounding and the add.
+      SmallVector<Operation *> layout;
+      Value v = op->getOperand(side);
+      while (v.hasOneUse() && isa_and_nonnull<ReshapeOp, PermuteOp>(
+                                  v.getDefiningOp())) {
+        layout.push_back(v.getDefiningOp());
+        v = v.getDefiningOp()->getOperand(0);
+      }
+      auto rounded = v.getDefiningOp<ConvertOp>();
+      if (!rounded || !v.hasOneUse() ||
+          !rounded.getOperand().getDefiningOp<DotOp>() ||
+          !getElementTypeOrSelf(rounded.getOperand().getType()).isF32())
+        continue;
+      Location loc = op.getLoc();
+      Value wide = rounded.getOperand();
+      for (Operation *step : llvm::reverse(layout)) {
+        if (auto reshape = dyn_cast<ReshapeOp>(step))
+          wide = ReshapeOp::create(rewriter, loc, wide,
+                                   reshape.getShapeAttr());
+        else
+          wide = PermuteOp::create(rewriter, loc, wide,
+                                   cast<PermuteOp>(step).getPermutationAttr());
+      }
+      TypeAttr f32 = TypeAttr::get(rewriter.getF32Type());
+      Value other = ConvertOp::create(rewriter, loc,
+                                      op->getOperand(1 - side), f32);
+      Value sum = AddOp::create(rewriter, loc, wide, other);
+      rewriter.replaceOpWithNewOp<ConvertOp>(op, sum, TypeAttr::get(elt));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no widened product operand");
+  }
+};
+
 struct WidenHalfProductsPass
     : public prim::impl::WidenHalfProductsPassBase<WidenHalfProductsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<WidenHalfDot>(&getContext());
+    patterns.add<WidenHalfDot, AddToWidenedProduct>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

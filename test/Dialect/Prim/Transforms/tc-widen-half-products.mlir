@@ -19,3 +19,29 @@ func.func @products(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %ha: tensor<2x
   %2 = prim.dot %fa, %fb, batch [] x [], contract [1] x [0] : tensor<2x2xf32>, tensor<2x2xf32>
   return %0, %1, %2 : tensor<8x4xbf16>, tensor<2x3x7xf16>, tensor<2x2xf32>
 }
+
+// A bias added to a widened product, through the layout ops of an expanded
+// convolution: the add in f32 and one rounding, as eager's epilogue (the
+// product rounded, then the sum, was 1 ulp off in f16).
+// CHECK-LABEL: func.func @bias
+// CHECK: %[[P:.*]] = prim.dot %{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<4x2xf32>
+// CHECK: %[[R:.*]] = prim.reshape %[[P]], shape [1, 2, 3, 2] : tensor<6x2xf32>
+// CHECK: %[[T:.*]] = prim.permute %[[R]], [0, 3, 1, 2] : tensor<1x2x3x2xf32>
+// CHECK: %[[B:.*]] = prim.convert %{{.*}} to f32 : tensor<1x2x2x3xf16>
+// CHECK: %[[S:.*]] = prim.add %[[T]], %[[B]] : tensor<1x2x2x3xf32>
+// CHECK: prim.convert %[[S]] to f16 : tensor<1x2x2x3xf32>
+// A half add whose operands are no product stays half.
+// CHECK-LABEL: func.func @plain_add
+// CHECK: prim.add %arg0, %arg1 : tensor<4xf16>
+func.func @bias(%a: tensor<6x4xf16>, %w: tensor<4x2xf16>, %b: tensor<2xf16>) -> tensor<1x2x2x3xf16> {
+  %p = prim.dot %a, %w, batch [] x [], contract [1] x [0] : tensor<6x4xf16>, tensor<4x2xf16>
+  %r = prim.reshape %p, shape [1, 2, 3, 2] : tensor<6x2xf16>
+  %t = prim.permute %r, [0, 3, 1, 2] : tensor<1x2x3x2xf16>
+  %bb = prim.broadcast_in_dim %b, shape [1, 2, 2, 3], dims [1] : tensor<2xf16>
+  %s = prim.add %t, %bb : tensor<1x2x2x3xf16>
+  return %s : tensor<1x2x2x3xf16>
+}
+func.func @plain_add(%a: tensor<4xf16>, %b: tensor<4xf16>) -> tensor<4xf16> {
+  %s = prim.add %a, %b : tensor<4xf16>
+  return %s : tensor<4xf16>
+}

@@ -59,17 +59,26 @@ _ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: Ops compared at tolerances looser than torch's defaults for the dtype
 #: (`torch.testing.assert_close`'s), with the reason. Every other op is
 #: held to the defaults.
-LOOSER: dict[str, tuple[dict[str, float], str]] = {}
+LOOSER: dict[str, tuple[dict[Any, dict[str, float]], str]] = {
+    "nn.functional.interpolate": (
+        {torch.float32: dict(rtol=1e-4, atol=5e-4)},
+        "PyTorch's decomposition computes the f32 source coordinates and "
+        "weights in another order than eager's kernel: at 345x456 -> "
+        "270x270 both are 4.3e-4 (bilinear) and 5.1e-4 (bicubic) from "
+        "float64 and differ by up to 3.4e-4"),
+}
 
 
 def tolerance(name: str, dtype: torch.dtype) -> dict[str, float]:
-    """The rtol/atol op `name` is compared at in `dtype` ({} for torch's
-    defaults)."""
-    looser = LOOSER.get(name) or LOOSER.get(name.split(".")[0])
-    if looser is None:
-        return {}
-    tolerances, _ = looser
-    return tolerances.get(dtype, tolerances.get("any", {}))
+    """The rtol/atol op `name` (an OpInfo name, variant included) is
+    compared at in `dtype`: LOOSER's for the name or a prefix of it, else
+    {} (torch's defaults)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        looser = LOOSER.get(".".join(parts[:end]))
+        if looser is not None:
+            return looser[0].get(dtype, {})
+    return {}
 
 
 #: Ops whose results are uninitialized memory: nothing to compare.
@@ -477,6 +486,12 @@ def write_report(results: dict[str, dict[str, Any]], out: pathlib.Path,
         lines.append(f"| {dtype} | {len(rows)} | "
                      + " | ".join(str(counts[s]) for s in statuses)
                      + f" | {share} |")
+    lines += ["", "Compared at torch's default tolerances per dtype "
+              "(`torch.testing.assert_close`), except:", ""]
+    lines += [f"- `{name}`: " + ", ".join(
+        f"{str(d).replace('torch.', '')} rtol {t['rtol']:g} atol {t['atol']:g}"
+        for d, t in tolerances.items()) + f". {why}"
+        for name, (tolerances, why) in sorted(LOOSER.items())]
     for status in ("wrong", "error"):
         bad = [(name, dtype, r) for name, per in sorted(results.items())
                for dtype, r in per.items() if r["status"] == status]

@@ -357,9 +357,13 @@ def _host_cpu() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def _build_identity() -> str:
     """tc's build, as the cache sees it: its extensions' paths, sizes and
-    modification times."""
+    modification times, read once per process (the build it loads: a
+    rebuild on disk while a process runs would otherwise have the old code
+    write entries under the new build's keys, and read the new build's
+    entries, whose kernels it does not know)."""
     parts = []
     for name in ("_tc", "_runtime"):
         path = _extension_path(name)

@@ -1526,7 +1526,42 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
             logger.debug("tc: the one-pass ATen trace has %s %s; using "
                          "AOTAutograd", node.op, node.target)
             return None
+    if _scalar_clamp_bounds(traced.graph):
+        traced.recompile()
     return traced
+
+
+#: clamp_min's and clamp_max's Tensor overloads: which of clamp's bounds
+#: they set.
+_SCALAR_CLAMPS = {torch.ops.aten.clamp_min.Tensor: "min",
+                  torch.ops.aten.clamp_max.Tensor: "max"}
+
+
+def _scalar_clamp_bounds(graph: torch.fx.Graph) -> bool:
+    """Rewrites `clamp_min.Tensor(x, scalar_tensor(c))` (clamp_max too) to
+    `clamp(x, min=c)`; whether it changed anything. A decomposition's
+    Python number (cosine_similarity's eps) is a wrapped number while it
+    is traced, which does not promote x's dtype, but the traced
+    `scalar_tensor` is a 0-d f32 tensor that does when the node runs in
+    eager: a bf16 cosine similarity of 0-d tensors came back in f32."""
+    changed = False
+    for node in graph.nodes:
+        side = _SCALAR_CLAMPS.get(node.target)
+        if side is None or len(node.args) != 2 or node.kwargs:
+            continue
+        bound = node.args[1]
+        if not (isinstance(bound, torch.fx.Node)
+                and bound.op == "call_function"
+                and bound.target is torch.ops.aten.scalar_tensor.default
+                and bound.args and isinstance(bound.args[0], (int, float))):
+            continue
+        node.target = torch.ops.aten.clamp.default
+        node.args = ((node.args[0], bound.args[0]) if side == "min"
+                     else (node.args[0], None, bound.args[0]))
+        if not bound.users:
+            graph.erase_node(bound)
+        changed = True
+    return changed
 
 
 def _without_inert_grad_modes(gm: torch.fx.GraphModule,

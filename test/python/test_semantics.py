@@ -945,3 +945,25 @@ def test_half_convolution_with_bias_rounds_once(fresh_tc):
     reference = f(*(a.double() for a in args))
     for g, e, r in zip(got, expected, reference):
         assert (g.double() - r).abs().max() <= (e.double() - r).abs().max()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_cosine_similarity_of_zero_dim_half_tensors_keeps_the_dtype(
+        fresh_tc, dtype):
+    """cosine_similarity's decomposition clamps by a Python eps, which the
+    trace keeps as a 0-d f32 tensor: run by eager, that clamp promoted 0-d
+    bf16 norms to f32 and the result came back in f32 after a run-time
+    fallback (found by the conformance sweep). The clamp takes eps as a
+    number now, as the trace did, and tc compiles it."""
+    x = torch.tensor(-8.5, dtype=dtype)
+    y = torch.tensor(-1.75, dtype=dtype)
+    u, v = torch.randn(4, 5, dtype=dtype), torch.randn(4, 5, dtype=dtype)
+
+    def f(x, y, u, v):
+        F = torch.nn.functional
+        return F.cosine_similarity(x, y, dim=0), F.cosine_similarity(u, v)
+
+    got, expected, *_ = run_both(f, x, y, u, v)
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        torch.testing.assert_close(g, e)

@@ -110,21 +110,25 @@ def _same(actual: Any, expected: Any, dtype: torch.dtype,
 
 
 def _upcast(value: Any, dtype: torch.dtype) -> Any:
-    """`value` with its `dtype` tensors in float64."""
+    """`value` with its `dtype` tensors in float64 (complex128 for
+    complex64)."""
+    wide = torch.complex128 if dtype.is_complex else torch.float64
     return torch.utils._pytree.tree_map(
-        lambda v: v.double() if isinstance(v, torch.Tensor)
+        lambda v: v.to(wide) if isinstance(v, torch.Tensor)
         and v.dtype == dtype else v, value)
 
 
 def _at_least_as_accurate(op, sample, actual: Any, expected: Any,
                           dtype: torch.dtype) -> bool:
-    """For a mismatch in bf16, f16 or f32: whether tc's result is at least
-    as close as eager's to the op computed in float64 on the same inputs
+    """For a mismatch in bf16, f16, f32 or complex64: whether tc's result
+    is at least as close as eager's to the op computed in float64 (or
+    complex128) on the same inputs
     (eager rounds some intermediates to the dtype that tc keeps in f32,
     e.g. the products of a cross product; eager's f32 polygamma of a
     negative argument is off by 2e-5 relative where tc's is by 4e-8;
     neither is "the" answer)."""
-    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+    if dtype not in (torch.bfloat16, torch.float16, torch.float32,
+                     torch.complex64):
         return False
     try:
         torch.manual_seed(0)
@@ -141,13 +145,14 @@ def _at_least_as_accurate(op, sample, actual: Any, expected: Any,
             return False
         if got.shape != want.shape or got.dtype != want.dtype:
             return False
-        if not want.is_floating_point():
+        if not (want.is_floating_point() or want.is_complex()):
             if not torch.equal(got, want):
                 return False
             continue
-        ref = ref.double()
-        tc_error = (got.double() - ref).abs().nan_to_num(0).max()
-        eager_error = (want.double() - ref).abs().nan_to_num(0).max()
+        wide = torch.complex128 if ref.is_complex() else torch.float64
+        ref = ref.to(wide)
+        tc_error = (got.to(wide) - ref).abs().nan_to_num(0).max()
+        eager_error = (want.to(wide) - ref).abs().nan_to_num(0).max()
         if tc_error > eager_error:
             return False
     return True

@@ -967,3 +967,19 @@ def test_cosine_similarity_of_zero_dim_half_tensors_keeps_the_dtype(
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype
         torch.testing.assert_close(g, e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_bilinear_multiplies_in_f32(fresh_tc, dtype):
+    """bilinear's _trilinear multiplies and sums half inputs in f32 and
+    rounds once: on average at least as close to float64 as eager's (with
+    each product rounded to the half type, 20% farther; found by the
+    conformance sweep, where f16 results were 1 ulp from eager's)."""
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    half = [(torch.rand(shape) * 18 - 9).to(dtype) for shape in
+            ((256, 3), (256, 4), (5, 3, 4), (5,))]
+    got, expected, *_ = run_both(F.bilinear, *half)
+    reference = F.bilinear(*(a.double() for a in half))
+    assert ((got.double() - reference).abs().mean()
+            <= (expected.double() - reference).abs().mean())

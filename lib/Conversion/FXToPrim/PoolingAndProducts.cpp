@@ -289,8 +289,15 @@ Decomposer::poolingAndProducts(StringRef target) {
 
   if (target == "aten::_trilinear") {
     // Each input gets size-1 dimensions at its expand positions, the three
-    // multiply (broadcast) and the sum dimensions are reduced.
-    RankedTensorType type = resultType();
+    // multiply (broadcast) and the sum dimensions are reduced. Half types
+    // multiply and sum in f32 and round once, as eager's kernel (each
+    // product rounded to f16 was 1 ulp from eager's bilinear).
+    RankedTensorType outType = resultType();
+    RankedTensorType type =
+        outType.clone(opmathType(outType.getElementType()));
+    auto one = [&](Value v) -> Result {
+      return SmallVector<Value>{convert(v, outType.getElementType())};
+    };
     SmallVector<Value> inputs;
     SmallVector<int64_t> shape;
     for (auto [i, name] : llvm::enumerate(

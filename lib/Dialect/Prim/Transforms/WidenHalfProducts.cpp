@@ -57,6 +57,37 @@ struct WidenHalfDot : public OpRewritePattern<DotOp> {
 /// becomes
 ///   %r32 = prim.reshape %p32 ...;
 ///   %s = prim.convert (prim.add %r32, (prim.convert %bias to f32)) to f16
+/// The f32 product whose rounding to a half type `v` is, through single-use
+/// reshapes and permutes (returned in `layout`, outermost first); null
+/// when `v` is not one.
+static Value widenedProduct(Value v, SmallVectorImpl<Operation *> &layout) {
+  layout.clear();
+  while (v.hasOneUse() &&
+         isa_and_nonnull<ReshapeOp, PermuteOp>(v.getDefiningOp())) {
+    layout.push_back(v.getDefiningOp());
+    v = v.getDefiningOp()->getOperand(0);
+  }
+  auto rounded = v.getDefiningOp<ConvertOp>();
+  if (!rounded || !v.hasOneUse() ||
+      !rounded.getOperand().getDefiningOp<DotOp>() ||
+      !getElementTypeOrSelf(rounded.getOperand().getType()).isF32())
+    return Value();
+  return rounded.getOperand();
+}
+
+/// `wide` through the layout ops `layout` (outermost first), rebuilt.
+static Value throughLayout(PatternRewriter &rewriter, Location loc,
+                           Value wide, ArrayRef<Operation *> layout) {
+  for (Operation *step : llvm::reverse(layout)) {
+    if (auto reshape = dyn_cast<ReshapeOp>(step))
+      wide = ReshapeOp::create(rewriter, loc, wide, reshape.getShapeAttr());
+    else
+      wide = PermuteOp::create(rewriter, loc, wide,
+                               cast<PermuteOp>(step).getPermutationAttr());
+  }
+  return wide;
+}
+
 struct AddToWidenedProduct : public OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -68,27 +99,11 @@ struct AddToWidenedProduct : public OpRewritePattern<AddOp> {
     for (unsigned side = 0; side < 2; ++side) {
       // The layout ops between the product's rounding and the add.
       SmallVector<Operation *> layout;
-      Value v = op->getOperand(side);
-      while (v.hasOneUse() && isa_and_nonnull<ReshapeOp, PermuteOp>(
-                                  v.getDefiningOp())) {
-        layout.push_back(v.getDefiningOp());
-        v = v.getDefiningOp()->getOperand(0);
-      }
-      auto rounded = v.getDefiningOp<ConvertOp>();
-      if (!rounded || !v.hasOneUse() ||
-          !rounded.getOperand().getDefiningOp<DotOp>() ||
-          !getElementTypeOrSelf(rounded.getOperand().getType()).isF32())
+      Value wide = widenedProduct(op->getOperand(side), layout);
+      if (!wide)
         continue;
       Location loc = op.getLoc();
-      Value wide = rounded.getOperand();
-      for (Operation *step : llvm::reverse(layout)) {
-        if (auto reshape = dyn_cast<ReshapeOp>(step))
-          wide = ReshapeOp::create(rewriter, loc, wide,
-                                   reshape.getShapeAttr());
-        else
-          wide = PermuteOp::create(rewriter, loc, wide,
-                                   cast<PermuteOp>(step).getPermutationAttr());
-      }
+      wide = throughLayout(rewriter, loc, wide, layout);
       TypeAttr f32 = TypeAttr::get(rewriter.getF32Type());
       Value other = ConvertOp::create(rewriter, loc,
                                       op->getOperand(1 - side), f32);

@@ -983,3 +983,21 @@ def test_half_bilinear_multiplies_in_f32(fresh_tc, dtype):
     reference = F.bilinear(*(a.double() for a in half))
     assert ((got.double() - reference).abs().mean()
             <= (expected.double() - reference).abs().mean())
+
+
+def test_sin_of_small_negative_arguments(fresh_tc, device):
+    """sin of small arguments keeps their relative precision on both
+    sides of 0, and sin(-0) is -0: the CPU's polynomial of a negative
+    argument stepped down a quadrant (sin(-1e-9) was 6e-8), and sinc,
+    sin(pi x) / (pi x), of small negative x came out as garbage (21.8 for
+    1; found by the conformance sweep)."""
+    torch.manual_seed(0)
+    x = torch.cat([(torch.rand(4096) * 2 - 1) * 1e-3,
+                   torch.tensor([-1e-9, 1e-9, -1e-30, -0.0, 0.0])])
+    x = x.to(device)
+    got, expected, *_ = run_both(
+        lambda x: (torch.sin(x), torch.cos(x), torch.sinc(x)), x)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, atol=0, rtol=1.3e-6)
+    assert torch.equal(torch.signbit(got[0][-2:]),
+                       torch.tensor([True, False], device=device))

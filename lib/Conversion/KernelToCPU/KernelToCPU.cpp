@@ -287,9 +287,25 @@ struct ReduceTrigArgument : public OpRewritePattern<TrigOp> {
         rewriter, loc, x,
         arith::MulFOp::create(rewriter, loc, turns, constant(period)));
     Value narrow = arith::TruncFOp::create(rewriter, loc, type, reduced);
-    auto replacement = TrigOp::create(rewriter, loc, narrow);
+    // The polynomial of |r|, the sign put back for sin: for a negative r
+    // MLIR's approximation steps down a quadrant and loses r's relative
+    // precision near 0 (sin(-1e-9) was 6e-8, and sinc of small negative
+    // arguments garbage).
+    Value magnitude = math::AbsFOp::create(rewriter, loc, narrow);
+    auto replacement = TrigOp::create(rewriter, loc, magnitude);
     replacement->setAttr(kReducedAttr, rewriter.getUnitAttr());
-    rewriter.replaceOp(op, replacement);
+    Value result = replacement;
+    if (std::is_same_v<TrigOp, math::SinOp>) {
+      result = math::CopySignOp::create(rewriter, loc, result, narrow);
+      // sin(-0) is -0 (the f64 reduction turned it into +0).
+      Value x32 = op.getOperand();
+      Value zero = arith::ConstantOp::create(rewriter, loc, type,
+                                             rewriter.getZeroAttr(type));
+      Value isZero = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OEQ, x32, zero);
+      result = arith::SelectOp::create(rewriter, loc, isZero, x32, result);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 

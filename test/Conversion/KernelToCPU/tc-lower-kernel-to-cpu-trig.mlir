@@ -2,8 +2,10 @@
 
 // An f32 sine's argument is reduced by whole turns in f64 before the f32
 // polynomial (whose own one-step f32 reduction is off by 7e-3 at 1e5):
-// x - roundeven(x / 2pi) * 2pi, rounded back to f32. A tangent stays
-// libm's call, which reduces its own argument.
+// x - roundeven(x / 2pi) * 2pi, rounded back to f32; the polynomial takes
+// its magnitude and the sign goes back on (the polynomial of a negative
+// argument lost its relative precision near 0), x itself where x is +-0.
+// A tangent stays libm's call, which reduces its own argument.
 // CHECK-LABEL: func.func @trig
 // CHECK-DAG: %[[INV:.*]] = arith.constant 0.15915494309189535 : f64
 // CHECK-DAG: %[[TURN:.*]] = arith.constant 6.2831853071795862 : f64
@@ -12,7 +14,11 @@
 // CHECK: %[[K:.*]] = math.roundeven %[[Q]] : f64
 // CHECK: %[[P:.*]] = arith.mulf %[[K]], %[[TURN]] : f64
 // CHECK: %[[R:.*]] = arith.subf %[[X]], %[[P]] : f64
-// CHECK: arith.truncf %[[R]] : f64 to f32
+// CHECK: %[[N:.*]] = arith.truncf %[[R]] : f64 to f32
+// CHECK: math.absf %[[N]] : f32
+// CHECK: %[[S:.*]] = math.copysign %{{.*}}, %[[N]] : f32
+// CHECK: %[[Z:.*]] = arith.cmpf oeq
+// CHECK: arith.select %[[Z]], %{{.*}}, %[[S]] : f32
 // CHECK-NOT: math.sin
 // CHECK-NOT: f64
 // CHECK: math.tan %{{.*}} : f32

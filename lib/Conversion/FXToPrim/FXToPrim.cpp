@@ -936,26 +936,29 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
     return one(r);
   }
   if (target == "aten::round.decimals") {
-    // Eager scales by 10^|decimals|, rounds half to even, scales back.
+    // Eager scales by 10^|decimals|, rounds half to even, scales back; half
+    // types in f32, rounded once (x * 1000 rounded to bf16 first was off by
+    // a bf16 step).
     RankedTensorType type = resultType();
     Value x = coerce(operands[0], type);
     if (!isa<FloatType>(type.getElementType()))
       return one(x);
+    x = widenHalf(x);
+    RankedTensorType wide = typeOf(x);
     int64_t decimals = intArg("decimals", 0);
-    Value scale = splat(type, std::pow(10.0, std::abs(decimals)));
+    Value scale = splat(wide, std::pow(10.0, std::abs(decimals)));
+    Value r;
     if (decimals >= 0)
-      return one(prim::DivOp::create(
-                     b, loc,
-                     prim::RoundOp::create(
-                         b, loc, prim::MulOp::create(b, loc, x, scale)),
-                     scale)
-                     .getResult());
-    return one(prim::MulOp::create(
-                   b, loc,
-                   prim::RoundOp::create(b, loc,
-                                         prim::DivOp::create(b, loc, x, scale)),
-                   scale)
-                   .getResult());
+      r = prim::DivOp::create(
+          b, loc,
+          prim::RoundOp::create(b, loc, prim::MulOp::create(b, loc, x, scale)),
+          scale);
+    else
+      r = prim::MulOp::create(
+          b, loc,
+          prim::RoundOp::create(b, loc, prim::DivOp::create(b, loc, x, scale)),
+          scale);
+    return one(coerce(r, type));
   }
 
   // Indexing and layout.

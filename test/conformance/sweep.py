@@ -153,7 +153,8 @@ def _at_least_as_accurate(op, sample, actual: Any, expected: Any,
         ref = ref.to(wide)
         tc_error = (got.to(wide) - ref).abs().nan_to_num(0).max()
         eager_error = (want.to(wide) - ref).abs().nan_to_num(0).max()
-        if tc_error > eager_error:
+        # (Equal errors computed in float64 may differ in their last bits.)
+        if tc_error > eager_error * (1 + 1e-9):
             return False
     return True
 

@@ -69,7 +69,10 @@ DTYPE_TO_MLIR: dict[torch.dtype, str] = {
 #: which tc's counter-based generator uses; the caller passes a fresh one
 #: per call (`tc.compiler.CompiledFunction` draws it from PyTorch's
 #: generator).
-RANDOM_OPS: frozenset[str] = frozenset({"aten::native_dropout", "aten::rand"})
+RANDOM_OPS: frozenset[str] = frozenset({
+    "aten::native_dropout", "aten::rand", "aten::randn", "aten::randn_like",
+    "aten::uniform", "aten::normal_functional", "aten::exponential",
+    "aten::log_normal", "aten::cauchy", "aten::geometric"})
 
 # Schema types, classified as utils/gen_aten_schemas.py does for the
 # verifier's table.

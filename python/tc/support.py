@@ -101,7 +101,9 @@ SUPPORTED_OPS: set[str] = {
     "aten::index_select", "aten::flip", "aten::repeat", "aten::full_like",
     # Random numbers (counter-based, from a seed the graph takes) and
     # dropout.
-    "aten::rand", "aten::native_dropout",
+    "aten::rand", "aten::native_dropout", "aten::randn", "aten::randn_like",
+    "aten::uniform", "aten::normal_functional", "aten::exponential",
+    "aten::log_normal", "aten::cauchy", "aten::geometric",
     # Lookups.
     "aten::embedding",
     # Advanced indexing and scatters (dense: DENSE_SCATTER_LIMIT), strided

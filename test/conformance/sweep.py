@@ -66,6 +66,14 @@ LOOSER: dict[str, tuple[dict[Any, dict[str, float]], str]] = {
         "weights in another order than eager's kernel: at 345x456 -> "
         "270x270 both are 4.3e-4 (bilinear) and 5.1e-4 (bicubic) from "
         "float64 and differ by up to 3.4e-4"),
+    "nn.functional.conv_transpose3d": (
+        {torch.complex64: dict(rtol=1.3e-6, atol=1e-4)},
+        "a complex convolution is three real ones (Gauss's trick, eager's "
+        "composite code, which tc traces), whose differences cancel the "
+        "real convolutions' sums: with 81-term sums of values near 500, "
+        "tc's and eager's real convolutions (another summation order) "
+        "leave 2 of 648 results, near 8, 3.3e-5 and 8.8e-6 from "
+        "complex128"),
 }
 
 

@@ -92,6 +92,7 @@ private:
   FailureOr<SmallVector<Value>> batchNorm(bool training);
   FailureOr<SmallVector<Value>> maxPool(int64_t spatial);
   FailureOr<SmallVector<Value>> dropout();
+  FailureOr<SmallVector<Value>> randomOf(StringRef target);
   FailureOr<SmallVector<Value>> embedding();
 
   using Result = FailureOr<SmallVector<Value>>;

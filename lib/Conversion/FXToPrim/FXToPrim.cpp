@@ -686,6 +686,11 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
       return fail("random numbers of " + quoted(type) + " are not floats");
     return one(uniform(type));
   }
+  if (target == "aten::randn" || target == "aten::randn_like" ||
+      target == "aten::uniform" || target == "aten::normal_functional" ||
+      target == "aten::exponential" || target == "aten::log_normal" ||
+      target == "aten::cauchy" || target == "aten::geometric")
+    return randomOf(target);
   if (target == "aten::embedding")
     return embedding();
   if (target == "aten::constant_pad_nd") {
@@ -1271,6 +1276,80 @@ FailureOr<SmallVector<Value>> Decomposer::dropout() {
       b, loc, prim::MulOp::create(b, loc, convert(keep, type.getElementType()), x),
       splat(type, 1 / (1 - p)));
   return SmallVector<Value>{scaled, keep};
+}
+
+/// The random ops of one distribution: numbers drawn in f32 at least (f16
+/// would quantize them coarsely) from uniform ones on [0, 1), by PyTorch's
+/// formulas, rounded once to the result type. Normal numbers by Box-Muller
+/// (two uniform draws per number).
+FailureOr<SmallVector<Value>> Decomposer::randomOf(StringRef target) {
+  RankedTensorType type = resultType();
+  if (!isa<FloatType>(type.getElementType()))
+    return fail("random numbers of " + quoted(type) + " are not floats");
+  RankedTensorType drawn =
+      type.getElementType().getIntOrFloatBitWidth() < 32
+          ? type.clone(b.getF32Type())
+          : type;
+  auto draw = [&]() -> FailureOr<Value> { return uniform(drawn); };
+  auto c = [&](double v) { return splat(drawn, v); };
+  auto add = [&](Value x, Value y) -> Value {
+    return prim::AddOp::create(b, loc, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return prim::MulOp::create(b, loc, x, y);
+  };
+  auto done = [&](Value v) -> FailureOr<SmallVector<Value>> {
+    return SmallVector<Value>{convert(v, type.getElementType())};
+  };
+  // -log(1 - u) > 0: an exponential number of rate 1.
+  auto exponentialOf = [&](Value u) -> Value {
+    return prim::NegOp::create(
+        b, loc, prim::Log1pOp::create(b, loc, prim::NegOp::create(b, loc, u)));
+  };
+  FailureOr<Value> u = draw();
+  if (failed(u))
+    return failure();
+  bool normal = target == "aten::randn" || target == "aten::randn_like" ||
+                target == "aten::normal_functional" ||
+                target == "aten::log_normal";
+  if (normal) {
+    FailureOr<Value> v = draw();
+    if (failed(v))
+      return failure();
+    Value radius = prim::SqrtOp::create(b, loc, mul(c(2), exponentialOf(*u)));
+    Value z = mul(radius, prim::CosOp::create(b, loc, mul(c(2 * M_PI), *v)));
+    if (target == "aten::randn" || target == "aten::randn_like")
+      return done(z);
+    double mean = floatArg("mean", target == "aten::log_normal" ? 1 : 0);
+    double std = floatArg("std", target == "aten::log_normal" ? 2 : 1);
+    Value x = add(c(mean), mul(c(std), z));
+    if (target == "aten::log_normal")
+      x = prim::ExpOp::create(b, loc, x);
+    return done(x);
+  }
+  if (target == "aten::uniform") {
+    double from = floatArg("from", 0), to = floatArg("to", 1);
+    return done(add(c(from), mul(c(to - from), *u)));
+  }
+  if (target == "aten::exponential")
+    return done(prim::DivOp::create(b, loc, exponentialOf(*u),
+                                    c(floatArg("lambd", 1))));
+  if (target == "aten::cauchy")
+    return done(add(c(floatArg("median", 0)),
+                    mul(c(floatArg("sigma", 1)),
+                        prim::TanOp::create(
+                            b, loc, mul(c(M_PI), add(*u, c(-0.5)))))));
+  // geometric: the number of trials to the first success, at least 1.
+  double p = floatArg("p", 0.5);
+  if (!(p > 0 && p <= 1))
+    return fail("geometric's p is not in (0, 1]");
+  if (p == 1)
+    return done(c(1));
+  Value trials = prim::DivOp::create(
+      b, loc, prim::NegOp::create(b, loc, exponentialOf(*u)),
+      c(std::log1p(-p)));
+  return done(prim::MaximumOp::create(
+      b, loc, prim::CeilOp::create(b, loc, trials), c(1)));
 }
 
 /// aten::embedding: the rows of the table the indices select, a gather

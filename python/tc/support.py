@@ -101,6 +101,8 @@ SUPPORTED_OPS: set[str] = {
     "aten::index_select", "aten::flip", "aten::repeat", "aten::full_like",
     # Random numbers (counter-based, from a seed the graph takes) and
     # dropout.
+    "aten::clamp_min", "aten::clamp_min.Tensor", "aten::clamp_max",
+    "aten::clamp_max.Tensor",
     "aten::rand", "aten::native_dropout", "aten::randn", "aten::randn_like",
     "aten::uniform", "aten::normal_functional", "aten::exponential",
     "aten::log_normal", "aten::cauchy", "aten::geometric",

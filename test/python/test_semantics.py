@@ -1016,3 +1016,18 @@ def test_round_to_decimals_of_half_types(fresh_tc, device, dtype):
         x)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, atol=0, rtol=0)
+
+
+def test_clamp_min_and_clamp_max(fresh_tc, device):
+    """clamp_min and clamp_max by a number or a tensor compile, with NaN
+    from either side as eager."""
+    x = torch.tensor([1.0, float("nan"), -3.0, 5.0], device=device)
+    t = torch.tensor([0.0, 0.0, float("nan"), 2.0], device=device)
+
+    def f(x, t):
+        return (torch.clamp_min(x, 0.5), torch.clamp_max(x, t),
+                torch.clamp_min(x, t), torch.clamp_max(t.nan_to_num().long(), 1))
+
+    got, expected, *_ = run_both(f, x, t)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)

@@ -772,6 +772,19 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
                         dims, boolArg("keepdim", false)));
   }
 
+  if (base == "aten::clamp_min" || base == "aten::clamp_max") {
+    // One bound, a number or a tensor (broadcast); NaN propagates.
+    RankedTensorType type = resultType();
+    Value x = coerce(operands[0], type);
+    Value bound = operands.size() > 1
+                      ? coerce(operands[1], type)
+                      : splat(type, floatArg(base == "aten::clamp_min" ? "min"
+                                                                       : "max",
+                                             0));
+    if (base == "aten::clamp_min")
+      return one(prim::MaximumOp::create(b, loc, x, bound).getResult());
+    return one(prim::MinimumOp::create(b, loc, x, bound).getResult());
+  }
   // More elementwise math.
   if (base == "aten::fmod" || base == "aten::remainder") {
     RankedTensorType type = resultType();

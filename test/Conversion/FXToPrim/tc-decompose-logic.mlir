@@ -85,3 +85,17 @@ fx.graph @indexing(%x: tensor<3x4xf32>, %i: tensor<5xi64>) -> (tensor<3x5xf32>, 
   %2 = fx.call_function "aten::repeat"(%x) {args = {repeats = [2, 1]}} : (tensor<3x4xf32>) -> tensor<6x4xf32>
   fx.output %0, %1, %2 : tensor<3x5xf32>, tensor<3x4xf32>, tensor<6x4xf32>
 }
+
+// -----
+
+// clamp_min and clamp_max (kept as nodes where no decomposition rewrites
+// them to clamp): one bound, a number or a tensor, as a maximum or minimum.
+// CHECK-LABEL: func.func @clamp_one_side
+// CHECK: %[[C:.*]] = prim.constant dense<5.000000e-01>
+// CHECK: %[[LO:.*]] = prim.maximum %arg0, %[[C]]
+// CHECK: prim.minimum %[[LO]], %arg1
+fx.graph @clamp_one_side(%x: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.call_function "aten::clamp_min"(%x) {args = {min = 5.000000e-01 : f64}} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.call_function "aten::clamp_max.Tensor"(%0, %t) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  fx.output %1 : tensor<4xf32>
+}

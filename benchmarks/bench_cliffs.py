@@ -119,6 +119,90 @@ def cases(device: str, quick: bool):
     return table
 
 
+def calibration_cases(device: str, quick: bool):
+    """name -> (function, inputs factory): each family of the cost model
+    (tc/Conversion/FXToPrim/CostModel.h) at sizes on both sides of where it
+    hands the op to eager. `--calibrate` compiles them with the model off
+    (`TC_COST_MODEL=0`) and prints the measured tc/eager ratio beside the
+    model's."""
+    import torch
+
+    d = device
+
+    def randn(*shape):
+        return torch.randn(*shape, device=d)
+
+    def randint(high, *shape):
+        return torch.randint(0, high, shape, device=d)
+
+    table = {}
+    for rows, n in ((256, 64), (16, 256), (256, 256), (4, 1024),
+                    (16, 1024)):
+        table[f"sort rows [{rows},{n}]"] = (
+            lambda x: torch.sort(x, 1).values,
+            lambda r=rows, n=n: (randn(r, n),))
+        table[f"cumsum rows [{rows},{n}]"] = (
+            lambda x: torch.cumsum(x, 1),
+            lambda r=rows, n=n: (randn(r, n),))
+        table[f"scatter_add rows [{rows},{n}]"] = (
+            lambda x, i, s: torch.scatter_add(x, 1, i, s),
+            lambda r=rows, n=n: (randn(r, n), randint(n, r, n),
+                                 randn(r, n)))
+    for n in (64, 1024):
+        table[f"searchsorted 65536 in {n}"] = (
+            lambda b, x: torch.searchsorted(b, x),
+            lambda n=n: (torch.sort(randn(n)).values, randn(65536)))
+    for bins in (100, 10000):
+        table[f"histc 1048576 into {bins} bins"] = (
+            (lambda b: lambda x: torch.histc(x, b, -3, 3))(bins),
+            lambda: (randn(1 << 20),))
+    table["index_add 200k rows into 65536x64"] = (
+        lambda x, i, s: torch.index_add(x, 0, i, s),
+        lambda: (randn(65536, 64), randint(65536, 200000),
+                 randn(200000, 64)))
+    for rows, n in ((256, 16), (256, 64), (256, 128), (4096, 128)):
+        table[f"rfft rows [{rows},{n}]"] = (
+            lambda x: torch.view_as_real(torch.fft.rfft(x)),
+            lambda r=rows, n=n: (randn(r, n),))
+    return table
+
+
+def _model_estimate(fn, args) -> tuple | None:
+    """The cost model's estimate for the op of `fn` it knows (traced to
+    ATen), or None."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from tc import cost
+
+    graph = make_fx(fn, tracing_mode="fake")(*args)
+    for node in graph.graph.nodes:
+        found = cost.node_estimate(node)
+        if found:
+            return found
+    return None
+
+
+def _kernel_times(fns, args, calls: int = 20) -> list[float]:
+    """Per call, the GPU time of the kernels each of `fns` launches (CUDA
+    kernels in a profiler trace; host overhead excluded)."""
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    result = []
+    for fn in fns:
+        fn(*args)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn(*args)
+            torch.cuda.synchronize()
+        total_us = sum(e.time_range.elapsed_us() for e in prof.events()
+                       if e.device_type == DeviceType.CUDA)
+        result.append(total_us / 1e6 / calls)
+    return result
+
+
 def _median_times(fns, args, device: str, min_time: float = 0.6,
                   max_rounds: int = 200) -> list[float]:
     """Median seconds per call of each of `fns`, called in turn in rounds
@@ -169,17 +253,28 @@ def _agrees(out, expected) -> bool:
     return torch.equal(out, expected)
 
 
-def run_case(name: str, device: str, quick: bool) -> dict:
-    """Times one case in this process."""
+def run_case(name: str, device: str, quick: bool,
+             calibrate: bool = False) -> dict:
+    """Times one case in this process (a calibration case, compiled with
+    the cost model off, with `calibrate`)."""
     import torch
 
+    if calibrate:
+        os.environ["TC_COST_MODEL"] = "0"
     import tc
 
-    fn, make = cases(device, quick)[name]
+    table = calibration_cases(device, quick) if calibrate \
+        else cases(device, quick)
+    fn, make = table[name]
     torch.manual_seed(0)
     args = make()
     row = {"case": name, "device": device}
     expected = fn(*args)
+    found = _model_estimate(fn, args)
+    if found:
+        row["model_tc_s"], row["model_eager_s"], row["model_algorithm"] = \
+            found[:3]
+        row["model_eager_reason"] = found[3]
 
     tc.reset_counters()
     compiled = torch.compile(fn, backend="tc", dynamic=False)
@@ -194,6 +289,14 @@ def run_case(name: str, device: str, quick: bool) -> dict:
     dynamo = torch.compile(lambda *a: fn(*a), backend="eager", dynamic=False)
     row["eager_s"], row["tc_s"], row["dynamo_s"] = _median_times(
         (fn, compiled, dynamo), args, device)
+    if device == "cuda":
+        # The ops' own cost: at these sizes a call's host work (Dynamo's
+        # guards, PyTorch's dispatch) outlasts eager's kernel, so the
+        # times above are host-bound (dynamo_s is their floor).
+        row["eager_kernel_s"], row["tc_kernel_s"] = _kernel_times(
+            (fn, compiled), args)
+        row["kernel_ratio"] = row["tc_kernel_s"] / max(
+            row["eager_kernel_s"], 1e-9)
     for key in ("ops_compiled", "ops_eager", "kernels", "runtime_fallbacks",
                 "guard_reruns", "fallback_graphs"):
         row[key] = tc.counters[key]
@@ -214,14 +317,19 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     parser.add_argument("--out", default=str(
         pathlib.Path(__file__).parent / "results"))
+    parser.add_argument("--calibrate", action="store_true",
+                        help="the cost model's calibration cases, compiled "
+                        "with the model off, beside its estimates")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     opts = parser.parse_args()
 
     if opts.case:  # A child: one case, its row as JSON on the last line.
-        print(json.dumps(run_case(opts.case, opts.device, opts.quick)))
+        print(json.dumps(run_case(opts.case, opts.device, opts.quick,
+                                  opts.calibrate)))
         return 0
 
-    names = list(cases("cpu", opts.quick))
+    names = list((calibration_cases if opts.calibrate else cases)(
+        "cpu", opts.quick))
     if opts.only:
         wanted = opts.only.split(",")
         names = [n for n in names if any(w in n for w in wanted)]
@@ -230,7 +338,8 @@ def main() -> int:
     results = []
     for name in names:
         command = [sys.executable, __file__, "--case", name, "--device",
-                   opts.device] + (["--quick"] if opts.quick else [])
+                   opts.device] + (["--quick"] if opts.quick else []) + (
+                       ["--calibrate"] if opts.calibrate else [])
         start = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True,
@@ -251,15 +360,26 @@ def main() -> int:
 
     out = pathlib.Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"cliffs-{opts.device}{'-quick' if opts.quick else ''}.json"
+    kind = "calibration-" if opts.calibrate else ""
+    path = out / (f"cliffs-{kind}{opts.device}"
+                  f"{'-quick' if opts.quick else ''}.json")
     meta = _environment(opts.device)
     path.write_text(json.dumps({"environment": meta, "rows": results},
                                indent=1) + "\n")
+    if opts.calibrate:
+        print(f"wrote {path}")
+        return 0
     slow = [r for r in results if "error" in r or not r["agrees"]
-            or r["ratio"] > 1.25]
+            or _ratio(r) > 1.25]
     print(f"\n{len(results) - len(slow)} of {len(results)} rows at most "
           f"1.25x eager with eager's results; wrote {path}")
     return 0
+
+
+def _ratio(row: dict) -> float:
+    """The row's tc/eager ratio for the bar: the kernels' GPU time on CUDA
+    (where the calls' time is host-bound), the call's time on the CPU."""
+    return row.get("kernel_ratio", row["ratio"])
 
 
 def _line(row: dict) -> str:
@@ -267,10 +387,17 @@ def _line(row: dict) -> str:
         return f"{row['case']:<46} ERROR {row['error']}"
     where = "tc" if row["compiled_by_tc"] else (
         "eager" if row["kernels"] == 0 else "mixed")
-    return (f"{row['case']:<46} eager {row['eager_s'] * 1e3:9.3f} ms  "
+    line = (f"{row['case']:<46} eager {row['eager_s'] * 1e3:9.3f} ms  "
             f"tc {row['tc_s'] * 1e3:9.3f} ms  {row['ratio']:6.2f}x  "
-            f"(Dynamo alone {row['dynamo_s'] / row['eager_s']:4.2f}x)  "
-            f"{where:<5} {'ok' if row['agrees'] else 'WRONG'}")
+            f"(Dynamo alone {row['dynamo_s'] / row['eager_s']:4.2f}x)  ")
+    if "kernel_ratio" in row:
+        line += (f"kernels {row['eager_kernel_s'] * 1e6:8.1f} / "
+                 f"{row['tc_kernel_s'] * 1e6:8.1f} us "
+                 f"{row['kernel_ratio']:6.2f}x  ")
+    if "model_tc_s" in row:
+        line += (f"model {row['model_tc_s'] / row['model_eager_s']:7.2f}x"
+                 f" {'eager' if row['model_eager_reason'] else 'tc':<5} ")
+    return line + f"{where:<5} {'ok' if row['agrees'] else 'WRONG'}"
 
 
 def _environment(device: str) -> dict:

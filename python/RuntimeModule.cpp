@@ -13,10 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tc/Conversion/FXToPrim/CostModel.h"
 #include "tc/Conversion/FXToPrim/Limits.h"
 #include "tc/Runtime/HostProgram.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -123,4 +126,33 @@ NB_MODULE(_runtime, m) {
   for (const auto &limit : mlir::tc::limits::kNamedLimits)
     limits[limit.name] = limit.value;
   m.attr("DECOMPOSITION_LIMITS") = limits;
+  // tc's cost model (tc/Conversion/FXToPrim/CostModel.h), for tc.support.
+  m.def(
+      "op_cost",
+      [](const std::string &op,
+         const std::map<std::string, std::vector<int64_t>> &shapes,
+         const std::map<std::string, std::string> &kinds,
+         const std::map<std::string, int64_t> &ints, const std::string &target,
+         int64_t elementBytes) -> nb::object {
+        namespace cost = mlir::tc::cost;
+        cost::Query q;
+        q.op = op;
+        q.shapes = shapes;
+        for (const auto &[name, kind] : kinds)
+          q.kinds[name] = kind.empty() ? 'i' : kind[0];
+        q.ints = ints;
+        q.target = target == "cpu" ? cost::Target::CPU : cost::Target::GPU;
+        q.elementBytes = elementBytes;
+        std::optional<cost::Estimate> e = cost::estimate(q);
+        if (!e)
+          return nb::none();
+        return nb::make_tuple(e->tcSeconds, e->eagerSeconds, e->algorithm,
+                              cost::eagerReason(q),
+                              cost::eagerReason(q, /*compareTimes=*/false));
+      },
+      nb::arg("op"), nb::arg("shapes"), nb::arg("kinds"), nb::arg("ints"),
+      nb::arg("target"), nb::arg("element_bytes"),
+      "(tc seconds, eager seconds, tc's algorithm, why it is left to eager "
+      "or '', why tc's decomposition cannot take it or '') for an op the "
+      "cost model knows, else None.");
 }

@@ -2364,9 +2364,30 @@ def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,
                            index: torch.fx.Node, original: torch.fx.Node,
                            low: int, size: int) -> torch.fx.Node:
     """Nodes after `after` computing whether any element of `index` lies
-    outside [low, size)."""
+    outside [low, size): its minimum and maximum against the bounds (two
+    vectorised reductions of the index itself; comparing each element
+    first and reducing the flags made a CPU gather by a [32, 50257] index
+    2x slower than eager's)."""
     aten = torch.ops.aten
     value = original.meta["val"]
+    if value.numel() > 0:
+        with graph.inserting_after(after):
+            smallest = graph.call_function(aten.amin.default, (index,))
+            smallest.meta["val"] = value.amin()
+        with graph.inserting_after(smallest):
+            largest = graph.call_function(aten.amax.default, (index,))
+            largest.meta["val"] = value.amax()
+        with graph.inserting_after(largest):
+            below = graph.call_function(aten.lt.Scalar, (smallest, low))
+            below.meta["val"] = smallest.meta["val"] < low
+        with graph.inserting_after(below):
+            above = graph.call_function(aten.ge.Scalar, (largest, size))
+            above.meta["val"] = largest.meta["val"] >= size
+        with graph.inserting_after(above):
+            flag = graph.call_function(aten.logical_or.default,
+                                       (below, above))
+            flag.meta["val"] = below.meta["val"] | above.meta["val"]
+        return flag
     with graph.inserting_after(after):
         below = graph.call_function(aten.lt.Scalar, (index, low))
         below.meta["val"] = value < low

@@ -72,7 +72,12 @@ DTYPE_TO_MLIR: dict[torch.dtype, str] = {
 RANDOM_OPS: frozenset[str] = frozenset({
     "aten::native_dropout", "aten::rand", "aten::randn", "aten::randn_like",
     "aten::uniform", "aten::normal_functional", "aten::exponential",
-    "aten::log_normal", "aten::cauchy", "aten::geometric"})
+    "aten::log_normal", "aten::cauchy", "aten::geometric",
+    "aten::bernoulli.p", "aten::normal.Tensor_Tensor",
+    "aten::normal.Tensor_float", "aten::normal.float_Tensor",
+    "aten::normal.float_float", "aten::randint", "aten::randint.low",
+    "aten::randint_like", "aten::randint_like.low_dtype",
+    "aten::rrelu_with_noise_functional"})
 
 # Schema types, classified as utils/gen_aten_schemas.py does for the
 # verifier's table.

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from tc import cost
 from tc.compiler import decomposition_limits
 from tc.importer import Unsupported, _attribute, _arg_kind, qualified_name
 
@@ -106,9 +107,14 @@ SUPPORTED_OPS: set[str] = {
     "aten::rand", "aten::native_dropout", "aten::randn", "aten::randn_like",
     "aten::uniform", "aten::normal_functional", "aten::exponential",
     "aten::log_normal", "aten::cauchy", "aten::geometric",
+    "aten::bernoulli.p", "aten::normal.Tensor_Tensor",
+    "aten::normal.Tensor_float", "aten::normal.float_Tensor",
+    "aten::normal.float_float", "aten::randint", "aten::randint.low",
+    "aten::randint_like", "aten::randint_like.low_dtype",
+    "aten::rrelu_with_noise_functional",
     # Lookups.
     "aten::embedding",
-    # Advanced indexing and scatters (dense: DENSE_SCATTER_LIMIT), strided
+    # Advanced indexing and scatters (dense: tc.cost), strided
     # views and their scatters.
     "aten::index.Tensor", "aten::_unsafe_index.Tensor", "aten::index_put",
     "aten::_unsafe_index_put", "aten::put", "aten::scatter.src",
@@ -118,17 +124,17 @@ SUPPORTED_OPS: set[str] = {
     "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
     "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
     # Complex numbers as (real, imaginary) pairs and the Fourier transforms
-    # (COMPLEX_OPS; dense: FFT_MAX_SIZE).
+    # (COMPLEX_OPS; dense: tc.cost).
     "aten::_fft_r2c", "aten::_fft_c2c", "aten::_fft_c2r", "aten::complex",
     "aten::polar", "aten::_conj", "aten::conj", "aten::_conj_physical",
     "aten::conj_physical", "aten::view_as_real", "aten::view_as_complex",
     "aten::real", "aten::imag",
-    # Masked writes, segments and bags (dense: DENSE_SCATTER_LIMIT).
+    # Masked writes, segments and bags (dense: tc.cost).
     "aten::masked_scatter", "aten::nonzero_static", "aten::segment_reduce",
     "aten::_embedding_bag_forward_only", "aten::_embedding_bag",
     "aten::embedding_renorm",
     # Sorting, selection and cumulative ops (dense along their dimension:
-    # DENSE_SCATTER_LIMIT).
+    # tc.cost).
     "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
     "aten::median", "aten::median.dim", "aten::nanmedian",
     "aten::nanmedian.dim", "aten::searchsorted.Tensor",
@@ -180,13 +186,6 @@ SUPPORTED_OPS: set[str] = {
 #: The largest matrix dimension tc unrolls a factorization or solve for;
 #: larger ones run in eager.
 LINALG_MAX_SIZE = _LIMITS.get("LINALG_MAX_SIZE", 0)
-
-#: The most compare-and-select steps (updates times positions) of one
-#: scatter, sort or scan: tc's are dense (every update against every
-#: position). Larger ones run in eager, but for scatters along a dimension
-#: with one update per column (the index's size there is 1), which compare
-#: each position once.
-DENSE_SCATTER_LIMIT = _LIMITS.get("DENSE_SCATTER_LIMIT", 0)
 
 #: Ops that only reshape or re-stride their input. A subgraph does not
 #: start or end with them (eager keeps them views), and one made only of
@@ -246,11 +245,6 @@ COMPLEX_OPS = {
     "aten::roll", "aten::t", "aten::transpose.int", "aten::index_select",
     "aten::repeat", "aten::slice_scatter", "aten::select_scatter",
 }
-
-#: The longest signal tc's Fourier transforms take (a dense n x n matrix
-#: product per transformed dimension: ComplexAndFFT.cpp); longer ones run
-#: in eager's FFT library.
-FFT_MAX_SIZE = _LIMITS.get("FFT_MAX_SIZE", 0)
 
 
 def _empty_byte_result(name: str, index: Any, val: Any) -> bool:
@@ -381,17 +375,6 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
             any(isinstance(v, torch.Tensor) and v.dtype in COMPLEX_DTYPES
                 for v in vals):
         return False, "complex padding with a value other than 0"
-    if name in ("aten::_fft_r2c", "aten::_fft_c2c", "aten::_fft_c2r"):
-        source = bound.get("self")
-        source = source.meta.get("val") \
-            if isinstance(source, torch.fx.Node) else None
-        sizes = [source.shape[d] for d in bound.get("dim") or []] \
-            if isinstance(source, torch.Tensor) else []
-        sizes += [bound.get("last_dim_size", 0)]
-        if max(sizes) > FFT_MAX_SIZE:
-            return False, (f"Fourier transforms of signals longer than "
-                           f"{FFT_MAX_SIZE} are not supported (tc's are "
-                           "dense products)")
     if name == "aten::histc" and isinstance(val, torch.Tensor) and \
             val.dtype in (torch.float16, torch.bfloat16):
         # Eager counts in the half type itself (its CPU counts stop at 256
@@ -403,13 +386,6 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         # near 0.17 in f64 (found by the conformance sweep); f32 is fine.
         return False, ("Bessel functions in float64: tc's series are "
                        "accurate to single precision only")
-    if name == "aten::histc" and isinstance(val, torch.Tensor) and \
-            val.device.type != "cpu":
-        # tc counts with global atomics, which contend on few bins: 11x
-        # eager's time for 1M values in 100 bins on the H200, where eager's
-        # kernel counts each block's values in shared memory first.
-        return False, ("histc on a GPU: eager's block-local counts beat "
-                       "tc's global atomics")
     if name.split(".")[0] in VALUE_GUARDS:
         degree = bound.get("n")
         if isinstance(degree, (int, float)) and not (
@@ -440,9 +416,6 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                                "supported")
     if name == "aten::polygamma" and not 0 <= bound.get("n", 0) <= 30:
         return False, "polygamma of order above 30 is not supported"
-    if name in ("aten::searchsorted.Tensor",) and (
-            bound.get("sorter") is not None):
-        return False, "searchsorted with a sorter is not supported"
     if name in _LINALG_OPS:
         for value in bound.values():
             value = value.meta.get("val") \
@@ -451,7 +424,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                     value.shape[-2:]) > LINALG_MAX_SIZE:
                 return False, (f"{name} of matrices larger than "
                                f"{LINALG_MAX_SIZE} (tc unrolls them)")
-    reason = _dense_scatter_cost(name, bound, val)
+    reason = cost.eager_reason(name, bound, val)
     if reason:
         return False, reason
     if name in ("aten::as_strided", "aten::as_strided_copy",
@@ -477,24 +450,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     if name == "aten::convolution":
         if isinstance(val, torch.Tensor) and not val.dtype.is_floating_point:
             return False, "integer convolutions are not supported"
-        if bound.get("groups", 1) != 1 and not (
-                isinstance(val, torch.Tensor) and val.device.type == "cuda"
-                and _library_convolutions()):
-            # tc-expand-convolutions writes one group as a matrix product;
-            # cuDNN takes any.
-            return False, ("grouped convolutions need cuDNN (tc expands "
-                           "convolutions of one group elsewhere)")
     return True, ""
-
-
-def _library_convolutions() -> bool:
-    from tc import cuda
-    return cuda.library_convolutions()
-
-
-def _numel(value: Any) -> int:
-    val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
-    return val.numel() if isinstance(val, torch.Tensor) else 1
 
 
 _LINALG_OPS = {name for name in SUPPORTED_OPS
@@ -503,98 +459,3 @@ _LINALG_OPS = {name for name in SUPPORTED_OPS
                                                        "aten::ormqr",
                                                        "aten::cholesky",
                                                        "aten::triangular"))}
-
-#: Ops that compare every element of a row with every other (tc's sorts
-#: and prefix ops).
-_ALONG_A_DIMENSION = {
-    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
-    "aten::median", "aten::median.dim", "aten::nanmedian",
-    "aten::nanmedian.dim", "aten::cumsum", "aten::cumprod",
-    "aten::logcumsumexp", "aten::cummax", "aten::cummin",
-}
-
-
-def _dense_scatter_cost(name: str, bound: dict[str, Any],
-                        result: Any) -> str:
-    """Why a scatter is too large for tc's dense scatter ("" when it is
-    not): updates times the positions each may land on."""
-    if isinstance(result, (list, tuple)) and result:
-        result = result[0]
-    if not isinstance(result, torch.Tensor):
-        return ""
-    if name in ("aten::index_put", "aten::_unsafe_index_put"):
-        masks = [i.meta.get("val") for i in bound.get("indices") or []
-                 if isinstance(i, torch.fx.Node)]
-        if any(isinstance(m, torch.Tensor) and m.dtype == torch.bool
-               for m in masks):
-            # x[mask] = v: a prefix count of the mask.
-            cost = max(_numel(i) for i in bound.get("indices")
-                       if i is not None) ** 2
-        elif (bound.get("accumulate") and result.is_floating_point()
-              and result.device.type != "cpu"):
-            # A scatter-add (Indexing.cpp): O(updates) atomics, the rate of
-            # eager's kernel on the H200. The CPU's float atomics are
-            # compare-and-swap loops: 4.2x eager's index_add on 2 cores.
-            cost = 0
-        else:
-            cost = _numel(bound.get("values")) * result.numel()
-    elif name in ("aten::masked_scatter", "aten::nonzero_static"):
-        cost = result.numel() ** 2 if name == "aten::masked_scatter" else \
-            _numel(bound.get("self")) * max(_numel(bound.get("self")),
-                                            result.shape[0])
-    elif name.startswith("aten::histogram"):
-        cost = _numel(bound.get("self")) * (result.numel() + 1)
-    elif name == "aten::segment_reduce":
-        cost = _numel(bound.get("data")) * (result.shape[bound.get(
-            "axis", 0)] if result.dim() else 1)
-    elif name in ("aten::_embedding_bag_forward_only",
-                  "aten::_embedding_bag"):
-        cost = _numel(bound.get("indices")) * result.numel()
-    elif name in ("aten::put", "aten::as_strided_scatter"):
-        cost = _numel(bound.get("index") or bound.get("src")) \
-            * result.numel()
-    elif name.startswith("aten::scatter") or name == "aten::index_reduce":
-        dim = bound.get("dim", 0)
-        size = result.shape[dim] if result.dim() else 1
-        other = bound.get("index") if name != "aten::index_reduce" \
-            else bound.get("source")
-        cost = _numel(other) * size
-        index = bound.get("index")
-        index = index.meta.get("val") \
-            if isinstance(index, torch.fx.Node) else None
-        if (name != "aten::index_reduce" and isinstance(index, torch.Tensor)
-                and index.dim() and index.shape[dim] == 1):
-            cost = 0  # one compare per position (kDenseScatterLimit)
-    elif name in _ALONG_A_DIMENSION:
-        source = bound.get("self") if "self" in bound \
-            else bound.get("input")
-        source = source.meta.get("val") \
-            if isinstance(source, torch.fx.Node) else None
-        if not isinstance(source, torch.Tensor):
-            return ""
-        if name.endswith(".dim") or "dim" in bound or name in (
-                "aten::sort", "aten::topk", "aten::kthvalue"):
-            dim = bound.get("dim", -1)
-            n = source.shape[dim] if source.dim() else 1
-        else:
-            n = source.numel()
-        cost = source.numel() * n
-    elif name == "aten::adaptive_max_pool2d":
-        out = bound.get("output_size") or [1, 1]
-        cost = _numel(bound.get("self")) * math.prod(out)
-    elif name in ("aten::searchsorted.Tensor", "aten::bucketize.Tensor"):
-        values = bound.get("self") if "self" in bound else bound.get("input")
-        edges = bound.get("sorted_sequence") if "sorted_sequence" in bound \
-            else bound.get("boundaries")
-        edges = edges.meta.get("val") if isinstance(edges, torch.fx.Node) \
-            else None
-        n = edges.shape[-1] if isinstance(edges, torch.Tensor) \
-            and edges.dim() else 1
-        cost = _numel(values) * n
-    else:
-        return ""
-    if cost > DENSE_SCATTER_LIMIT:
-        return (f"{name} compares {cost} element pairs, more than tc's "
-                f"dense scatters, sorts and scans take "
-                f"({DENSE_SCATTER_LIMIT})")
-    return ""

@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import pathlib
 import sys
 import time
@@ -276,11 +277,22 @@ def _candidates(op, dtype: torch.dtype) -> list[Any]:
 _KS_COEFFICIENT = 2.22
 
 
-def _same_distribution(actual: Any, expected: Any) -> str | None:
+#: Random ops that draw one number per channel, not per element (feature
+#: dropout): their values are not independent, so the test counts the
+#: independent draws (batch x channels per call) and pools
+#: `_CHANNEL_DRAWS` calls of each side.
+_PER_CHANNEL_RANDOM = {"nn.functional.dropout2d", "nn.functional.dropout3d",
+                       "nn.functional.feature_alpha_dropout.with_train"}
+_CHANNEL_DRAWS = 32
+
+
+def _same_distribution(actual: Any, expected: Any,
+                       units: int | None = None) -> str | None:
     """For a random op: None when each of tc's result tensors has eager's
     shape and dtype and, where it has at least 16 real values, passes a
     two-sample Kolmogorov-Smirnov test against eager's draw; else why
-    not."""
+    not. `units`: the independent draws behind each side's values (all
+    values are, by default)."""
     leaves = torch.utils._pytree.tree_leaves
     got, want = leaves(actual), leaves(expected)
     if len(got) != len(want):
@@ -304,8 +316,8 @@ def _same_distribution(actual: Any, expected: Any) -> str | None:
         gap = (torch.searchsorted(x, points, right=True) / len(x)
                - torch.searchsorted(y, points, right=True) / len(y))
         statistic = float(gap.abs().max())
-        bound = _KS_COEFFICIENT * ((len(x) + len(y))
-                                   / (len(x) * len(y))) ** 0.5
+        n, m = (units, units) if units else (len(x), len(y))
+        bound = _KS_COEFFICIENT * ((n + m) / (n * m)) ** 0.5
         if statistic > bound:
             return (f"distribution differs from eager's (Kolmogorov-"
                     f"Smirnov {statistic:.3f} > {bound:.3f}, "
@@ -365,7 +377,31 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
         finally:
             fallbacks.removeHandler(first)
             fallbacks.setLevel(level)
-        if random:
+        if random and name in _PER_CHANNEL_RANDOM:
+            # Pooled draws of both sides, per-channel numbers counted once.
+            args = (sample.input, *sample.args)
+            draws_tc, draws_eager = [actual], [expected]
+            for seed in range(1, _CHANNEL_DRAWS):
+                torch.manual_seed(seed)
+                draws_tc.append(compiled(*_clone(args),
+                                         **_clone(sample.kwargs)))
+                draws_eager.append(_eager(op, sample, seed))
+            shape = sample.input.shape
+            # (N, C, spatial...); dropout3d of a 4-d input is one unbatched
+            # (C, D, H, W).
+            lead = shape[:1] if (name.endswith("dropout3d")
+                                 and len(shape) == 4) else shape[:2]
+            units = _CHANNEL_DRAWS * max(1, math.prod(lead))
+            mismatch = _same_distribution(torch.cat(
+                [d.reshape(-1) for d in draws_tc]), torch.cat(
+                [d.reshape(-1) for d in draws_eager]), units)
+            if mismatch is not None:
+                return {"status": "wrong", "samples": len(runnable),
+                        "random": True, "reason": mismatch,
+                        "sample": repr(sample)[:300]}
+            reason = reason or "random: eager's distribution"
+            mismatch = None
+        elif random:
             mismatch = _same_distribution(actual, expected)
             if mismatch is not None:
                 return {"status": "wrong", "samples": len(runnable),

@@ -689,7 +689,10 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
   if (target == "aten::randn" || target == "aten::randn_like" ||
       target == "aten::uniform" || target == "aten::normal_functional" ||
       target == "aten::exponential" || target == "aten::log_normal" ||
-      target == "aten::cauchy" || target == "aten::geometric")
+      target == "aten::cauchy" || target == "aten::geometric" ||
+      target == "aten::bernoulli.p" || target.starts_with("aten::normal.") ||
+      target.starts_with("aten::randint") ||
+      target == "aten::rrelu_with_noise_functional")
     return randomOf(target);
   if (target == "aten::embedding")
     return embedding();
@@ -1297,6 +1300,43 @@ FailureOr<SmallVector<Value>> Decomposer::dropout() {
 /// (two uniform draws per number).
 FailureOr<SmallVector<Value>> Decomposer::randomOf(StringRef target) {
   RankedTensorType type = resultType();
+  if (target.starts_with("aten::randint")) {
+    // Integers in [low, high): floor(low + u (high - low)), drawn in f64 so
+    // that every integer of a range up to 2^53 can come up. The result
+    // type may be a float type (randint(..., dtype=torch.float32)).
+    int64_t low = intArg("low", 0), high = intArg("high", 0);
+    if (high <= low)
+      return fail("randint's range [" + Twine(low) + ", " + Twine(high) +
+                  ") is empty");
+    RankedTensorType wide = type.clone(b.getF64Type());
+    FailureOr<Value> u = uniform(wide);
+    if (failed(u))
+      return failure();
+    Value drawnInt = prim::FloorOp::create(
+        b, loc,
+        add(splat(wide, double(low)),
+            mul(splat(wide, double(high - low)), *u)));
+    drawnInt = prim::MinimumOp::create(b, loc, drawnInt,
+                                       splat(wide, double(high - 1)));
+    // Integers below 2^24 are exact in f32; the CPU has no direct f64 to
+    // half conversion.
+    if (isa<FloatType>(type.getElementType()) &&
+        type.getElementType().getIntOrFloatBitWidth() < 32)
+      drawnInt = convert(drawnInt, b.getF32Type());
+    return SmallVector<Value>{convert(drawnInt, type.getElementType())};
+  }
+  if (target == "aten::bernoulli.p") {
+    // 1 with probability p: a uniform number below p (f64 draws for f64).
+    double p = floatArg("p", 0.5);
+    RankedTensorType drawnType = type.clone(
+        type.getElementType().isF64() ? Type(b.getF64Type())
+                                      : Type(b.getF32Type()));
+    FailureOr<Value> u = uniform(drawnType);
+    if (failed(u))
+      return failure();
+    Value hit = cmp(P::LT, *u, splat(drawnType, p));
+    return SmallVector<Value>{convert(hit, type.getElementType())};
+  }
   if (!isa<FloatType>(type.getElementType()))
     return fail("random numbers of " + quoted(type) + " are not floats");
   RankedTensorType drawn =
@@ -1322,9 +1362,28 @@ FailureOr<SmallVector<Value>> Decomposer::randomOf(StringRef target) {
   FailureOr<Value> u = draw();
   if (failed(u))
     return failure();
+  if (target == "aten::rrelu_with_noise_functional") {
+    // Training: a negative x times a slope drawn uniformly from
+    // [lower, upper], which the noise result records (1 where x >= 0).
+    // Otherwise the mean slope, and the noise passes through.
+    double lower = floatArg("lower", 1.0 / 8), upper = floatArg("upper", 1.0 / 3);
+    Value x = operands[0];
+    Value negative = cmp(P::LT, x, splat(typeOf(x), 0));
+    if (!boolArg("training", false)) {
+      Value slope = splat(type, (lower + upper) / 2);
+      return SmallVector<Value>{sel(negative, mul(x, slope), x),
+                                operands[1]};
+    }
+    Value slope = convert(add(c(lower), mul(c(upper - lower), *u)),
+                          type.getElementType());
+    Value noise = sel(negative, slope, splat(type, 1));
+    return SmallVector<Value>{mul(x, noise),
+                              convert(noise, resultType(1).getElementType())};
+  }
   bool normal = target == "aten::randn" || target == "aten::randn_like" ||
                 target == "aten::normal_functional" ||
-                target == "aten::log_normal";
+                target == "aten::log_normal" ||
+                target.starts_with("aten::normal.");
   if (normal) {
     FailureOr<Value> v = draw();
     if (failed(v))
@@ -1335,7 +1394,20 @@ FailureOr<SmallVector<Value>> Decomposer::randomOf(StringRef target) {
       return done(z);
     double mean = floatArg("mean", target == "aten::log_normal" ? 1 : 0);
     double std = floatArg("std", target == "aten::log_normal" ? 2 : 1);
-    Value x = add(c(mean), mul(c(std), z));
+    // normal.Tensor_Tensor, .Tensor_float and .float_Tensor take the mean
+    // and/or the standard deviation as tensors (in that order), broadcast
+    // to the result.
+    auto tensorOr = [&](bool isTensor, unsigned index, double value) {
+      return isTensor ? broadcast(convert(operands[index], drawn.getElementType()),
+                                  drawn.getShape())
+                      : c(value);
+    };
+    bool meanTensor = target == "aten::normal.Tensor_Tensor" ||
+                      target == "aten::normal.Tensor_float";
+    bool stdTensor = target == "aten::normal.Tensor_Tensor" ||
+                     target == "aten::normal.float_Tensor";
+    Value x = add(tensorOr(meanTensor, 0, mean),
+                  mul(tensorOr(stdTensor, meanTensor ? 1 : 0, std), z));
     if (target == "aten::log_normal")
       x = prim::ExpOp::create(b, loc, x);
     return done(x);
@@ -1411,10 +1483,9 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
     // kernel flipped and its channel dimensions swapped.
     RankedTensorType xType = typeOf(x), wType = typeOf(w);
     int64_t rank = xType.getRank(), spatial = rank - 2;
-    if (groups != 1)
-      return fail("grouped transposed convolutions are not supported yet");
-    if (spatial < 1 || wType.getRank() != rank ||
-        xType.getDimSize(1) != wType.getDimSize(0))
+    if (spatial < 1 || wType.getRank() != rank || groups < 1 ||
+        xType.getDimSize(1) != wType.getDimSize(0) ||
+        wType.getDimSize(0) % groups != 0)
       return fail("input " + quoted(xType) + " and weight " + quoted(wType) +
                   " do not make a transposed convolution");
     SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
@@ -1432,10 +1503,26 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
     }
     Value dilated =
         prim::PadOp::create(b, loc, x, low, high, interior, APFloat(0.0));
-    SmallVector<int64_t> swap = {1, 0};
+    // (C_in, C_out / groups, k...) -> (C_out, C_in / groups, k...): the
+    // channel dimensions swap within each group.
+    int64_t cin = wType.getDimSize(0), coutGroup = wType.getDimSize(1);
+    SmallVector<int64_t> grouped = {groups, cin / groups, coutGroup};
+    SmallVector<int64_t> swap = {0, 2, 1};
+    SmallVector<int64_t> swapped = {groups * coutGroup, cin / groups};
+    for (int64_t d = 0; d < spatial; ++d) {
+      grouped.push_back(wType.getDimSize(2 + d));
+      swap.push_back(3 + d);
+      swapped.push_back(wType.getDimSize(2 + d));
+    }
+    SmallVector<int64_t> swapOne = {1, 0};
     for (int64_t d = 0; d < spatial; ++d)
-      swap.push_back(2 + d);
-    Value kernel = prim::PermuteOp::create(b, loc, w, swap);
+      swapOne.push_back(2 + d);
+    Value kernel =
+        groups == 1
+            ? prim::PermuteOp::create(b, loc, w, swapOne).getResult()
+            : reshape(prim::PermuteOp::create(b, loc, reshape(w, grouped),
+                                              swap),
+                      swapped);
     for (int64_t d = 0; d < spatial; ++d) {
       int64_t size = wType.getDimSize(2 + d);
       auto indexType = RankedTensorType::get({size}, b.getI64Type());
@@ -1446,7 +1533,7 @@ FailureOr<SmallVector<Value>> Decomposer::convolution() {
       kernel = prim::GatherOp::create(b, loc, kernel, reversed, 2 + d);
     }
     Value y = prim::ConvolutionOp::create(b, loc, dilated, kernel, ones,
-                                          zeros, dilation, 1);
+                                          zeros, dilation, groups);
     if (typeOf(y) != type)
       return fail("result " + quoted(type) + " does not match the input " +
                   quoted(xType) + ", weight and window");

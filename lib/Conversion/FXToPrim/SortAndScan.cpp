@@ -173,13 +173,44 @@ std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
         ArrayRef<int64_t>{rank});
     return {values, indices};
   };
-  // The first `k` of each row's sorted order.
+  // The first `k` of each row's sorted order. The places are a
+  // permutation of each row: a scatter of each element's position to its
+  // place inverts it (one update per place, so the scatter-add of f32
+  // positions is exact), and a gather reads the sorted values. O(n) per
+  // row after the places' O(n^2); selecting each place's element by
+  // comparing it with every place (atPlaces) was O(n^2) more, O(n^3) once
+  // fusion recomputed the places per comparison.
   auto sortRows = [&](Value x, bool descending, int64_t k) -> Sorted {
     RankedTensorType type = typeOf(x);
     SmallVector<int64_t> shape(type.getShape());
+    int64_t n = shape.back();
+    int64_t total = type.getNumElements();
+    int64_t rows = total / std::max<int64_t>(n, 1);
+    Value where = reshape(places(x, descending), {rows, n});
+    Value rowStart = prim::MulOp::create(b, loc, iota({rows, n}, 0),
+                                         splat(i64Of({rows, n}), n));
+    Value target = reshape(prim::AddOp::create(b, loc, where, rowStart),
+                           {total});
+    auto f32Of = [&](ArrayRef<int64_t> s) {
+      return RankedTensorType::get(s, b.getF32Type());
+    };
+    Value position = reshape(convert(iota({rows, n}, 1), b.getF32Type()),
+                             {total, 1});
+    Value order = prim::ScatterAddOp::create(b, loc, f32Of({total, 1}),
+                                             position, target);
+    // [rows, k]: the positions of each row's first k, within the row.
+    Value first = prim::SliceOp::create(
+        b, loc, reshape(convert(order, b.getI64Type()), {rows, n}),
+        ArrayRef<int64_t>{0, 0}, ArrayRef<int64_t>{rows, k},
+        ArrayRef<int64_t>{1, 1});
+    Value flatAt = prim::AddOp::create(
+        b, loc, first,
+        prim::MulOp::create(b, loc, iota({rows, k}, 0),
+                            splat(i64Of({rows, k}), n)));
+    Value values = prim::GatherOp::create(b, loc, reshape(x, {total}),
+                                          reshape(flatAt, {rows * k}), 0);
     shape.back() = k;
-    return atPlaces(x, iota(shape, shape.size() - 1),
-                    places(x, descending));
+    return {reshape(values, shape), reshape(first, shape)};
   };
 
   if (target == "aten::sort" || target == "aten::sort.stable" ||
@@ -287,8 +318,27 @@ std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
     Value boundaries = isBucketize ? operands[1] : operands[0];
     Value values = isBucketize ? operands[0] : operands[1];
     if (op.getTensorArgSizes() && op.getTensorArgSizes()->size() > 2 &&
-        (*op.getTensorArgSizes())[2] != 0)
-      return fail("a sorter is not supported");
+        (*op.getTensorArgSizes())[2] != 0) {
+      // A sorter orders each row of the sequence: the search runs on the
+      // sequence read in that order (its positions are the sorted ones).
+      Value sorter = operands[2];
+      RankedTensorType sType = typeOf(boundaries);
+      if (typeOf(sorter).getShape() != sType.getShape() ||
+          !isa<IntegerType>(typeOf(sorter).getElementType()))
+        return fail("the sorter " + quoted(typeOf(sorter)) +
+                    " does not match the sequence " + quoted(sType));
+      int64_t len = sType.getRank() ? sType.getShape().back() : 1;
+      int64_t total = sType.getNumElements();
+      int64_t rows = total / std::max<int64_t>(len, 1);
+      Value at = prim::AddOp::create(
+          b, loc, reshape(convert(sorter, b.getI64Type()), {rows, len}),
+          prim::MulOp::create(b, loc, iota({rows, len}, 0),
+                              splat(i64Of({rows, len}), len)));
+      boundaries = reshape(
+          prim::GatherOp::create(b, loc, reshape(boundaries, {total}),
+                                 reshape(at, {total}), 0),
+          sType.getShape());
+    }
     bool right = boolArg("right", false);
     if (Attribute side = arg("side"))
       right = cast<StringAttr>(side).getValue() == "right";
@@ -303,8 +353,11 @@ std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
       values = reshape(values, {1});
     int64_t vRank = typeOf(values).getRank();
     int64_t n = bType.getDimSize(bType.getRank() - 1);
-    if (failed(dense(typeOf(values).getNumElements(), n)))
-      return failure();
+    // Every value against every boundary: values x n compares.
+    if (typeOf(values).getNumElements() * n > kDenseLimit)
+      return fail(Twine(typeOf(values).getNumElements()) + " values in " +
+                  Twine(n) + " boundaries are too many for tc's dense "
+                  "search");
     // [values..., n]
     SmallVector<int64_t> wide(typeOf(values).getShape());
     wide.push_back(n);

@@ -58,8 +58,14 @@ fx.graph @histc(%x: tensor<2x3xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Grouped and transposed: the kernel's channels swap within each group,
+// (C_in, C_out / G, k) -> (G, C_in / G, C_out / G, k) -> (C_out, C_in / G, k).
+// CHECK-LABEL: func.func @grouped_transposed
+// CHECK: %[[G:.*]] = prim.reshape %{{.*}}, shape [2, 1, 1, 3] : tensor<2x1x3xf32>
+// CHECK: %[[S:.*]] = prim.permute %[[G]], [0, 2, 1, 3] : tensor<2x1x1x3xf32>
+// CHECK: prim.reshape %[[S]], shape [2, 1, 3]
+// CHECK: prim.convolution %{{.*}}, %{{.*}}, stride [1], padding [0], dilation [1], groups 2 : tensor<1x2x8xf32>, tensor<2x1x3xf32>
 fx.graph @grouped_transposed(%x: tensor<1x2x4xf32>, %w: tensor<2x1x3xf32>) -> tensor<1x2x6xf32> {
-  // expected-error @+1 {{grouped transposed convolutions are not supported yet}}
   %0 = fx.call_function "aten::convolution"(%x, %w) {args = {stride = [1], padding = [0], dilation = [1], transposed = true, output_padding = [0], groups = 2 : i64}, tensor_arg_sizes = array<i32: 1, 1, 0>} : (tensor<1x2x4xf32>, tensor<2x1x3xf32>) -> tensor<1x2x6xf32>
   fx.output %0 : tensor<1x2x6xf32>
 }

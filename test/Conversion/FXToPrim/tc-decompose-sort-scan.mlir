@@ -1,16 +1,21 @@
 // RUN: tc-opt %s -tc-decompose -split-input-file -verify-diagnostics | FileCheck %s
 
 // sort: each element's place is the number of elements sorting before it
-// (NaN last, ties by position); the values are selected by place.
+// (NaN last, ties by position); a scatter of each element's position to
+// its place (offset by its row) inverts the places, and a gather reads the
+// values in that order: O(n) per row after the places.
 // CHECK-LABEL: func.func @sort
 // CHECK-DAG: %[[XI:.*]] = prim.broadcast_in_dim %[[X:.*]], shape [2, 5, 5], dims [0, 1] : tensor<2x5xf32>
 // CHECK-DAG: %[[XJ:.*]] = prim.broadcast_in_dim %[[X]], shape [2, 5, 5], dims [0, 2] : tensor<2x5xf32>
 // CHECK: prim.compare lt, %[[XJ]], %[[XI]]
 // CHECK: %[[PLACE:.*]] = prim.reduce sum %{{.*}}, dims [2] : tensor<2x5x5xi64>
-// CHECK: %[[HIT:.*]] = prim.compare eq, %{{.*}}, %{{.*}} : tensor<2x5x5xi64>
-// CHECK: %[[VALUES:.*]] = prim.reduce max %{{.*}}, dims [2] : tensor<2x5x5xf32>
-// CHECK: %[[INDICES:.*]] = prim.reduce max %{{.*}}, dims [2] : tensor<2x5x5xi64>
-// CHECK: return %[[VALUES]], %[[INDICES]]
+// CHECK: %[[AT:.*]] = prim.add %[[PLACE]], %{{.*}} : tensor<2x5xi64>
+// CHECK: %[[FLAT:.*]] = prim.reshape %[[AT]], shape [10]
+// CHECK: %[[ORDER:.*]] = prim.scatter_add %{{.*}}[%[[FLAT]]] : tensor<10x1xf32>, tensor<10xi64> -> tensor<10x1xf32>
+// CHECK: prim.convert %[[ORDER]] to i64
+// CHECK: %[[VALUES:.*]] = prim.gather %{{.*}}[%{{.*}}], dim 0 : tensor<10xf32>, tensor<10xi64>
+// CHECK-NOT: prim.reduce max
+// CHECK: return
 fx.graph @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
   %0:2 = fx.call_function "aten::sort"(%x) {args = {dim = -1 : i64}} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
   fx.output %0#0, %0#1 : tensor<2x5xf32>, tensor<2x5xi64>
@@ -18,12 +23,13 @@ fx.graph @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
 
 // -----
 
-// topk along dim 0: the dimension moves last and back; only k places are
-// selected.
+// topk along dim 0: the dimension moves last and back; the rows are
+// ordered whole and the first k places kept.
 // CHECK-LABEL: func.func @topk
 // CHECK: prim.permute %{{.*}}, [1, 0] : tensor<6x3xf32>
-// CHECK: prim.iota shape [3, 2], dim 1 : i64
 // CHECK: prim.compare gt
+// CHECK: prim.scatter_add %{{.*}} : tensor<18x1xf32>, tensor<18xi64> -> tensor<18x1xf32>
+// CHECK: prim.slice %{{.*}}, start [0, 0], limit [3, 2], strides [1, 1] : tensor<3x6xi64>
 // CHECK: prim.permute %{{.*}}, [1, 0] : tensor<3x2xf32>
 fx.graph @topk(%x: tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
   %0:2 = fx.call_function "aten::topk"(%x) {args = {k = 2 : i64, dim = 0 : i64}} : (tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)

@@ -42,8 +42,6 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
 
   LogicalResult matchAndRewrite(ConvolutionOp op,
                                 PatternRewriter &b) const override {
-    if (op.getGroups() != 1)
-      return b.notifyMatchFailure(op, "more than one group");
     if (op.getChannelsLast())
       return b.notifyMatchFailure(op, "channels last");
     Location loc = op.getLoc();
@@ -100,6 +98,9 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
       if (d < 0)
         break;
     }
+    int64_t groups = op.getGroups();
+    if (groups != 1)
+      return expandGroups(op, b, blocks, points, c, o, groups, out);
     Value rows = blocks.size() == 1
                      ? blocks.front()
                      : ConcatenateOp::create(b, loc, blocks, 1).getResult();
@@ -125,6 +126,59 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
     b.replaceOpWithNewOp<PermuteOp>(op, reshape(sum, nhwo), toChannels);
     return success();
   }
+
+  /// Grouped: each block's channels split into (groups, C / groups), the
+  /// blocks side by side per group, (G, N * out..., K * C / G) rows by the
+  /// (G, K * C / G, O / G) weights in one product batched over the groups.
+  static LogicalResult expandGroups(ConvolutionOp op, PatternRewriter &b,
+                                    ArrayRef<Value> blocks, int64_t points,
+                                    int64_t c, int64_t o, int64_t groups,
+                                    ArrayRef<int64_t> out) {
+    Location loc = op.getLoc();
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      return ReshapeOp::create(b, loc, v, shape);
+    };
+    Value w = op.getWeight();
+    RankedTensorType wType = typeOf(w);
+    int64_t rank = wType.getRank(), spatial = rank - 2;
+    int64_t cg = c / groups, og = o / groups;
+    int64_t taps = static_cast<int64_t>(blocks.size());
+    SmallVector<Value> split;
+    for (Value block : blocks)
+      split.push_back(reshape(block, {points, groups, cg}));
+    Value rows = split.size() == 1
+                     ? split.front()
+                     : ConcatenateOp::create(b, loc, split, 2).getResult();
+    rows = PermuteOp::create(b, loc, rows, ArrayRef<int64_t>{1, 0, 2});
+    // (O, C / G, kernel...) -> (G, O / G, C / G, kernel...)
+    //   -> (G, kernel..., C / G, O / G) -> (G, K * C / G, O / G).
+    SmallVector<int64_t> grouped = {groups, og, cg};
+    SmallVector<int64_t> order = {0};
+    for (int64_t d = 0; d < spatial; ++d) {
+      grouped.push_back(wType.getDimSize(2 + d));
+      order.push_back(3 + d);
+    }
+    order.push_back(2);
+    order.push_back(1);
+    Value cols = reshape(
+        PermuteOp::create(b, loc, reshape(w, grouped), order),
+        {groups, taps * cg, og});
+    Value sum = DotOp::create(b, loc, rows, cols, ArrayRef<int64_t>{0},
+                              ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2},
+                              ArrayRef<int64_t>{1});
+    // (G, N * out..., O / G) -> (N * out..., G, O / G) -> (N, out..., O)
+    //   -> (N, O, out...).
+    sum = PermuteOp::create(b, loc, sum, ArrayRef<int64_t>{1, 0, 2});
+    int64_t n = typeOf(op.getInput()).getDimSize(0);
+    SmallVector<int64_t> nhwo = {n};
+    llvm::append_range(nhwo, out);
+    nhwo.push_back(o);
+    SmallVector<int64_t> toChannels = {0, spatial + 1};
+    for (int64_t d = 0; d < spatial; ++d)
+      toChannels.push_back(1 + d);
+    b.replaceOpWithNewOp<PermuteOp>(op, reshape(sum, nhwo), toChannels);
+    return success();
+  }
 };
 
 struct ExpandConvolutionsPass
@@ -137,14 +191,9 @@ struct ExpandConvolutionsPass
     // What is left has no expansion: an error at its location.
     WalkResult walk = getOperation().walk([](Operation *op) {
       if (auto conv = dyn_cast<ConvolutionOp>(op)) {
-        if (conv.getChannelsLast())
-          conv.emitOpError() << "in the channels-last layout needs a library "
-                                "convolution (tc-expand-convolutions expands "
-                                "channels-first ones)";
-        else
-          conv.emitOpError() << "with " << conv.getGroups()
-                             << " groups needs a library convolution "
-                                "(tc-expand-convolutions expands one group)";
+        conv.emitOpError() << "in the channels-last layout needs a library "
+                              "convolution (tc-expand-convolutions expands "
+                              "channels-first ones)";
         return WalkResult::interrupt();
       }
       if (isa<ConvolutionBackwardInputOp, ConvolutionBackwardWeightOp>(op)) {

@@ -44,8 +44,16 @@ func.func @dilated(%x: tensor<1x2x3x5xf32>, %w: tensor<3x2x2x1xf32>) -> tensor<1
 
 // -----
 
+// Grouped: each window's channels split by group, the windows side by side
+// per group, one product batched over the groups.
+// CHECK-LABEL: func.func @grouped
+// CHECK: prim.reshape %{{.*}}, shape [9, 2, 2]
+// CHECK: %[[ROWS:.*]] = prim.concatenate %{{.*}} dim 2
+// CHECK: %[[BYGROUP:.*]] = prim.permute %[[ROWS]], [1, 0, 2] : tensor<9x2x18xf32>
+// CHECK: %[[W:.*]] = prim.reshape %{{.*}}, shape [2, 18, 2]
+// CHECK: prim.dot %[[BYGROUP]], %[[W]], batch [0] x [0], contract [2] x [1] : tensor<2x9x18xf32>, tensor<2x18x2xf32>
+// CHECK-NOT: prim.convolution
 func.func @grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32> {
-  // expected-error @+1 {{'prim.convolution' op with 2 groups needs a library convolution}}
   %0 = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 2 : tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>
   return %0 : tensor<1x4x3x3xf32>
 }

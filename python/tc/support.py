@@ -395,6 +395,14 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         if any(isinstance(v, torch.Tensor) and not v.is_floating_point()
                for v in vals):
             return False, "integer polynomials are not supported"
+    if name == "aten::round.decimals" and isinstance(val, torch.Tensor) \
+            and val.device.type != "cpu" and val.dtype in (torch.float16,
+                                                           torch.bfloat16):
+        # tc rounds as eager's CPU kernel does (scale, round, unscale in
+        # f32); on an H100 2% of eager's CUDA results differ from that, up
+        # to 8% relative, for a reason not found yet.
+        return False, ("round(x, decimals) of half types on a GPU differs "
+                       "from eager's CUDA kernel")
     if name == "aten::segment_reduce" and bound.get("indices") is not None:
         return False, "segment_reduce by indices is not supported"
     if name == "aten::embedding" and (bound.get("sparse")

@@ -736,9 +736,15 @@ def test_indices_among_equal_elements(fresh_tc):
     assert torch.equal(x.gather(1, indices.unsqueeze(1)).squeeze(1), values)
 
 
-def test_complex_tensors_and_fourier_transforms(fresh_tc):
+def test_complex_tensors_and_fourier_transforms(fresh_tc, device,
+                                                monkeypatch):
     """Complex inputs and outputs (real pairs in tc), their arithmetic and
-    the Fourier transforms, compiled whole and equal to eager's."""
+    the Fourier transforms, compiled whole and equal to eager's. On a GPU
+    the cost model leaves such small transforms to eager (tc's DFT kernels
+    took 12-18 us where cuFFT's took 2 on the H100): turned off here, so
+    that tc's transforms are what is tested."""
+    if device != "cpu":
+        monkeypatch.setenv("TC_COST_MODEL", "0")
     def f(x, z):
         spectrum = torch.fft.rfft(x)
         product = torch.fft.fft2(z) * spectrum[..., :4]
@@ -1007,17 +1013,20 @@ def test_sin_of_small_negative_arguments(fresh_tc, device):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_round_to_decimals_of_half_types(fresh_tc, dtype):
+def test_round_to_decimals_of_half_types(fresh_tc, device, dtype):
     """round(x, decimals) of half types scales, rounds and scales back in
     f32 and rounds once, as eager's CPU kernel: x * 1000 rounded to bf16
     first put results a bf16 step off (4.6875 for 4.656; found by the
-    conformance sweep). (On the H100, 2% of tc's results differ from
-    eager's CUDA kernel's, up to 8% relative: not explained yet.)"""
+    conformance sweep). On a GPU it runs in eager: on the H100 2% of tc's
+    results differed from eager's CUDA kernel's, up to 8% relative (not
+    explained yet); the values are eager's either way."""
     torch.manual_seed(0)
     x = (torch.rand(4096) * 18 - 9).to(dtype)
     got, expected, *_ = run_both(
         lambda x: (torch.round(x, decimals=3), torch.round(x, decimals=-1)),
-        x)
+        x, compiled="all" if device == "cpu" else "some")
+    if device != "cpu":
+        assert tc.counters["ops_eager"] >= 1
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, atol=0, rtol=0)
 

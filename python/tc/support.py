@@ -235,7 +235,8 @@ COMPLEX_OPS = {
     "aten::polar", "aten::view_as_real", "aten::view_as_complex",
     "aten::real", "aten::imag", "aten::abs", "aten::angle",
     "aten::add.Tensor",
-    "aten::sub.Tensor", "aten::mul.Tensor", "aten::_fft_r2c",
+    "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor",
+    "aten::_fft_r2c",
     "aten::_fft_c2c", "aten::_fft_c2r",
     # Ops that only move elements: each part separately.
     "aten::slice.Tensor", "aten::constant_pad_nd", "aten::permute",
@@ -364,13 +365,14 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                 bound.get("scale_grad_by_freq") or bound.get("sparse")):
             return False, ("sparse and scale_grad_by_freq embedding bags "
                            "are not supported yet")
-    if name in ("aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor") \
+    if name in ("aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor",
+                "aten::div.Tensor") \
             and any(isinstance(v, torch.Tensor) and v.dtype in COMPLEX_DTYPES
-                    for v in vals) and not (
-                isinstance(bound.get("other"), torch.fx.Node)
-                and bound.get("alpha", 1) == 1):
-        return False, ("complex arithmetic with a scalar or alpha is not "
-                       "supported yet")
+                    for v in vals) and any(
+                isinstance(bound.get(key), complex)
+                for key in ("other", "alpha")):
+        return False, ("complex arithmetic with a complex scalar or alpha "
+                       "is not supported yet")
     if name == "aten::constant_pad_nd" and bound.get("value", 0) != 0 and \
             any(isinstance(v, torch.Tensor) and v.dtype in COMPLEX_DTYPES
                 for v in vals):

@@ -1060,3 +1060,41 @@ def test_float64_bessel_functions_run_in_eager(fresh_tc):
     tc.reset_counters()
     got, expected, *_ = run_both(torch.special.bessel_j0, x.float())
     torch.testing.assert_close(got, expected)
+
+
+def test_complex_arithmetic_with_real_scalars_and_alpha(fresh_tc):
+    """A complex tensor times, plus or minus a real scalar, and add/sub
+    with a real alpha: the scalar promoted to (s, 0) and multiplied as
+    eager's complex product does, so 0 * inf gives eager's NaN parts."""
+    z = torch.tensor([complex(float("inf"), 1.0), complex(2.0, float("nan")),
+                      complex(1.0, -2.0), complex(-0.5, 3.0)])
+    w = torch.randn(4, dtype=torch.complex64)
+
+    def f(z, w):
+        return (z * 3, z * 0, z + 2.5, z - 1, torch.add(z, w, alpha=2),
+                torch.sub(w, z, alpha=0), torch.addcmul(w, z, w, value=2))
+    got, expected, *_ = run_both(f, z, w)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)
+        assert torch.equal(torch.view_as_real(g).isnan(),
+                           torch.view_as_real(e).isnan())
+
+
+def test_complex_division_as_eager(fresh_tc):
+    """Complex division as c10::complex divides (NumPy's scaled formula):
+    large and small denominators without overflow, a zero denominator
+    giving eager's inf and NaN parts, and division by a real scalar."""
+    torch.manual_seed(4)
+    z = torch.randn(64, dtype=torch.complex64) * 3
+    w = torch.randn(64, dtype=torch.complex64)
+    w[0] = complex(1e30, 1e30)
+    w[1] = complex(1e-30, -2e-30)
+    w[2] = 0
+    w[3] = complex(0.0, float("nan"))
+    z[2] = complex(1.0, 0.0)
+
+    def f(z, w):
+        return z / w, z / 2.5, torch.addcdiv(w, z, w, value=0.5)
+    got, expected, *_ = run_both(f, z, w)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)

@@ -217,17 +217,72 @@ std::optional<Decomposer::Result> Decomposer::complexOrFFT(StringRef target) {
     // (1e30 + 1e30i: 1.41e30, not inf).
     return one(hypot(coerce(p.re, type), coerce(p.im, type)));
   }
-  if ((target == "aten::add.Tensor" || target == "aten::sub.Tensor" ||
-       target == "aten::mul.Tensor") &&
-      operands.size() == 2 && resultComplex && !arg("alpha")) {
+  // (The importer writes a scalar `other` as the .Scalar overload.)
+  StringRef arith = target;
+  if (arith.ends_with(".Scalar"))
+    arith = arith.drop_back(strlen(".Scalar"));
+  else if (arith.ends_with(".Tensor"))
+    arith = arith.drop_back(strlen(".Tensor"));
+  if ((arith == "aten::add" || arith == "aten::sub" || arith == "aten::mul" ||
+       arith == "aten::div") &&
+      (operands.size() == 2 || operands.size() == 1) && resultComplex) {
     RankedTensorType type = partType();
-    Parts x = coerceParts(partsOf(0), type), y = coerceParts(partsOf(1), type);
-    if (target == "aten::add.Tensor")
+    // A complex product, as c10::complex's (0 * inf is NaN in a part, as
+    // in eager: no shortcut for a real factor).
+    auto times = [&](Parts a, Parts c) -> Parts {
+      return {sub(mul(a.re, c.re), mul(a.im, c.im)),
+              add(mul(a.re, c.im), mul(a.im, c.re))};
+    };
+    Parts x = coerceParts(partsOf(0), type), y;
+    if (operands.size() == 2) {
+      y = coerceParts(partsOf(1), type);
+    } else {
+      // A real scalar `other`, as eager promotes it: (other, 0).
+      if (!isa_and_present<FloatAttr, IntegerAttr>(arg("other")))
+        return Result(fail("a complex scalar operand is not supported"));
+      y = {splat(type, floatArg("other", 0)), splat(type, 0)};
+    }
+    if (arg("alpha")) {
+      if (!isa<FloatAttr, IntegerAttr>(arg("alpha")))
+        return Result(fail("a complex alpha is not supported"));
+      y = times(y, {splat(type, floatArg("alpha", 1)), splat(type, 0)});
+    }
+    if (arith == "aten::div") {
+      // c10::complex's division (NumPy's): the smaller of |c| and |d| as a
+      // ratio of the larger, so that neither square overflows; 0 / 0
+      // divides each part by a zero (inf or NaN parts, as eager's).
+      Value a = x.re, bp = x.im, c = y.re, d = y.im;
+      Value absC = prim::AbsOp::create(b, loc, c);
+      Value absD = prim::AbsOp::create(b, loc, d);
+      Value cFirst = prim::CompareOp::create(b, loc, P::GE, absC, absD);
+      Value zero = splat(type, 0), one1 = splat(type, 1);
+      Value both0 = prim::BitwiseAndOp::create(
+          b, loc, prim::CompareOp::create(b, loc, P::EQ, absC, zero),
+          prim::CompareOp::create(b, loc, P::EQ, absD, zero));
+      // |c| >= |d|: rat = d / c, scl = 1 / (c + d rat).
+      Value ratC = div(d, c);
+      Value sclC = div(one1, add(c, mul(d, ratC)));
+      Value reC = mul(add(a, mul(bp, ratC)), sclC);
+      Value imC = mul(sub(bp, mul(a, ratC)), sclC);
+      // Otherwise: rat = c / d, scl = 1 / (d + c rat).
+      Value ratD = div(c, d);
+      Value sclD = div(one1, add(d, mul(c, ratD)));
+      Value reD = mul(add(mul(a, ratD), bp), sclD);
+      Value imD = mul(sub(mul(bp, ratD), a), sclD);
+      Value re = prim::WhereOp::create(
+          b, loc, cFirst,
+          prim::WhereOp::create(b, loc, both0, div(a, absC), reC), reD);
+      Value im = prim::WhereOp::create(
+          b, loc, cFirst,
+          prim::WhereOp::create(b, loc, both0, div(bp, absD), imC), imD);
+      return one(pack(re, im));
+    }
+    if (arith == "aten::add")
       return one(pack(add(x.re, y.re), add(x.im, y.im)));
-    if (target == "aten::sub.Tensor")
+    if (arith == "aten::sub")
       return one(pack(sub(x.re, y.re), sub(x.im, y.im)));
-    return one(pack(sub(mul(x.re, y.re), mul(x.im, y.im)),
-                    add(mul(x.re, y.im), mul(x.im, y.re))));
+    Parts product = times(x, y);
+    return one(pack(product.re, product.im));
   }
 
   if (isFFT) {

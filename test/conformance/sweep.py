@@ -325,6 +325,27 @@ def _same_distribution(actual: Any, expected: Any,
     return None
 
 
+def _per_channel_distribution(op, name: str, sample, compiled, actual: Any,
+                              expected: Any) -> str | None:
+    """`_same_distribution` for an op of `_PER_CHANNEL_RANDOM`: both sides'
+    draws pooled over `_CHANNEL_DRAWS` seeds, counted per channel."""
+    args = (sample.input, *sample.args)
+    draws_tc, draws_eager = [actual], [expected]
+    for seed in range(1, _CHANNEL_DRAWS):
+        torch.manual_seed(seed)
+        draws_tc.append(compiled(*_clone(args), **_clone(sample.kwargs)))
+        draws_eager.append(_eager(op, sample, seed))
+    shape = sample.input.shape
+    # (N, C, spatial...); dropout3d of a 4-d input is one unbatched
+    # (C, D, H, W).
+    lead = shape[:1] if (name.endswith("dropout3d")
+                         and len(shape) == 4) else shape[:2]
+    units = _CHANNEL_DRAWS * max(1, math.prod(lead))
+    return _same_distribution(
+        torch.cat([d.reshape(-1) for d in draws_tc]),
+        torch.cat([d.reshape(-1) for d in draws_eager]), units)
+
+
 def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
     """Classifies one OpInfo op at one dtype (see the module docstring)."""
     name = op.name + (f".{op.variant_test_name}"
@@ -377,32 +398,12 @@ def check_op(op, dtype: torch.dtype, samples: int) -> dict[str, Any]:
         finally:
             fallbacks.removeHandler(first)
             fallbacks.setLevel(level)
-        if random and name in _PER_CHANNEL_RANDOM:
-            # Pooled draws of both sides, per-channel numbers counted once.
-            args = (sample.input, *sample.args)
-            draws_tc, draws_eager = [actual], [expected]
-            for seed in range(1, _CHANNEL_DRAWS):
-                torch.manual_seed(seed)
-                draws_tc.append(compiled(*_clone(args),
-                                         **_clone(sample.kwargs)))
-                draws_eager.append(_eager(op, sample, seed))
-            shape = sample.input.shape
-            # (N, C, spatial...); dropout3d of a 4-d input is one unbatched
-            # (C, D, H, W).
-            lead = shape[:1] if (name.endswith("dropout3d")
-                                 and len(shape) == 4) else shape[:2]
-            units = _CHANNEL_DRAWS * max(1, math.prod(lead))
-            mismatch = _same_distribution(torch.cat(
-                [d.reshape(-1) for d in draws_tc]), torch.cat(
-                [d.reshape(-1) for d in draws_eager]), units)
-            if mismatch is not None:
-                return {"status": "wrong", "samples": len(runnable),
-                        "random": True, "reason": mismatch,
-                        "sample": repr(sample)[:300]}
-            reason = reason or "random: eager's distribution"
-            mismatch = None
-        elif random:
-            mismatch = _same_distribution(actual, expected)
+        if random:
+            if name in _PER_CHANNEL_RANDOM:
+                mismatch = _per_channel_distribution(
+                    op, name, sample, compiled, actual, expected)
+            else:
+                mismatch = _same_distribution(actual, expected)
             if mismatch is not None:
                 return {"status": "wrong", "samples": len(runnable),
                         "random": True, "reason": mismatch,

@@ -116,15 +116,24 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
     Value sum = DotOp::create(b, loc, rows, cols, ArrayRef<int64_t>{},
                               ArrayRef<int64_t>{}, ArrayRef<int64_t>{1},
                               ArrayRef<int64_t>{0});
-    // (N * out..., O) -> (N, O, out...).
+    replaceByProduct(op, b, sum, n, out, o);
+    return success();
+  }
+
+  /// Replaces `op` by `sum`, its (N * out..., O) products in any layout
+  /// whose elements are in that order, as (N, O, out...).
+  static void replaceByProduct(ConvolutionOp op, PatternRewriter &b,
+                               Value sum, int64_t n, ArrayRef<int64_t> out,
+                               int64_t o) {
+    int64_t spatial = static_cast<int64_t>(out.size());
     SmallVector<int64_t> nhwo = {n};
     llvm::append_range(nhwo, out);
     nhwo.push_back(o);
     SmallVector<int64_t> toChannels = {0, spatial + 1};
     for (int64_t d = 0; d < spatial; ++d)
       toChannels.push_back(1 + d);
-    b.replaceOpWithNewOp<PermuteOp>(op, reshape(sum, nhwo), toChannels);
-    return success();
+    b.replaceOpWithNewOp<PermuteOp>(
+        op, ReshapeOp::create(b, op.getLoc(), sum, nhwo), toChannels);
   }
 
   /// Grouped: each block's channels split into (groups, C / groups), the
@@ -166,17 +175,10 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
     Value sum = DotOp::create(b, loc, rows, cols, ArrayRef<int64_t>{0},
                               ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2},
                               ArrayRef<int64_t>{1});
-    // (G, N * out..., O / G) -> (N * out..., G, O / G) -> (N, out..., O)
-    //   -> (N, O, out...).
+    // (G, N * out..., O / G) -> (N * out..., G, O / G), products in
+    // (N * out..., O) order.
     sum = PermuteOp::create(b, loc, sum, ArrayRef<int64_t>{1, 0, 2});
-    int64_t n = typeOf(op.getInput()).getDimSize(0);
-    SmallVector<int64_t> nhwo = {n};
-    llvm::append_range(nhwo, out);
-    nhwo.push_back(o);
-    SmallVector<int64_t> toChannels = {0, spatial + 1};
-    for (int64_t d = 0; d < spatial; ++d)
-      toChannels.push_back(1 + d);
-    b.replaceOpWithNewOp<PermuteOp>(op, reshape(sum, nhwo), toChannels);
+    replaceByProduct(op, b, sum, typeOf(op.getInput()).getDimSize(0), out, o);
     return success();
   }
 };

@@ -299,6 +299,15 @@ def _kolmogorov_smirnov(x: torch.Tensor, y: torch.Tensor) -> float:
     ("log_normal", lambda x: torch.empty_like(x).log_normal_(0.2, 0.4) + x),
     ("cauchy", lambda x: torch.empty_like(x).cauchy_(1.0, 0.5) + x),
     ("geometric", lambda x: torch.empty_like(x).geometric_(0.3) + x),
+    ("bernoulli.p", lambda x: torch.ops.aten.bernoulli.p(x, 0.3) + x),
+    ("normal.Tensor_Tensor",
+     lambda x: torch.normal(x + 1.0, torch.full_like(x, 0.5) + x)),
+    ("normal.float_float",
+     lambda x: torch.normal(-1.0, 2.0, size=x.shape) + x),
+    ("randint.low", lambda x: torch.randint(-3, 40, x.shape) + x),
+    ("randint_like", lambda x: torch.randint_like(x, 7) - x),
+    ("rrelu training", lambda x: F.rrelu(
+        torch.linspace(-4, 4, x.numel()) + x, 0.1, 0.4, training=True)),
 ])
 def test_random_distributions_match_eager(fresh_tc, name, draw):
     """tc's random ops (counter-based uniform numbers, Box-Muller for the

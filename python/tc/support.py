@@ -19,7 +19,8 @@ import torch.fx
 
 from tc import cost
 from tc.compiler import decomposition_limits
-from tc.importer import Unsupported, _attribute, _arg_kind, qualified_name
+from tc.importer import (RANDOM_OPS, Unsupported, _arg_kind, _attribute,
+                         qualified_name)
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 
@@ -100,18 +101,11 @@ SUPPORTED_OPS: set[str] = {
     "aten::atanh", "aten::round.decimals", "aten::var_mean.correction",
     # Indexing and layout.
     "aten::index_select", "aten::flip", "aten::repeat", "aten::full_like",
-    # Random numbers (counter-based, from a seed the graph takes) and
-    # dropout.
     "aten::clamp_min", "aten::clamp_min.Tensor", "aten::clamp_max",
     "aten::clamp_max.Tensor",
-    "aten::rand", "aten::native_dropout", "aten::randn", "aten::randn_like",
-    "aten::uniform", "aten::normal_functional", "aten::exponential",
-    "aten::log_normal", "aten::cauchy", "aten::geometric",
-    "aten::bernoulli.p", "aten::normal.Tensor_Tensor",
-    "aten::normal.Tensor_float", "aten::normal.float_Tensor",
-    "aten::normal.float_float", "aten::randint", "aten::randint.low",
-    "aten::randint_like", "aten::randint_like.low_dtype",
-    "aten::rrelu_with_noise_functional",
+    # Random numbers (counter-based, from a seed the graph takes) and
+    # dropout: the importer's list, which gives their graphs the seed.
+    *RANDOM_OPS,
     # Lookups.
     "aten::embedding",
     # Advanced indexing and scatters (dense: tc.cost), strided

@@ -737,7 +737,14 @@ class _Importer:
 
         types = [_type(s) for s in specs]
         name = self.name if _BARE_ID.match(self.name) else _string(self.name)
-        lines = ["module {"]
+        # The device the graph runs on, where eager's semantics differ by
+        # device (tc-decompose reads it: a half sum's scalar is rounded to
+        # the half type by eager's CPU kernels, kept in f32 by its GPU ones).
+        device = next((v.device.type for n in self.gm.graph.nodes
+                       for v in [n.meta.get("val")]
+                       if isinstance(v, torch.Tensor)), "cpu")
+        lines = ["module {" if device == "cpu" else
+                 f"module attributes {{tc.device = {_string(device)}}} {{"]
         signature = f"  fx.graph @{name}(" + ", ".join(self.args) + ")"
         if types:
             signature += " -> (" + ", ".join(types) + ")"

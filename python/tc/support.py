@@ -32,6 +32,10 @@ _LIMITS = decomposition_limits()
 #: The largest max-pooling window (points) tc compiles.
 MAX_POOL_POSITIONS = _LIMITS.get("MAX_POOL_POSITIONS", 0)
 
+#: The most weights (input x output size) of a dimension of an anti-aliased
+#: resize tc compiles.
+MAX_RESAMPLE_WEIGHTS = _LIMITS.get("MAX_RESAMPLE_WEIGHTS", 0)
+
 #: ATen overloads tc compiles.
 SUPPORTED_OPS: set[str] = {
     # Elementwise, unary.
@@ -162,6 +166,10 @@ SUPPORTED_OPS: set[str] = {
     "aten::_pdist_forward", "aten::mode", "aten::histc",
     "aten::histogram.bin_ct", "aten::histogram.bins_tensor",
     "aten::adaptive_max_pool2d",
+    # Anti-aliased resizing, as products by eager's weights (one in x out
+    # matrix per dimension, up to MAX_RESAMPLE_WEIGHTS entries).
+    *(f"aten::_upsample_{mode}2d_aa{grad}" for mode in ("bilinear", "bicubic")
+      for grad in ("", "_backward")),
     # LU, Cholesky and QR factorizations and solves, unrolled (Linalg.cpp;
     # matrices up to LINALG_MAX_SIZE).
     "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack",
@@ -451,6 +459,18 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         if math.prod(kernel) > MAX_POOL_POSITIONS:
             return False, (f"average pooling windows of more than "
                            f"{MAX_POOL_POSITIONS} points are not supported")
+    if name.startswith("aten::_upsample_") and name.endswith(
+            ("_aa", "_aa_backward")):
+        source = bound.get("self", bound.get("grad_output"))
+        source = source.meta.get("val") \
+            if isinstance(source, torch.fx.Node) else None
+        if isinstance(source, torch.Tensor) and isinstance(val, torch.Tensor) \
+                and source.dim() == 4 and val.dim() == 4 and any(
+                    source.shape[d] * val.shape[d] > MAX_RESAMPLE_WEIGHTS
+                    for d in (2, 3)):
+            return False, (f"anti-aliased resizes with more than "
+                           f"{MAX_RESAMPLE_WEIGHTS} weights per dimension "
+                           "are not supported")
     if name == "aten::convolution":
         if isinstance(val, torch.Tensor) and not val.dtype.is_floating_point:
             return False, "integer convolutions are not supported"

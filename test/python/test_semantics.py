@@ -1098,3 +1098,63 @@ def test_complex_division_as_eager(fresh_tc):
     got, expected, *_ = run_both(f, z, w)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_ops_with_a_scalar_compute_in_f32(fresh_tc, device, dtype):
+    """A half-precision op with a scalar or an alpha computes in f32 and
+    rounds once, with eager's scalar: a product's in f32 (rounded to f16
+    first, special.ndtr's `x * 0.7071...` was 1 ulp from eager's and the
+    result 5% off near x = -2.8: found by the conformance sweep), a sum's
+    rounded to the half type as eager's CPU kernels do (on CUDA eager
+    keeps it in f32: compared within an ulp there)."""
+    torch.manual_seed(0)
+    x = (torch.randn(8192, device=device) * 3).to(dtype)
+    y = torch.randn(8192, device=device).to(dtype)
+
+    def f(x, y):
+        return (x * 0.7071067811865476, x + 0.1, x / 3.0,
+                torch.add(x, y, alpha=0.3), x * 0.5, x - 0.1,
+                torch.sub(x, y, alpha=0.7))
+
+    got, expected, *_ = run_both(f, x, y)
+    for g, e in zip(got, expected):
+        if device == "cpu":
+            assert torch.equal(g, e)
+        else:
+            torch.testing.assert_close(g, e, rtol=1e-2, atol=1e-5)
+    got, expected, *_ = run_both(torch.special.ndtr, x)
+    # Within an ulp (tc's erf and eager's may round apart; the constant in
+    # f16 was 5% off).
+    torch.testing.assert_close(got, expected, rtol=2e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_antialiased_resize_as_eager(fresh_tc, device, mode, dtype):
+    """interpolate(antialias=True), down and up, with align_corners and
+    with a scale factor, and its gradient: eager's weights (computed in
+    the graph) times the image, one product per dimension."""
+    torch.manual_seed(0)
+    f = torch.nn.functional.interpolate
+    x = torch.randn(2, 3, 45, 64, device=device, dtype=dtype)
+    for kwargs in (dict(size=(17, 100)), dict(size=(64, 21),
+                                              align_corners=True),
+                   dict(scale_factor=0.37)):
+        torch._dynamo.reset()
+        tc.reset_counters()
+        got, expected, *_ = run_both(
+            lambda x: f(x, mode=mode, antialias=True, **kwargs), x)
+        torch.testing.assert_close(got, expected)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    leaf = x.clone().requires_grad_()
+    out = torch.compile(lambda x: f(x, size=(20, 30), mode=mode,
+                                    antialias=True), backend="tc")(leaf)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    assert tc.counters["ops_eager"] == 0 and \
+        tc.counters["runtime_fallbacks"] == 0
+    expected_leaf = x.clone().requires_grad_()
+    f(expected_leaf, size=(20, 30), mode=mode, antialias=True).backward(grad)
+    torch.testing.assert_close(leaf.grad, expected_leaf.grad)

@@ -7,8 +7,9 @@
 // tc-decompose for average pooling (`avg_pool2d`/`3d`, `_adaptive_avg_pool3d`),
 // transposed convolutions (as a convolution of the stride-dilated input with
 // the flipped kernel), the products `addbmm` and `_trilinear`, pairwise
-// distances (`_cdist_forward`, `_pdist_forward`), and the counting ops
-// `mode` and `histc`.
+// distances (`_cdist_forward`, `_pdist_forward`), the counting ops
+// `mode` and `histc`, and anti-aliased resizing (products by eager's
+// weights).
 //
 //===----------------------------------------------------------------------===//
 
@@ -730,6 +731,109 @@ Decomposer::poolingAndProducts(StringRef target) {
       hist = div(hist, mul(total, widths));
     }
     return Result(SmallVector<Value>{hist, edges});
+  }
+
+  if (target == "aten::_upsample_bilinear2d_aa" ||
+      target == "aten::_upsample_bicubic2d_aa" ||
+      target == "aten::_upsample_bilinear2d_aa_backward" ||
+      target == "aten::_upsample_bicubic2d_aa_backward") {
+    // Anti-aliased resizing is separable: out = Wh x Ww^T per image, with
+    // eager's weights as constants (a product per dimension; the gradient
+    // is the transposed products). Computed in the opmath type.
+    bool backward = target.ends_with("_backward");
+    bool cubic = target.contains("bicubic");
+    RankedTensorType outType = resultType();
+    Type elt = opmathType(outType.getElementType());
+    if (!elt.isF32() && !elt.isF64())
+      return Result(fail("anti-aliased resizing of " + quoted(outType)));
+    Value x = convert(operands[0], elt);
+    RankedTensorType xType = typeOf(x);
+    if (xType.getRank() != 4 || !xType.hasStaticShape())
+      return Result(fail("input " + quoted(xType) + " is not 4-d"));
+    // Sizes of the resized (output) image and the source image.
+    RankedTensorType image = backward ? outType : xType;
+    RankedTensorType resized = backward ? xType : outType;
+    int64_t in[2] = {image.getDimSize(2), image.getDimSize(3)};
+    int64_t out[2] = {resized.getDimSize(2), resized.getDimSize(3)};
+    for (int d = 0; d < 2; ++d)
+      if (in[d] * out[d] > limits::kMaxResampleWeights)
+        return Result(fail("a resize of " + Twine(in[d]) + " to " +
+                           Twine(out[d]) + " needs more than " +
+                           Twine(limits::kMaxResampleWeights) + " weights"));
+    if (llvm::is_contained(out, 0) || llvm::is_contained(in, 0) ||
+        outType.getNumElements() == 0)
+      return one(splat(outType, 0));
+    bool alignCorners = boolArg("align_corners", false);
+    auto scaleOf = [&](StringRef name) -> std::optional<double> {
+      if (auto f = dyn_cast_if_present<FloatAttr>(arg(name)))
+        return f.getValueAsDouble();
+      return std::nullopt;
+    };
+    // Eager's weights along dimension d as an [in, out] matrix (forward;
+    // [out, in] backward), computed in the graph as eager's CPU kernel
+    // computes them: output i averages the inputs j within `support` of
+    // its centre with the filter (bilinear: a triangle; bicubic: Keys'
+    // cubic, a = -0.5) stretched by the scale when downsampling,
+    // normalized to sum 1; the window is [max(trunc(centre - support +
+    // 0.5), 0), trunc(centre + support + 0.5)).
+    auto weights = [&](int d, std::optional<double> scaleArg) -> Value {
+      double scale =
+          alignCorners ? (out[d] > 1 ? double(in[d] - 1) / (out[d] - 1) : 0.0)
+          : scaleArg && *scaleArg > 0 ? 1.0 / *scaleArg
+                                      : double(in[d]) / out[d];
+      if (elt.isF32())
+        scale = static_cast<float>(scale);
+      double half = cubic ? 2 : 1;
+      double support = scale >= 1 ? half * scale : half;
+      double invscale = scale >= 1 ? 1 / scale : 1;
+      int64_t outDim = backward ? 0 : 1;
+      SmallVector<int64_t> shape =
+          backward ? SmallVector<int64_t>{out[d], in[d]}
+                   : SmallVector<int64_t>{in[d], out[d]};
+      auto type = RankedTensorType::get(shape, elt);
+      auto c = [&](double v) { return splat(type, v); };
+      Value i = convert(iota(shape, outDim), elt);
+      Value j = convert(iota(shape, 1 - outDim), elt);
+      Value center = mul(c(scale), add(i, c(0.5)));
+      Value lo = prim::FloorOp::create(
+          b, loc, prim::MaximumOp::create(
+                      b, loc, add(sub(center, c(support)), c(0.5)), c(0)));
+      Value hi = prim::FloorOp::create(b, loc,
+                                       add(add(center, c(support)), c(0.5)));
+      Value t = prim::AbsOp::create(
+          b, loc, mul(add(sub(j, center), c(0.5)), c(invscale)));
+      Value w;
+      if (!cubic) {
+        w = prim::MaximumOp::create(b, loc, sub(c(1), t), c(0));
+      } else {
+        const double a = -0.5;
+        Value near = add(mul(mul(sub(mul(c(a + 2), t), c(a + 3)), t), t),
+                         c(1));
+        Value far = sub(
+            mul(add(mul(sub(mul(c(a), t), c(5 * a)), t), c(8 * a)), t),
+            c(4 * a));
+        w = sel(cmp(P::LT, t, c(1)), near,
+                sel(cmp(P::LT, t, c(2)), far, c(0)));
+      }
+      w = sel(andI(cmp(P::GE, j, lo), cmp(P::LT, j, hi)), w, c(0));
+      int64_t jDim = 1 - outDim;
+      RankedTensorType totalType = RankedTensorType::get(
+          backward ? ArrayRef<int64_t>{out[d], 1}
+                   : ArrayRef<int64_t>{1, out[d]},
+          elt);
+      Value total = broadcast(
+          reduce(prim::ReductionKind::Sum, w, {jDim}, true, totalType), shape);
+      return sel(cmp(P::EQ, total, c(0)), w, div(w, total));
+    };
+    auto contractLast = [&](Value v, Value w) -> Value {
+      return prim::DotOp::create(b, loc, v, w, ArrayRef<int64_t>{},
+                                 ArrayRef<int64_t>{}, ArrayRef<int64_t>{3},
+                                 ArrayRef<int64_t>{0});
+    };
+    // Width, then height (moved last and back).
+    Value t = contractLast(x, weights(1, scaleOf("scales_w")));
+    t = contractLast(permute(t, {0, 1, 3, 2}), weights(0, scaleOf("scales_h")));
+    return one(convert(permute(t, {0, 1, 3, 2}), outType.getElementType()));
   }
 
   return std::nullopt;

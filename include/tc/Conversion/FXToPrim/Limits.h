@@ -46,6 +46,11 @@ inline constexpr int64_t kMaxPolynomialDegree = 64;
 /// the positions fit in i16.
 inline constexpr int64_t kMaxPoolPositions = 256;
 
+/// The most weights (input size x output size) of one dimension of an
+/// anti-aliased resize: tc's is a product by a dense weight matrix, a
+/// constant of the graph (a 1024 x 1024 one is 4 MB in f32).
+inline constexpr int64_t kMaxResampleWeights = int64_t(1) << 20;
+
 struct NamedLimit {
   const char *name;
   int64_t value;
@@ -58,6 +63,7 @@ inline constexpr NamedLimit kNamedLimits[] = {
     {"LINALG_MAX_SIZE", kMaxLinalgSize},
     {"MAX_POLYNOMIAL_DEGREE", kMaxPolynomialDegree},
     {"MAX_POOL_POSITIONS", kMaxPoolPositions},
+    {"MAX_RESAMPLE_WEIGHTS", kMaxResampleWeights},
 };
 
 } // namespace mlir::tc::limits

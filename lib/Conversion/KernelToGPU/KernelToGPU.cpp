@@ -103,14 +103,15 @@ static bool hasHalfAccesses(Block &body) {
 /// row would have fewer than 128 threads, a few elements each.
 constexpr int64_t kMinPointwiseRow = 512;
 
-/// A pointwise kernel over short rows (one top-level `kernel.loop` and no
-/// reduction) becomes a kernel over points: the loop's dimension joins the
+/// A pointwise kernel over short rows, or over fewer than `minRows` rows
+/// (one top-level `kernel.loop` and no reduction), becomes a kernel over
+/// points: the loop's dimension joins the
 /// domain, and what the row computed once (a channel's scale and shift)
 /// each point computes. Rows are short in convolutional networks (56 or 7
 /// elements): a block per row would leave most threads of each block idle,
 /// while one thread per point (or per group of `vector-width` points) fills
 /// blocks and coalesces across rows.
-static void flattenPointwiseRows(kernel::KernelOp kernel) {
+static void flattenPointwiseRows(kernel::KernelOp kernel, int64_t minRows) {
   Block &body = kernel.getBody().front();
   kernel::LoopOp loop;
   for (Operation &op : body) {
@@ -126,8 +127,11 @@ static void flattenPointwiseRows(kernel::KernelOp kernel) {
       return;
   }
   APInt size;
+  int64_t rows = 1;
+  for (int64_t extent : kernel.getDomain())
+    rows = ShapedType::isDynamic(extent) ? minRows : rows * extent;
   if (!loop || !matchPattern(loop.getSize(), m_ConstantInt(&size)) ||
-      size.getSExtValue() >= kMinPointwiseRow)
+      (size.getSExtValue() >= kMinPointwiseRow && rows >= minRows))
     return;
   bool nested = false;
   loop.getBody().walk([&](Operation *op) {
@@ -750,7 +754,7 @@ struct ConvertKernelToGPUPass
 
     llvm::DenseMap<StringAttr, GPUSchedule> schedules;
     for (kernel::KernelOp k : kernels) {
-      flattenPointwiseRows(k);
+      flattenPointwiseRows(k, minRowBlocks);
       GPUSchedule schedule = chooseSchedule(k, options);
       FailureOr<gpu::GPUFuncOp> func =
           GPUKernelLowering(k, schedule, options).run(gpuModule);

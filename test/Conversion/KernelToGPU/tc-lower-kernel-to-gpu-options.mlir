@@ -1,12 +1,19 @@
-// RUN: tc-opt %s -tc-lower-kernel-to-gpu="vector-width=1" -canonicalize | FileCheck %s --check-prefix=SCALAR
-// RUN: tc-opt %s -tc-lower-kernel-to-gpu="replicate-trig=false" -canonicalize | FileCheck %s --check-prefix=NOTRIG
-// RUN: tc-opt %s -tc-lower-kernel-to-gpu="max-block-size=256" -canonicalize | FileCheck %s --check-prefix=NARROW
+// RUN: tc-opt %s -tc-lower-kernel-to-gpu="vector-width=1 min-row-blocks=1" -canonicalize | FileCheck %s --check-prefix=SCALAR
+// RUN: tc-opt %s -tc-lower-kernel-to-gpu="replicate-trig=false min-row-blocks=1" -canonicalize | FileCheck %s --check-prefix=NOTRIG
+// RUN: tc-opt %s -tc-lower-kernel-to-gpu="max-block-size=256 min-row-blocks=1" -canonicalize | FileCheck %s --check-prefix=NARROW
+// RUN: tc-opt %s -tc-lower-kernel-to-gpu -canonicalize | FileCheck %s --check-prefix=FEWROWS
 
 // The schedule knobs (what an autotuner varies). vector-width=1: one
 // element per thread and iteration, the constant-trip strided loop unrolled
 // by 4 instead. replicate-trig=false: a body with sin is neither vectorized
 // nor unrolled. By default a pointwise row takes 2048 / 4 = 512 threads;
-// max-block-size=256 caps that, the thread taking 2 groups of 4.
+// max-block-size=256 caps that, the thread taking 2 groups of 4. (Each
+// runs with min-row-blocks=1.) By default, 4 rows are fewer than
+// min-row-blocks: one thread per point, 32 blocks instead of 4.
+// FEWROWS: kernel.launch @tc_kernels::@rows({{.*}}) {block = 256 : i64, grid = 32 : i64}
+// FEWROWS: gpu.block_id
+// FEWROWS-NOT: scf.for
+// FEWROWS: math.sin
 // SCALAR: kernel.launch @tc_kernels::@rows({{.*}}) {block = 512 : i64, grid = 4 : i64}
 // SCALAR-COUNT-4: math.sin
 // SCALAR-NOT: math.sin

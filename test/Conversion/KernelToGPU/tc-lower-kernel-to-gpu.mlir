@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu -canonicalize | FileCheck %s
+// RUN: tc-opt %s -split-input-file -tc-lower-kernel-to-gpu="min-row-blocks=1" -canonicalize | FileCheck %s
 
 // Long pointwise rows: one block per row; each thread takes 4 neighbouring
 // elements (one 16-byte access once lowered) at (tid + i * block) * 4, the

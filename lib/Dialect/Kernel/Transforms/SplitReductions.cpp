@@ -217,7 +217,9 @@ static int64_t chooseSplits(int64_t points, int64_t length,
   int64_t splits = llvm::PowerOf2Ceil(llvm::divideCeil(parallelism, points));
   splits = std::min<int64_t>(
       splits, llvm::bit_floor(static_cast<uint64_t>(maxSplits)));
-  while (splits > 1 && (length % splits || length / splits < kMinChunk))
+  // Chunks of ceil(length / splits) (the last one short where the splits
+  // do not divide the length: a [32, 50257] reduction split in 32, not 256).
+  while (splits > 1 && llvm::divideCeil(length, splits) < kMinChunk)
     splits /= 2;
   return splits >= kMinSplits ? splits : 0;
 }
@@ -232,7 +234,9 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
   MLIRContext *ctx = kernel.getContext();
   Location loc = reduce.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
-  int64_t chunk = *constantSize(reduce.getSize()) / splits;
+  int64_t length = *constantSize(reduce.getSize());
+  int64_t chunk = llvm::divideCeil(length, splits);
+  bool ragged = chunk * splits != length;
   // The temporary's index of chunk `s` at domain point `point`.
   auto partialIndex = [&](Value s, ValueRange point) {
     SmallVector<Value> at;
@@ -291,10 +295,30 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
     OpBuilder::InsertionGuard guard(b);
     Block *body = b.createBlock(&part.getBody(), {}, {b.getIndexType()}, {loc});
     Value base = arith::MulIOp::create(b, loc, split, chunkSize);
-    mapping.map(reduce.getBody().getArgument(0),
-                arith::AddIOp::create(b, loc, base, body->getArgument(0)));
-    for (Operation &op : reduce.getBody().front())
+    Value at = arith::AddIOp::create(b, loc, base, body->getArgument(0));
+    Value inRange;
+    if (ragged) {
+      // The last chunk's iterations past the end read the last element
+      // and yield the identity.
+      Value end = arith::ConstantIndexOp::create(b, loc, length);
+      inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at,
+                                      end);
+      at = arith::MinUIOp::create(
+          b, loc, at, arith::ConstantIndexOp::create(b, loc, length - 1));
+    }
+    mapping.map(reduce.getBody().getArgument(0), at);
+    for (Operation &op : reduce.getBody().front().without_terminator())
       b.clone(op, mapping);
+    auto yield = cast<YieldOp>(reduce.getBody().front().getTerminator());
+    SmallVector<Value> values;
+    for (Value v : yield.getValues()) {
+      Value mapped = mapping.lookupOrDefault(v);
+      values.push_back(inRange ? arith::SelectOp::create(b, loc, inRange,
+                                                         mapped, identity)
+                                     .getResult()
+                               : mapped);
+    }
+    YieldOp::create(b, loc, values);
   }
   memref::StoreOp::create(
       b, loc, part.getResult(), entry->getArguments().back(),

@@ -218,3 +218,36 @@ kernel.schedule @main(%x: memref<50176x64xbf16>, %mean: memref<64xf32>, %out: me
   kernel.launch @variance(%x, %mean, %out) : memref<50176x64xbf16>, memref<64xf32>, memref<64xf32>
   kernel.return
 }
+
+// -----
+
+// A full max over an odd length (32 x 50257, 2^5 times an odd number):
+// 256 chunks of ceil(1608224 / 256) = 6283, the last one short; its
+// iterations past the end read the last element and yield the identity.
+// (Dividing chunks only, it took 32.)
+// CHECK-LABEL: kernel.kernel @ragged_partial
+// CHECK-SAME: attributes {domain = array<i64: 256>}
+// CHECK: kernel.reduce max %c6283 init %[[ID:.*]] : i32
+// CHECK: %[[K:.*]] = arith.addi
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[K]], %c1608224
+// CHECK: %[[AT:.*]] = arith.minui %[[K]], %c1608223
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[AT]]]
+// CHECK: %[[SEL:.*]] = arith.select %[[IN]], %[[V]], %[[ID]]
+// CHECK: kernel.yield %[[SEL]]
+// CHECK-LABEL: kernel.kernel @ragged(
+// CHECK: kernel.reduce max %c256
+kernel.kernel @ragged(%x: memref<1608224xi32>, %out: memref<i32>) attributes {domain = array<i64>} {
+  %n = arith.constant 1608224 : index
+  %lowest = arith.constant -2147483648 : i32
+  %m = kernel.reduce max %n init %lowest : i32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<1608224xi32>
+    kernel.yield %v : i32
+  }
+  memref.store %m, %out[] : memref<i32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<1608224xi32>, %out: memref<i32>) {
+  kernel.launch @ragged(%x, %out) : memref<1608224xi32>, memref<i32>
+  kernel.return
+}

@@ -33,6 +33,7 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   tc::ConvertKernelToGPUPassOptions lowering;
   lowering.maxBlockSize = options.maxBlockSize;
   lowering.maxReductionBlockSize = options.maxReductionBlockSize;
+  lowering.minRowBlocks = options.minRowBlocks;
   lowering.vectorWidth = options.vectorWidth;
   lowering.replicateTrig = options.replicateTrig;
   lowering.checks = options.checks;

@@ -56,6 +56,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Largest thread block of a row-per-block kernel that "
                      "reduces"),
       llvm::cl::init(512)};
+  PassOptions::Option<int64_t> minRowBlocks{
+      *this, "min-row-blocks",
+      llvm::cl::desc("Pointwise kernels with fewer rows than this run a "
+                     "thread per point whatever the rows' length"),
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Consecutive elements a GPU thread handles together"),

@@ -197,11 +197,21 @@ LogicalResult KernelLowering::run() {
   // (per unit of the symbolic size when the domain has it) times the
   // iterations of the longest nest of reductions behind each (a column
   // sum's 4096 outputs of 4096 rows each ran on one thread).
-  auto outType = cast<MemRefType>(kernel.getArgumentTypes().back());
-  int64_t points = 1;
-  for (int64_t size : outType.getShape())
-    if (!ShapedType::isDynamic(size))
-      points *= size;
+  // (The largest buffer the kernel stores to: an index check's 0-d flag
+  // may come after the output, tc-fuse-index-checks.)
+  auto staticElements = [](MemRefType type) {
+    int64_t n = 1;
+    for (int64_t size : type.getShape())
+      if (!ShapedType::isDynamic(size))
+        n *= size;
+    return n;
+  };
+  int64_t points =
+      staticElements(cast<MemRefType>(kernel.getArgumentTypes().back()));
+  kernel.getBody().walk([&](memref::StoreOp store) {
+    if (isa<BlockArgument>(store.getMemRef()))
+      points = std::max(points, staticElements(store.getMemRefType()));
+  });
   int64_t iterations = 1;
   kernel.getBody().walk([&](Operation *op) {
     int64_t nest = 1;

@@ -103,6 +103,23 @@ static bool hasHalfAccesses(Block &body) {
 /// row would have fewer than 128 threads, a few elements each.
 constexpr int64_t kMinPointwiseRow = 512;
 
+/// Whether `op` only stores constants to 0-d buffers where a condition
+/// holds (an index check's flag): running it more often changes nothing.
+static bool isFlagStore(Operation &op) {
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  if (!ifOp || !ifOp.getElseRegion().empty() || ifOp.getNumResults() != 0)
+    return false;
+  for (Operation &inner : ifOp.thenBlock()->without_terminator()) {
+    if (matchPattern(&inner, m_Constant()))
+      continue;
+    auto store = dyn_cast<memref::StoreOp>(inner);
+    if (!store || !store.getIndices().empty() ||
+        !matchPattern(store.getValue(), m_Constant()))
+      return false;
+  }
+  return true;
+}
+
 /// A pointwise kernel over short rows, or over fewer than `minRows` rows
 /// (one top-level `kernel.loop` and no reduction), becomes a kernel over
 /// points: the loop's dimension joins the
@@ -122,8 +139,10 @@ static void flattenPointwiseRows(kernel::KernelOp kernel, int64_t minRows) {
       continue;
     }
     // A top-level op that writes would run once per point instead of once
-    // per row.
-    if (!isa<memref::LoadOp, kernel::ReturnOp>(op) && !isMemoryEffectFree(&op))
+    // per row (harmless for an index check's flag: a constant stored where
+    // a condition holds, tc-fuse-index-checks).
+    if (!isa<memref::LoadOp, kernel::ReturnOp>(op) &&
+        !isMemoryEffectFree(&op) && !isFlagStore(op))
       return;
   }
   APInt size;

@@ -84,6 +84,8 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
+  // Index checks in the kernel that reads the indices anyway.
+  pm.addPass(kernel::createFuseIndexChecksPass());
   // Full and column reductions in two stages, to fill a GPU or the CPU's
   // threads.
   if (options.splitReductions) {

@@ -246,3 +246,33 @@ kernel.schedule @points_main(%x: memref<512x512xf32>, %out: memref<512x512xf32>)
   kernel.launch @points(%x, %out) : memref<512x512xf32>, memref<512x512xf32>
   kernel.return
 }
+
+// -----
+
+// Short rows with an index check's flag store at the top level
+// (tc-fuse-index-checks): the store is idempotent, so the rows still
+// flatten to a thread per point, each point checking its row's index.
+// CHECK-LABEL: gpu.func @checked_rows
+// CHECK-NOT: scf.for
+// CHECK: memref.load %{{.*}} : memref<8xi64>
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<i1>
+// CHECK: memref.load %{{.*}} : memref<100x64xf32>
+kernel.kernel @checked_rows(%i: memref<8xi64>, %w: memref<100x64xf32>, %out: memref<8x64xf32>, %flag: memref<i1>) attributes {domain = array<i64: 8>} {
+  %r = kernel.index 0
+  %v = memref.load %i[%r] : memref<8xi64>
+  %bound = arith.constant 99 : i64
+  %bad = arith.cmpi sgt, %v, %bound : i64
+  scf.if %bad {
+    %true = arith.constant true
+    memref.store %true, %flag[] : memref<i1>
+  }
+  %k = arith.index_cast %v : i64 to index
+  %c64 = arith.constant 64 : index
+  kernel.loop %c64 {
+  ^bb0(%j: index):
+    %x = memref.load %w[%k, %j] : memref<100x64xf32>
+    memref.store %x, %out[%r, %j] : memref<8x64xf32>
+  }
+  kernel.return
+}

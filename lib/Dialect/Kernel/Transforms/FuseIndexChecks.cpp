@@ -218,6 +218,48 @@ static Value cloneCheckedValue(OpBuilder &b, Check check,
   return mapping.lookupOrNull(check.yielded);
 }
 
+/// The range [low, size) when the check is tc's own form (tc.backend's
+/// `_add_out_of_range_flag`): f(v) = |2 clamp(v, low - 1, size) - (low +
+/// size - 1)|, possibly truncated, against the bound size - 1 - low. Then
+/// "f(v) > bound" is "v outside [low, size)": one unsigned comparison of
+/// v - low with size - low, where f is eight ops (as many as a CPU gather's
+/// own scalar loop: fused as it is, the check doubled a CPU gather's time).
+static std::optional<std::pair<int64_t, int64_t>> knownRange(Check check) {
+  Value v = check.load.getResult();
+  auto hasOneUser = [](Value x) { return x.hasOneUse(); };
+  APInt a, b, two, c, bound;
+  auto lower = dyn_cast<arith::MaxSIOp>(*v.getUsers().begin());
+  if (!hasOneUser(v) || !lower || lower.getLhs() != v ||
+      !matchPattern(lower.getRhs(), m_ConstantInt(&a)) ||
+      !hasOneUser(lower.getResult()))
+    return std::nullopt;
+  auto upper = dyn_cast<arith::MinSIOp>(*lower->getUsers().begin());
+  if (!upper || upper.getLhs() != lower.getResult() ||
+      !matchPattern(upper.getRhs(), m_ConstantInt(&b)) ||
+      !hasOneUser(upper.getResult()))
+    return std::nullopt;
+  auto twice = dyn_cast<arith::MulIOp>(*upper->getUsers().begin());
+  if (!twice || twice.getLhs() != upper.getResult() ||
+      !matchPattern(twice.getRhs(), m_ConstantInt(&two)) || two != 2)
+    return std::nullopt;
+  // The rest, the centring and |.|, only through the bound's check: the
+  // constants must be the form's.
+  int64_t low = a.getSExtValue() + 1, size = b.getSExtValue();
+  if (!matchPattern(check.compare.getRhs(), m_ConstantInt(&bound)) ||
+      bound.getSExtValue() != size - 1 - low || size <= low)
+    return std::nullopt;
+  bool centred = false;
+  for (Operation *user : twice->getUsers())
+    if (auto sub = dyn_cast<arith::SubIOp>(user))
+      if (sub.getLhs() == twice.getResult() &&
+          matchPattern(sub.getRhs(), m_ConstantInt(&c)) &&
+          c.getSExtValue() == low + size - 1)
+        centred = true;
+  if (!centred)
+    return std::nullopt;
+  return std::make_pair(low, size);
+}
+
 struct FuseIndexChecksPass
     : public kernel::impl::FuseIndexChecksPassBase<FuseIndexChecksPass> {
   void runOnOperation() override {
@@ -270,16 +312,28 @@ struct FuseIndexChecksPass
       Value flagArg = entry.addArgument(flag.getType(), kernel.getLoc());
       OpBuilder b(load->getBlock(), std::next(load->getIterator()));
       Location loc = check->compare.getLoc();
-      Value value = cloneCheckedValue(b, *check, load.getResult());
-      if (!value) {
-        // (Nothing was inserted that is used; clean up and leave it.)
-        entry.eraseArgument(entry.getNumArguments() - 1);
-        continue;
+      Value bad;
+      if (auto range = knownRange(*check)) {
+        Type type = load.getResult().getType();
+        auto constant = [&](int64_t v) -> Value {
+          return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+        };
+        Value offset = arith::SubIOp::create(b, loc, load.getResult(),
+                                             constant(range->first));
+        bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, offset,
+                                    constant(range->second - range->first));
+      } else {
+        Value value = cloneCheckedValue(b, *check, load.getResult());
+        if (!value) {
+          // (Nothing was inserted that is used; clean up and leave it.)
+          entry.eraseArgument(entry.getNumArguments() - 1);
+          continue;
+        }
+        Value bound = b.clone(*check->compare.getRhs().getDefiningOp())
+                          ->getResult(0);
+        bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, value,
+                                    bound);
       }
-      Value bound = b.clone(*check->compare.getRhs().getDefiningOp())
-                        ->getResult(0);
-      Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                        value, bound);
       auto ifOp = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
       memref::StoreOp::create(

@@ -6,11 +6,14 @@
 // CHECK-LABEL: kernel.kernel @gather(
 // CHECK-SAME: %[[I:[a-z0-9]+]]: memref<4x8xi64>, %{{.*}}: memref<4x8xf32>, %[[FLAG:[a-z0-9]+]]: memref<i1>)
 // CHECK: kernel.loop
+// The function is tc's own form (tc.backend's _add_out_of_range_flag), so
+// the kernel compares the index with [0, 8) directly: i - 0 >= 8 unsigned.
 // CHECK: %[[V:.*]] = memref.load %[[I]]
-// CHECK: arith.maxsi %[[V]]
-// CHECK: %[[D:.*]] = arith.trunci
-// CHECK: %[[BAD:.*]] = arith.cmpi sgt, %[[D]], %{{.*}} : i32
-// CHECK: scf.if %[[BAD]] {
+// CHECK-NEXT: %[[LOW:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[OFF:.*]] = arith.subi %[[V]], %[[LOW]] : i64
+// CHECK-NEXT: %[[N:.*]] = arith.constant 8 : i64
+// CHECK-NEXT: %[[BAD:.*]] = arith.cmpi uge, %[[OFF]], %[[N]] : i64
+// CHECK-NEXT: scf.if %[[BAD]] {
 // CHECK-NEXT: %[[T:.*]] = arith.constant true
 // CHECK-NEXT: memref.store %[[T]], %[[FLAG]][]
 // CHECK: kernel.kernel @check_clear(%[[F:.*]]: memref<i1>) attributes {domain = array<i64>} {
@@ -115,5 +118,41 @@ kernel.kernel @check(%i: memref<4x8xi64>, %flag: memref<i1>) attributes {domain 
 kernel.schedule @main(%i: memref<4x8xi64>, %out: memref<4x4xi64>, %flag: memref<i1>) {
   kernel.launch @half(%i, %out) : memref<4x8xi64>, memref<4x4xi64>
   kernel.launch @check(%i, %flag) : memref<4x8xi64>, memref<i1>
+  kernel.return
+}
+
+// -----
+
+// Another function of the index (its low 32 bits against 7): cloned as it
+// is after the covering kernel's load.
+// CHECK-LABEL: kernel.kernel @copy(
+// CHECK: %[[V:.*]] = memref.load
+// CHECK: %[[T:.*]] = arith.trunci %[[V]] : i64 to i32
+// CHECK: %[[BAD:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: scf.if %[[BAD]]
+// CHECK: kernel.kernel @check_clear
+kernel.kernel @copy(%i: memref<8xi64>, %out: memref<8xi64>) attributes {domain = array<i64: 8>} {
+  %r = kernel.index 0
+  %v = memref.load %i[%r] : memref<8xi64>
+  memref.store %v, %out[%r] : memref<8xi64>
+  kernel.return
+}
+kernel.kernel @check(%i: memref<8xi64>, %flag: memref<i1>) attributes {domain = array<i64>} {
+  %c8 = arith.constant 8 : index
+  %lowest = arith.constant -2147483648 : i32
+  %m = kernel.reduce max %c8 init %lowest : i32 {
+  ^bb0(%k: index):
+    %v = memref.load %i[%k] : memref<8xi64>
+    %n = arith.trunci %v : i64 to i32
+    kernel.yield %n : i32
+  }
+  %bound = arith.constant 7 : i32
+  %bad = arith.cmpi sgt, %m, %bound : i32
+  memref.store %bad, %flag[] : memref<i1>
+  kernel.return
+}
+kernel.schedule @main(%i: memref<8xi64>, %out: memref<8xi64>, %flag: memref<i1>) {
+  kernel.launch @copy(%i, %out) : memref<8xi64>, memref<8xi64>
+  kernel.launch @check(%i, %flag) : memref<8xi64>, memref<i1>
   kernel.return
 }

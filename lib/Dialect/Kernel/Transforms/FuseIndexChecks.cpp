@@ -281,6 +281,13 @@ struct FuseIndexChecksPass
       LaunchOp checkLaunch = checkLaunches.front();
       Value indices = checkLaunch.getBuffers()[check->indexArg];
       Value flag = checkLaunch.getBuffers()[check->flagArg];
+      // The flag is the schedule's result only: no launch reads it (one
+      // between the check and the kernel taking it over would read it
+      // before it is computed).
+      if (llvm::any_of(flag.getUsers(), [&](Operation *user) {
+            return user != checkLaunch.getOperation();
+          }))
+        continue;
       // A kernel launched once in the same schedule that loads every index.
       LaunchOp host;
       memref::LoadOp load;

@@ -48,7 +48,12 @@ def FuseIndexChecksPass : Pass<"tc-fuse-index-checks", "::mlir::ModuleOp"> {
     buffer's shape). That kernel computes the function after its load and
     sets the flag where it exceeds the bound (`scf.if`: no stores, no
     contention, while the indices are valid); the check kernel becomes a
-    one-point kernel that clears the flag, launched just before it.
+    one-point kernel that clears the flag, launched just before it. Where
+    the function is tc's own form for the range [low, size) (|2 clamp(i,
+    low - 1, size) - (low + size - 1)| against size - 1 - low), the kernel
+    compares `i - low` with `size - low` unsigned instead (the function's
+    eight ops doubled a CPU gather's loop). The flag must be read by no
+    launch of the schedule (it is the graph's result).
 
     ```mlir
     kernel.launch @gather(%x, %i, %out)

@@ -156,3 +156,45 @@ kernel.schedule @main(%i: memref<8xi64>, %out: memref<8xi64>, %flag: memref<i1>)
   kernel.launch @check(%i, %flag) : memref<8xi64>, memref<i1>
   kernel.return
 }
+
+// -----
+
+// A kernel reads the flag after the check: moved into @copy, which runs
+// after that reader, it would be read before it is computed. Left alone.
+// CHECK-LABEL: kernel.kernel @copy(
+// CHECK-NOT: scf.if
+// CHECK: kernel.launch @check(
+// CHECK-NEXT: kernel.launch @reader(
+// CHECK-NEXT: kernel.launch @copy(
+kernel.kernel @copy(%i: memref<8xi64>, %out: memref<8xi64>) attributes {domain = array<i64: 8>} {
+  %r = kernel.index 0
+  %v = memref.load %i[%r] : memref<8xi64>
+  memref.store %v, %out[%r] : memref<8xi64>
+  kernel.return
+}
+kernel.kernel @check(%i: memref<8xi64>, %flag: memref<i1>) attributes {domain = array<i64>} {
+  %c8 = arith.constant 8 : index
+  %lowest = arith.constant -2147483648 : i32
+  %m = kernel.reduce max %c8 init %lowest : i32 {
+  ^bb0(%k: index):
+    %v = memref.load %i[%k] : memref<8xi64>
+    %n = arith.trunci %v : i64 to i32
+    kernel.yield %n : i32
+  }
+  %bound = arith.constant 7 : i32
+  %bad = arith.cmpi sgt, %m, %bound : i32
+  memref.store %bad, %flag[] : memref<i1>
+  kernel.return
+}
+kernel.kernel @reader(%flag: memref<i1>, %out: memref<i1>) attributes {domain = array<i64>} {
+  %f = memref.load %flag[] : memref<i1>
+  memref.store %f, %out[] : memref<i1>
+  kernel.return
+}
+kernel.schedule @main(%i: memref<8xi64>, %out: memref<8xi64>, %copied: memref<i1>) {
+  %flag = memref.alloc() : memref<i1>
+  kernel.launch @check(%i, %flag) : memref<8xi64>, memref<i1>
+  kernel.launch @reader(%flag, %copied) : memref<i1>, memref<i1>
+  kernel.launch @copy(%i, %out) : memref<8xi64>, memref<8xi64>
+  kernel.return
+}

@@ -73,7 +73,7 @@ def export(model: torch.nn.Module, example_inputs: Sequence[Any],
     Returns the folder. Raises `AOTError` on what tc cannot export."""
     from torch.export.graph_signature import InputKind, OutputKind
 
-    from tc import backend, compiler
+    from tc import backend, compiler, decompositions
     from tc.importer import Unsupported, import_graph
 
     native = compiler._load_native()
@@ -86,7 +86,7 @@ def export(model: torch.nn.Module, example_inputs: Sequence[Any],
                            f"is on {x.device}")
 
     ep = torch.export.export(model, tuple(example_inputs))
-    ep = ep.run_decompositions(backend._core_aten_decompositions())
+    ep = ep.run_decompositions(decompositions.core_aten_decompositions())
     signature = ep.graph_signature
     state = ep.state_dict
     constants = getattr(ep, "constants", {})

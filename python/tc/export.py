@@ -16,7 +16,7 @@ import logging
 
 import torch
 
-from tc import backend
+from tc import backend, decompositions
 
 __all__ = ["compile_exported"]
 
@@ -33,7 +33,7 @@ def compile_exported(ep: "torch.export.ExportedProgram") -> Callable:
     """Returns a callable taking the exported program's user inputs."""
     from torch.export.graph_signature import InputKind, OutputKind
 
-    ep = ep.run_decompositions(backend._core_aten_decompositions())
+    ep = ep.run_decompositions(decompositions.core_aten_decompositions())
     signature = ep.graph_signature
     state = ep.state_dict
     constants = getattr(ep, "constants", {})

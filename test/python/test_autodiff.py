@@ -140,7 +140,7 @@ def _inputs(makers, dtype):
 
 def _compile_joint(fn, inputs, marks):
     gm = make_fx(fn, decomposition_table=(
-        tc.backend._core_aten_decompositions()))(*inputs)
+        tc.decompositions.core_aten_decompositions()))(*inputs)
     gm.graph.eliminate_dead_code()  # e.g. batch norm's unused empty()
     gm.recompile()
     return tc.compiler.compile_graph(gm, requires_grad=marks)

@@ -129,13 +129,13 @@ def test_decomposed_ops_are_answered_without_the_table():
     on a cold start), agree with the table on every ATen op."""
     from torch._export.utils import _materialize_cpp_cia_ops
 
-    from tc import backend
+    from tc import decompositions
 
-    backend._core_aten_decompositions.cache_clear()
-    backend._decomposed_ops.cache_clear()
-    answers = backend._DecomposedOps()
-    assert not backend._core_aten_decompositions.cache_info().currsize
-    table = {str(op) for op in backend._core_aten_decompositions()}
+    decompositions.core_aten_decompositions.cache_clear()
+    decompositions.decomposed_ops.cache_clear()
+    answers = decompositions.DecomposedOps()
+    assert not decompositions.core_aten_decompositions.cache_info().currsize
+    table = {str(op) for op in decompositions.core_aten_decompositions()}
     assert "aten.addmm.default" not in answers  # core ATen: kept
     assert "aten.silu.default" in answers  # decomposed by PyTorch's table
     _materialize_cpp_cia_ops()

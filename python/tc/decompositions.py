@@ -2,7 +2,7 @@
 
 `core_aten_decompositions()` is what tc's traces decompose: PyTorch's core
 ATen table, PyTorch's decompositions of a few ops outside it that reach ops
-tc compiles, some wrapped for tc (halves in f32, 0-d results, GPU-only),
+tc compiles, some wrapped for tc (0-d results, GPU-only),
 and none of an op tc lowers whole (`tc.support.SUPPORTED_OPS`).
 `joint_decompositions()` and `forward_decompositions()` are its variants
 for AOTAutograd's joint traces and for a training graph's forward;
@@ -65,39 +65,7 @@ def core_aten_decompositions() -> dict:
         op = aten_op(name)
         if op in table:
             table[op] = _zero_dim_result(table[op])
-    for name in _HALF_IN_F32_DECOMPOSITIONS:
-        op = aten_op(name)
-        if op in table:
-            table[op] = _halves_in_f32(table[op])
     return table
-
-
-#: Ops whose eager kernel computes half-precision inputs in f32 and rounds
-#: once, where PyTorch's decomposition rounds each of its steps: tc
-#: decomposes them in f32 (addcdiv's quotient, product and sum, each
-#: rounded to f16, were 1 ulp further from float64 than eager's: found by
-#: the conformance sweep).
-_HALF_IN_F32_DECOMPOSITIONS = ("addcdiv", "addcmul")
-
-
-def _halves_in_f32(decomposition: Callable) -> Callable:
-    """`decomposition` computed in f32 where its tensors are bf16 or f16,
-    its result rounded back to their promoted dtype."""
-    halves = (torch.float16, torch.bfloat16)
-
-    def decompose(*args: Any, **kwargs: Any) -> Any:
-        tensors = [a for a in torch.utils._pytree.tree_leaves((args, kwargs))
-                   if isinstance(a, torch.Tensor)]
-        if not any(t.dtype in halves for t in tensors):
-            return decomposition(*args, **kwargs)
-        dtype = functools.reduce(torch.promote_types,
-                                 [t.dtype for t in tensors])
-        wide = torch.utils._pytree.tree_map(
-            lambda a: a.float() if isinstance(a, torch.Tensor)
-            and a.dtype in halves else a, (args, kwargs))
-        result = decomposition(*wide[0], **wide[1])
-        return result.to(dtype) if result.dtype != dtype else result
-    return decompose
 
 
 #: Ops whose PyTorch decomposition (and meta function) returns a loss of

@@ -1164,3 +1164,24 @@ def test_antialiased_resize_as_eager(fresh_tc, device, mode, dtype):
     expected_leaf = x.clone().requires_grad_()
     f(expected_leaf, size=(20, 30), mode=mode, antialias=True).backward(grad)
     torch.testing.assert_close(leaf.grad, expected_leaf.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_addcdiv_and_addcmul_round_once(fresh_tc, device, dtype):
+    """addcdiv and addcmul of half inputs (no `value`: Dynamo keeps the op)
+    give eager's values: PyTorch's decomposition computes them in f32 and
+    rounds once, as eager's kernels do. (With a `value`, Dynamo rewrites
+    addcdiv into three ops each rounded to f16: the sweep's named
+    tolerance.)"""
+    torch.manual_seed(0)
+    x = (torch.randn(8192, device=device) * 3).to(dtype)
+    y = (torch.randn(8192, device=device) * 3).to(dtype)
+    z = (torch.rand(8192, device=device) + 0.25).to(dtype)
+    got, expected, *_ = run_both(
+        lambda x, y, z: (torch.addcdiv(x, y, z), torch.addcmul(x, y, z)),
+        x, y, z)
+    for g, e in zip(got, expected):
+        if device == "cpu":
+            assert torch.equal(g, e)
+        else:
+            torch.testing.assert_close(g, e)

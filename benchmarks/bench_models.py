@@ -37,6 +37,12 @@ with its exit status and the last lines of its output.
     python benchmarks/bench_models.py                      # all, H100
     python benchmarks/bench_models.py --models bert,gpt2 --backends eager,tc
     python benchmarks/bench_models.py --models bert --small   # a smoke test
+    python benchmarks/bench_models.py --device cpu         # the CPU rows
+
+`--device cpu` runs the CPU table of benchmarks/models_cpu.py (float32,
+sized for a 2-core machine, SGD training steps) the same way: steps timed
+by the host's clock (each returns its result computed), no peak memory,
+agreement at float32's tolerance (FP32_TOLERANCE).
 
 Writes models-<device>.json and models-<device>.png to --out and prints a
 table. TF32 is off everywhere.
@@ -55,12 +61,19 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import models_cpu  # noqa: E402
+
 MODELS = ("bert", "vit", "gpt2", "gpt2-train", "llama-train", "resnet50",
           "resnet50-train")
 #: ||out - eager|| / ||eager|| above which a backend disagrees with eager
 #: (bf16 networks: each op rounds to 8 bits of mantissa; Inductor's own
 #: results land near 1e-2 on these models).
 INFERENCE_TOLERANCE = 5e-2
+#: The same for the CPU's float32 models (and their first and last
+#: losses): another summation order moves a float32 network's outputs by
+#: about 1e-6 relative.
+FP32_TOLERANCE = 1e-3
 #: Relative difference of a loss from eager's: the first loss's bound,
 #: and the last loss's unless eager's own rerun (`eager-again`) or
 #: Inductor differs more (then twice the larger difference: after a few
@@ -145,6 +158,8 @@ def loss_of(name: str, model, inputs):
     """The training loss of model `name` (under autocast)."""
     import torch
     import torch.nn.functional as F
+    if not torch.is_tensor(inputs[0]) or inputs[0].device.type == "cpu":
+        return models_cpu.loss_of(name, model, inputs)
     with torch.autocast("cuda", dtype=torch.bfloat16):
         if name.startswith("resnet"):
             x, y = inputs
@@ -192,7 +207,9 @@ def make_step(name: str, fn, model, inputs, training: bool):
     compared output)."""
     import torch
     if training:
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+        opt = (models_cpu.optimizer(model) if inputs[0].device.type == "cpu"
+               else torch.optim.AdamW(model.parameters(), lr=1e-4,
+                                      foreach=True))
 
         def step():
             loss = loss_of(name, fn, inputs)
@@ -216,10 +233,12 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
     import copy
     import torch
     import tc
-    torch.cuda.empty_cache()
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
+    cuda = device.type == "cuda"
+    if cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
     model = copy.deepcopy(base)
     if backend == "tc":
         tc.reset_counters()
@@ -229,10 +248,10 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
     step = make_step(name, fn, model, inputs, training)
 
     eager_lines = _FallbackLines() if backend == "tc" else None
-    torch.cuda.synchronize()
+    _sync(device)
     start = time.perf_counter()
     result = step()
-    torch.cuda.synchronize()
+    _sync(device)
     row["first_step_s"] = time.perf_counter() - start
     if eager_lines is not None:
         # What tc left to eager, and why (its `fallbacks` log, deduplicated).
@@ -246,19 +265,33 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
     # Warm: the allocator's addresses settle (tc replays a launch sequence
     # as a CUDA graph once its buffers repeat, which takes a training step
     # several steps), CUDA graphs recorded, autotuners settled.
-    for _ in range(WARM_STEPS):
+    for _ in range(WARM_STEPS if cuda else 2):
         result = step()
-    torch.cuda.synchronize()
-    row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
+    if cuda:
+        torch.cuda.synchronize()
+        row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
     return row, {"step": step, "result": result, "output": output,
                  "times": [], "host": []}
 
 
-def time_steps(state: dict, count: int) -> None:
+def _sync(device) -> None:
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_steps(state: dict, count: int, device) -> None:
     """Runs `count` steps, each timed by CUDA events (and the host's time
-    to issue it), into `state`."""
+    to issue it), into `state`; on the CPU by the host's clock."""
     import torch
     step = state["step"]
+    if device.type == "cpu":
+        for _ in range(count):
+            start = time.perf_counter()
+            state["result"] = step()
+            state["times"].append((time.perf_counter() - start) * 1e3)
+            state["host"].append(state["times"][-1])
+        return
     for _ in range(count):
         begin = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
@@ -317,7 +350,8 @@ def _profile(title: str, step, path: str) -> None:
         f.write(f"== {title}\n{table}\n")
 
 
-def agreement(out, reference) -> tuple[float, bool]:
+def agreement(out, reference,
+              tolerance: float = INFERENCE_TOLERANCE) -> tuple[float, bool]:
     """||out - eager|| / ||eager|| over eager's finite elements, and whether
     it is within INFERENCE_TOLERANCE with the same elements non-finite (a
     bf16 model with random weights can overflow: ViT-B/16's logits do)."""
@@ -327,11 +361,11 @@ def agreement(out, reference) -> tuple[float, bool]:
         return float("nan"), False
     ref, got = reference[finite], out[finite]
     error = float((got - ref).norm() / ref.norm().clamp_min(1e-30))
-    return error, bool(math.isfinite(error) and error <= INFERENCE_TOLERANCE)
+    return error, bool(math.isfinite(error) and error <= tolerance)
 
 
 def child(name: str, backends: list[str], steps: int, small: bool,
-          path: pathlib.Path, profile: dict | None) -> None:
+          path: pathlib.Path, profile: dict | None, device: str) -> None:
     cache = tempfile.mkdtemp(prefix=f"tc-bench-models-{name}-")
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"),
                      ("TRITON_CACHE_DIR", "triton"), ("TC_CACHE_DIR", "tc"),
@@ -340,8 +374,11 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    device = torch.device("cuda")
-    base, inputs, training = build(name, small, device)
+    device = torch.device(device)
+    base, inputs, training = (build if device.type == "cuda"
+                              else models_cpu.build)(name, small, device)
+    tolerance = (INFERENCE_TOLERANCE if device.type == "cuda"
+                 else FP32_TOLERANCE)
     report = {"model": name, "training": training, "rows": []}
     torch._dynamo.reset()
     # Each backend compiles, takes its first step and warms up in turn
@@ -366,14 +403,16 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     replays = 0
     for _ in range(ROUNDS):
         for backend, state in states.items():
-            for _ in range(ROUND_WARM_STEPS):
+            for _ in range(ROUND_WARM_STEPS if device.type == "cuda" else 1):
                 state["result"] = state["step"]()
             before = _tc_replays() if backend == "tc" else 0
-            time_steps(state, per_round)
+            time_steps(state, per_round, device)
             if backend == "tc":
                 replays += _tc_replays() - before
     reference = None
-    last_loss_tolerance = LOSS_TOLERANCE
+    loss_tolerance = (LOSS_TOLERANCE if device.type == "cuda"
+                      else FP32_TOLERANCE)
+    last_loss_tolerance = loss_tolerance
     for row in report["rows"]:
         backend = row["backend"]
         finish_backend(name, row, states[backend], training,
@@ -382,7 +421,8 @@ def child(name: str, backends: list[str], steps: int, small: bool,
             out = states[backend]["output"]
             if reference is None:
                 reference = out
-            row["rel_error"], row["agrees"] = agreement(out, reference)
+            row["rel_error"], row["agrees"] = agreement(out, reference,
+                                                        tolerance)
         else:
             if reference is None:
                 reference = (row["first_loss"], row["last_loss"])
@@ -390,10 +430,10 @@ def child(name: str, backends: list[str], steps: int, small: bool,
             last = abs(row["last_loss"] - reference[1]) / abs(reference[1])
             row["loss_error"] = max(first, last)
             if backend == "eager-again":
-                last_loss_tolerance = max(LOSS_TOLERANCE, 2 * last)
+                last_loss_tolerance = max(loss_tolerance, 2 * last)
             row["last_loss_tolerance"] = last_loss_tolerance
             row["agrees"] = bool(math.isfinite(row["loss_error"])
-                                 and first <= LOSS_TOLERANCE
+                                 and first <= loss_tolerance
                                  and last <= last_loss_tolerance)
             if backend == "inductor" and math.isfinite(last):
                 last_loss_tolerance = max(last_loss_tolerance, 2 * last)
@@ -410,7 +450,8 @@ def run_model(name: str, opts) -> dict:
     path.write_text(json.dumps({"model": name, "rows": []}))
     cmd = [sys.executable, __file__, "--child", name, "--json", str(path),
            "--out", str(opts.out),
-           "--backends", opts.backends, "--steps", str(opts.steps)]
+           "--backends", opts.backends, "--steps", str(opts.steps),
+           "--device", opts.device]
     if opts.small:
         cmd.append("--small")
     if opts.profile:
@@ -454,7 +495,8 @@ def summarize(report: dict) -> dict:
         summary["tc_vs_inductor"] = ind["step_ms"] / tc_row["step_ms"]
         summary["first_step_ratio"] = (tc_row["first_step_s"] /
                                        ind["first_step_s"])
-        summary["peak_ratio"] = tc_row["peak_mib"] / ind["peak_mib"]
+        if "peak_mib" in tc_row and "peak_mib" in ind:
+            summary["peak_ratio"] = tc_row["peak_mib"] / ind["peak_mib"]
     if tc_row and "eager" in rows:
         summary["tc_vs_eager"] = rows["eager"]["step_ms"] / tc_row["step_ms"]
     return summary
@@ -476,7 +518,7 @@ def table(reports: list[dict]) -> str:
         if report.get("exit_status") and "tc" not in rows:
             tc_cell = f"**died** ({report['exit_status']})"
         agree = "/".join(
-            ("yes" if rows[b]["agrees"] else "**no**") if b in rows else "-"
+            ("yes" if rows[b].get("agrees") else "**no**") if b in rows else "-"
             for b in ("inductor", "tc"))
         lines.append(
             f"| {report['model']} | {get('eager', 'step_ms', '{:.2f}')} | "
@@ -526,7 +568,7 @@ def _row_line(r: dict) -> str:
 
 
 def _suffix(opts) -> str:
-    return "cuda" + ("-small" if opts.small else "")
+    return opts.device + ("-small" if opts.small else "")
 
 
 def write(reports: list[dict], meta: dict, opts) -> None:
@@ -537,7 +579,9 @@ def write(reports: list[dict], meta: dict, opts) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--models", default="",
+                        help="default: every model of the device's table")
     parser.add_argument("--backends", default=BACKENDS)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--small", action="store_true",
@@ -558,12 +602,17 @@ def main() -> int:
                     "path": str(opts.out / "profile.txt")}
                    if opts.profile else None)
         child(opts.child, opts.backends.split(","), opts.steps, opts.small,
-              opts.json, profile)
+              opts.json, profile, opts.device)
         return 0
 
     import torch
     opts.out.mkdir(parents=True, exist_ok=True)
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+    opts.models = opts.models or ",".join(
+        MODELS if opts.device == "cuda" else models_cpu.MODELS)
+    meta = {"device": (torch.cuda.get_device_name() if opts.device == "cuda"
+                       else f"CPU, {os.cpu_count()} cores, "
+                       f"{torch.get_num_threads()} threads"),
+            "torch": torch.__version__,
             "steps": opts.steps, "small": opts.small,
             "backends": opts.backends}
     try:

@@ -11,10 +11,13 @@
 #include "tc-c/Compiler.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,6 +75,50 @@ public:
 
   TcExecutableRef exe;
 };
+
+/// The Python function that runs CPU graphs' library convolutions
+/// (tc.library.convolution), called as fn(kind, input, weight, output,
+/// stride, padding, dilation, groups) with torch tensors viewing the
+/// graph's buffers. Lives until the interpreter exits.
+nb::object *pythonConvolution = nullptr;
+
+int callPythonConvolution(const TcConvolution *c, char **error) {
+  // The graph runs with the GIL released (Executable::run).
+  nb::gil_scoped_acquire gil;
+  try {
+    nb::dlpack::dtype dtype;
+    switch (c->element) {
+    case 0: dtype = nb::dtype<float>(); break;
+    case 1: dtype = nb::dtype<double>(); break;
+    case 2: dtype = {uint8_t(nb::dlpack::dtype_code::Float), 16, 1}; break;
+    default: dtype = {uint8_t(nb::dlpack::dtype_code::Bfloat), 16, 1}; break;
+    }
+    auto view = [&](void *data, const int64_t *shape,
+                    const int64_t *strides) {
+      std::vector<size_t> sizes(shape, shape + c->rank);
+      return nb::ndarray<nb::pytorch>(data, size_t(c->rank), sizes.data(),
+                                      nb::handle(), strides, dtype,
+                                      nb::device::cpu::value)
+          .cast(nb::rv_policy::reference);
+    };
+    auto list = [&](const int64_t *values) {
+      nb::list out;
+      for (int i = 0; i < c->rank - 2; ++i)
+        out.append(values[i]);
+      return out;
+    };
+    (*pythonConvolution)(c->kind, view(c->input, c->inputShape,
+                                       c->inputStrides),
+                         view(c->weight, c->weightShape, c->weightStrides),
+                         view(c->output, c->outputShape, c->outputStrides),
+                         list(c->stride), list(c->padding),
+                         list(c->dilation), c->groups);
+    return 0;
+  } catch (const std::exception &e) {
+    *error = strdup(e.what());
+    return 1;
+  }
+}
 
 } // namespace
 
@@ -157,6 +204,25 @@ NB_MODULE(_tc, m) {
                      return tcExecutableFromCache(e.exe) != 0;
                    })
       .def_prop_ro("stage_ir", &Executable::stageIR);
+
+  m.def(
+      "set_cpu_convolution",
+      [](nb::object fn) {
+        if (fn.is_none()) {
+          tcSetCPUConvolution(nullptr);
+          return;
+        }
+        if (!pythonConvolution)
+          pythonConvolution = new nb::object();
+        *pythonConvolution = fn;
+        tcSetCPUConvolution(callPythonConvolution);
+      },
+      nb::arg("fn").none(),
+      "Sets the function that runs CPU graphs' convolutions, "
+      "fn(kind, input, weight, output, stride, padding, dilation, groups) "
+      "(kind 0 forward into output, 1 input's gradient into input, 2 "
+      "weight's into weight; tensors view the graph's buffers), or None for "
+      "the runtime's reference loops.");
 
   m.def(
       "compile",

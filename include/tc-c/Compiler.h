@@ -107,6 +107,27 @@ int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 int64_t tcGPUBufferAlignment(void);
 /// How many threads a CPU graph's launches run on now (tc::host::threads).
 int64_t tcCPUThreads(void);
+
+/// One library convolution of a CPU graph (mlir::tc::LibraryConvolution):
+/// `kind` 0 forward (writes `output`), 1 the input's gradient (writes
+/// `input` from the output's gradient in `output`), 2 the weight's
+/// (writes `weight`); `element` 0 f32, 1 f64, 2 f16, 3 bf16; shapes and
+/// element strides by PyTorch's dimension order, `rank` long; `stride`,
+/// `padding`, `dilation` `rank - 2` long.
+typedef struct TcConvolution {
+  int kind, element, rank;
+  const int64_t *inputShape, *weightShape, *outputShape;
+  const int64_t *inputStrides, *weightStrides, *outputStrides;
+  const int64_t *stride, *padding, *dilation;
+  int64_t groups;
+  void *input, *weight, *output;
+} TcConvolution;
+/// Runs one call: returns 0, or nonzero with `*error` set to a message
+/// allocated with malloc (tc frees it).
+typedef int (*TcConvolutionFn)(const TcConvolution *call, char **error);
+/// Sets the library that runs CPU graphs' convolutions (NULL: the runtime's
+/// reference loops, f32 and f64 only). tc._tc sets PyTorch's.
+void tcSetCPUConvolution(TcConvolutionFn fn);
 /// Whether tc-align-half-products pads a half-precision GEMM of `m` x `k`
 /// by `k` x `n` (mlir::tc::prim::halfProductPadding), and by how much (to
 /// `padM`, `padK`, `padN`): 1 when it does, else 0.

@@ -450,7 +450,9 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
       continue;
     }
     if (step.custom) {
-      step.custom(ptrs, parallelFor());
+      error = step.custom(ptrs, parallelFor());
+      if (!error.empty())
+        return false;
       continue;
     }
     const Launch &launch = *step.launch;

@@ -14,6 +14,7 @@
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -187,6 +188,32 @@ const char *tcExecutableTarget(TcExecutableRef exe) {
 }
 
 int64_t tcCPUThreads(void) { return tc::host::threads(); }
+
+static std::atomic<TcConvolutionFn> cpuConvolution{nullptr};
+
+/// The C++ runtime's hook, calling the C one.
+static std::string runCConvolution(const mlir::tc::LibraryConvolution &c) {
+  TcConvolution call{c.kind,          c.element,       c.rank,
+                     c.inputShape,    c.weightShape,   c.outputShape,
+                     c.inputStrides,  c.weightStrides, c.outputStrides,
+                     c.stride,        c.padding,       c.dilation,
+                     c.groups,        c.input,         c.weight,
+                     c.output};
+  char *error = nullptr;
+  TcConvolutionFn fn = cpuConvolution.load();
+  if (!fn)
+    return "no library convolution is set";
+  if (fn(&call, &error) == 0)
+    return "";
+  std::string message = error ? error : "the library convolution failed";
+  std::free(error);
+  return message;
+}
+
+void tcSetCPUConvolution(TcConvolutionFn fn) {
+  cpuConvolution.store(fn);
+  mlir::tc::setCPULibraryConvolution(fn ? runCConvolution : nullptr);
+}
 
 int64_t tcGPUBufferAlignment(void) {
   return mlir::tc::kernel::kGPUBufferAlignment;

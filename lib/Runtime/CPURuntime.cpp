@@ -194,7 +194,8 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
       if (failed(call))
         return failure();
-      if (call->element != runtime::ConvElement::F32 &&
+      if (!cpuLibraryConvolution() &&
+          call->element != runtime::ConvElement::F32 &&
           call->element != runtime::ConvElement::F64)
         return conv.emitOpError()
                << "the CPU's reference convolution takes f32 and f64";
@@ -202,7 +203,7 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
       step.custom = [call = std::move(*call)](
                         const std::vector<void *> &ptrs,
                         const host::ParallelFor &parallelFor) {
-        runtime::runReferenceConv(call, ptrs, parallelFor);
+        return runtime::runCPUConv(call, ptrs, parallelFor);
       };
       p.steps.push_back(std::move(step));
       continue;

@@ -6,6 +6,10 @@
 
 #include "Convolution.h"
 
+#include "tc/Runtime/CPURuntime.h"
+
+#include <atomic>
+
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::runtime;
@@ -198,4 +202,51 @@ void runtime::runReferenceConv(
   else
     referenceConv(call, static_cast<float *>(x), static_cast<float *>(w),
                   static_cast<float *>(y), parallelFor);
+}
+
+static std::atomic<LibraryConvolutionFn> libraryConvolution{nullptr};
+
+void mlir::tc::setCPULibraryConvolution(LibraryConvolutionFn fn) {
+  libraryConvolution.store(fn);
+}
+
+LibraryConvolutionFn mlir::tc::cpuLibraryConvolution() {
+  return libraryConvolution.load();
+}
+
+std::string runtime::runCPUConv(
+    const ConvCall &call, ArrayRef<void *> ptrs,
+    const std::function<void(int64_t, const std::function<void(int64_t)> &)>
+        &parallelFor) {
+  LibraryConvolutionFn library = cpuLibraryConvolution();
+  if (!library) {
+    if (call.element != ConvElement::F32 && call.element != ConvElement::F64)
+      return "the CPU's reference convolution takes f32 and f64";
+    runReferenceConv(call, ptrs, parallelFor);
+    return "";
+  }
+  SmallVector<int64_t> inputStrides =
+      convStrides(call.inputShape, call.channelsLast);
+  SmallVector<int64_t> weightStrides =
+      convStrides(call.weightShape, call.channelsLast);
+  SmallVector<int64_t> outputStrides =
+      convStrides(call.outputShape, call.channelsLast);
+  LibraryConvolution c;
+  c.kind = static_cast<int>(call.kind);
+  c.element = static_cast<int>(call.element);
+  c.rank = static_cast<int>(call.inputShape.size());
+  c.inputShape = call.inputShape.data();
+  c.weightShape = call.weightShape.data();
+  c.outputShape = call.outputShape.data();
+  c.inputStrides = inputStrides.data();
+  c.weightStrides = weightStrides.data();
+  c.outputStrides = outputStrides.data();
+  c.stride = call.stride.data();
+  c.padding = call.padding.data();
+  c.dilation = call.dilation.data();
+  c.groups = call.groups;
+  c.input = ptrs[call.input];
+  c.weight = ptrs[call.weight];
+  c.output = ptrs[call.output];
+  return library(c);
 }

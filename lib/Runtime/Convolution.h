@@ -57,6 +57,14 @@ void runReferenceConv(
     const std::function<void(int64_t, const std::function<void(int64_t)> &)>
         &parallelFor);
 
+/// Runs `call` on the CPU through the library convolution set by
+/// setCPULibraryConvolution, else with the reference loops (an error for
+/// element types they do not take). Returns "" or an error.
+std::string runCPUConv(
+    const ConvCall &call, ArrayRef<void *> ptrs,
+    const std::function<void(int64_t, const std::function<void(int64_t)> &)>
+        &parallelFor);
+
 } // namespace mlir::tc::runtime
 
 #endif // TC_LIB_RUNTIME_CONVOLUTION_H

@@ -46,7 +46,8 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: compile_failures: graphs or subgraphs tc failed to compile (an error in
 #: tc, not an op it does not support), which run in eager; rank_fallbacks:
 #: graphs this rank compiled but runs in eager because another rank could
-#: not compile them (`tc.distributed.agree`).
+#: not compile them (`tc.distributed.agree`); library_convolutions: calls
+#: of PyTorch's convolution kernels made by tc's CPU graphs (`tc.library`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -54,7 +55,8 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
                  "aten_direct", "training_graphs", "guard_reruns",
                  "shape_specializations", "symbolic_graphs",
-                 "runtime_fallbacks", "compile_failures", "rank_fallbacks")
+                 "runtime_fallbacks", "compile_failures", "rank_fallbacks",
+                 "library_convolutions")
 
 
 def reset_counters() -> None:

@@ -88,7 +88,7 @@ class CompileError(Exception):
             return None
         command = f"{tc.tc_opt_path()} {self.pipeline} {self.ir_path}"
         if ("cannot be converted to LLVM IR" in self.message
-                and self.pipeline == "--tc-cpu-pipeline"):
+                and self.pipeline.startswith("--tc-cpu-pipeline")):
             # The pipeline ran; LLVM's translation (the JIT's first step)
             # failed: MLIR's translator reproduces that.
             translate = pathlib.Path("/usr/lib/llvm-22/bin/mlir-translate")
@@ -158,6 +158,10 @@ def _load_native() -> ModuleType | None:
             _native = _load_extension("_tc")
         except ImportError as error:
             _native_error = str(error)
+            return None
+        # CPU graphs' convolutions run as PyTorch's (see _pipeline).
+        from tc import library
+        _native.set_cpu_convolution(library.convolution)
         return _native
 
 
@@ -296,9 +300,12 @@ def _pipeline(device: torch.device, text: str,
     if device.type != "cpu":
         raise Unsupported(f"tc does not compile for {device.type} devices")
     # TC_CPU_OPTIONS: tc-cpu-pipeline's options, such as
-    # "expand-convolutions=false" (convolutions by the runtime's reference
-    # loops, to test the library-convolution path without a GPU).
+    # "expand-convolutions=true" (convolutions as tc's window copies and a
+    # matrix product). By default they are library calls into PyTorch's
+    # kernels (tc.library, which tc._tc sets when it loads).
     options = os.environ.get("TC_CPU_OPTIONS", "").strip()
+    if "expand-convolutions=" not in options:
+        options = f"expand-convolutions=false {options}".strip()
     flag = f'--tc-cpu-pipeline="{options}"' if options else "--tc-cpu-pipeline"
     return "cpu", flag, options
 

@@ -75,13 +75,20 @@ LOOSER: dict[str, tuple[dict[Any, dict[str, float]], str]] = {
         "the value (3.14 in OpInfo's samples) is up to 3 ulp (without a "
         "value tc's result is eager's)"),
     "nn.functional.conv_transpose3d": (
-        {torch.complex64: dict(rtol=1.3e-6, atol=1e-4)},
+        {torch.complex64: dict(rtol=1.3e-6, atol=1e-4),
+         torch.float32: dict(rtol=1.3e-6, atol=3e-4)},
         "a complex convolution is three real ones (Gauss's trick, eager's "
         "composite code, which tc traces), whose differences cancel the "
         "real convolutions' sums: with 81-term sums of values near 500, "
         "tc's and eager's real convolutions (another summation order) "
         "leave 2 of 648 results, near 8, 3.3e-5 and 8.8e-6 from "
-        "complex128"),
+        "complex128. float32: on the CPU tc's library call is PyTorch's "
+        "forward convolution of the zero-upsampled input (the "
+        "decomposition of a transposed one), which sums 108 products of "
+        "values up to 81 in another order than eager's deconvolution: "
+        "outputs up to 890, 28 of 2744 results 1e-5 to 2e-4 from eager's "
+        "(tc 2.3e-4 from float64, eager 9.9e-5: 2 ulp of the largest "
+        "partial sums)"),
 }
 
 

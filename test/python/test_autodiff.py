@@ -176,6 +176,23 @@ def test_gradient_matches_autograd(name, fn, makers, marks):
         torch.testing.assert_close(grad, ref, rtol=1e-4, atol=1e-5)
 
 
+_CONVOLUTIONS = [c for c in CASES if c[0].startswith("conv")]
+
+
+@pytest.mark.parametrize("name,fn,makers,marks", _CONVOLUTIONS,
+                         ids=[c[0] for c in _CONVOLUTIONS])
+def test_expanded_convolution_gradient_matches_autograd(monkeypatch, name, fn,
+                                                        makers, marks):
+    """Convolutions as tc's own window copies and one product
+    (tc-expand-convolutions: ROCm's path, the CPU's with
+    TC_CPU_OPTIONS=expand-convolutions=true; by default the CPU calls
+    PyTorch's kernels), differentiated through them."""
+    monkeypatch.setenv("TC_CPU_OPTIONS", "expand-convolutions=true")
+    tc.reset_counters()
+    test_gradient_matches_autograd(name, fn, makers, marks)
+    assert tc.counters["library_convolutions"] == 0
+
+
 @pytest.mark.parametrize("name,fn,makers,marks", CASES,
                          ids=[c[0] for c in CASES])
 def test_gradient_matches_finite_differences(name, fn, makers, marks):

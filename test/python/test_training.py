@@ -23,6 +23,21 @@ _ALLOCATION = {"aten::empty", "aten::empty_like", "aten::empty_strided",
                "aten::ones_like", "aten::zero_", "aten::fill_"}
 
 
+def _eager_ops(prof) -> set[str]:
+    """The ATen ops a profile saw, less those inside tc's library calls
+    (tc.library: PyTorch's convolution kernels called by tc's CPU graph)."""
+    from tc.library import PROFILER_NAME
+
+    def in_library(event) -> bool:
+        while event is not None:
+            if event.name == PROFILER_NAME:
+                return True
+            event = event.cpu_parent
+        return False
+    return {e.name for e in prof.events()
+            if e.name.startswith("aten::") and not in_library(e)}
+
+
 def _sgd_step(optimizer, loss):
     optimizer.zero_grad()
     loss.backward()
@@ -292,7 +307,8 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
     in training mode with its running statistics, ReLU, max and average
     pooling, residual adds, linear, cross-entropy) compiled whole by tc:
     eager's losses, weights and running statistics (rel 5e-3), and no eager
-    ATen kernel in backward() beyond allocation."""
+    ATen kernel in backward() beyond allocation and tc's library calls
+    (its convolutions' gradients, PyTorch's kernels, tc.library)."""
     import copy
     import sys
 
@@ -318,7 +334,7 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
         with torch.profiler.profile() as prof:
             loss.backward()
         opt.step()
-        aten = {e.name for e in prof.events() if e.name.startswith("aten::")}
+        aten = _eager_ops(prof)
         assert not any("backward" in name for name in aten), aten
         assert aten <= _ALLOCATION, aten - _ALLOCATION
         torch.testing.assert_close(loss, loss_ref, rtol=5e-3, atol=1e-5)
@@ -329,6 +345,7 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["ops_eager"] == 0
+    assert tc.counters["library_convolutions"] > 0
 
 
 def _autocast_steps(make_model, x, y, steps):
@@ -399,10 +416,25 @@ def test_bf16_autocast_convnet_trains_through_tc(fresh_tc):
     assert tc.counters["aten_aot_autograd"] == 0
 
 
-# Convolutions kept as library calls (what CUDA does with cuDNN), run on the
-# CPU by the runtime's reference loops: tc-autodiff's convolution gradient
-# ops, tc-partition, kernel.conv and memory planning, checked without a GPU.
+# Convolutions kept as library calls (the CPU's default, and what CUDA does
+# with cuDNN), run by PyTorch's kernels (tc.library) or the runtime's
+# reference loops (a C++ host's without a library): tc-autodiff's
+# convolution gradient ops, tc-partition, kernel.conv and memory planning.
 _LIBRARY_CONVOLUTIONS = "expand-convolutions=false"
+
+
+@pytest.fixture(params=["pytorch", "reference"])
+def conv_library(request):
+    """Which library runs CPU graphs' convolutions: PyTorch's kernels (the
+    default) or the runtime's reference loops."""
+    import tc.compiler
+    import tc.library
+    native = tc.compiler._load_native()
+    if request.param == "reference":
+        native.set_cpu_convolution(None)
+        request.addfinalizer(
+            lambda: native.set_cpu_convolution(tc.library.convolution))
+    return request.param
 
 
 def _library_convolutions_compiled(key_text: str) -> bool:
@@ -420,7 +452,7 @@ def _library_convolutions_compiled(key_text: str) -> bool:
     lambda: nn.Conv3d(4, 3, 2, stride=2),
 ], ids=["same", "strided", "mixed", "1d", "3d"])
 def test_library_convolution_gradients_match_eager(fresh_tc, monkeypatch,
-                                                   conv):
+                                                   conv_library, conv):
     """prim.convolution's gradient rule (convolution_backward_input and
     _weight) through kernel.conv: eager's output and gradients for the
     input, weight and bias."""
@@ -448,12 +480,15 @@ def test_library_convolution_gradients_match_eager(fresh_tc, monkeypatch,
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert _library_convolutions_compiled("prim.convolution_backward_weight")
+    # Forward, and the input's and weight's gradients.
+    assert tc.counters["library_convolutions"] == (
+        3 if conv_library == "pytorch" else 0)
 
 
 @pytest.mark.parametrize("layout", ["", "channels-last=all"],
                          ids=["channels_first", "channels_last"])
 def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
-                                               request, layout):
+                                               request, conv_library, layout):
     """Two SGD steps of a small network (convolutions, batch norm, ReLU,
     max pooling, a residual add, linear) with library convolutions: eager's
     losses and weights. Channels-last (what CUDA runs half-precision

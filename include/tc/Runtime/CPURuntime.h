@@ -27,6 +27,33 @@ namespace mlir::tc {
 /// The first line of an exported graph's host program.
 inline constexpr const char *kAOTPlanVersion = "tc-aot-plan-2";
 
+/// One library convolution of a CPU graph (a `kernel.conv` step, which the
+/// CPU pipeline keeps with expand-convolutions=false), as the host library
+/// that runs it sees it. Shapes and strides (in elements) by PyTorch's
+/// dimension order (N, C, spatial...); `output` is the forward's output
+/// whatever the kind (a gradient kind writes `input`'s or `weight`'s
+/// buffer and reads the output's gradient from `output`).
+struct LibraryConvolution {
+  int kind;    // kernel::ConvKind: 0 forward, 1 input's gradient, 2 weight's
+  int element; // 0 f32, 1 f64, 2 f16, 3 bf16
+  int rank;    // of input, weight and output (3 to 5)
+  const int64_t *inputShape, *weightShape, *outputShape;
+  const int64_t *inputStrides, *weightStrides, *outputStrides;
+  const int64_t *stride, *padding, *dilation; // rank - 2 each
+  int64_t groups;
+  void *input, *weight, *output;
+};
+
+/// Runs one call; returns "" or an error message.
+using LibraryConvolutionFn = std::string (*)(const LibraryConvolution &);
+
+/// Sets the library that runs CPU graphs' convolutions (PyTorch's, through
+/// tc._tc: the kernels eager itself uses); nullptr leaves them to the
+/// runtime's reference loops (f32 and f64 only: a test path). Graphs
+/// compiled before keep running through whichever is set when they run.
+void setCPULibraryConvolution(LibraryConvolutionFn fn);
+LibraryConvolutionFn cpuLibraryConvolution();
+
 class CPUExecutable {
 public:
   /// Compiles `source` (a module holding one fx.graph). On failure returns

@@ -71,9 +71,9 @@ using ParallelFor =
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;
-  /// A step the text form cannot hold (the reference convolution of a test
-  /// pipeline): a program with one is not serializable.
-  std::function<void(const std::vector<void *> &, const ParallelFor &)>
+  /// A step the text form cannot hold (a library convolution): a program
+  /// with one is not serializable. Returns "" or an error.
+  std::function<std::string(const std::vector<void *> &, const ParallelFor &)>
       custom;
 };
 

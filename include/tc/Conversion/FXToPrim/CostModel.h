@@ -75,14 +75,6 @@ struct Rates {
   /// The least tc's Fourier transform takes (its DFT tables and products
   /// are several kernels).
   double dftSeconds;
-  /// tc's grouped convolutions (windows side by side, a product batched
-  /// over the groups: small products), and eager's, in multiply-adds x 2;
-  /// 0 where a library convolution takes them (cuDNN on GPUs).
-  double groupedConvFlopsPerSecond;
-  double eagerConvFlopsPerSecond;
-  /// What eager's grouped convolution costs at any size (oneDNN's setup on
-  /// the CPU: 28 us for a 2 x 4 x 5 x 5 input).
-  double eagerConvSeconds;
   /// What eager pays per op beyond its work (dispatch, a launch), and what
   /// leaving an op to eager costs tc's graph (a split); tc's op is fused or
   /// launched in a program already running.
@@ -102,9 +94,6 @@ inline constexpr Rates kCPURates{
     /*denseRowSeconds=*/0,
     /*eagerSortSeconds=*/0,
     /*dftSeconds=*/2.0e-6,
-    /*groupedConvFlopsPerSecond=*/6.0e9,
-    /*eagerConvFlopsPerSecond=*/4.0e10,
-    /*eagerConvSeconds=*/2.5e-5,
     /*eagerOpSeconds=*/5.0e-6,
 };
 
@@ -121,9 +110,6 @@ inline constexpr Rates kGPURates{
     /*denseRowSeconds=*/3.0e-8,
     /*eagerSortSeconds=*/2.0e-5,
     /*dftSeconds=*/1.0e-5,
-    /*groupedConvFlopsPerSecond=*/0,
-    /*eagerConvFlopsPerSecond=*/0,
-    /*eagerConvSeconds=*/0,
     /*eagerOpSeconds=*/2.0e-6,
 };
 
@@ -397,21 +383,6 @@ inline std::optional<Estimate> estimate(const Query &q) {
     e.eagerSeconds =
         r.eagerOpSeconds + elements * units / r.fftUnitsPerSecond;
     e.algorithm = "dense DFT products";
-    return e;
-  }
-  if (op == "aten::convolution" && intArg("groups", 1) > 1 &&
-      r.groupedConvFlopsPerSecond > 0) {
-    // Each output element sums (C / groups) x kernel products; a
-    // transposed convolution's input element spreads to as many outputs.
-    std::vector<int64_t> w = shape("weight");
-    double perFilter = w.empty() ? 1 : numel(w) / double(std::max<int64_t>(
-                                                      w[0], 1));
-    double flops = 2 * perFilter *
-                   (intArg("transposed", 0) ? size("input") : out);
-    e.tcSeconds = flops / r.groupedConvFlopsPerSecond;
-    e.eagerSeconds = std::max(r.eagerOpSeconds, r.eagerConvSeconds) +
-                     flops / r.eagerConvFlopsPerSecond;
-    e.algorithm = "grouped products";
     return e;
   }
   return std::nullopt;

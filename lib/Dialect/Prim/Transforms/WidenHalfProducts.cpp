@@ -46,6 +46,34 @@ struct WidenHalfDot : public OpRewritePattern<DotOp> {
   }
 };
 
+/// A half-precision convolution or convolution gradient (a library call,
+/// which the CPU's PyTorch kernels and eager compute with f32 accumulation)
+/// as the same op on f32 operands, rounded once: the bias add after it
+/// then rounds once too (AddToWidenedProduct).
+template <typename ConvOp>
+struct WidenHalfConvolution : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern<ConvOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    if (!elt.isF16() && !elt.isBF16())
+      return rewriter.notifyMatchFailure(op, "not a half-precision op");
+    Location loc = op.getLoc();
+    TypeAttr f32 = TypeAttr::get(rewriter.getF32Type());
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(ConvertOp::create(rewriter, loc, operand, f32));
+    Operation *wide = rewriter.clone(*op);
+    wide->setOperands(operands);
+    wide->getResult(0).setType(type.clone(rewriter.getF32Type()));
+    rewriter.replaceOpWithNewOp<ConvertOp>(op, wide->getResult(0),
+                                           TypeAttr::get(elt));
+    return success();
+  }
+};
+
 /// A half-precision add of a widened product (through the reshapes and
 /// permutes that put it in the result's layout: an expanded convolution)
 /// and another half tensor (a bias) adds in f32 and rounds once, as eager's
@@ -69,7 +97,8 @@ static Value widenedProduct(Value v, SmallVectorImpl<Operation *> &layout) {
   }
   auto rounded = v.getDefiningOp<ConvertOp>();
   if (!rounded || !v.hasOneUse() ||
-      !rounded.getOperand().getDefiningOp<DotOp>() ||
+      !isa_and_nonnull<DotOp, ConvolutionOp>(
+          rounded.getOperand().getDefiningOp()) ||
       !getElementTypeOrSelf(rounded.getOperand().getType()).isF32())
     return Value();
   return rounded.getOperand();
@@ -119,7 +148,10 @@ struct WidenHalfProductsPass
     : public prim::impl::WidenHalfProductsPassBase<WidenHalfProductsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<WidenHalfDot, AddToWidenedProduct>(&getContext());
+    patterns.add<WidenHalfDot, WidenHalfConvolution<ConvolutionOp>,
+                 WidenHalfConvolution<ConvolutionBackwardInputOp>,
+                 WidenHalfConvolution<ConvolutionBackwardWeightOp>,
+                 AddToWidenedProduct>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

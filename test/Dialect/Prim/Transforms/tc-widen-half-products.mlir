@@ -45,3 +45,26 @@ func.func @plain_add(%a: tensor<4xf16>, %b: tensor<4xf16>) -> tensor<4xf16> {
   %s = prim.add %a, %b : tensor<4xf16>
   return %s : tensor<4xf16>
 }
+
+// A bf16 library convolution with a bias (the CPU's call of PyTorch's
+// kernel): the convolution on f32 operands, the bias added in f32, one
+// rounding; its gradients widen too.
+// CHECK-LABEL: func.func @convolutions
+// CHECK-DAG: %[[X:.*]] = prim.convert %arg0 to f32 : tensor<1x3x8x8xbf16>
+// CHECK-DAG: %[[W:.*]] = prim.convert %arg1 to f32 : tensor<4x3x3x3xbf16>
+// CHECK: %[[C:.*]] = prim.convolution %[[X]], %[[W]], stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+// CHECK: %[[S:.*]] = prim.add %[[C]], %{{.*}} : tensor<1x4x8x8xf32>
+// CHECK: %[[Y:.*]] = prim.convert %[[S]] to bf16 : tensor<1x4x8x8xf32>
+// CHECK: %[[DX:.*]] = prim.convolution_backward_input %{{.*}}, %{{.*}}, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x8x8xf32>
+// CHECK: %[[GX:.*]] = prim.convert %[[DX]] to bf16
+// CHECK: %[[DW:.*]] = prim.convolution_backward_weight %{{.*}}, %{{.*}}, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32> -> tensor<4x3x3x3xf32>
+// CHECK: %[[GW:.*]] = prim.convert %[[DW]] to bf16
+// CHECK: return %[[Y]], %[[GX]], %[[GW]]
+func.func @convolutions(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>, %dy: tensor<1x4x8x8xbf16>) -> (tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>) {
+  %c = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+  %bb = prim.broadcast_in_dim %b, shape [1, 4, 8, 8], dims [1] : tensor<4xbf16>
+  %y = prim.add %c, %bb : tensor<1x4x8x8xbf16>
+  %dx = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xbf16>
+  %dw = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16> -> tensor<4x3x3x3xbf16>
+  return %y, %dx, %dw : tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+}

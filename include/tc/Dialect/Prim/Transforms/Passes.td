@@ -204,7 +204,7 @@ def ChannelsLastConvolutionsPass
 
 def WidenHalfProductsPass
     : Pass<"tc-widen-half-products", "::mlir::func::FuncOp"> {
-  let summary = "Matrix products of f16 and bf16 as f32 products";
+  let summary = "Matrix products and convolutions of f16 and bf16 in f32";
   let description = [{
     tc's GEMM runtimes (OpenBLAS, cuBLAS, rocBLAS calls) take f32 and f64.
     A product of half-precision operands (what bf16 autocast makes of a
@@ -212,7 +212,10 @@ def WidenHalfProductsPass
     is rounded to the half type once: a half-precision GEMM with f32
     accumulation, which is what eager's does, computes the same up to the
     order of the additions. The widening converts fuse into the kernels
-    that produce the operands.
+    that produce the operands. Library convolutions and their gradients
+    (the CPU's calls of PyTorch's kernels) widen the same way, and a half
+    bias added to a widened product or convolution adds in f32 and rounds
+    once, as eager's epilogues do.
 
     ```mlir
     %p = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<8x16xbf16>, tensor<16x4xbf16>

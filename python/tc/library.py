@@ -1,0 +1,56 @@
+"""The library calls tc's CPU graphs make into PyTorch: convolutions.
+
+tc's CPU pipeline keeps a convolution and its gradients as library calls
+(`kernel.conv`, expand-convolutions=false) rather than window copies and a
+matrix product: on the CPU the kernels eager itself uses (oneDNN) are
+several times faster than tc's im2col products. The CPU runtime runs each
+call through `convolution` below (set when tc._tc loads, see
+tc.compiler), with torch tensors viewing the graph's buffers, the way
+Inductor's CPU code calls its extern kernels; tc's kernels before and after
+the call (bias, batch norm, activations) stay fused. The C++ side:
+`tcSetCPUConvolution` (include/tc-c/Compiler.h).
+"""
+
+from __future__ import annotations
+
+import torch
+
+import tc
+
+__all__ = ["FORWARD", "INPUT_GRADIENT", "PROFILER_NAME", "WEIGHT_GRADIENT",
+           "convolution"]
+
+#: The call's kind (kernel::ConvKind): which buffer it writes.
+FORWARD, INPUT_GRADIENT, WEIGHT_GRADIENT = 0, 1, 2
+
+#: The profiler's name for one call: PyTorch's ops under it are tc's
+#: library calls, not ops left to eager.
+PROFILER_NAME = "tc.library.convolution"
+
+
+def convolution(kind: int, x: torch.Tensor, w: torch.Tensor, y: torch.Tensor,
+                stride: list[int], padding: list[int], dilation: list[int],
+                groups: int) -> None:
+    """One library convolution: FORWARD writes `y` = conv(x, w); a gradient
+    kind writes `x`'s (INPUT_GRADIENT) or `w`'s (WEIGHT_GRADIENT) buffer
+    from the output's gradient in `y`. Called from tc's CPU runtime."""
+    tc.counters["library_convolutions"] += 1
+    zeros = [0] * len(stride)
+    # The graph decided its types: a user's autocast region must not cast
+    # the call's operands.
+    with torch.autocast("cpu", enabled=False), torch.no_grad(), \
+            torch.profiler.record_function(PROFILER_NAME):
+        if kind == FORWARD:
+            y.copy_(torch.ops.aten.convolution(x, w, None, stride, padding,
+                                               dilation, False, zeros,
+                                               groups))
+            return
+        # The gradient needs only the shape of the buffer it writes.
+        mask = [kind == INPUT_GRADIENT, kind == WEIGHT_GRADIENT, False]
+        grads = torch.ops.aten.convolution_backward(
+            y, x, w, None, stride, padding, dilation, False, zeros, groups,
+            mask)
+        if kind == INPUT_GRADIENT:
+            x.copy_(grads[0])
+        else:
+            w.copy_(grads[1])

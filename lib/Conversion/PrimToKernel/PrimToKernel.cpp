@@ -111,11 +111,28 @@ windowPoint(OpBuilder &b, Location loc, const WindowGeometry &g,
   return {std::move(at), valid};
 }
 
+/// The argmax whose positions `gather` reads when it reads them from its
+/// own operand over the same windows (max pooling's values): the gather is
+/// then the maximum its scan keeps, computed without the positions. Null
+/// otherwise.
+static prim::WindowArgmaxOp maxOfWindows(prim::WindowGatherOp gather) {
+  auto argmax = gather.getPositions().getDefiningOp<prim::WindowArgmaxOp>();
+  if (argmax && argmax.getOperand() == gather.getOperand() &&
+      argmax.getWindow() == gather.getWindow() &&
+      argmax.getStrides() == gather.getStrides() &&
+      argmax.getPadding() == gather.getPadding() &&
+      argmax.getDilation() == gather.getDilation())
+    return argmax;
+  return nullptr;
+}
+
 /// How many points of each windowed operand computing one point of `op`
 /// reads (1 for ops other than the window ops).
 static int64_t windowReads(Operation *op) {
   if (auto argmax = dyn_cast<prim::WindowArgmaxOp>(op))
     return WindowGeometry(argmax).positions();
+  if (auto gather = dyn_cast<prim::WindowGatherOp>(op))
+    return maxOfWindows(gather) ? WindowGeometry(gather).positions() : 1;
   if (auto scatter = dyn_cast<prim::WindowScatterOp>(op))
     return WindowGeometry(scatter).positions();
   return 1;
@@ -497,6 +514,10 @@ private:
   /// Max pooling's window ops at point `idx` (see their descriptions).
   FailureOr<Value> emitWindowArgmax(prim::WindowArgmaxOp op,
                                     ArrayRef<Value> idx);
+  /// The window scan of `op` at `idx`: (its first maximum's value, its
+  /// position).
+  FailureOr<std::pair<Value, Value>> emitWindowMax(prim::WindowArgmaxOp op,
+                                                   ArrayRef<Value> idx);
   FailureOr<Value> emitWindowGather(prim::WindowGatherOp op,
                                     ArrayRef<Value> idx);
   FailureOr<Value> emitWindowScatter(prim::WindowScatterOp op,
@@ -764,6 +785,10 @@ LogicalResult KernelBuilder::collectInputs(Value v,
   if (isa<prim::DotOp, prim::ConvolutionOp, prim::ConvolutionBackwardInputOp,
           prim::ConvolutionBackwardWeightOp>(op))
     return op->emitOpError() << "must be realized before it is read";
+  // Max pooling's values read the pooled operand, not the positions.
+  if (auto gather = dyn_cast<prim::WindowGatherOp>(op); gather &&
+                                                        maxOfWindows(gather))
+    return collectInputs(gather.getOperand(), inputs, visited, false);
   for (Value operand : op->getOperands())
     if (failed(collectInputs(operand, inputs, visited, false)))
       return failure();
@@ -1582,6 +1607,14 @@ Value KernelBuilder::affine(Value i, int64_t scale, int64_t offset) {
 
 FailureOr<Value> KernelBuilder::emitWindowArgmax(prim::WindowArgmaxOp op,
                                                  ArrayRef<Value> idx) {
+  FailureOr<std::pair<Value, Value>> scan = emitWindowMax(op, idx);
+  if (failed(scan))
+    return failure();
+  return scan->second;
+}
+
+FailureOr<std::pair<Value, Value>>
+KernelBuilder::emitWindowMax(prim::WindowArgmaxOp op, ArrayRef<Value> idx) {
   // Scan the window in row-major order, keeping the first maximum: a later
   // point wins if it is greater or NaN (PyTorch's rule), and the first
   // point inside the input wins unconditionally.
@@ -1642,11 +1675,20 @@ FailureOr<Value> KernelBuilder::emitWindowArgmax(prim::WindowArgmaxOp op,
                                            bestPosition);
     found = arith::OrIOp::create(b, loc, found, valid);
   }
-  return bestPosition;
+  return std::make_pair(best, bestPosition);
 }
 
 FailureOr<Value> KernelBuilder::emitWindowGather(prim::WindowGatherOp op,
                                                  ArrayRef<Value> idx) {
+  // Max pooling's values: the gather of the argmax of the same operand over
+  // the same windows is the maximum the scan kept, without a load at a
+  // position computed from the data (which no loop vectorizes).
+  if (prim::WindowArgmaxOp argmax = maxOfWindows(op)) {
+    FailureOr<std::pair<Value, Value>> scan = emitWindowMax(argmax, idx);
+    if (failed(scan))
+      return failure();
+    return scan->first;
+  }
   WindowGeometry g(op);
   ArrayRef<int64_t> inShape = tensorType(op.getOperand()).getShape();
   size_t lead = idx.size() - g.window.size();

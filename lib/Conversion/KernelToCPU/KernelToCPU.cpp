@@ -261,11 +261,16 @@ LogicalResult KernelLowering::run() {
 constexpr llvm::StringLiteral kReducedAttr = "tc.reduced_argument";
 
 /// An f32 sin or cos of x as the same function of x - k * period,
-/// k = round(x / period), computed in f64. MLIR's polynomial approximations
-/// reduce the argument in one f32 step, which is off by 2e-4 at |x| = 4096
-/// and 7e-3 at 1e5 (rotary embeddings and positional encodings reach such
-/// arguments); in f64 the reduced argument is exact to f32's precision for
-/// any |x| below 2^24 x period. Eager's (libm, SLEEF) are accurate too.
+/// k = round(x / period). MLIR's polynomial approximations reduce the
+/// argument in one f32 step, which is off by 2e-4 at |x| = 4096 and 7e-3
+/// at 1e5 (rotary embeddings and positional encodings reach such
+/// arguments). Here the period is three f32 parts (Cody and Waite's
+/// reduction) subtracted by fused multiply-adds: the first leaves
+/// x - k * p1 exact before its one rounding, the others add the period's
+/// next 48 bits, so the reduced argument is within about an ulp of |r| for
+/// |x| up to 2^24 periods, as f64 arithmetic gave it, at f32's vector
+/// width (the f64 reduction took sin + cos of 2^22 values to 0.6x
+/// Inductor's time). Eager's (libm, SLEEF) are accurate too.
 /// (tan has no polynomial approximation: it stays libm's `tanf`, which
 /// reduces its argument itself.)
 template <typename TrigOp>
@@ -279,24 +284,27 @@ struct ReduceTrigArgument : public OpRewritePattern<TrigOp> {
     if (!getElementTypeOrSelf(type).isF32() || op->hasAttr(kReducedAttr))
       return failure();
     Location loc = op.getLoc();
-    Type f64 = rewriter.getF64Type();
-    Type wide = f64;
-    if (auto vector = dyn_cast<VectorType>(type))
-      wide = vector.clone(f64);
-    auto constant = [&](double value) -> Value {
-      TypedAttr attr = rewriter.getF64FloatAttr(value);
-      if (auto vector = dyn_cast<VectorType>(wide))
+    auto constant = [&](float value) -> Value {
+      TypedAttr attr = rewriter.getF32FloatAttr(value);
+      if (auto vector = dyn_cast<VectorType>(type))
         attr = SplatElementsAttr::get(vector, attr);
-      return arith::ConstantOp::create(rewriter, loc, wide, attr);
+      return arith::ConstantOp::create(rewriter, loc, type, attr);
     };
-    Value x = arith::ExtFOp::create(rewriter, loc, wide, op.getOperand());
-    Value turns = math::RoundEvenOp::create(
+    Value x = op.getOperand();
+    // -k: the multiply-adds below subtract k periods.
+    Value minusTurns = arith::NegFOp::create(
         rewriter, loc,
-        arith::MulFOp::create(rewriter, loc, x, constant(1.0 / period)));
-    Value reduced = arith::SubFOp::create(
-        rewriter, loc, x,
-        arith::MulFOp::create(rewriter, loc, turns, constant(period)));
-    Value narrow = arith::TruncFOp::create(rewriter, loc, type, reduced);
+        math::RoundEvenOp::create(
+            rewriter, loc,
+            arith::MulFOp::create(rewriter, loc, x,
+                                  constant(float(1.0 / period)))));
+    float p1 = float(period);
+    float p2 = float(period - double(p1));
+    float p3 = float(period - double(p1) - double(p2));
+    Value narrow = x;
+    for (float part : {p1, p2, p3})
+      narrow = math::FmaOp::create(rewriter, loc, minusTurns, constant(part),
+                                   narrow);
     // The polynomial of |r|, the sign put back for sin: for a negative r
     // MLIR's approximation steps down a quadrant and loses r's relative
     // precision near 0 (sin(-1e-9) was 6e-8, and sinc of small negative
@@ -306,11 +314,18 @@ struct ReduceTrigArgument : public OpRewritePattern<TrigOp> {
     replacement->setAttr(kReducedAttr, rewriter.getUnitAttr());
     Value result = replacement;
     if (std::is_same_v<TrigOp, math::SinOp>) {
-      result = math::CopySignOp::create(rewriter, loc, result, narrow);
-      // sin(-0) is -0 (the f64 reduction turned it into +0).
-      Value x32 = op.getOperand();
+      // sin(r) = -sin(|r|) for a negative r. Not a copysign: with k
+      // rounded in f32, |r| may exceed half a period by a little, where
+      // sin(|r|) is negative itself.
       Value zero = arith::ConstantOp::create(rewriter, loc, type,
                                              rewriter.getZeroAttr(type));
+      Value negative = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OLT, narrow, zero);
+      result = arith::SelectOp::create(
+          rewriter, loc, negative,
+          arith::NegFOp::create(rewriter, loc, result), result);
+      // sin(-0) is -0 (the reduction turns it into +0).
+      Value x32 = op.getOperand();
       Value isZero = arith::CmpFOp::create(
           rewriter, loc, arith::CmpFPredicate::OEQ, x32, zero);
       result = arith::SelectOp::create(rewriter, loc, isZero, x32, result);

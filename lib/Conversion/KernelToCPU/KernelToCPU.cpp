@@ -257,84 +257,101 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
-/// Marks a trigonometric op whose argument is reduced already.
-constexpr llvm::StringLiteral kReducedAttr = "tc.reduced_argument";
-
-/// An f32 sin or cos of x as the same function of x - k * period,
-/// k = round(x / period). MLIR's polynomial approximations reduce the
-/// argument in one f32 step, which is off by 2e-4 at |x| = 4096 and 7e-3
-/// at 1e5 (rotary embeddings and positional encodings reach such
-/// arguments). Here the period is three f32 parts (Cody and Waite's
-/// reduction) subtracted by fused multiply-adds: the first leaves
-/// x - k * p1 exact before its one rounding, the others add the period's
-/// next 48 bits, so the reduced argument is within about an ulp of |r| for
-/// |x| up to 2^24 periods, as f64 arithmetic gave it, at f32's vector
-/// width (the f64 reduction took sin + cos of 2^22 values to 0.6x
-/// Inductor's time). Eager's (libm, SLEEF) are accurate too.
-/// (tan has no polynomial approximation: it stays libm's `tanf`, which
-/// reduces its argument itself.)
+/// An f32 sin or cos, written out: x = k * pi/2 + r with k = round(x * 2/pi)
+/// and r = x - k * pi/2, pi/2 in three f32 parts subtracted by fused
+/// multiply-adds (Cody and Waite's reduction: the first leaves x - k * p1
+/// exact before its one rounding, the others add the next 48 bits of
+/// pi/2), so r is within about an ulp for |x| up to 2^24 quarter turns;
+/// then sin(r) or cos(r) by minimax polynomials on [-pi/4, pi/4] (the
+/// coefficients of MLIR's approximation), chosen and negated by k's
+/// quadrant. MLIR's own approximation reduces the argument in one f32
+/// step, off by 2e-4 at |x| = 4096 and 7e-3 at 1e5 (rotary embeddings and
+/// positional encodings reach such arguments), and lost the relative
+/// precision of small negative arguments; reducing in f64 before it (this
+/// pattern's first form) took sin + cos of 2^22 values to 0.6x Inductor's
+/// time. Eager's (libm, SLEEF) are accurate to an ulp too. (tan has no
+/// polynomial approximation: it stays libm's `tanf`, which reduces its
+/// argument itself.)
 template <typename TrigOp>
-struct ReduceTrigArgument : public OpRewritePattern<TrigOp> {
-  ReduceTrigArgument(MLIRContext *context, double period)
-      : OpRewritePattern<TrigOp>(context), period(period) {}
+struct LowerF32Trig : public OpRewritePattern<TrigOp> {
+  using OpRewritePattern<TrigOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(TrigOp op,
                                 PatternRewriter &rewriter) const override {
+    constexpr bool isSin = std::is_same_v<TrigOp, math::SinOp>;
     Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF32() || op->hasAttr(kReducedAttr))
+    if (!getElementTypeOrSelf(type).isF32())
       return failure();
     Location loc = op.getLoc();
-    auto constant = [&](float value) -> Value {
-      TypedAttr attr = rewriter.getF32FloatAttr(value);
-      if (auto vector = dyn_cast<VectorType>(type))
+    Type i32 = rewriter.getI32Type();
+    Type intType = i32;
+    if (auto vector = dyn_cast<VectorType>(type))
+      intType = vector.clone(i32);
+    auto splat = [&](Type t, TypedAttr attr) -> Value {
+      if (auto vector = dyn_cast<VectorType>(t))
         attr = SplatElementsAttr::get(vector, attr);
-      return arith::ConstantOp::create(rewriter, loc, type, attr);
+      return arith::ConstantOp::create(rewriter, loc, t, attr);
     };
+    auto f = [&](float value) {
+      return splat(type, rewriter.getF32FloatAttr(value));
+    };
+    auto i = [&](int32_t value) {
+      return splat(intType, rewriter.getI32IntegerAttr(value));
+    };
+    auto fma = [&](Value a, Value b, Value c) -> Value {
+      return math::FmaOp::create(rewriter, loc, a, b, c);
+    };
+    constexpr double kHalfPi = 1.5707963267948966192313216916398;
     Value x = op.getOperand();
-    // -k: the multiply-adds below subtract k periods.
-    Value minusTurns = arith::NegFOp::create(
+    Value k = math::RoundEvenOp::create(
         rewriter, loc,
-        math::RoundEvenOp::create(
-            rewriter, loc,
-            arith::MulFOp::create(rewriter, loc, x,
-                                  constant(float(1.0 / period)))));
-    float p1 = float(period);
-    float p2 = float(period - double(p1));
-    float p3 = float(period - double(p1) - double(p2));
-    Value narrow = x;
+        arith::MulFOp::create(rewriter, loc, x, f(float(1.0 / kHalfPi))));
+    Value minusK = arith::NegFOp::create(rewriter, loc, k);
+    float p1 = float(kHalfPi);
+    float p2 = float(kHalfPi - double(p1));
+    float p3 = float(kHalfPi - double(p1) - double(p2));
+    Value r = x;
     for (float part : {p1, p2, p3})
-      narrow = math::FmaOp::create(rewriter, loc, minusTurns, constant(part),
-                                   narrow);
-    // The polynomial of |r|, the sign put back for sin: for a negative r
-    // MLIR's approximation steps down a quadrant and loses r's relative
-    // precision near 0 (sin(-1e-9) was 6e-8, and sinc of small negative
-    // arguments garbage).
-    Value magnitude = math::AbsFOp::create(rewriter, loc, narrow);
-    auto replacement = TrigOp::create(rewriter, loc, magnitude);
-    replacement->setAttr(kReducedAttr, rewriter.getUnitAttr());
-    Value result = replacement;
-    if (std::is_same_v<TrigOp, math::SinOp>) {
-      // sin(r) = -sin(|r|) for a negative r. Not a copysign: with k
-      // rounded in f32, |r| may exceed half a period by a little, where
-      // sin(|r|) is negative itself.
-      Value zero = arith::ConstantOp::create(rewriter, loc, type,
-                                             rewriter.getZeroAttr(type));
-      Value negative = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OLT, narrow, zero);
-      result = arith::SelectOp::create(
-          rewriter, loc, negative,
-          arith::NegFOp::create(rewriter, loc, result), result);
+      r = fma(minusK, f(part), r);
+    // Quadrant: k mod 4 (two's complement keeps it right for negative k);
+    // cos(x) = sin(x + pi/2) is the next quadrant's sine.
+    Value quadrant = arith::FPToSIOp::create(rewriter, loc, intType, k);
+    if (!isSin)
+      quadrant = arith::AddIOp::create(rewriter, loc, quadrant, i(1));
+    quadrant = arith::AndIOp::create(rewriter, loc, quadrant, i(3));
+    // Odd quadrants take the cosine polynomial, quadrants 2 and 3 negate.
+    Value odd = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(rewriter, loc, quadrant, i(1)), i(0));
+    Value negate = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(rewriter, loc, quadrant, i(2)), i(0));
+    auto pick = [&](float cosine, float sine) -> Value {
+      return arith::SelectOp::create(rewriter, loc, odd, f(cosine), f(sine));
+    };
+    // sin(r) = r (1 + r^2 (s1 + r^2 (s2 + ...))), cos(r) = 1 + r^2 (c1 +
+    // ...): one chain with the chosen coefficients.
+    Value r2 = arith::MulFOp::create(rewriter, loc, r, r);
+    Value poly = pick(-2.59630184e-7f, -2.50293279e-8f);
+    poly = fma(r2, poly, pick(2.47562348e-5f, 2.76001265e-6f));
+    poly = fma(r2, poly, pick(-1.38883304e-3f, -1.98426045e-4f));
+    poly = fma(r2, poly, pick(4.16666418e-2f, 8.33334774e-3f));
+    poly = fma(r2, poly, pick(-0.5f, -0.166666672f));
+    poly = fma(r2, poly, f(1.0f));
+    Value factor = arith::SelectOp::create(rewriter, loc, odd, f(1.0f), r);
+    Value value = arith::MulFOp::create(rewriter, loc, factor, poly);
+    Value result = arith::SelectOp::create(
+        rewriter, loc, negate, arith::NegFOp::create(rewriter, loc, value),
+        value);
+    if (isSin) {
       // sin(-0) is -0 (the reduction turns it into +0).
-      Value x32 = op.getOperand();
       Value isZero = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OEQ, x32, zero);
-      result = arith::SelectOp::create(rewriter, loc, isZero, x32, result);
+          rewriter, loc, arith::CmpFPredicate::OEQ, x, f(0.0f));
+      result = arith::SelectOp::create(rewriter, loc, isZero, x, result);
     }
     rewriter.replaceOp(op, result);
     return success();
   }
-
-  double period;
 };
 
 struct ConvertKernelToCPUPass
@@ -365,12 +382,12 @@ struct ConvertKernelToCPUPass
         return signalPassFailure();
     }
 
-    // Sines' and cosines' arguments reduced accurately first.
+    // f32 sines and cosines written out, their arguments reduced
+    // accurately.
     {
-      constexpr double kTwoPi = 6.283185307179586476925286766559;
       RewritePatternSet reduction(&getContext());
-      reduction.add<ReduceTrigArgument<math::SinOp>,
-                    ReduceTrigArgument<math::CosOp>>(&getContext(), kTwoPi);
+      reduction.add<LowerF32Trig<math::SinOp>, LowerF32Trig<math::CosOp>>(
+          &getContext());
       if (failed(applyPatternsGreedily(module, std::move(reduction))))
         return signalPassFailure();
     }

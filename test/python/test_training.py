@@ -635,3 +635,27 @@ def test_segments_fall_back_to_eager_at_run_time(fresh_tc, monkeypatch):
     for got, want in zip(grads, expected):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
     assert tc.counters["runtime_fallbacks"] == 1, dict(tc.counters)
+
+
+@pytest.mark.runtime_fallback
+def test_library_convolution_error_runs_the_graph_in_eager(fresh_tc,
+                                                          request):
+    """A library convolution that raises (here a stand-in for PyTorch's)
+    does not take the process down: the graph runs in eager from then on,
+    counted as a run-time fallback, with eager's values."""
+    import tc.compiler
+    import tc.library
+    native = tc.compiler._load_native()
+
+    def broken(*args):
+        raise RuntimeError("library convolution failed (test)")
+    native.set_cpu_convolution(broken)
+    request.addfinalizer(
+        lambda: native.set_cpu_convolution(tc.library.convolution))
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        got = torch.compile(lambda x: torch.relu(conv(x)), backend="tc")(x)
+        torch.testing.assert_close(got, torch.relu(conv(x)))
+    assert tc.counters["runtime_fallbacks"] == 1

@@ -8,6 +8,8 @@ strides, and that inputs the function mutates end as eager leaves them.
 eager) or may leave parts to eager: either way the results must be eager's.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -435,11 +437,18 @@ def test_integer_overflow_wraps(fresh_tc):
 def test_trigonometry_of_large_arguments(fresh_tc, dtype):
     """sin, cos and tan of arguments up to 1e6 (rotary embeddings and
     positional encodings reach thousands of radians) match eager at the
-    dtype's tolerance: the CPU's polynomial approximations get an
-    argument reduced in f64 (one f32 step was off by 7e-3 at 1e5)."""
+    dtype's tolerance: the CPU reduces the argument by pi/2 in three f32
+    parts before its polynomials (MLIR's one f32 step was off by 7e-3 at
+    1e5). Odd multiples of pi put the reduced argument at the edge of its
+    half turn, where a rounded quotient may step past it (a copysign of the
+    reduced argument's sign there flipped sin's result); multiples of pi/2
+    are the quadrants' edges."""
+    torch.manual_seed(0)
+    edges = torch.arange(-4000, 4001, dtype=torch.float64) * (math.pi / 2)
     x = torch.cat([torch.linspace(-1e6, 1e6, 4099),
                    torch.tensor([4096.0, 1e5, 8191.5, -3e5 + 0.25]),
-                   torch.randn(1000) * 3e4]).to(dtype)
+                   torch.randn(1000) * 3e4, torch.randn(1 << 16) * 1e5,
+                   edges.float()]).to(dtype)
 
     def f(x):
         return torch.sin(x), torch.cos(x), torch.tan(x)

@@ -36,7 +36,8 @@ import tc
 from tc import compiler, distributed, layouts, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.decompositions import (aten_op, core_aten_decompositions,
-                                decomposed_ops, forward_decompositions,
+                                decomposed_ops, explicit_decompositions,
+                                forward_decompositions,
                                 joint_decompositions)
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import VALUE_GUARDS, VIEW_OPS, is_supported
@@ -1425,9 +1426,9 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     state needs one trace of `make_fx` under Dynamo's fake mode (the forward
     only: below autograd). That is a large part of a small graph's compile
     time. None means "use AOTAutograd" (mutations, global state, anything
-    odd). With `direct` (inference), a graph of plain tensor math is first
-    written to ATen without tracing (`tc.direct`, counted as
-    `aten_direct`).
+    odd). With `direct` (inference), the graph is first written to ATen
+    node by node (`tc.direct`, counted as `aten_direct`), tracing alone
+    only the nodes it has no rule for.
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
@@ -1478,21 +1479,23 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         fake_mode = context.fake_mode if context is not None else None
     if fake_mode is None:
         fake_mode = FakeTensorMode()
+    traced = None
     if direct:
         from tc.direct import direct_aten
 
-        written = direct_aten(gm, decomposed_ops())
-        if written is not None:
+        traced = direct_aten(gm, decomposed_ops(), core_aten_decompositions,
+                             explicit_decompositions)
+        if traced is not None:
             tc.counters["aten_direct"] += 1
-            return written
     grad_enabled = torch.is_grad_enabled()
     try:
-        with fake_mode:
-            inputs = [fake_mode.from_tensor(x, static_shapes=True)
-                      for x in example_inputs]
-            traced = make_fx(gm, decomposition_table=(
-                core_aten_decompositions() if direct
-                else forward_decompositions()))(*inputs)
+        if traced is None:
+            with fake_mode:
+                inputs = [fake_mode.from_tensor(x, static_shapes=True)
+                          for x in example_inputs]
+                traced = make_fx(gm, decomposition_table=(
+                    core_aten_decompositions() if direct
+                    else forward_decompositions()))(*inputs)
     except Exception as error:  # AOTAutograd may still manage
         logger.debug("tc: one-pass ATen trace failed (%s: %s); using "
                      "AOTAutograd", type(error).__name__, error)
@@ -1503,8 +1506,10 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
     # (aliases of outputs nobody reads): drop it. Error checks have no
     # users but must stay (torch 2.11's node purity does not know them).
     traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
-        node.is_impure() or (node.op == "call_function"
-                             and node.target in _ERROR_CHECKS)))
+        node.is_impure() or (node.op == "call_function" and (
+            node.target in _ERROR_CHECKS or (
+                isinstance(node.target, torch._ops.OpOverload)
+                and node.target._schema.is_mutable)))))
     if direct:
         # `nn.ReLU(inplace=True)` (torchvision's ResNets): out of place.
         _functionalize_inplace_intermediates(traced.graph)

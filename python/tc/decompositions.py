@@ -7,7 +7,8 @@ and none of an op tc lowers whole (`tc.support.SUPPORTED_OPS`).
 `joint_decompositions()` and `forward_decompositions()` are its variants
 for AOTAutograd's joint traces and for a training graph's forward;
 `decomposed_ops()` answers "does the table decompose this op" without
-building it (what `tc.direct` needs).
+building it and `explicit_decompositions()` is the table less what make_fx
+decomposes anyway (what `tc.direct` needs).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from tc.importer import qualified_name
 from tc.support import SUPPORTED_OPS
 
 __all__ = ["DecomposedOps", "aten_op", "core_aten_decompositions",
-           "decomposed_ops", "forward_decompositions", "joint_decompositions"]
+           "decomposed_ops", "explicit_decompositions",
+           "forward_decompositions", "joint_decompositions"]
 
 
 #: Ops outside the core ATen set whose PyTorch decompositions reach ops tc
@@ -48,9 +50,28 @@ def core_aten_decompositions() -> dict:
     PyTorch's core ATen table, plus PyTorch's decompositions of the ops in
     `_EXTRA_DECOMPOSITIONS`. An op tc lowers itself keeps its one node (a
     decomposition would only add work)."""
-    from torch._decomp import core_aten_decompositions, decomposition_table
+    from torch._decomp import core_aten_decompositions
 
-    table = core_aten_decompositions()
+    return _with_tc_entries(core_aten_decompositions())
+
+
+@functools.lru_cache(maxsize=1)
+def explicit_decompositions() -> dict:
+    """`core_aten_decompositions()` less its CompositeImplicitAutograd
+    ops' own kernels, built in milliseconds: PyTorch's core list and tc's
+    entries. make_fx runs a CompositeImplicitAutograd op's own kernel
+    whether or not the table names it, so a trace with this table differs
+    from one with the whole table only where it leaves an op the whole
+    table decomposes (`decomposed_ops()` tells; `tc.direct` checks)."""
+    from torch._decomp import _core_aten_decompositions_post_autograd
+
+    return _with_tc_entries(dict(_core_aten_decompositions_post_autograd()))
+
+
+def _with_tc_entries(table: Any) -> Any:
+    """`table` with `_EXTRA_DECOMPOSITIONS` added and tc's wrappers."""
+    from torch._decomp import decomposition_table
+
     for name in _EXTRA_DECOMPOSITIONS:
         op = aten_op(name)
         if (op is None or op in table or op not in decomposition_table

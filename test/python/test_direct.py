@@ -76,7 +76,20 @@ def test_written_directly(fn, shapes):
     lambda x: 1 - x.sin(),           # scalar on the left of a subtraction
     lambda x: x.sum(),               # a reduction without dims
     lambda x: F.silu(x) * 2,         # silu decomposes under make_fx
-    lambda x: x.view(-1, 2).cos(),   # a view the table does not know
+    lambda x: x[1:, ::2].cos(),      # slicing
+    lambda x: torch.stack([x, x.t().reshape(6, 4)]).sum(0),
+])
+def test_nodes_without_a_rule_are_traced_alone(fn):
+    # The graph is still written node by node; the nodes the table has no
+    # rule for are traced by make_fx alone and spliced in.
+    torch.manual_seed(0)
+    counters = _run(fn, torch.randn(6, 4))
+    assert counters["aten_direct"] == 1
+    assert counters["aten_one_pass"] == 1
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x * 2).add_(1).cos(),  # a mutation inside a node traced alone
 ])
 def test_declined_graphs_are_traced(fn):
     torch.manual_seed(0)
@@ -105,3 +118,122 @@ def test_training_graphs_are_not_written_directly():
     assert tc.counters["aten_direct"] == 0
     expected = torch.autograd.grad((x * w).tanh().sum(), w)[0]
     torch.testing.assert_close(w.grad, expected, rtol=1e-5, atol=1e-6)
+
+
+class Attention(nn.Module):
+    """A GPT-style block: embedding, fused QKV split into heads, causal
+    attention, heads merged, residual and layer norm, a GELU MLP."""
+
+    def __init__(self, width=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.emb = nn.Embedding(100, width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(),
+                                 nn.Linear(2 * width, width), nn.Dropout(0.1))
+
+    def layer(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.heads, -1).transpose(1, 2)
+                   for y in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(b, t, c)
+        x = self.norm(x + self.out(y))
+        return x + self.mlp(x)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for _ in range(3):  # repeated layers: one trace of the attention
+            x = self.layer(x)
+        return x.reshape(-1, x.shape[-1]).flatten()
+
+
+class Conv(nn.Module):
+    """A ResNet-style block in eval mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.relu = nn.ReLU(inplace=True)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        y = self.relu(self.bn(self.conv(x)))
+        y += self.conv(x)
+        y = F.adaptive_avg_pool2d(F.max_pool2d(y, 2), 1)
+        return self.fc(torch.flatten(y, 1))
+
+
+def _graphs(module, *inputs):
+    """The ATen graphs of `module`'s one Dynamo graph: written directly,
+    and traced whole by make_fx."""
+    import tc.backend
+    import tc.direct
+
+    graphs = {}
+
+    def backend(gm, example_inputs):
+        tc.reset_counters()
+        graphs["direct"] = tc.backend._trace_one_pass(gm, example_inputs,
+                                                      direct=True)
+        graphs["written"] = tc.counters["aten_direct"]
+        original = tc.direct.direct_aten
+        tc.direct.direct_aten = lambda *args: None
+        try:
+            graphs["make_fx"] = tc.backend._trace_one_pass(
+                gm, example_inputs, direct=True)
+        finally:
+            tc.direct.direct_aten = original
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(module, backend=backend)(*inputs)
+    return graphs
+
+
+def _ops(graph):
+    import collections
+    return collections.Counter(str(node.target) for node in graph.graph.nodes
+                               if node.op == "call_function")
+
+
+@pytest.mark.parametrize("module,make_input", [
+    (Attention, lambda: torch.randint(0, 100, (2, 16))),
+    (Conv, lambda: torch.randn(2, 3, 16, 16)),
+])
+def test_models_are_written_as_make_fx_traces_them(module, make_input):
+    # Node by node, the graph holds the ATen ops make_fx's trace of the
+    # whole graph holds, and computes eager's values.
+    torch.manual_seed(0)
+    model = module().eval()
+    x = make_input()
+    graphs = _graphs(model, x)
+    assert graphs["written"] == 1
+    assert _ops(graphs["direct"]) == _ops(graphs["make_fx"])
+    counters = _run(model, x)
+    assert counters["aten_direct"] == 1
+
+
+def test_repeated_layers_trace_their_attention_once(monkeypatch):
+    import torch.fx.experimental.proxy_tensor as proxy_tensor
+
+    calls = []
+    make_fx = proxy_tensor.make_fx
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return make_fx(*args, **kwargs)
+
+    monkeypatch.setattr(proxy_tensor, "make_fx", counting)
+    torch.manual_seed(0)
+    graphs = _graphs(Attention().eval(), torch.randint(0, 100, (2, 16)))
+    assert graphs["written"] == 1
+    # The first layer's split and attention are traced alone, once each
+    # (the other two layers replay them), and the whole graph once for
+    # the comparison.
+    assert len(calls) == 3

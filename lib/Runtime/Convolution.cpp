@@ -22,10 +22,12 @@ ConvCall::get(kernel::ConvOp op, const llvm::DenseMap<Value, int64_t> &ids) {
   call.weight = ids.lookup(op.getWeight());
   call.output = ids.lookup(op.getOutput());
   call.channelsLast = op.getChannelsLast();
+  call.weightChannelsFirst = op.getWeightChannelsFirst();
   auto shape = [&](Value v) {
     ArrayRef<int64_t> sizes = cast<MemRefType>(v.getType()).getShape();
     SmallVector<int64_t> out(sizes);
-    if (call.channelsLast) {
+    if (call.channelsLast &&
+        !(v == op.getWeight() && call.weightChannelsFirst)) {
       // (N, spatial..., C) -> (N, C, spatial...).
       out.erase(out.end() - 1);
       out.insert(out.begin() + 1, sizes.back());
@@ -107,7 +109,7 @@ void referenceConv(
                     kSpace = ArrayRef<int64_t>(c.weightShape).drop_front(2),
                     outSpace = ArrayRef<int64_t>(c.outputShape).drop_front(2);
   SmallVector<int64_t> xs = convStrides(c.inputShape, c.channelsLast),
-                       ws = convStrides(c.weightShape, c.channelsLast),
+                       ws = convStrides(c.weightShape, c.weightChannelsLast()),
                        ys = convStrides(c.outputShape, c.channelsLast);
   // The input offset (within a channel) that output point `p` reads at
   // kernel point `k`, or -1 in the padding.
@@ -228,7 +230,7 @@ std::string runtime::runCPUConv(
   SmallVector<int64_t> inputStrides =
       convStrides(call.inputShape, call.channelsLast);
   SmallVector<int64_t> weightStrides =
-      convStrides(call.weightShape, call.channelsLast);
+      convStrides(call.weightShape, call.weightChannelsLast());
   SmallVector<int64_t> outputStrides =
       convStrides(call.outputShape, call.channelsLast);
   LibraryConvolution c;

@@ -37,8 +37,15 @@ struct ConvCall {
   int64_t groups;
   ConvElement element;
   /// The shapes above are by PyTorch's dimension order (N, C, spatial...);
-  /// with `channelsLast` the buffers hold channels innermost.
+  /// with `channelsLast` the buffers hold channels innermost, but for the
+  /// weight's with `weightChannelsFirst` (CPU library calls).
   bool channelsLast = false;
+  bool weightChannelsFirst = false;
+
+  /// Whether the weight's buffer holds its channels innermost.
+  bool weightChannelsLast() const {
+    return channelsLast && !weightChannelsFirst;
+  }
 
   /// `op`'s call with buffer ids from `ids`; an error at `op` for element
   /// types no runtime takes.

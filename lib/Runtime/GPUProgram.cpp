@@ -136,6 +136,10 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
       FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
       if (failed(call))
         return failure();
+      if (call->weightChannelsFirst)
+        return conv.emitOpError()
+               << "weight_channels_first is for CPU library calls (cuDNN "
+                  "takes its filter in the tensors' layout)";
       steps.push_back({std::nullopt, std::nullopt, std::move(*call)});
       continue;
     }

@@ -302,8 +302,12 @@ def _pipeline(device: torch.device, text: str,
     # TC_CPU_OPTIONS: tc-cpu-pipeline's options, such as
     # "expand-convolutions=true" (convolutions as tc's window copies and a
     # matrix product). By default they are library calls into PyTorch's
-    # kernels (tc.library, which tc._tc sets when it loads).
+    # kernels (tc.library, which tc._tc sets when it loads), channels-last
+    # with the ops between them (oneDNN's fast layout; the weights are read
+    # as they are): "channels-last=off" keeps PyTorch's layout.
     options = os.environ.get("TC_CPU_OPTIONS", "").strip()
+    if "channels-last=" not in options:
+        options = f"channels-last=all {options}".strip()
     if "expand-convolutions=" not in options:
         options = f"expand-convolutions=false {options}".strip()
     flag = f'--tc-cpu-pipeline="{options}"' if options else "--tc-cpu-pipeline"

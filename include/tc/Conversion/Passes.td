@@ -67,10 +67,28 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     `exp(x - max)`) is stored into the output row by the reduction and read
     back, instead of being computed twice: the row is in the CPU's cache.
     On GPUs the row stays in registers and is recomputed instead.
+
+    With `weights-channels-first` (the CPU's choice), a channels-last
+    convolution (or input gradient) whose weight is a graph input permuted
+    to channels-last, and read by nothing else, reads the input itself
+    (`kernel.conv ... weight_channels_first`): the CPU's library call takes
+    any strides, and the permute would copy every weight at each call.
+
+    With `realize-broadcast-sources` (the CPU's choice), a small computed
+    value broadcast to at least 16 times its size (batch norm's
+    per-channel scale) is realized rather than computed again at every
+    point: channels-last, the broadcast dimension is the inner loop, out of
+    which the compiler cannot hoist it.
   }];
   let options = [
     Option<"cacheRows", "cache-rows", "bool", "true",
            "Keep a reduced row in the output buffer for the inner loop">,
+    Option<"weightsChannelsFirst", "weights-channels-first", "bool",
+           "false",
+           "Library convolutions read graph-input weights channels-first">,
+    Option<"realizeBroadcastSources", "realize-broadcast-sources", "bool",
+           "false",
+           "Realize small computed values broadcast to 16x their size">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

@@ -166,15 +166,25 @@ struct Conv {
   DenseI64ArrayAttr stride, padding, dilation;
   IntegerAttr groups;
   UnitAttr channelsLast;
+  /// The weight (`other` of a forward or input gradient) is read in
+  /// PyTorch's layout (`weights-channels-first`).
+  bool weightChannelsFirst = false;
 };
 
 /// A value that several kernels would inline is realized instead when
 /// computing it reads this many large tensors per element.
 constexpr int64_t kSharedReadsToRealize = 4;
 
+/// A computed value broadcast to at least this many times its elements is
+/// realized (`realizeBroadcastSources`).
+constexpr int64_t kBroadcastRatioToRealize = 16;
+
 class FusionPlan {
 public:
-  explicit FusionPlan(func::FuncOp func) : func(func) {}
+  FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
+             bool realizeBroadcastSources)
+      : func(func), weightsChannelsFirst(weightsChannelsFirst),
+        realizeBroadcastSources(realizeBroadcastSources) {}
 
   LogicalResult build();
 
@@ -196,6 +206,52 @@ public:
   }
 
 private:
+  /// With `weightsChannelsFirst`, the graph input a channels-last
+  /// convolution's weight `w` permutes to channels-last, where every
+  /// reader of that permute is a convolution's weight (a forward or input
+  /// gradient, channels-last): those read the input in PyTorch's layout
+  /// and the permute is never computed. Null otherwise.
+  Value channelsFirstWeight(Value w) const {
+    auto permute = w.getDefiningOp<prim::PermuteOp>();
+    if (!weightsChannelsFirst || !permute ||
+        !isa<BlockArgument>(permute.getOperand()))
+      return {};
+    int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
+    if (permute.getPermutation() != ArrayRef<int64_t>(prim::toChannelsLast(rank)))
+      return {};
+    for (OpOperand &use : permute->getUses()) {
+      Operation *user = use.getOwner();
+      bool asWeight =
+          (isa<prim::ConvolutionOp>(user) && use.getOperandNumber() == 1) ||
+          (isa<prim::ConvolutionBackwardInputOp>(user) &&
+           use.getOperandNumber() == 1);
+      if (!asWeight || !user->hasAttr("channels_last"))
+        return {};
+    }
+    return permute.getOperand();
+  }
+
+  /// Whether computing one element of `v` inline takes a division, a
+  /// square root or a transcendental function (a cast or a product does
+  /// not make a value worth a kernel of its own).
+  bool computesSlowly(Value v) const {
+    SmallVector<Value> worklist = {v};
+    llvm::SmallDenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      Operation *op = next.getDefiningOp();
+      if (!op || (next != v && realized.contains(next)) ||
+          !seen.insert(next).second)
+        continue;
+      if (isa<prim::DivOp, prim::PowOp, prim::SqrtOp, prim::RsqrtOp,
+              prim::ExpOp, prim::Expm1Op, prim::LogOp, prim::Log1pOp,
+              prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op))
+        return true;
+      llvm::append_range(worklist, op->getOperands());
+    }
+    return false;
+  }
+
   /// A dot operand that is a transpose of a realized value reads that value
   /// with the GEMM's transpose flag instead of materializing the transpose.
   GemmOperand gemmOperand(Value v) {
@@ -232,6 +288,8 @@ private:
   }
 
   func::FuncOp func;
+  bool weightsChannelsFirst;
+  bool realizeBroadcastSources;
   llvm::SetVector<Value> realized;
   llvm::DenseMap<Value, Gemm> gemms;
   llvm::DenseMap<Value, Conv> convs;
@@ -286,13 +344,20 @@ LogicalResult FusionPlan::build() {
 
   // So are convolutions and their gradients.
   auto addConv = [&](auto op, kernel::ConvKind kind, Value a, Value b) {
+    bool weightFirst = false;
+    if (kind != kernel::ConvKind::BackwardWeight && op.getChannelsLast())
+      if (Value source = channelsFirstWeight(b)) {
+        b = source;
+        weightFirst = true;
+      }
     realized.insert(a);
     realized.insert(b);
     realized.insert(op.getResult());
     convs.try_emplace(op.getResult(),
                       Conv{kind, op.getLoc(), a, b, op.getStrideAttr(),
                            op.getPaddingAttr(), op.getDilationAttr(),
-                           op.getGroupsAttr(), op.getChannelsLastAttr()});
+                           op.getGroupsAttr(), op.getChannelsLastAttr(),
+                           weightFirst});
   };
   func.walk([&](prim::ConvolutionOp op) {
     addConv(op, kernel::ConvKind::Forward, op.getInput(), op.getWeight());
@@ -365,6 +430,41 @@ LogicalResult FusionPlan::build() {
     if (reduce.getOperand().getDefiningOp<prim::ReduceOp>())
       realized.insert(reduce.getOperand());
   });
+
+  // With `realizeBroadcastSources` (the CPU's choice), a small value that
+  // takes a division or a square root, broadcast to a much larger one
+  // along its inner dimension (batch norm's per-channel
+  // `rsqrt(var + eps) * weight`, channels-last), is realized: inlined, it
+  // is computed again
+  // at every point it is broadcast to, which costs nothing where the
+  // broadcast dimension is a loop the compiler hoists it out of (channels
+  // first) but a square root and a division per element where it is the
+  // inner one (channels-last). GPUs recompute it at no cost (their kernels
+  // wait on memory) and save the launch.
+  if (realizeBroadcastSources)
+    func.walk([&](prim::BroadcastInDimOp bcast) {
+      Value source = bcast.getOperand();
+      Operation *def = source.getDefiningOp();
+      if (!def || realized.contains(source) ||
+          isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
+              prim::PermuteOp>(def))
+        return;
+      // Only a value that varies along the result's inner dimension: one
+      // that is constant along it (a row's statistics) is hoisted.
+      RankedTensorType out = tensorType(bcast);
+      int64_t inner = out.getRank() - 1;
+      ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+      const int64_t *it = llvm::find(dims, inner);
+      if (inner < 0 || it == dims.end() || out.getDimSize(inner) <= 1 ||
+          tensorType(source).getDimSize(it - dims.begin()) !=
+              out.getDimSize(inner))
+        return;
+      int64_t from = hintNumElements(tensorType(source));
+      int64_t to = hintNumElements(out);
+      if (from > 0 && to >= kBroadcastRatioToRealize * from &&
+          computesSlowly(source))
+        realized.insert(source);
+    });
 
   // A reduction inlined into several kernels would be recomputed by each:
   // realize it once instead. So is a value that reads many large tensors
@@ -1920,7 +2020,7 @@ static std::string kernelName(const FusionPlan &plan, StringRef graph,
 LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   if (func.getBody().getBlocks().size() != 1)
     return func.emitOpError() << "tc-fuse expects a single-block function";
-  FusionPlan plan(func);
+  FusionPlan plan(func, weightsChannelsFirst, realizeBroadcastSources);
   if (failed(plan.build()))
     return failure();
 
@@ -2050,7 +2150,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
           sb, conv->loc,
           kernel::ConvKindAttr::get(sb.getContext(), conv->kind), input,
           weight, output, conv->stride, conv->padding, conv->dilation,
-          conv->groups, conv->channelsLast);
+          conv->groups, conv->channelsLast,
+          conv->weightChannelsFirst ? sb.getUnitAttr() : UnitAttr());
       continue;
     }
     if (v.getDefiningOp<prim::ScatterAddOp>()) {

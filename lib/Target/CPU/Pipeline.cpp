@@ -83,6 +83,8 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   // Realize what must be realized, inline the rest into kernels.
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;
+  fuse.weightsChannelsFirst = options.weightsChannelsFirst;
+  fuse.realizeBroadcastSources = options.realizeBroadcastSources;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
   // Index checks in the kernel that reads the indices anyway.
   pm.addPass(kernel::createFuseIndexChecksPass());

@@ -248,6 +248,31 @@ kernel.schedule @conv_size(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %y:
 
 // -----
 
+kernel.schedule @conv_weight_first(%x: memref<1x8x8x3xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x8x8x4xf32>) {
+  // expected-error @+1 {{'kernel.conv' op weight_channels_first needs channels_last}}
+  kernel.conv forward %x, %w, %y stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 weight_channels_first : memref<1x8x8x3xf32>, memref<4x3x3x3xf32>, memref<1x8x8x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @conv_weight_last(%x: memref<1x8x8x3xf32>, %w: memref<4x3x5x5xf32>, %y: memref<1x8x8x4xf32>) {
+  // A channels-first weight without weight_channels_first reads as
+  // channels-last: 5 input channels.
+  // expected-error @+1 {{'kernel.conv' op input channels 3 and weight 'memref<4x3x5x5xf32>' do not make a convolution of 1 groups}}
+  kernel.conv forward %x, %w, %y stride [1, 1] padding [2, 2] dilation [1, 1] groups 1 channels_last : memref<1x8x8x3xf32>, memref<4x3x5x5xf32>, memref<1x8x8x4xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @conv_weight_first_ok(%x: memref<1x8x8x3xf32>, %w: memref<4x3x5x5xf32>, %y: memref<1x8x8x4xf32>) {
+  kernel.conv forward %x, %w, %y stride [1, 1] padding [2, 2] dilation [1, 1] groups 1 channels_last weight_channels_first : memref<1x8x8x3xf32>, memref<4x3x5x5xf32>, memref<1x8x8x4xf32>
+  kernel.return
+}
+
+// -----
+
 kernel.schedule @conv_channels(%x: memref<1x3x8x8xf32>, %w: memref<4x2x3x3xf32>, %y: memref<1x4x6x6xf32>) {
   // expected-error @+1 {{'kernel.conv' op input channels 3 and weight 'memref<4x2x3x3xf32>' do not make a convolution of 1 groups}}
   kernel.conv backward_input %x, %w, %y stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x2x3x3xf32>, memref<1x4x6x6xf32>

@@ -65,6 +65,13 @@ void buildTrainingSplitPipeline(OpPassManager &pm,
 struct FuseOptions {
   /// tc-fuse's cache-rows (the CPU's choice; GPUs recompute).
   bool cacheRows = true;
+  /// tc-fuse's weights-channels-first: channels-last library convolutions
+  /// read graph-input weights in PyTorch's layout (the CPU's library call
+  /// takes any strides; cuDNN wants its filter in the tensors' layout).
+  bool weightsChannelsFirst = true;
+  /// tc-fuse's realize-broadcast-sources (the CPU's choice: GPUs recompute
+  /// a per-channel scale at no cost and save the launch).
+  bool realizeBroadcastSources = true;
   /// Run tc-split-reductions before memory planning, with these options.
   /// The CPU's: a full reduction of at least 64K elements (a sum, the
   /// host check of a gather's indices) splits into up to 64 chunks, one per
@@ -98,6 +105,8 @@ struct FuseOptions {
   gpu(bool halfGemms, ChannelsLastMode channelsLast = ChannelsLastMode::Off) {
     FuseOptions options;
     options.cacheRows = false;
+    options.weightsChannelsFirst = false;
+    options.realizeBroadcastSources = false;
     options.splitMinParallelism = 32768;
     options.splitMaxSplits = 256;
     options.splitMinLength = 1024;

@@ -349,10 +349,18 @@ LogicalResult ConvOp::verify() {
   // Sizes by PyTorch's (channels-first) dimension numbering, whatever the
   // buffers' layout.
   bool channelsLast = getChannelsLast();
-  auto size = [&](MemRefType type, int64_t d) {
-    if (!channelsLast || d == 0)
+  if (getWeightChannelsFirst() && !channelsLast)
+    return emitOpError() << "weight_channels_first needs channels_last";
+  auto sizeIn = [&](MemRefType type, int64_t d, bool last) {
+    if (!last || d == 0)
       return type.getDimSize(d);
     return type.getDimSize(d == 1 ? rank - 1 : d - 1);
+  };
+  auto size = [&](MemRefType type, int64_t d) {
+    return sizeIn(type, d, channelsLast);
+  };
+  auto wsize = [&](int64_t d) {
+    return sizeIn(weight, d, channelsLast && !getWeightChannelsFirst());
   };
   ArrayRef<int64_t> stride = getStride(), padding = getPadding(),
                     dilation = getDilation();
@@ -361,22 +369,22 @@ LogicalResult ConvOp::verify() {
     return emitOpError() << "stride, padding and dilation need " << spatial
                          << " entries each";
   int64_t groups = getGroups();
-  if (groups < 1 || size(input, 1) != size(weight, 1) * groups ||
-      size(weight, 0) % groups != 0)
+  if (groups < 1 || size(input, 1) != wsize(1) * groups ||
+      wsize(0) % groups != 0)
     return emitOpError() << "input channels " << size(input, 1)
                          << " and weight " << weight
                          << " do not make a convolution of " << groups
                          << " groups";
   if (size(output, 0) != size(input, 0) ||
-      size(output, 1) != size(weight, 0))
+      size(output, 1) != wsize(0))
     return emitOpError() << "output must be " << size(input, 0) << "x"
-                         << size(weight, 0) << "x...";
+                         << wsize(0) << "x...";
   for (size_t d = 0; d < spatial; ++d) {
     if (stride[d] < 1 || dilation[d] < 1 || padding[d] < 0)
       return emitOpError() << "stride and dilation must be positive and "
                               "padding non-negative";
     int64_t span = size(input, 2 + d) + 2 * padding[d] -
-                   dilation[d] * (size(weight, 2 + d) - 1) - 1;
+                   dilation[d] * (wsize(2 + d) - 1) - 1;
     if (span < 0 || span / stride[d] + 1 != size(output, 2 + d))
       return emitOpError() << "output size " << size(output, 2 + d)
                            << " in spatial dimension " << d

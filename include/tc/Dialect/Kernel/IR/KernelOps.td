@@ -375,7 +375,10 @@ def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
     (input N, C, spatial...; weight O, C / groups, kernel...; output N, O,
     out...), contiguous; with `channels_last`, each buffer holds its
     channels innermost (N, spatial..., C; O, kernel..., C / groups;
-    N, out..., O), cuDNN's fast layout for half precision. `kind` says
+    N, out..., O), cuDNN's fast layout for half precision; with
+    `weight_channels_first` as well, the weight keeps PyTorch's layout
+    while input and output are channels-last (a CPU library call takes
+    any strides: no copy of the weights at each call). `kind` says
     which buffer the call writes; it reads
     the other two:
 
@@ -395,12 +398,14 @@ def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
                        AnyMemRef:$weight, AnyMemRef:$output,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups,
-                       UnitAttr:$channels_last);
+                       UnitAttr:$channels_last,
+                       UnitAttr:$weight_channels_first);
   let assemblyFormat = [{
     $kind $input `,` $weight `,` $output `stride` $stride `padding` $padding
     `dilation` $dilation `groups` $groups
-    (`channels_last` $channels_last^)? attr-dict `:` type($input) `,`
-    type($weight) `,` type($output)
+    (`channels_last` $channels_last^)?
+    (`weight_channels_first` $weight_channels_first^)? attr-dict `:`
+    type($input) `,` type($weight) `,` type($output)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,43 @@
+// RUN: tc-opt %s -tc-fuse="realize-broadcast-sources=true" -split-input-file | FileCheck %s
+// RUN: tc-opt %s -tc-fuse -split-input-file | FileCheck %s --check-prefix=OFF
+
+// Batch norm's per-channel scale, channels-last: the square root and the
+// division are computed once per channel into a buffer of their own, not
+// at each of the 2 x 8 x 8 points the inner loop broadcasts them to.
+// CHECK-LABEL: kernel.kernel @scale_fused_add_rsqrt_{{[0-9]+}}
+// CHECK-SAME: memref<16xf32>
+// CHECK-SAME: attributes {domain = array<i64>}
+// CHECK: kernel.schedule @scale
+// CHECK: %[[S:.*]] = memref.alloc() : memref<16xf32>
+// CHECK: kernel.launch @scale_fused_add_rsqrt_{{[0-9]+}}(%{{.*}}, %[[S]])
+// CHECK: kernel.launch @scale_fused_mul_{{[0-9]+}}(%{{.*}}, %[[S]], %{{.*}})
+// OFF-LABEL: kernel.schedule @scale
+// OFF-NOT: memref.alloc
+// OFF: kernel.launch
+// OFF-NEXT: kernel.return
+func.func @scale(%x: tensor<2x8x8x16xf32>, %var: tensor<16xf32>) -> tensor<2x8x8x16xf32> {
+  %eps = prim.constant dense<1.0e-5> : tensor<16xf32>
+  %v = prim.add %var, %eps : tensor<16xf32>
+  %r = prim.rsqrt %v : tensor<16xf32>
+  %b = prim.broadcast_in_dim %r, shape [2, 8, 8, 16], dims [3] : tensor<16xf32>
+  %y = prim.mul %x, %b : tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}
+
+// -----
+
+// A row's scale (constant along the inner loop, which the compiler hoists
+// it out of) and a per-column cast (no division) stay inline: one kernel.
+// CHECK-LABEL: kernel.schedule @rows
+// CHECK-NOT: memref.alloc
+// CHECK: kernel.launch
+// CHECK-NEXT: kernel.return
+func.func @rows(%x: tensor<64x256xf32>, %var: tensor<64xf32>, %w: tensor<256xf16>) -> tensor<64x256xf32> {
+  %r = prim.rsqrt %var : tensor<64xf32>
+  %b = prim.broadcast_in_dim %r, shape [64, 256], dims [0] : tensor<64xf32>
+  %c = prim.convert %w to f32 : tensor<256xf16>
+  %cb = prim.broadcast_in_dim %c, shape [64, 256], dims [1] : tensor<256xf32>
+  %y = prim.mul %x, %b : tensor<64x256xf32>
+  %z = prim.mul %y, %cb : tensor<64x256xf32>
+  return %z : tensor<64x256xf32>
+}

@@ -127,6 +127,17 @@ NB_MODULE(_tc, m) {
   // Dynamo caches hold compiled graphs until the interpreter is gone.
   nb::set_leak_warnings(false);
   m.attr("gpu_buffer_alignment") = tcGPUBufferAlignment();
+  m.def(
+      "graph_structure",
+      [](const std::string &source) {
+        char *text = tcGraphStructure(source.data(), source.size());
+        std::string out(text ? text : "");
+        tcFreeString(text);
+        return out;
+      },
+      nb::arg("source"),
+      "The graph's text without value names and locations: the key under "
+      "which structurally identical graphs share one compile.");
   m.def("cpu_threads", &tcCPUThreads,
         "How many threads a CPU graph's launches run on now: PyTorch's "
         "OpenMP team (torch.set_num_threads) where it is loaded, else "

@@ -162,6 +162,11 @@ double tcExecutableCompileSeconds(TcExecutableRef exe, const char *phase);
 /// (CUDA). Owned by `exe`.
 const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage);
 
+/// `source` without value names and locations (mlir::tc::graphStructure):
+/// the key under which structurally identical graphs share one compile. A
+/// malloc'ed string for tcFreeString.
+char *tcGraphStructure(const char *source, size_t length);
+
 void tcExecutableDestroy(TcExecutableRef exe);
 void tcFreeString(char *string);
 

@@ -287,3 +287,7 @@ const char *tcExecutableStageIR(TcExecutableRef exe, const char *stage) {
 
 void tcExecutableDestroy(TcExecutableRef exe) { delete exe; }
 void tcFreeString(char *string) { std::free(string); }
+
+char *tcGraphStructure(const char *source, size_t length) {
+  return copyString(mlir::tc::graphStructure(llvm::StringRef(source, length)));
+}

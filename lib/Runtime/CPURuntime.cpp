@@ -671,3 +671,7 @@ bool CPUExecutable::fromCache() const { return impl->fromCache; }
 const std::map<std::string, std::string> &CPUExecutable::stageIR() const {
   return impl->stageIR;
 }
+
+std::string mlir::tc::graphStructure(llvm::StringRef source) {
+  return runtime::structuralText(source);
+}

@@ -183,12 +183,23 @@ def native_error() -> str | None:
 # Native compiled graphs by (IR text, dump_stages); failures by IR text.
 _cache: dict[tuple[str, bool], Any] = {}
 _failures: dict[str, str] = {}
+# CPU graphs by their structure (`_tc.graph_structure`: the text without
+# value names and locations) and options: a model's identical layers (a
+# training graph's segments between its attentions) compile once, as the
+# GPU's disk cache has them load once. CPU programs keep no state between
+# calls (each call passes its buffers and arena), so graphs share one.
+_by_structure: dict[tuple[str, str], Any] = {}
+# CPU graphs this process loaded from the disk cache (without the
+# compiler, so without their structure yet): (text, options, graph).
+_loaded_unkeyed: list[tuple[str, str, Any]] = []
 
 
 def clear_cache() -> None:
     """Drops the in-memory cache of compiled graphs and the GPU arenas."""
     _cache.clear()
     _failures.clear()
+    _by_structure.clear()
+    _loaded_unkeyed.clear()
     _arenas.clear()
 
 
@@ -495,6 +506,7 @@ def _compile_module(text: str, device: torch.device,
         # cache, run without loading the compiler.
         compiled = _load_cached_cpu(entry)
         if compiled is not None:
+            _loaded_unkeyed.append((text, options, compiled))
             return _compiled(key, compiled, platform, start)
     native = _load_native()
     if native is None:
@@ -505,6 +517,21 @@ def _compile_module(text: str, device: torch.device,
     if failure_key in _failures:
         raise CompileError(_failures[failure_key], text, dump_ir(text),
                            pipeline=pipeline)
+    structure = None
+    if platform == "cpu" and not dump_stages:
+        while _loaded_unkeyed:
+            other, other_options, loaded = _loaded_unkeyed.pop()
+            _by_structure.setdefault(
+                (native.graph_structure(other), other_options), loaded)
+        structure = (native.graph_structure(text), options)
+        shared = _by_structure.get(structure)
+        if shared is not None:
+            _cache[key] = shared
+            if logs.enabled("compile_time"):
+                logs.channel_logger("compile_time").info(
+                    "cpu graph shares the compile of an identical one "
+                    "(%.3f s)", time.perf_counter() - start)
+            return shared
     try:
         # Host programs and kernel binaries persist across processes too
         # (library planning and loading run again).
@@ -533,6 +560,8 @@ def _compile_module(text: str, device: torch.device,
                            pipeline=pipeline) from None
     if entry is not None and not compiled.from_cache:
         _link_cache_entry(entry)
+    if structure is not None:
+        _by_structure[structure] = compiled
     return _compiled(key, compiled, platform, start)
 
 

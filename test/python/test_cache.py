@@ -194,3 +194,35 @@ def test_precompile_cache_skips_dynamo_in_a_warm_process(tmp_path):
     # Dynamo's capture of this model takes 0.15-0.7 s).
     assert warm["first_call_s"] < 0.1, warm
 
+
+
+def test_identical_graphs_share_one_compile(fresh_tc):
+    # Two graphs that differ only in names and source lines (a model's
+    # identical layers) run one CPU program, each on its own buffers.
+    import tc.compiler
+
+    def f(a):
+        return torch.sin(a * 2) + a.exp()
+
+    def g(b):
+        return torch.sin(b * 2) + b.exp()
+
+    x, y = torch.randn(300), torch.randn(300)
+    got_f = torch.compile(f, backend="tc")(x)
+    got_g = torch.compile(g, backend="tc")(y)
+    torch.testing.assert_close(got_f, f(x))
+    torch.testing.assert_close(got_g, g(y))
+    compiled = list(tc.compiler._cache.values())
+    assert len(compiled) == 2 and compiled[0] is compiled[1]
+    assert tc.counters["graphs_compiled"] == 2
+
+
+def test_graphs_of_other_structure_do_not_share(fresh_tc):
+    import tc.compiler
+
+    x = torch.randn(300)
+    torch.compile(lambda a: torch.sin(a * 2), backend="tc")(x)
+    got = torch.compile(lambda a: torch.sin(a * 3), backend="tc")(x)
+    torch.testing.assert_close(got, torch.sin(x * 3))
+    compiled = list(tc.compiler._cache.values())
+    assert len(compiled) == 2 and compiled[0] is not compiled[1]

@@ -52,6 +52,12 @@ using LibraryConvolutionFn = std::string (*)(const LibraryConvolution &);
 /// runtime's reference loops (f32 and f64 only: a test path). Graphs
 /// compiled before keep running through whichever is set when they run.
 void setCPULibraryConvolution(LibraryConvolutionFn fn);
+
+/// `source` without its value names and locations: graphs with the same
+/// structure (a model's identical layers) compile to the same program, so
+/// this is the key under which they share one compile (as the GPU's disk
+/// cache keys on it).
+std::string graphStructure(llvm::StringRef source);
 LibraryConvolutionFn cpuLibraryConvolution();
 
 class CPUExecutable {

@@ -215,6 +215,8 @@ def test_identical_graphs_share_one_compile(fresh_tc):
     compiled = list(tc.compiler._cache.values())
     assert len(compiled) == 2 and compiled[0] is compiled[1]
     assert tc.counters["graphs_compiled"] == 2
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 def test_graphs_of_other_structure_do_not_share(fresh_tc):

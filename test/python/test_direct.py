@@ -56,6 +56,7 @@ def _run(fn, *args):
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["ops_compiled"] > 0
+    assert tc.counters["runtime_fallbacks"] == 0
     return dict(tc.counters)
 
 

@@ -1479,17 +1479,17 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         fake_mode = context.fake_mode if context is not None else None
     if fake_mode is None:
         fake_mode = FakeTensorMode()
-    traced = None
+    traced = written = None
     if direct:
         from tc.direct import direct_aten
 
-        traced = direct_aten(gm, decomposed_ops(), core_aten_decompositions,
-                             explicit_decompositions)
-        if traced is not None:
+        written = direct_aten(gm, decomposed_ops(), core_aten_decompositions,
+                              explicit_decompositions)
+        if written is not None:
             tc.counters["aten_direct"] += 1
     grad_enabled = torch.is_grad_enabled()
     try:
-        if traced is None:
+        if written is None:
             with fake_mode:
                 inputs = [fake_mode.from_tensor(x, static_shapes=True)
                           for x in example_inputs]
@@ -1502,23 +1502,23 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
         return None
     finally:
         torch.set_grad_enabled(grad_enabled)
+    graph = written[1] if written is not None else traced.graph
     # Under grad mode the trace also records what autograd would save
     # (aliases of outputs nobody reads): drop it. Error checks have no
     # users but must stay (torch 2.11's node purity does not know them).
-    traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
+    graph.eliminate_dead_code(is_impure_node=lambda node: (
         node.is_impure() or (node.op == "call_function" and (
             node.target in _ERROR_CHECKS or (
                 isinstance(node.target, torch._ops.OpOverload)
                 and node.target._schema.is_mutable)))))
     if direct:
         # `nn.ReLU(inplace=True)` (torchvision's ResNets): out of place.
-        _functionalize_inplace_intermediates(traced.graph)
+        _functionalize_inplace_intermediates(graph)
     elif not _functionalize_buffer_updates(traced):
         logger.debug("tc: the one-pass ATen trace updates buffers tc "
                      "cannot write back; using AOTAutograd")
         return None
-    traced.recompile()
-    for node in traced.graph.nodes:
+    for node in graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):
             continue
         if node.target is operator.getitem:
@@ -1534,8 +1534,10 @@ def _trace_one_pass(gm: torch.fx.GraphModule,
             logger.debug("tc: the one-pass ATen trace has %s %s; using "
                          "AOTAutograd", node.op, node.target)
             return None
-    if _scalar_clamp_bounds(traced.graph):
-        traced.recompile()
+    _scalar_clamp_bounds(graph)
+    if written is not None:  # its Python code, written once
+        return torch.fx.GraphModule(written[0], graph)
+    traced.recompile()
     return traced
 
 

@@ -217,15 +217,19 @@ private:
         !isa<BlockArgument>(permute.getOperand()))
       return {};
     int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
-    if (permute.getPermutation() != ArrayRef<int64_t>(prim::toChannelsLast(rank)))
+    SmallVector<int64_t> toLast = prim::toChannelsLast(rank);
+    if (permute.getPermutation() != ArrayRef<int64_t>(toLast))
       return {};
     for (OpOperand &use : permute->getUses()) {
+      if (use.getOperandNumber() != 1)
+        return {};
       Operation *user = use.getOwner();
-      bool asWeight =
-          (isa<prim::ConvolutionOp>(user) && use.getOperandNumber() == 1) ||
-          (isa<prim::ConvolutionBackwardInputOp>(user) &&
-           use.getOperandNumber() == 1);
-      if (!asWeight || !user->hasAttr("channels_last"))
+      bool channelsLastWeight = false;
+      if (auto conv = dyn_cast<prim::ConvolutionOp>(user))
+        channelsLastWeight = conv.getChannelsLast();
+      else if (auto grad = dyn_cast<prim::ConvolutionBackwardInputOp>(user))
+        channelsLastWeight = grad.getChannelsLast();
+      if (!channelsLastWeight)
         return {};
     }
     return permute.getOperand();
@@ -435,12 +439,11 @@ LogicalResult FusionPlan::build() {
   // takes a division or a square root, broadcast to a much larger one
   // along its inner dimension (batch norm's per-channel
   // `rsqrt(var + eps) * weight`, channels-last), is realized: inlined, it
-  // is computed again
-  // at every point it is broadcast to, which costs nothing where the
-  // broadcast dimension is a loop the compiler hoists it out of (channels
-  // first) but a square root and a division per element where it is the
-  // inner one (channels-last). GPUs recompute it at no cost (their kernels
-  // wait on memory) and save the launch.
+  // is computed again at every point it is broadcast to, which costs
+  // nothing where the broadcast dimension is a loop the compiler hoists it
+  // out of (channels-first) but a square root and a division per element
+  // where it is the inner one (channels-last). GPUs recompute it at no
+  // cost (their kernels wait on memory) and save the launch.
   if (realizeBroadcastSources)
     func.walk([&](prim::BroadcastInDimOp bcast) {
       Value source = bcast.getOperand();

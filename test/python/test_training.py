@@ -485,7 +485,7 @@ def test_library_convolution_gradients_match_eager(fresh_tc, monkeypatch,
         3 if conv_library == "pytorch" else 0)
 
 
-@pytest.mark.parametrize("layout", ["", "channels-last=all"],
+@pytest.mark.parametrize("layout", ["channels-last=off", "channels-last=all"],
                          ids=["channels_first", "channels_last"])
 def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
                                                request, conv_library, layout):
@@ -497,9 +497,8 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
     import tc.compiler
     import tc.logs
     monkeypatch.setenv("TC_CPU_OPTIONS", f"{_LIBRARY_CONVOLUTIONS} {layout}")
-    if layout:
-        tc.logs.set_logs("output_code")
-        request.addfinalizer(tc.logs.set_logs)
+    tc.logs.set_logs("output_code")
+    request.addfinalizer(tc.logs.set_logs)
 
     class Net(nn.Module):
         def __init__(self):
@@ -539,14 +538,27 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert _library_convolutions_compiled("prim.convolution_backward_input")
-    if layout:
-        calls = [line for native in tc.compiler._cache.values()
-                 for line in native.stage_ir.get("kernel", "").splitlines()
-                 if "kernel.conv" in line]
-        # Two forward convolutions, and both gradients of the second (the
-        # first's input needs none).
-        assert len(calls) == 5
+    calls = [line for native in tc.compiler._cache.values()
+             for line in native.stage_ir.get("kernel", "").splitlines()
+             if "kernel.conv" in line]
+    # Two forward convolutions, and both gradients of the second (the
+    # first's input needs none).
+    assert len(calls) == 5
+    if layout == "channels-last=all":
         assert all("channels_last" in line for line in calls), calls
+        # The forwards and the input gradient read the weights (graph
+        # inputs) as they are, channels-first; the weight gradient writes
+        # its own buffer.
+        assert sum("weight_channels_first" in line for line in calls) == 3
+    else:
+        assert not any("channels_last" in line for line in calls), calls
+
+
+def test_cpu_convolutions_run_channels_last_by_default():
+    import tc.compiler
+    _, _, options = tc.compiler._pipeline(torch.device("cpu"), "")
+    assert "channels-last=all" in options.split()
+    assert "expand-convolutions=false" in options.split()
 
 
 class _Rotary(nn.Module):

@@ -6,9 +6,10 @@ a small graph's compile on a GPU (a manual GeLU: 15 ms of tc's ~50) and
 0.3-0.8 s of a transformer's first step. Dynamo has already run every node
 on fake tensors and kept the result in `node.meta["example_value"]`, so
 the ATen graph can be written node by node: a node of a known table
-(`_map_node`: pointwise math, reductions, views, linear layers, layer and
-batch norms, convolutions, embeddings, dropout in eval mode) maps to the
-core ATen ops `make_fx` would produce; any other node (attention, a
+(`tc.direct_rules.map_node`: pointwise math, reductions, views, linear
+layers, layer and batch norms, convolutions, embeddings, dropout in eval
+mode) maps to the core ATen ops `make_fx` would produce; any other node
+(attention, a
 multi-head attention block, constants) is traced alone by `make_fx`, with
 the same decomposition table, and its ATen nodes spliced in
 (`_trace_node`).
@@ -21,7 +22,8 @@ neither a tensor nor a constant) returns None and the caller traces the
 whole graph with `make_fx` as before. In-place ops (`nn.ReLU(inplace=True)`,
 `out += identity`) are written as the in-place ATen ops, which the caller
 rewrites out of place as it does a traced graph's. Only graphs without
-global state reach here (the caller's checks).
+global state reach here (the caller's checks), and none run under the
+caller's autocast (traced whole: autocast's casts are in the trace).
 """
 
 from __future__ import annotations
@@ -171,6 +173,19 @@ def _splice(b: Builder, node: torch.fx.Node, entry: _Trace,
     return env[result]
 
 
+def _autocast_enabled(gm: torch.fx.GraphModule) -> bool:
+    """Whether the caller runs the graph under autocast (for the CPU, CUDA
+    or its inputs' device): an op's dtype then comes from the dispatcher's
+    casts, which make_fx's trace writes as `_to_copy` nodes and a rule
+    would leave out (an f32 result where eager's is bf16)."""
+    devices = {"cpu", "cuda"}
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value")
+        if node.op == "placeholder" and isinstance(value, torch.Tensor):
+            devices.add(value.device.type)
+    return any(torch.is_autocast_enabled(device) for device in devices)
+
+
 def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
                 table: Callable[[], dict], explicit: Callable[[], dict]
                 ) -> tuple[torch.nn.Module, torch.fx.Graph] | None:
@@ -186,6 +201,8 @@ def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
     leave an op the table decomposes. New values are computed in the fake
     mode of Dynamo's example values.
     """
+    if _autocast_enabled(gm):
+        return None
     modes = {id(node.meta["example_value"].fake_mode): node.meta[
         "example_value"].fake_mode for node in gm.graph.nodes
         if node.op == "placeholder" and isinstance(

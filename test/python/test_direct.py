@@ -238,3 +238,24 @@ def test_repeated_layers_trace_their_attention_once(monkeypatch):
     # (the other two layers replay them), and the whole graph once for
     # the comparison.
     assert len(calls) == 3
+
+
+def test_graphs_under_autocast_are_traced_with_its_casts():
+    # Under the caller's autocast an op's dtype comes from the dispatcher's
+    # casts, which only a trace writes down: a written graph gave f32
+    # where eager gives bf16.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.GELU(),
+                          nn.Linear(128, 32)).eval()
+    x = torch.randn(4, 16, 64)
+    tc.reset_counters()
+    torch._dynamo.reset()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = model(x)
+        got = torch.compile(model, backend="tc")(x)
+    assert got.dtype == expected.dtype == torch.bfloat16
+    torch.testing.assert_close(got, expected)
+    assert tc.counters["aten_direct"] == 0
+    assert tc.counters["aten_one_pass"] == 1
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0

@@ -269,10 +269,20 @@ private:
     return {v, false};
   }
 
+  /// Memoized read costs, by value and the size they are measured against.
+  using ReadCosts = llvm::DenseMap<std::pair<Value, int64_t>, int64_t>;
+
   /// How many reads of large realized tensors (at least 1/16 of v's size)
   /// computing one element of `v` inline makes (a reduction counts as one
-  /// element of its operand). Memoized in `costs`.
-  int64_t readCost(Value v, llvm::DenseMap<Value, int64_t> &costs);
+  /// element of its operand). What `v` computes from is measured against
+  /// `v`'s size too, not its own: a per-channel vector computed from other
+  /// per-channel vectors and broadcast to an activation reads nothing large
+  /// (batch norm's backward: its `rsqrt(var + eps)` scale is no reason to
+  /// realize an activation-sized product).
+  int64_t readCost(Value v, ReadCosts &costs) {
+    return readCost(v, hintNumElements(tensorType(v)), costs);
+  }
+  int64_t readCost(Value v, int64_t points, ReadCosts &costs);
 
   /// The realized values whose kernels would inline `v`.
   void collectRoots(Value v, llvm::SmallDenseSet<Value> &roots,
@@ -479,7 +489,7 @@ LogicalResult FusionPlan::build() {
   bool changed = true;
   while (changed) {
     changed = false;
-    llvm::DenseMap<Value, int64_t> costs;
+    ReadCosts costs;
     func.walk([&](Operation *op) {
       if (op->getNumResults() != 1 || isa<func::ReturnOp>(op))
         return;
@@ -501,13 +511,12 @@ LogicalResult FusionPlan::build() {
   return success();
 }
 
-int64_t FusionPlan::readCost(Value v, llvm::DenseMap<Value, int64_t> &costs) {
-  auto it = costs.find(v);
+int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
+  auto it = costs.find({v, points});
   if (it != costs.end())
     return it->second;
   int64_t cost = 0;
   if (Operation *op = v.getDefiningOp()) {
-    int64_t points = hintNumElements(tensorType(v));
     int64_t reads = windowReads(op);
     for (Value operand : op->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()))
@@ -515,10 +524,10 @@ int64_t FusionPlan::readCost(Value v, llvm::DenseMap<Value, int64_t> &costs) {
       if (realized.contains(operand))
         cost += reads * (hintNumElements(tensorType(operand)) * 16 >= points);
       else
-        cost += reads * readCost(operand, costs);
+        cost += reads * readCost(operand, points, costs);
     }
   }
-  costs[v] = cost;
+  costs[{v, points}] = cost;
   return cost;
 }
 

@@ -61,8 +61,9 @@ def test_rms_norm_silu_gate(fresh_tc, dtype, rows, width):
     mean of squares is summed in another order than eager's, its rounding
     to the dtype can land one unit in the last place away, and the four
     fp16 ops after it (PyTorch decomposes silu into sigmoid and a product)
-    each round what they get: fp16 (10 bits) is compared at 4 ulps (seen
-    on the H100: 1 element in 2M at 2.4 ulps)."""
+    each round what they get: both dtypes are compared at 4 ulps (seen on
+    the H100: 1 fp16 element in 2M at 2.4 ulps; 1 or 2 bf16 elements in
+    3M at 2.2-3.2 ulps for 4 of 30 seeds, on the CPU too)."""
     x, g = randn(rows, width, dtype=dtype), randn(rows, width, dtype=dtype)
     w = randn(width, dtype=dtype)
 
@@ -70,8 +71,8 @@ def test_rms_norm_silu_gate(fresh_tc, dtype, rows, width):
         v = x.float()
         v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)
         return F.silu(w * v.to(x.dtype)) * g
-    tolerance = {"rtol": 4e-3, "atol": 1e-5} if dtype == torch.float16 else {}
-    check(f, x, g, w, **tolerance)
+    check(f, x, g, w, atol=1e-5,
+          rtol=4e-3 if dtype == torch.float16 else 3.2e-2)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -47,7 +47,9 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: tc, not an op it does not support), which run in eager; rank_fallbacks:
 #: graphs this rank compiled but runs in eager because another rank could
 #: not compile them (`tc.distributed.agree`); library_convolutions: calls
-#: of PyTorch's convolution kernels made by tc's CPU graphs (`tc.library`).
+#: of PyTorch's convolution kernels made by tc's CPU graphs (`tc.library`);
+#: causal_masks: fused attentions whose constant causal mask tc replaced by
+#: their `is_causal` flag (`tc.attention`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -56,7 +58,7 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "aten_direct", "training_graphs", "guard_reruns",
                  "shape_specializations", "symbolic_graphs",
                  "runtime_fallbacks", "compile_failures", "rank_fallbacks",
-                 "library_convolutions")
+                 "library_convolutions", "causal_masks")
 
 
 def reset_counters() -> None:

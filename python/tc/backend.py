@@ -33,7 +33,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compiler, distributed, layouts, logs
+from tc import attention, compiler, distributed, layouts, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.decompositions import (aten_op, core_aten_decompositions,
                                 decomposed_ops, explicit_decompositions,
@@ -1276,6 +1276,8 @@ def _to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         for x in example_inputs)
     _dropout_as_native(gm)
     traced = _trace_one_pass(gm, example_inputs, direct=not training)
+    if traced is not None:
+        tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not training:
         tc.counters["aten_one_pass"] += 1
         _products_of_merged_rows(traced.graph)

@@ -365,6 +365,54 @@ def test_cuda_decoder_trains_in_segments_around_attention(fresh_tc):
 
 
 @cuda
+@pytest.mark.parametrize("training", [False, True])
+def test_cuda_causal_mask_runs_as_causal_attention(fresh_tc, training):
+    """A causal mask built in the model (as Hugging Face's models build
+    theirs under torch.compile) reaches PyTorch's fused attention as
+    `is_causal=True` (tc.attention), in GPT-2's sizes and bf16: the output
+    and, in a training step, the gradients are eager's (masked attention)
+    to within bf16's rounding."""
+    import torch.nn.functional as F
+
+    batch, heads, length, width = 16, 12, 256, 768
+
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(width, 3 * width)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(batch, length, 3, heads, -1).permute(
+                2, 0, 3, 1, 4)
+            positions = torch.arange(length, device=x.device)
+            mask = positions[None, :] <= positions[:, None]
+            mask = mask[None, None].expand(batch, 1, length, length)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    torch.manual_seed(0)
+    model = Attention().cuda().to(torch.bfloat16)
+    x = torch.randn(batch, length, width, device="cuda",
+                    dtype=torch.bfloat16, requires_grad=training)
+    compiled = torch.compile(model, backend="tc")
+    if training:
+        grads = []
+        for fn in (compiled, model):
+            x.grad = None
+            model.zero_grad()
+            fn(x).float().square().mean().backward()
+            grads.append([x.grad] + [p.grad for p in model.parameters()])
+        for got, want in zip(*grads):
+            error = (got - want).float().norm() / want.float().norm()
+            assert error < 2e-2, error.item()
+    else:
+        with torch.no_grad():
+            close(compiled(x), model(x), rtol=2e-2, atol=2e-2)
+    assert tc.counters["causal_masks"] == 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+    assert tc.counters["subgraphs_compiled"] >= 1, dict(tc.counters)
+
+
+@cuda
 def test_cuda_training_through_tc_autodiff(fresh_tc):
     """3 SGD steps of Linear/GELU/LayerNorm/Linear on the GPU: the backward
     is tc's joint graph (cuBLAS GEMMs, split column reductions for the

@@ -1,0 +1,177 @@
+"""Causal masks written out as tensors become the fused attention's
+`is_causal`.
+
+A model that builds its causal mask itself hands PyTorch's fused attention
+(`_scaled_dot_product_cudnn_attention`, `_efficient_attention`) an
+additive bias of zeros on and below the diagonal and -inf above it.
+Hugging Face's models do so under `torch.compile` (with torch before 2.14
+their mask code cannot tell Dynamo's tracing from an export, so it never
+takes its own `is_causal` shortcut): the kernel then reads a batch x
+queries x keys bias and computes every block, where `is_causal=True`
+skips the blocks above the diagonal, about half of them.
+
+The bias is computed in the graph from constants only (`arange`,
+comparisons, `where`): nothing the graph's inputs change. Such a bias is
+evaluated here, once, at compile time, on its device; where it is exactly
+the causal pattern (`bias[..., i, j]` is 0 for `j <= i` and -inf, or at
+most `_MASKED`, above: PyTorch turns a boolean mask into such a bias), the
+attention op takes `attn_bias=None, is_causal=True` instead and the mask's
+ops are dropped. The two compute the same softmax: a masked score adds
+-inf (or underflows to 0 after `exp`) either way, and every row keeps its
+diagonal. A bias that depends
+on an input (a padding mask), holds random values, is larger than
+`_MAX_ELEMENTS` or is anything but the causal pattern is left as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+aten = torch.ops.aten
+
+#: The fused attention ops that take an additive bias and a causal flag,
+#: by the names of those arguments in their schemas.
+_BIASED = tuple(
+    getattr(aten, name).default for name in (
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_efficient_attention")
+    if hasattr(aten, name))
+
+#: A bias entry at or below this masks its score: float16's lowest value,
+#: which PyTorch writes for a boolean mask's False entries whatever the
+#: dtype (in bf16 it rounds to -65536). Such an entry and a skipped one give
+#: the same softmax unless the masked score exceeds its row's largest
+#: unmasked one by about 65,400, which no finite bf16 or fp16 attention
+#: computes meaningfully.
+_MASKED = -65504.0
+
+#: The largest bias evaluated at compile time (elements): a sequence of
+#: 8192 with one batch row; larger masks stay as the model wrote them.
+_MAX_ELEMENTS = 1 << 26
+
+
+def _argument(node: torch.fx.Node, name: str) -> tuple[int | None, Any]:
+    """(position, value) of `node`'s schema argument `name`; position None
+    when it is a keyword (or absent: its default)."""
+    for i, arg in enumerate(node.target._schema.arguments):
+        if arg.name != name:
+            continue
+        if i < len(node.args):
+            return i, node.args[i]
+        return None, node.kwargs.get(name, arg.default_value)
+    raise KeyError(name)
+
+
+def _set_argument(node: torch.fx.Node, name: str, value: Any) -> None:
+    position, _ = _argument(node, name)
+    if position is not None:
+        args = list(node.args)
+        args[position] = value
+        node.args = tuple(args)
+    else:
+        node.kwargs = {**node.kwargs, name: value}
+
+
+def _constant_value(gm: torch.fx.GraphModule,
+                    node: torch.fx.Node) -> torch.Tensor | None:
+    """`node`'s value when it depends on no graph input and its ops are
+    deterministic and functional; else None."""
+    order: list[torch.fx.Node] = []
+    seen: set[torch.fx.Node] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current.op == "get_attr":
+            order.append(current)
+            continue
+        if current.op != "call_function" or not isinstance(
+                current.target, torch._ops.OpOverload):
+            return None
+        schema = current.target._schema
+        if (schema.is_mutable
+                or torch.Tag.nondeterministic_seeded in current.target.tags):
+            return None
+        order.append(current)
+        stack.extend(current.all_input_nodes)
+    values: dict[torch.fx.Node, Any] = {}
+    position = {n: i for i, n in enumerate(gm.graph.nodes)}
+    with torch.no_grad():
+        for current in sorted(order, key=position.__getitem__):
+            if current.op == "get_attr":
+                value: Any = gm
+                for part in current.target.split("."):
+                    value = getattr(value, part)
+            else:
+                args, kwargs = torch.fx.node.map_arg(
+                    (current.args, current.kwargs), values.__getitem__)
+                value = current.target(*args, **kwargs)
+            values[current] = value
+    value = values[node]
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _is_causal(bias: torch.Tensor, queries: int, keys: int) -> bool:
+    """Whether additive `bias` (..., queries, keys) is 0 where key j <= query
+    i and at most `_MASKED` elsewhere, in every batch and head."""
+    if (bias.dim() < 2 or tuple(bias.shape[-2:]) != (queries, keys)
+            or not bias.is_floating_point()):
+        return False
+    keep = torch.ones(queries, keys, dtype=torch.bool,
+                      device=bias.device).tril()
+    masked = bias <= _MASKED
+    return bool(torch.equal(bias == 0, keep.expand(bias.shape))
+                and torch.equal(masked, ~keep.expand(bias.shape)))
+
+
+def causal_masks_as_flags(gm: torch.fx.GraphModule) -> int:
+    """Rewrites `gm`'s fused attentions whose bias is a constant causal
+    mask to `is_causal=True` (see the module's docstring); returns how
+    many. Recompiles `gm` when it changed it."""
+    verdicts: dict[torch.fx.Node, bool] = {}
+    rewritten = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _BIASED:
+            continue
+        _, bias = _argument(node, "attn_bias")
+        _, causal = _argument(node, "is_causal")
+        _, query = _argument(node, "query")
+        _, key = _argument(node, "key")
+        if not isinstance(bias, torch.fx.Node) or causal:
+            continue
+        if bias not in verdicts:
+            val = bias.meta.get("val")
+            q, k = query.meta.get("val"), key.meta.get("val")
+            fits = (isinstance(val, torch.Tensor)
+                    and isinstance(q, torch.Tensor)
+                    and isinstance(k, torch.Tensor)
+                    and all(isinstance(d, int) for d in val.shape)
+                    and val.numel() <= _MAX_ELEMENTS)
+            value = _constant_value(gm, bias) if fits else None
+            verdicts[bias] = value is not None and _is_causal(
+                value, q.shape[-2], k.shape[-2])
+        if not verdicts[bias]:
+            continue
+        _set_argument(node, "attn_bias", None)
+        _set_argument(node, "is_causal", True)
+        rewritten += 1
+    if rewritten:
+        # The masks' ops that nothing reads now (only those: the graph's
+        # other unread nodes, such as error checks, stay).
+        dead = [bias for bias, causal in verdicts.items() if causal]
+        erased: set[torch.fx.Node] = set()
+        while dead:
+            node = dead.pop()
+            if node in erased or node.users:
+                continue
+            inputs = node.all_input_nodes
+            gm.graph.erase_node(node)
+            erased.add(node)
+            dead.extend(n for n in inputs if n.op != "placeholder")
+        gm.recompile()
+    return rewritten

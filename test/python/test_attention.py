@@ -1,0 +1,94 @@
+"""tc.attention: a constant causal mask handed to PyTorch's fused attention
+becomes its `is_causal` flag; any other bias stays.
+
+The graphs are written by hand (the fused ops run on GPUs only; the
+rewrite reads the graph and evaluates the mask, never the attention). The
+GPU test of the whole path, eager's results included, is
+test_cuda.py::test_cuda_causal_mask_runs_as_causal_attention.
+"""
+
+import pytest
+import torch
+import torch.fx
+
+from tc import attention
+
+aten = torch.ops.aten
+B, H, S, D = 2, 4, 8, 16
+
+
+def _node(graph, target, args, kwargs=None):
+    """A call of `target`, its value (the `val` meta tc's passes read)
+    computed from its arguments'."""
+    node = graph.call_function(target, args, kwargs or {})
+    vals = torch.fx.node.map_arg((args, kwargs or {}),
+                                 lambda n: n.meta["val"])
+    node.meta["val"] = target(*vals[0], **vals[1])
+    return node
+
+
+def _graph(mask: str, op=aten._scaled_dot_product_cudnn_attention.default):
+    """An attention whose additive bias is built as `mask` says."""
+    graph = torch.fx.Graph()
+    q, k, v = (graph.placeholder(name) for name in "qkv")
+    for p in (q, k, v):
+        p.meta["val"] = torch.randn(B, H, S, D)
+    keep = _node(graph, aten.ones.default, ([S, S],), {"dtype": torch.bool})
+    keep = _node(graph, aten.tril.default,
+                 (keep, -1 if mask == "diagonal masked" else 0))
+    if mask == "input":
+        # A padding mask from the graph's inputs: not a constant.
+        pad = graph.placeholder("pad")
+        pad.meta["val"] = torch.ones(S, S, dtype=torch.bool)
+        keep = _node(graph, aten.logical_and.default, (keep, pad))
+    zeros = _node(graph, aten.zeros.default, ([S, S],))
+    if mask == "random":
+        zeros = _node(graph, aten.rand.default, ([S, S],))
+    # PyTorch's boolean masks become -65504 (float16's lowest) whatever
+    # the dtype.
+    lowest = {"lowest": torch.finfo(torch.float32).min,
+              "fp16 lowest": -65504.0,
+              "not low enough": -1e4}.get(mask, float("-inf"))
+    fill = _node(graph, aten.full.default, ([S, S], lowest))
+    bias = _node(graph, aten.where.self, (keep, zeros, fill))
+    bias = _node(graph, aten.expand.default, (bias, [B, 1, S, S]))
+    out = graph.call_function(op, (q, k, v, bias, False), {"scale": 0.25})
+    graph.output((graph.call_function(lambda t: t[0], (out,)),))
+    return torch.fx.GraphModule(torch.nn.Module(), graph), out
+
+
+@pytest.mark.parametrize("op", [
+    aten._scaled_dot_product_cudnn_attention.default,
+    aten._scaled_dot_product_efficient_attention.default])
+@pytest.mark.parametrize("mask", ["causal", "lowest", "fp16 lowest"])
+def test_constant_causal_mask_becomes_the_flag(op, mask):
+    gm, node = _graph(mask, op)
+    assert attention.causal_masks_as_flags(gm) == 1
+    assert node.args[3] is None
+    assert node.kwargs["is_causal"] is True
+    assert node.kwargs["scale"] == 0.25
+    # The mask's ops are gone; the attention and its inputs stay.
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert aten.tril.default not in targets
+    assert aten.where.self not in targets
+    assert op in targets
+
+
+@pytest.mark.parametrize("mask", ["diagonal masked", "input", "random",
+                                  "not low enough"])
+def test_other_masks_stay(mask):
+    gm, node = _graph(mask)
+    before = [(n.target, n.args, dict(n.kwargs)) for n in gm.graph.nodes]
+    assert attention.causal_masks_as_flags(gm) == 0
+    assert [(n.target, n.args, dict(n.kwargs))
+            for n in gm.graph.nodes] == before
+    assert isinstance(node.args[3], torch.fx.Node)
+
+
+def test_already_causal_and_unbiased_attentions_stay():
+    gm, node = _graph("causal")
+    node.args = node.args[:3] + (None, False)
+    assert attention.causal_masks_as_flags(gm) == 0
+    gm, node = _graph("causal")
+    node.kwargs = {**node.kwargs, "is_causal": True}
+    assert attention.causal_masks_as_flags(gm) == 0

@@ -324,7 +324,7 @@ def finish_backend(name: str, row: dict, state: dict, training: bool,
         row["tc_graph_replays_per_step"] = replays / len(times)
         for key in ("graphs_compiled", "kernels", "ops_compiled",
                     "ops_eager", "fallback_graphs", "runtime_fallbacks",
-                    "training_graphs", "guard_reruns"):
+                    "training_graphs", "guard_reruns", "causal_masks"):
             row[f"tc_{key}"] = tc.counters[key]
 
 

@@ -78,11 +78,19 @@ public:
 
 /// The Python function that runs CPU graphs' library convolutions
 /// (tc.library.convolution), called as fn(kind, input, weight, output,
-/// stride, padding, dilation, groups) with torch tensors viewing the
-/// graph's buffers. Lives until the interpreter exits.
+/// stride, padding, dilation, groups, may_return) with torch tensors
+/// viewing the graph's buffers; it returns None, or (where `may_return`)
+/// a tensor holding the result in place of the buffer it writes. Lives
+/// until the interpreter exits.
 nb::object *pythonConvolution = nullptr;
 
-int callPythonConvolution(const TcConvolution *c, char **error) {
+/// Drops a result tensor tc held for the rest of a graph's run.
+void releasePythonResult(void *owner) {
+  nb::gil_scoped_acquire gil;
+  delete static_cast<nb::object *>(owner);
+}
+
+int callPythonConvolution(TcConvolution *c, char **error) {
   // The graph runs with the GIL released (Executable::run).
   nb::gil_scoped_acquire gil;
   try {
@@ -107,12 +115,17 @@ int callPythonConvolution(const TcConvolution *c, char **error) {
         out.append(values[i]);
       return out;
     };
-    (*pythonConvolution)(c->kind, view(c->input, c->inputShape,
-                                       c->inputStrides),
-                         view(c->weight, c->weightShape, c->weightStrides),
-                         view(c->output, c->outputShape, c->outputStrides),
-                         list(c->stride), list(c->padding),
-                         list(c->dilation), c->groups);
+    nb::object result = (*pythonConvolution)(
+        c->kind, view(c->input, c->inputShape, c->inputStrides),
+        view(c->weight, c->weightShape, c->weightStrides),
+        view(c->output, c->outputShape, c->outputStrides), list(c->stride),
+        list(c->padding), list(c->dilation), c->groups, bool(c->mayReturn));
+    if (!result.is_none()) {
+      c->result = reinterpret_cast<void *>(
+          nb::cast<uintptr_t>(result.attr("data_ptr")()));
+      c->resultOwner = new nb::object(std::move(result));
+      c->releaseResult = releasePythonResult;
+    }
     return 0;
   } catch (const std::exception &e) {
     *error = strdup(e.what());

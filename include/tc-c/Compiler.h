@@ -121,10 +121,19 @@ typedef struct TcConvolution {
   const int64_t *stride, *padding, *dilation;
   int64_t groups;
   void *input, *weight, *output;
+  /// Nonzero when the buffer the call writes is an intermediate of the
+  /// graph: the function may then leave it unwritten and set `result` to
+  /// memory of its own holding the result (the buffer's shape and strides,
+  /// at least 64-byte aligned), which tc reads instead until the graph's
+  /// run ends and then releases with `releaseResult(resultOwner)`.
+  int mayReturn;
+  void *result;
+  void *resultOwner;
+  void (*releaseResult)(void *owner);
 } TcConvolution;
 /// Runs one call: returns 0, or nonzero with `*error` set to a message
 /// allocated with malloc (tc frees it).
-typedef int (*TcConvolutionFn)(const TcConvolution *call, char **error);
+typedef int (*TcConvolutionFn)(TcConvolution *call, char **error);
 /// Sets the library that runs CPU graphs' convolutions (NULL: the runtime's
 /// reference loops, f32 and f64 only). tc._tc sets PyTorch's.
 void tcSetCPUConvolution(TcConvolutionFn fn);

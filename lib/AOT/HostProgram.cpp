@@ -444,15 +444,25 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
   // workers costs more than it saves.
   constexpr int64_t kParallelPoints = 1 << 15;
   ThreadPool &pool = ThreadPool::get();
+  // Released after the last use of each buffer, or with the run.
+  RunOwned owned;
+  auto release = [&](const Step &step) {
+    for (int64_t id : step.releases)
+      for (auto &entry : owned)
+        if (entry.first == id)
+          entry.second.reset();
+  };
   for (const Step &step : steps) {
     if (step.gemm) {
       runGemm(*step.gemm, ptrs, symbol);
+      release(step);
       continue;
     }
     if (step.custom) {
-      error = step.custom(ptrs, parallelFor());
+      error = step.custom(ptrs, parallelFor(), owned);
       if (!error.empty())
         return false;
+      release(step);
       continue;
     }
     const Launch &launch = *step.launch;
@@ -467,6 +477,7 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
       callKernel(launch, ptrs, rows * chunk / chunks,
                  rows * (chunk + 1) / chunks);
     });
+    release(step);
   }
   return true;
 }

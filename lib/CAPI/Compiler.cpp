@@ -192,19 +192,30 @@ int64_t tcCPUThreads(void) { return tc::host::threads(); }
 static std::atomic<TcConvolutionFn> cpuConvolution{nullptr};
 
 /// The C++ runtime's hook, calling the C one.
-static std::string runCConvolution(const mlir::tc::LibraryConvolution &c) {
+static std::string runCConvolution(mlir::tc::LibraryConvolution &c) {
   TcConvolution call{c.kind,          c.element,       c.rank,
                      c.inputShape,    c.weightShape,   c.outputShape,
                      c.inputStrides,  c.weightStrides, c.outputStrides,
                      c.stride,        c.padding,       c.dilation,
                      c.groups,        c.input,         c.weight,
-                     c.output};
+                     c.output,        c.mayReturn,     nullptr,
+                     nullptr,         nullptr};
   char *error = nullptr;
   TcConvolutionFn fn = cpuConvolution.load();
   if (!fn)
     return "no library convolution is set";
-  if (fn(&call, &error) == 0)
+  if (fn(&call, &error) == 0) {
+    if (call.result) {
+      c.result = call.result;
+      void (*release)(void *) = call.releaseResult;
+      c.resultOwner = std::shared_ptr<void>(call.resultOwner, [release](
+                                                                  void *owner) {
+        if (release)
+          release(owner);
+      });
+    }
     return "";
+  }
   std::string message = error ? error : "the library convolution failed";
   std::free(error);
   return message;

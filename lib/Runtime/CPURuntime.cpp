@@ -199,17 +199,43 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
           call->element != runtime::ConvElement::F64)
         return conv.emitOpError()
                << "the CPU's reference convolution takes f32 and f64";
+      call->writesIntermediate = p.buffers[call->written()].argument < 0;
       host::Step step;
+      step.customBuffers = {call->input, call->weight, call->output};
       step.custom = [call = std::move(*call)](
-                        const std::vector<void *> &ptrs,
-                        const host::ParallelFor &parallelFor) {
-        return runtime::runCPUConv(call, ptrs, parallelFor);
+                        std::vector<void *> &ptrs,
+                        const host::ParallelFor &parallelFor,
+                        host::RunOwned &owned) {
+        return runtime::runCPUConv(call, ptrs, parallelFor, owned);
       };
       p.steps.push_back(std::move(step));
       continue;
     }
     return op.emitOpError() << "is not part of a CPU host program";
   }
+  // A library call's result held in the call's own memory is released
+  // after the buffer's last use.
+  llvm::DenseMap<int64_t, size_t> lastUse;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const host::Step &step = p.steps[i];
+    auto use = [&](int64_t id) { lastUse[id] = i; };
+    if (step.launch)
+      llvm::for_each(step.launch->buffers, use);
+    if (step.gemm) {
+      use(step.gemm->a);
+      use(step.gemm->b);
+      use(step.gemm->out);
+      use(step.gemm->bias);
+      if (step.gemm->epilogue)
+        llvm::for_each(step.gemm->epilogue->buffers, use);
+    }
+    llvm::for_each(step.customBuffers, use);
+  }
+  llvm::DenseSet<int64_t> released;
+  for (const host::Step &step : p.steps)
+    for (int64_t id : step.customBuffers)
+      if (p.buffers[id].argument < 0 && released.insert(id).second)
+        p.steps[lastUse.lookup(id)].releases.push_back(id);
   p.numKernels = kernels.size();
   schedule.erase();
   return success();

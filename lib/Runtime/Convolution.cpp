@@ -217,9 +217,10 @@ LibraryConvolutionFn mlir::tc::cpuLibraryConvolution() {
 }
 
 std::string runtime::runCPUConv(
-    const ConvCall &call, ArrayRef<void *> ptrs,
+    const ConvCall &call, std::vector<void *> &ptrs,
     const std::function<void(int64_t, const std::function<void(int64_t)> &)>
-        &parallelFor) {
+        &parallelFor,
+    std::vector<std::pair<int64_t, std::shared_ptr<void>>> &owned) {
   LibraryConvolutionFn library = cpuLibraryConvolution();
   if (!library) {
     if (call.element != ConvElement::F32 && call.element != ConvElement::F64)
@@ -250,5 +251,14 @@ std::string runtime::runCPUConv(
   c.input = ptrs[call.input];
   c.weight = ptrs[call.weight];
   c.output = ptrs[call.output];
-  return library(c);
+  c.mayReturn = call.writesIntermediate;
+  std::string error = library(c);
+  if (error.empty() && c.result) {
+    if (!c.mayReturn)
+      return "the library convolution returned memory for a buffer it must "
+             "write";
+    ptrs[call.written()] = c.result;
+    owned.emplace_back(call.written(), std::move(c.resultOwner));
+  }
+  return error;
 }

@@ -41,6 +41,16 @@ struct ConvCall {
   /// weight's with `weightChannelsFirst` (CPU library calls).
   bool channelsLast = false;
   bool weightChannelsFirst = false;
+  /// Whether the buffer the call writes is an intermediate (not an argument
+  /// of the program), which the library may return memory of its own for.
+  bool writesIntermediate = false;
+
+  /// The id of the buffer the call writes.
+  int64_t written() const {
+    return kind == kernel::ConvKind::Forward         ? output
+           : kind == kernel::ConvKind::BackwardInput ? input
+                                                      : weight;
+  }
 
   /// Whether the weight's buffer holds its channels innermost.
   bool weightChannelsLast() const {
@@ -66,11 +76,14 @@ void runReferenceConv(
 
 /// Runs `call` on the CPU through the library convolution set by
 /// setCPULibraryConvolution, else with the reference loops (an error for
-/// element types they do not take). Returns "" or an error.
+/// element types they do not take). Where the library returns its result
+/// in memory of its own (an intermediate's), points the written buffer's
+/// entry of `ptrs` at it and keeps it in `owned`. Returns "" or an error.
 std::string runCPUConv(
-    const ConvCall &call, ArrayRef<void *> ptrs,
+    const ConvCall &call, std::vector<void *> &ptrs,
     const std::function<void(int64_t, const std::function<void(int64_t)> &)>
-        &parallelFor);
+        &parallelFor,
+    std::vector<std::pair<int64_t, std::shared_ptr<void>>> &owned);
 
 } // namespace mlir::tc::runtime
 

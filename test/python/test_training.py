@@ -7,6 +7,7 @@ graph split by tc-partition into a forward and a backward function;
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -559,6 +560,70 @@ def test_cpu_convolutions_run_channels_last_by_default():
     _, _, options = tc.compiler._pipeline(torch.device("cpu"), "")
     assert "channels-last=all" in options.split()
     assert "expand-convolutions=false" in options.split()
+
+
+def test_cpu_convolutions_run_in_half_precision_by_default():
+    import tc.compiler
+    _, _, options = tc.compiler._pipeline(torch.device("cpu"), "")
+    assert "half-convolutions=true" in options.split()
+
+
+class _AtenCalls(TorchDispatchMode):
+    """Records the ATen ops run under it (the CPU runtime's library calls
+    run in Python on the calling thread: they are recorded too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append((func, [a.dtype for a in args
+                                  if isinstance(a, torch.Tensor)]))
+        return func(*args, **(kwargs or {}))
+
+
+def _convnet(dtype):
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16),
+        nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1, bias=False),
+        nn.BatchNorm2d(16), nn.ReLU(), nn.Flatten(),
+        nn.Linear(16 * 12 * 12, 10)).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_cpu_library_convolutions_hand_over_their_results(fresh_tc, dtype):
+    """The CPU's library convolutions run in the graph's type (bf16 too:
+    oneDNN's bf16 kernels, not f32 ones on widened operands) and give tc
+    their result tensors in place of intermediate buffers: no copy into
+    the arena. Outputs and gradients are eager's."""
+    model = _convnet(dtype)
+    reference = _convnet(dtype)
+    x = torch.randn(4, 3, 12, 12, dtype=dtype)
+    compiled = torch.compile(model, backend="tc")
+    tolerance = ({} if dtype == torch.float32
+                 else {"rtol": 3.2e-2, "atol": 1e-2})
+    compiled(x).float().square().mean().backward()
+    reference(x).float().square().mean().backward()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tolerance)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+
+    model.eval()
+    reference.eval()
+    with torch.no_grad():
+        compiled(x)
+        # Recorded only once compiled: Dynamo does not compile under a
+        # dispatch mode.
+        with _AtenCalls() as recorded:
+            out = compiled(x)
+        torch.testing.assert_close(out, reference(x), **tolerance)
+    convolutions = [dtypes for func, dtypes in recorded.calls
+                    if func is torch.ops.aten.convolution.default]
+    assert convolutions == [[dtype, dtype]] * 2, recorded.calls
+    assert not any(func is torch.ops.aten.copy_.default
+                   for func, _ in recorded.calls), recorded.calls
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 class _Rotary(nn.Module):

@@ -42,10 +42,18 @@ struct LibraryConvolution {
   const int64_t *stride, *padding, *dilation; // rank - 2 each
   int64_t groups;
   void *input, *weight, *output;
+  /// Whether the buffer the call writes (output, or the gradient's) is an
+  /// intermediate of the graph, which the library may leave unwritten and
+  /// return its own memory for instead (`result`, of the buffer's shape and
+  /// strides, kept alive by `resultOwner` until the graph's run ends): no
+  /// copy of the result into tc's arena.
+  bool mayReturn = false;
+  void *result = nullptr;
+  std::shared_ptr<void> resultOwner;
 };
 
 /// Runs one call; returns "" or an error message.
-using LibraryConvolutionFn = std::string (*)(const LibraryConvolution &);
+using LibraryConvolutionFn = std::string (*)(LibraryConvolution &);
 
 /// Sets the library that runs CPU graphs' convolutions (PyTorch's, through
 /// tc._tc: the kernels eager itself uses); nullptr leaves them to the

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,13 +69,27 @@ struct Gemm {
 using ParallelFor =
     std::function<void(int64_t, const std::function<void(int64_t)> &)>;
 
+/// Memory a step handed over in place of an intermediate buffer of the
+/// arena (a library call's own result), by buffer id: a run keeps it until
+/// the last step that uses the buffer (`Step::releases`).
+using RunOwned = std::vector<std::pair<int64_t, std::shared_ptr<void>>>;
+
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;
   /// A step the text form cannot hold (a library convolution): a program
-  /// with one is not serializable. Returns "" or an error.
-  std::function<std::string(const std::vector<void *> &, const ParallelFor &)>
+  /// with one is not serializable. Returns "" or an error. It may point an
+  /// intermediate buffer (never an argument) at memory of its own for the
+  /// rest of the run, kept in the RunOwned.
+  std::function<std::string(std::vector<void *> &, const ParallelFor &,
+                            RunOwned &)>
       custom;
+  /// The buffers a custom step reads and writes.
+  std::vector<int64_t> customBuffers;
+  /// Buffers that custom steps may hand over memory for and that no step
+  /// after this one uses: the run releases that memory after this step (so
+  /// that the allocator reuses it, as it would the arena's).
+  std::vector<int64_t> releases;
 };
 
 struct HostProgram {

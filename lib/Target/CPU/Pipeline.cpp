@@ -78,8 +78,12 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   }
   // GEMM runtimes that take f32 and f64 only: half-precision products
   // widen.
-  if (options.widenHalfProducts)
-    pm.addNestedPass<func::FuncOp>(tc::prim::createWidenHalfProductsPass());
+  if (options.widenHalfProducts) {
+    tc::prim::WidenHalfProductsPassOptions widen;
+    widen.convolutions = options.widenHalfConvolutions;
+    pm.addNestedPass<func::FuncOp>(
+        tc::prim::createWidenHalfProductsPass(widen));
+  }
   // Realize what must be realized, inline the rest into kernels.
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;

@@ -49,6 +49,14 @@ struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
                      "in training, so that the forward saves channels-last "
                      "activations"),
       llvm::cl::init(ChannelsLastMode::Off), channelsLastValues()};
+  PassOptions::Option<bool> halfConvolutions{
+      *this, "half-convolutions",
+      llvm::cl::desc("f16/bf16 library convolutions run in their type, not "
+                     "widened to f32 (tc-widen-half-products "
+                     "convolutions=false): the CPU's library (PyTorch's "
+                     "oneDNN kernels) computes them itself; the reference "
+                     "convolution takes f32 and f64 only"),
+      llvm::cl::init(false)};
 };
 
 /// fx -> prim: decomposition and simplification.
@@ -85,6 +93,9 @@ struct FuseOptions {
   /// targets whose GEMM library takes f32 and f64 only. CUDA's cuBLAS runs
   /// half-precision GEMMs itself, on the tensor cores.
   bool widenHalfProducts = true;
+  /// With widenHalfProducts, widen f16/bf16 convolutions too (false: the
+  /// convolution library computes them in their type).
+  bool widenHalfConvolutions = true;
   /// Pad large half-precision products to 16-byte leading dimensions
   /// (tc-align-half-products): the targets whose GEMM library runs them
   /// fast only so aligned (cuBLAS).
@@ -96,6 +107,7 @@ struct FuseOptions {
   static FuseOptions cpu(const DecomposeOptions &decompose) {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
+    options.widenHalfConvolutions = !decompose.halfConvolutions;
     return options;
   }
 

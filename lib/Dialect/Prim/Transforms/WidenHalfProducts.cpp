@@ -46,13 +46,35 @@ struct WidenHalfDot : public OpRewritePattern<DotOp> {
   }
 };
 
+/// Whether `v` (through single-use reshapes and permutes) is added to a
+/// broadcast vector: a convolution's bias.
+static bool feedsBias(Value v) {
+  while (v.hasOneUse() &&
+         isa<ReshapeOp, PermuteOp>(*v.getUsers().begin()))
+    v = v.getUsers().begin()->getResult(0);
+  if (!v.hasOneUse())
+    return false;
+  auto add = dyn_cast<AddOp>(*v.getUsers().begin());
+  if (!add)
+    return false;
+  Value other = add.getLhs() == v ? add.getRhs() : add.getLhs();
+  auto bcast = other.getDefiningOp<BroadcastInDimOp>();
+  return bcast &&
+         cast<RankedTensorType>(bcast.getOperand().getType()).getRank() == 1;
+}
+
 /// A half-precision convolution or convolution gradient (a library call,
 /// which the CPU's PyTorch kernels and eager compute with f32 accumulation)
 /// as the same op on f32 operands, rounded once: the bias add after it
-/// then rounds once too (AddToWidenedProduct).
+/// then rounds once too (AddToWidenedProduct). With `onlyBiased`, only a
+/// forward convolution whose result takes a bias: the library computes the
+/// others in their type.
 template <typename ConvOp>
 struct WidenHalfConvolution : public OpRewritePattern<ConvOp> {
-  using OpRewritePattern<ConvOp>::OpRewritePattern;
+  WidenHalfConvolution(MLIRContext *context, bool onlyBiased)
+      : OpRewritePattern<ConvOp>(context), onlyBiased(onlyBiased) {}
+
+  bool onlyBiased;
 
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
@@ -60,6 +82,9 @@ struct WidenHalfConvolution : public OpRewritePattern<ConvOp> {
     Type elt = type.getElementType();
     if (!elt.isF16() && !elt.isBF16())
       return rewriter.notifyMatchFailure(op, "not a half-precision op");
+    if (onlyBiased && (!isa<ConvolutionOp>(op.getOperation()) ||
+                       !feedsBias(op.getResult())))
+      return rewriter.notifyMatchFailure(op, "computed in its type");
     Location loc = op.getLoc();
     TypeAttr f32 = TypeAttr::get(rewriter.getF32Type());
     SmallVector<Value> operands;
@@ -146,12 +171,15 @@ struct AddToWidenedProduct : public OpRewritePattern<AddOp> {
 
 struct WidenHalfProductsPass
     : public prim::impl::WidenHalfProductsPassBase<WidenHalfProductsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<WidenHalfDot, WidenHalfConvolution<ConvolutionOp>,
+    patterns.add<WidenHalfDot, AddToWidenedProduct>(&getContext());
+    patterns.add<WidenHalfConvolution<ConvolutionOp>,
                  WidenHalfConvolution<ConvolutionBackwardInputOp>,
-                 WidenHalfConvolution<ConvolutionBackwardWeightOp>,
-                 AddToWidenedProduct>(&getContext());
+                 WidenHalfConvolution<ConvolutionBackwardWeightOp>>(
+        &getContext(), /*onlyBiased=*/!convolutions);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -1,4 +1,5 @@
 // RUN: tc-opt %s -tc-widen-half-products | FileCheck %s
+// RUN: tc-opt %s '-tc-widen-half-products=convolutions=false' | FileCheck %s --check-prefix=HALF
 
 // A bf16 product (bf16 autocast's linear layer) as an f32 product of the
 // widened operands, rounded to bf16 once; f16 the same; f32 unchanged.
@@ -60,6 +61,22 @@ func.func @plain_add(%a: tensor<4xf16>, %b: tensor<4xf16>) -> tensor<4xf16> {
 // CHECK: %[[DW:.*]] = prim.convolution_backward_weight %{{.*}}, %{{.*}}, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32> -> tensor<4x3x3x3xf32>
 // CHECK: %[[GW:.*]] = prim.convert %[[DW]] to bf16
 // CHECK: return %[[Y]], %[[GX]], %[[GW]]
+// With convolutions=false (a convolution library that computes bf16
+// itself: the CPU's oneDNN through PyTorch) the gradients keep bf16, and
+// so does a convolution without a bias (@unbiased); the biased one still
+// widens, for one rounding after its bias. Products still widen.
+// HALF-LABEL: func.func @products
+// HALF: prim.dot %{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16x4xf32>
+// HALF-LABEL: func.func @convolutions
+// HALF: prim.convolution %{{.*}}, %{{.*}} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+// HALF: prim.add %{{.*}}, %{{.*}} : tensor<1x4x8x8xf32>
+// HALF: prim.convolution_backward_input %arg3, %arg1, {{.*}} : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xbf16>
+// HALF: prim.convolution_backward_weight %arg3, %arg0, {{.*}} : tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16> -> tensor<4x3x3x3xbf16>
+// HALF-LABEL: func.func @unbiased
+// HALF-NOT: prim.convert
+// HALF: prim.convolution %arg0, %arg1, {{.*}} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+// HALF-NOT: prim.convert
+// HALF: return
 func.func @convolutions(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>, %dy: tensor<1x4x8x8xbf16>) -> (tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>) {
   %c = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
   %bb = prim.broadcast_in_dim %b, shape [1, 4, 8, 8], dims [1] : tensor<4xbf16>
@@ -67,4 +84,12 @@ func.func @convolutions(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: 
   %dx = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xbf16>
   %dw = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16> -> tensor<4x3x3x3xbf16>
   return %y, %dx, %dw : tensor<1x4x8x8xbf16>, tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+}
+
+// CHECK-LABEL: func.func @unbiased
+// CHECK: prim.convolution %{{.*}}, %{{.*}} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+func.func @unbiased(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<1x4x8x8xbf16> {
+  %c = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+  %r = prim.maximum %c, %c : tensor<1x4x8x8xbf16>
+  return %r : tensor<1x4x8x8xbf16>
 }

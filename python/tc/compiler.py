@@ -195,8 +195,10 @@ _loaded_unkeyed: list[tuple[str, str, Any]] = []
 
 
 def clear_cache() -> None:
-    """Drops the in-memory cache of compiled graphs and the GPU arenas."""
+    """Drops the in-memory cache of compiled graphs, the GPU arenas and
+    this thread's CPU arena."""
     _cache.clear()
+    _cpu_arenas.block = None
     _failures.clear()
     _by_structure.clear()
     _loaded_unkeyed.clear()
@@ -793,6 +795,29 @@ def cuda_graphs_enabled() -> bool:
     return os.environ.get("TC_CUDA_GRAPHS", "1") != "0"
 
 
+# CPU graphs' arenas: one block per thread, kept between runs (a graph's
+# arena is dead once its run returns, and a thread runs one graph at a
+# time), grown to the largest arena up to _MAX_KEPT_CPU_ARENA. A fresh
+# block of tens of MB per call is fresh pages from the kernel at every
+# call: ResNet-50 in bf16 at batch 16 ran 8% slower on two cores. Larger
+# arenas are allocated per call, as eager allocates its intermediates.
+_cpu_arenas = threading.local()
+_MAX_KEPT_CPU_ARENA = 512 << 20
+
+
+def _cpu_arena(nbytes: int) -> torch.Tensor:
+    """A CPU graph's arena of `nbytes` for one run on this thread."""
+    if nbytes > _MAX_KEPT_CPU_ARENA:
+        return torch.empty(nbytes, dtype=torch.uint8)
+    arena = getattr(_cpu_arenas, "block", None)
+    if arena is None or arena.numel() < nbytes:
+        _cpu_arenas.block = None
+        del arena
+        arena = torch.empty(nbytes, dtype=torch.uint8)
+        _cpu_arenas.block = arena
+    return arena
+
+
 def _shared_arena(index: int, stream: int, nbytes: int) -> torch.Tensor | None:
     """The arena block of device `index` and `stream`, at least `nbytes`
     long (grown, and then at a new address, when a graph needs more); None
@@ -1040,11 +1065,11 @@ class CompiledFunction:
                     self._run_cuda(pointers, index, stable, symbol)
         else:
             # The arena comes from PyTorch's allocator, like any
-            # intermediate of an eager program.
+            # intermediate of an eager program, and is kept for the
+            # thread's next run (_cpu_arena).
             nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
                 symbol, 0)
-            arena = (torch.empty(nbytes, dtype=torch.uint8)
-                     if nbytes > 0 else None)
+            arena = _cpu_arena(nbytes) if nbytes > 0 else None
             pointers.append(arena.data_ptr() if arena is not None else 0)
             if self.symbolic:
                 self.native.run(pointers, symbol=symbol)

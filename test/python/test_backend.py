@@ -1085,3 +1085,29 @@ def test_half_precision_math_rounds_once(fresh_tc, dtype, op):
     x = torch.randn(64, 257).to(dtype)
     torch.testing.assert_close(torch.compile(fn, backend="tc")(x), fn(x))
     assert tc.counters["ops_eager"] == 0
+
+
+def test_cpu_arena_is_kept_between_runs(fresh_tc):
+    """A CPU graph's arena is one block per thread, kept for the next run
+    (no fresh pages at every call) and grown for a larger graph; results
+    stay eager's from run to run."""
+    import tc.compiler
+
+    w = torch.randn(64, 96)
+
+    def f(x):
+        return (x @ w).relu().sum(0)
+
+    compiled = torch.compile(f, backend="tc")
+    x = torch.randn(256, 64)
+    torch.testing.assert_close(compiled(x), f(x))
+    block = tc.compiler._cpu_arenas.block
+    assert block is not None and block.numel() >= 256 * 96 * 4
+    pointer, size = block.data_ptr(), block.numel()
+    y = torch.randn(256, 64) * 3 + 1
+    torch.testing.assert_close(compiled(y), f(y))
+    assert tc.compiler._cpu_arenas.block.data_ptr() == pointer
+    big = torch.randn(4096, 64)
+    torch.testing.assert_close(compiled(big), f(big), rtol=1e-4, atol=1e-3)
+    assert tc.compiler._cpu_arenas.block.numel() > size
+    assert tc.counters["runtime_fallbacks"] == 0

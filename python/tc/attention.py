@@ -101,17 +101,20 @@ def _constant_value(gm: torch.fx.GraphModule,
         stack.extend(current.all_input_nodes)
     values: dict[torch.fx.Node, Any] = {}
     position = {n: i for i, n in enumerate(gm.graph.nodes)}
-    with torch.no_grad():
-        for current in sorted(order, key=position.__getitem__):
-            if current.op == "get_attr":
-                value: Any = gm
-                for part in current.target.split("."):
-                    value = getattr(value, part)
-            else:
-                args, kwargs = torch.fx.node.map_arg(
-                    (current.args, current.kwargs), values.__getitem__)
-                value = current.target(*args, **kwargs)
-            values[current] = value
+    try:
+        with torch.no_grad():
+            for current in sorted(order, key=position.__getitem__):
+                if current.op == "get_attr":
+                    value: Any = gm
+                    for part in current.target.split("."):
+                        value = getattr(value, part)
+                else:
+                    args, kwargs = torch.fx.node.map_arg(
+                        (current.args, current.kwargs), values.__getitem__)
+                    value = current.target(*args, **kwargs)
+                values[current] = value
+    except Exception:  # noqa: BLE001 - any failure: the mask stays
+        return None
     value = values[node]
     return value if isinstance(value, torch.Tensor) else None
 

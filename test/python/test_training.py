@@ -7,7 +7,6 @@ graph split by tc-partition into a forward and a backward function;
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -568,20 +567,6 @@ def test_cpu_convolutions_run_in_half_precision_by_default():
     assert "half-convolutions=true" in options.split()
 
 
-class _AtenCalls(TorchDispatchMode):
-    """Records the ATen ops run under it (the CPU runtime's library calls
-    run in Python on the calling thread: they are recorded too)."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append((func, [a.dtype for a in args
-                                  if isinstance(a, torch.Tensor)]))
-        return func(*args, **(kwargs or {}))
-
-
 def _convnet(dtype):
     torch.manual_seed(0)
     return nn.Sequential(
@@ -595,34 +580,54 @@ def _convnet(dtype):
 def test_cpu_library_convolutions_hand_over_their_results(fresh_tc, dtype):
     """The CPU's library convolutions run in the graph's type (bf16 too:
     oneDNN's bf16 kernels, not f32 ones on widened operands) and give tc
-    their result tensors in place of intermediate buffers: no copy into
-    the arena. Outputs and gradients are eager's."""
-    model = _convnet(dtype)
-    reference = _convnet(dtype)
-    x = torch.randn(4, 3, 12, 12, dtype=dtype)
-    compiled = torch.compile(model, backend="tc")
-    tolerance = ({} if dtype == torch.float32
-                 else {"rtol": 3.2e-2, "atol": 1e-2})
-    compiled(x).float().square().mean().backward()
-    reference(x).float().square().mean().backward()
-    for p, q in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(p.grad, q.grad, **tolerance)
-    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    their result tensors in place of intermediate buffers (no copy into
+    the arena); a result the graph returns (an activation the forward
+    saves) is written into its output. Outputs and gradients are
+    eager's."""
+    import tc.compiler
+    import tc.library
 
-    model.eval()
-    reference.eval()
-    with torch.no_grad():
-        compiled(x)
-        # Recorded only once compiled: Dynamo does not compile under a
-        # dispatch mode.
-        with _AtenCalls() as recorded:
-            out = compiled(x)
-        torch.testing.assert_close(out, reference(x), **tolerance)
-    convolutions = [dtypes for func, dtypes in recorded.calls
-                    if func is torch.ops.aten.convolution.default]
-    assert convolutions == [[dtype, dtype]] * 2, recorded.calls
-    assert not any(func is torch.ops.aten.copy_.default
-                   for func, _ in recorded.calls), recorded.calls
+    calls = []
+
+    def spy(kind, x, w, y, *rest):
+        result = tc.library.convolution(kind, x, w, y, *rest)
+        calls.append((kind, x.dtype, result is not None))
+        return result
+
+    native = tc.compiler._load_native()
+    native.set_cpu_convolution(spy)
+    try:
+        model = _convnet(dtype)
+        reference = _convnet(dtype)
+        x = torch.randn(4, 3, 12, 12, dtype=dtype)
+        compiled = torch.compile(model, backend="tc")
+        tolerance = ({} if dtype == torch.float32
+                     else {"rtol": 3.2e-2, "atol": 1e-2})
+        compiled(x).float().square().mean().backward()
+        reference(x).float().square().mean().backward()
+        for p, q in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, **tolerance)
+        # Two forwards (whose results the forward returns for the
+        # backward: written into those outputs), the second convolution's
+        # input gradient (an intermediate: handed over), two weight
+        # gradients.
+        assert sorted(kind for kind, _, _ in calls) == [
+            tc.library.FORWARD, tc.library.FORWARD,
+            tc.library.INPUT_GRADIENT, tc.library.WEIGHT_GRADIENT,
+            tc.library.WEIGHT_GRADIENT], calls
+        assert all(d == dtype for _, d, _ in calls), calls
+        assert (tc.library.INPUT_GRADIENT, dtype, True) in calls, calls
+
+        model.eval()
+        reference.eval()
+        calls.clear()
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), reference(x),
+                                       **tolerance)
+        assert calls == [(tc.library.FORWARD, dtype, True)] * 2, calls
+    finally:
+        native.set_cpu_convolution(tc.library.convolution)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
     assert tc.counters["runtime_fallbacks"] == 0
 
 

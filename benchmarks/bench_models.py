@@ -377,7 +377,8 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     device = torch.device(device)
     base, inputs, training = (build if device.type == "cuda"
                               else models_cpu.build)(name, small, device)
-    tolerance = (INFERENCE_TOLERANCE if device.type == "cuda"
+    tolerance = (INFERENCE_TOLERANCE
+                 if device.type == "cuda" or name in models_cpu.BF16
                  else FP32_TOLERANCE)
     report = {"model": name, "training": training, "rows": []}
     torch._dynamo.reset()

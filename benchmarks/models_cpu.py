@@ -1,11 +1,14 @@
 """The CPU rows of benchmarks/bench_models.py (`--device cpu`).
 
 Sized for a 2-core machine (issue 32), in float32 (CPU users' dtype:
-eager's bf16 kernels need AMX or AVX512-BF16 to pay off), random weights,
-seeded:
+eager's bf16 kernels need AMX or AVX512-BF16 to pay off) but for one bf16
+row, random weights, seeded:
 
     resnet18     ResNet-18 inference, batch 8, 224 x 224
     resnet50     ResNet-50 inference, batch 4, 224 x 224
+    resnet50-bf16  ResNet-50 inference in bf16, batch 16, 224 x 224
+                 (for CPUs with bf16 instructions; compared at bf16's
+                 tolerance)
     bert         BERT-base width (768), 4 layers, inference, 4 x 128 tokens
     gpt2         GPT-2 small (124M) inference, 2 x 128 tokens
     gpt2-train   a small GPT-2 (4 layers, 256 wide, vocab 8000) training
@@ -16,7 +19,11 @@ seeded:
 
 from __future__ import annotations
 
-MODELS = ("resnet18", "resnet50", "bert", "gpt2", "gpt2-train", "mlp-train")
+MODELS = ("resnet18", "resnet50", "resnet50-bf16", "bert", "gpt2",
+          "gpt2-train", "mlp-train")
+
+#: The rows in bf16 (compared at bf16's tolerance, not float32's).
+BF16 = ("resnet50-bf16",)
 
 
 class MLP:
@@ -41,6 +48,12 @@ def build(name: str, small: bool, device):
         model = getattr(tv, name)().eval().to(device)
         b = 2 if small else (8 if name == "resnet18" else 4)
         return model, (torch.randn(b, 3, 224, 224, device=device),), False
+    if name == "resnet50-bf16":
+        import torchvision.models as tv
+        model = tv.resnet50().eval().to(device, torch.bfloat16)
+        b = 2 if small else 16
+        return model, (torch.randn(b, 3, 224, 224, device=device,
+                                   dtype=torch.bfloat16),), False
     if name == "bert":
         from transformers import BertConfig, BertModel
         cfg = BertConfig(num_hidden_layers=2 if small else 4)

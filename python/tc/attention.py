@@ -116,7 +116,9 @@ def _constant_value(gm: torch.fx.GraphModule,
     except Exception:  # noqa: BLE001 - any failure: the mask stays
         return None
     value = values[node]
-    return value if isinstance(value, torch.Tensor) else None
+    # A fake or otherwise wrapped tensor (a compile under a fake mode, as
+    # DDP's graph splitter runs the backend) has no values to check.
+    return value if type(value) is torch.Tensor else None
 
 
 def _is_causal(bias: torch.Tensor, queries: int, keys: int) -> bool:

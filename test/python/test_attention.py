@@ -92,3 +92,14 @@ def test_already_causal_and_unbiased_attentions_stay():
     gm, node = _graph("causal")
     node.kwargs = {**node.kwargs, "is_causal": True}
     assert attention.causal_masks_as_flags(gm) == 0
+
+
+def test_masks_under_a_fake_mode_stay():
+    """Compiled under a fake mode (DDP's graph splitter calls backends
+    so), the mask evaluates to fake tensors with no values: it stays, and
+    the rewrite raises nothing."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    gm, node = _graph("causal")
+    with FakeTensorMode():
+        assert attention.causal_masks_as_flags(gm) == 0
+    assert isinstance(node.args[3], torch.fx.Node)

@@ -14,7 +14,10 @@ Inductor vs tc.
 Each (strategy, GPU count) runs under `torch.distributed.run` in processes
 of its own, NCCL on GPUs (gloo on the CPU); there, each backend in turn
 trains its copy of the same seeded model on the same per-rank batches for
-`--steps` steps. Per backend: tokens/s over the steps after `--warmup`
+`--steps` steps: first the cold first step and the warm-up of each backend
+in turn, then the timed steps in `--rounds` rounds with every backend's
+share of a round in turn (so that a drift of the machine falls on all of
+them alike). Per backend: tokens/s over the steps after `--warmup`
 (wall clock, all ranks' tokens), the median step (CUDA events), the first
 step (capture and cold compile, fresh caches), peak memory, the loss of
 every step (averaged over ranks) and its largest relative difference from
@@ -168,86 +171,133 @@ def _overlap(prof) -> dict:
             "nccl_kernels": len(comm)}
 
 
-def run_backend(opts, backend: str, rank: int, world: int, device) -> dict:
-    import torch
-    import torch.distributed as dist
-    import tc
-    module, vocab, (batch, length), blocks, loss_of, autocast = build(
-        opts.model, opts.small)
-    torch._dynamo.reset()
-    tc.reset_counters()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-    model = wrap(opts.strategy, backend, module, blocks, device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-    data = torch.Generator().manual_seed(1000 + rank)
-    batches = [torch.randint(0, vocab, (batch, length), generator=data)
-               for _ in range(opts.steps)]
+class Trainer:
+    """One backend's copy of the model, its optimizer and its record."""
 
-    def step(ids):
-        with torch.autocast(device.type, dtype=torch.bfloat16,
-                            enabled=autocast and device.type == "cuda"):
-            loss = loss_of(model, ids.to(device, non_blocking=True))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss.detach()
+    def __init__(self, opts, backend: str, rank: int, device):
+        import torch
+        module, vocab, (batch, length), blocks, loss_of, autocast = build(
+            opts.model, opts.small)
+        self.device, self.backend = device, backend
+        self.tokens = batch * length
+        self.model = wrap(opts.strategy, backend, module, blocks, device)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4,
+                                     foreach=True)
+        self.loss_of, self.autocast = loss_of, autocast
+        data = torch.Generator().manual_seed(1000 + rank)
+        self.batches = [torch.randint(0, vocab, (batch, length),
+                                      generator=data)
+                        for _ in range(opts.steps)]
+        self.losses: list = []
+        self.events: list = []
+        self.elapsed = 0.0
+        self.row: dict = {"backend": backend}
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        dist.barrier()
-
-    row: dict = {"backend": backend}
-    losses, events = [], []
-    sync()
-    start = time.perf_counter()
-    losses.append(step(batches[0]))
-    sync()
-    row["first_step_s"] = time.perf_counter() - start
-    for i in range(1, opts.steps):
-        if i == opts.warmup:
-            sync()
-            start = time.perf_counter()
-        if device.type == "cuda":
+    def step(self, timed: bool = False):
+        import torch
+        device = self.device
+        ids = self.batches[len(self.losses)]
+        if timed and device.type == "cuda":
             begin, end = (torch.cuda.Event(enable_timing=True)
                           for _ in range(2))
             begin.record()
-        losses.append(step(batches[i]))
-        if device.type == "cuda" and i >= opts.warmup:
+        with torch.autocast(device.type, dtype=torch.bfloat16,
+                            enabled=self.autocast and device.type == "cuda"):
+            loss = self.loss_of(self.model,
+                                ids.to(device, non_blocking=True))
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.losses.append(loss.detach())
+        if timed and device.type == "cuda":
             end.record()
-            events.append((begin, end))
-    sync()
-    elapsed = time.perf_counter() - start
+            self.events.append((begin, end))
+
+
+def _sync(device) -> None:
+    import torch
+    import torch.distributed as dist
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    dist.barrier()
+
+
+def start_backend(opts, backend: str, rank: int, device) -> Trainer:
+    """The backend's trainer after its first step (timed: capture and cold
+    compile) and the warm-up steps; its peak memory is what it allocated
+    beyond what was allocated before it (the other backends' models)."""
+    import time
+    import torch
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    trainer = Trainer(opts, backend, rank, device)
+    _sync(device)
+    start = time.perf_counter()
+    trainer.step()
+    _sync(device)
+    trainer.row["first_step_s"] = time.perf_counter() - start
+    while len(trainer.losses) < opts.warmup:
+        trainer.step()
+    _sync(device)
+    if device.type == "cuda":
+        trainer.row["peak_mib"] = (torch.cuda.max_memory_allocated()
+                                   - base) / 2**20
+    return trainer
+
+
+def timed_rounds(opts, trainers: list[Trainer], device) -> None:
+    """The timed steps in `--rounds` rounds, each backend's share of a
+    round run in turn: a drift of the machine (clocks, the host's other
+    work) falls on every backend alike instead of on whichever ran last."""
+    import time
+    rounds = max(1, min(opts.rounds, opts.steps - opts.warmup))
+    for r in range(rounds):
+        for trainer in trainers:
+            stop = opts.warmup + (opts.steps - opts.warmup) * (r + 1) \
+                // rounds
+            _sync(device)
+            start = time.perf_counter()
+            while len(trainer.losses) < stop:
+                trainer.step(timed=True)
+            _sync(device)
+            trainer.elapsed += time.perf_counter() - start
+
+
+def finish_backend(opts, trainer: Trainer, rank: int, world: int,
+                   device) -> dict:
+    import torch
+    import torch.distributed as dist
+    import tc
+    row = trainer.row
     timed = opts.steps - opts.warmup
-    row["tokens_per_s"] = world * batch * length * timed / elapsed
-    row["step_ms"] = (statistics.median(b.elapsed_time(e) for b, e in events)
-                      if events else 1e3 * elapsed / timed)
-    mean = torch.stack(losses).float()
+    row["tokens_per_s"] = world * trainer.tokens * timed / trainer.elapsed
+    row["step_ms"] = (statistics.median(b.elapsed_time(e)
+                                        for b, e in trainer.events)
+                      if trainer.events else 1e3 * trainer.elapsed / timed)
+    mean = torch.stack(trainer.losses).float()
     dist.all_reduce(mean)
     row["losses"] = (mean / world).tolist()
-    if device.type == "cuda":
-        row["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
     if opts.profile and world > 1 and device.type == "cuda":
         from torch.profiler import ProfilerActivity, profile
+        trainer.losses.pop()  # the last batch once more
         with profile(activities=[ProfilerActivity.CPU,
                                  ProfilerActivity.CUDA]) as prof:
-            step(batches[-1])
+            trainer.step()
             torch.cuda.synchronize()
         row.update(_overlap(prof))
         if rank == 0:  # where each backend's step goes, kernel by kernel
             with open(opts.out / f"distributed-profile-{opts.strategy}-"
                       f"{world}.txt", "a") as f:
-                f.write(f"== {backend}\n" + prof.key_averages().table(
+                f.write(f"== {trainer.backend}\n" + prof.key_averages().table(
                     sort_by="self_device_time_total", row_limit=30,
                     max_name_column_width=70) + "\n")
-    for key in ("graphs_compiled", "training_graphs", "kernels",
-                "ops_compiled", "ops_eager", "fallback_graphs",
-                "runtime_fallbacks"):
-        row[f"tc_{key}"] = tc.counters[key]
-    del model, opt, module
-    torch._dynamo.reset()
+    if trainer.backend == "tc":
+        for key in ("graphs_compiled", "training_graphs", "kernels",
+                    "ops_compiled", "ops_eager", "fallback_graphs",
+                    "runtime_fallbacks"):
+            row[f"tc_{key}"] = tc.counters[key]
     return row
 
 
@@ -259,6 +309,7 @@ def worker(opts) -> None:
         os.environ[var] = os.path.join(cache, sub)
     import torch
     import torch.distributed as dist
+    import tc
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     if opts.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -269,10 +320,24 @@ def worker(opts) -> None:
     else:
         device = torch.device("cpu")
         dist.init_process_group("gloo")
+    # Every backend's model stays alive until the end (the timed rounds
+    # alternate between them): each keeps its compiled code apart.
+    torch._dynamo.reset()
+    torch._dynamo.config.cache_size_limit = max(
+        torch._dynamo.config.cache_size_limit, 64)
+    tc.reset_counters()
     report = {"strategy": opts.strategy, "model": opts.model,
               "world": world, "rows": []}
-    for backend in opts.backends.split(","):
-        row = run_backend(opts, backend, rank, world, device)
+    backends = opts.backends.split(",")
+    trainers = []
+    for backend in backends:
+        trainers.append(start_backend(opts, backend, rank, device))
+        if rank == 0:
+            print(f"{opts.strategy}/{world}/{backend}: first step "
+                  f"{trainers[-1].row['first_step_s']:.1f} s", flush=True)
+    timed_rounds(opts, trainers, device)
+    for trainer in trainers:
+        row = finish_backend(opts, trainer, rank, world, device)
         if rank == 0:
             reference = report["rows"][0]["losses"] if report["rows"] \
                 else row["losses"]
@@ -281,7 +346,7 @@ def worker(opts) -> None:
             row["agrees"] = row["loss_error"] <= LOSS_TOLERANCE
             report["rows"].append(row)
             opts.json.write_text(json.dumps(report))
-            print(f"{opts.strategy}/{world}/{backend}: "
+            print(f"{opts.strategy}/{world}/{trainer.backend}: "
                   f"{row['tokens_per_s']:.0f} tokens/s, step "
                   f"{row['step_ms']:.2f} ms, first {row['first_step_s']:.1f}"
                   f" s, loss error {row['loss_error']:.2e}", flush=True)
@@ -303,7 +368,8 @@ def launch(opts, strategy: str, gpus: int) -> dict:
            "--strategy", strategy, "--model", model, "--json", str(path),
            "--device", opts.device, "--backends", opts.backends,
            "--out", str(opts.out),
-           "--steps", str(opts.steps), "--warmup", str(opts.warmup)]
+           "--steps", str(opts.steps), "--warmup", str(opts.warmup),
+           "--rounds", str(opts.rounds)]
     cmd += ["--small"] if opts.small else []
     cmd += [] if opts.profile else ["--no-profile"]
     from bench_models import run_report
@@ -361,6 +427,9 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="the timed steps in this many rounds, the "
+                        "backends in turn in each")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--no-profile", dest="profile", action="store_false")
     parser.add_argument("--timeout", type=float, default=600)
@@ -396,7 +465,7 @@ def main() -> int:
     print(table(reports))
     print(json.dumps(scaling(reports), indent=2))
     bad = [r for r in reports if r["exit_status"]
-           or not all(row["agrees"] and row["tc_runtime_fallbacks"] == 0
+           or not all(row["agrees"] and row.get("tc_runtime_fallbacks", 0) == 0
                       for row in r["rows"])]
     return 1 if bad else 0
 

@@ -113,6 +113,7 @@ NB_MODULE(_runtime, m) {
       .def_prop_ro("num_convolution_plans", [](CachedGraph &) { return 0; })
       .def_prop_ro("compile_seconds", [](CachedGraph &) { return nb::dict(); })
       .def_prop_ro("graph_replays", [](CachedGraph &) { return 0; })
+      .def_prop_ro("graph_captures", [](CachedGraph &) { return 0; })
       .def_prop_ro("from_cache", [](CachedGraph &) { return true; })
       .def_prop_ro("stage_ir", [](CachedGraph &) { return nb::dict(); });
 

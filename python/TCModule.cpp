@@ -223,6 +223,10 @@ NB_MODULE(_tc, m) {
                    [](Executable &e) {
                      return tcExecutableGraphReplays(e.exe);
                    })
+      .def_prop_ro("graph_captures",
+                   [](Executable &e) {
+                     return tcExecutableGraphCaptures(e.exe);
+                   })
       .def_prop_ro("from_cache",
                    [](Executable &e) {
                      return tcExecutableFromCache(e.exe) != 0;

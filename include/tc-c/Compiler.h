@@ -155,6 +155,9 @@ int64_t tcExecutableNumBuffers(TcExecutableRef exe);
 /// How many runs of a CUDA graph replayed its captured launch sequence
 /// (0 for other targets).
 int64_t tcExecutableGraphReplays(TcExecutableRef exe);
+/// How many CUDA graphs of its launch sequence the graph captured (0 for
+/// other targets).
+int64_t tcExecutableGraphCaptures(TcExecutableRef exe);
 /// 1 if the graph was loaded from the cache folder rather than compiled.
 int tcExecutableFromCache(TcExecutableRef exe);
 /// How many of the graph's library convolutions run on cuDNN execution

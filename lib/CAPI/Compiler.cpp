@@ -281,6 +281,9 @@ double tcExecutableCompileSeconds(TcExecutableRef exe, const char *phase) {
 int64_t tcExecutableGraphReplays(TcExecutableRef exe) {
   return exe->cuda ? exe->cuda->graphReplays() : 0;
 }
+int64_t tcExecutableGraphCaptures(TcExecutableRef exe) {
+  return exe->cuda ? exe->cuda->graphCaptures() : 0;
+}
 int tcExecutableFromCache(TcExecutableRef exe) {
   if (exe->cpu)
     return exe->cpu->fromCache();

@@ -410,14 +410,18 @@ struct CUDAExecutable::Impl {
   /// run. Buffers seen once run the sequence directly; a few graphs are
   /// kept (outputs alternate between their pool's tensors), the least
   /// recently used replaced. A sequence that cannot be captured (a library
-  /// call that refuses capture) is never tried again. TC_CUDA_GRAPHS=0
-  /// turns replay off.
+  /// call that refuses capture) is never tried again, nor one whose graphs
+  /// are hardly replayed (see kCapturesJudged). TC_CUDA_GRAPHS=0 turns
+  /// replay off.
   struct CapturedGraph {
     std::vector<void *> args; // the run's buffers, then its symbolic size
     CUgraphExec exec = nullptr;
     uint64_t lastUse = 0;
   };
   static constexpr size_t kMaxGraphs = 4, kArgsHistory = 8;
+  /// After this many captures, capturing goes on only while the graphs
+  /// were replayed at least kReplaysPerCapture times per capture.
+  static constexpr int64_t kCapturesJudged = 8, kReplaysPerCapture = 2;
   mutable std::mutex graphMutex;
   mutable std::vector<CapturedGraph> graphs;
   /// The buffers of the latest direct runs, oldest first.
@@ -425,7 +429,7 @@ struct CUDAExecutable::Impl {
   mutable CUstream captureStream = nullptr;
   mutable bool graphsOff = false;
   mutable uint64_t runs = 0;
-  mutable int64_t replays = 0;
+  mutable int64_t replays = 0, captures = 0;
 
   ~Impl();
   bool load(const Driver &driver, std::string &error) const;
@@ -727,6 +731,16 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     return issue(*driver, args, symbol, cuStream, error);
   }
   recentArgs.erase(seen);
+  // Capturing pays only when graphs are replayed: a capture costs the
+  // host more than issuing the sequence (instantiation), and where buffers
+  // move on between calls (FSDP2 re-gathers parameters, DDP's pieces see
+  // new activations) each graph replayed about once made a Llama training
+  // step 30% slower. Once enough captures show that, the sequence is
+  // issued directly from then on.
+  if (captures >= kCapturesJudged && replays < kReplaysPerCapture * captures) {
+    graphsOff = true;
+    return issue(*driver, args, symbol, cuStream, error);
+  }
   CUgraphExec exec = capture(*driver, args, symbol);
   if (!exec) {
     graphsOff = true;
@@ -770,6 +784,7 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
   std::vector<void *> key(args.begin(), args.end());
   key.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(symbol)));
   graphs.push_back({std::move(key), exec, runs});
+  ++captures;
   return exec;
 }
 
@@ -944,6 +959,10 @@ int64_t CUDAExecutable::arenaBytesPerSymbol() const {
 int64_t CUDAExecutable::graphReplays() const {
   std::lock_guard<std::mutex> lock(impl->graphMutex);
   return impl->replays;
+}
+int64_t CUDAExecutable::graphCaptures() const {
+  std::lock_guard<std::mutex> lock(impl->graphMutex);
+  return impl->captures;
 }
 int64_t CUDAExecutable::arenaBytes() const {
   return impl->program->arenaBytes;

@@ -976,6 +976,11 @@ class CompiledFunction:
         return int(getattr(self.native, "graph_replays", 0))
 
     @property
+    def graph_captures(self) -> int:
+        """CUDA graphs captured of the launch sequence (0 off CUDA)."""
+        return int(getattr(self.native, "graph_captures", 0))
+
+    @property
     def stage_ir(self) -> dict[str, str]:
         """IR of each compiler stage (when compiled with dump_stages)."""
         return dict(self.native.stage_ir)

@@ -69,6 +69,8 @@ public:
   /// How many runs launched the captured CUDA graph instead of issuing the
   /// launch sequence (see run()).
   int64_t graphReplays() const;
+  /// How many CUDA graphs of the sequence were captured.
+  int64_t graphCaptures() const;
   /// "bin" (cubin) or "isa" (PTX).
   llvm::StringRef binaryFormat() const;
   /// The kernels' objects (cubin bytes or PTX text), one per shard of

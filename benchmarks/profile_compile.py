@@ -171,7 +171,7 @@ def phases(name: str, out) -> None:
     import tc
     import tc.backend
     import tc.compiler
-    import tc.segments
+    import tc.backend.segments
     spent: collections.Counter = collections.Counter()
     patched = []
 
@@ -191,7 +191,7 @@ def phases(name: str, out) -> None:
     time_it(tc.backend, "_trace_one_pass", "trace")
     time_it(tc.compiler, "compile_graph", "compile")
     time_it(tc.compiler, "compile_training", "compile")
-    time_it(tc.segments, "compile_segments", "segments")
+    time_it(tc.backend.segments, "compile_segments", "segments")
 
     def backend(gm, example_inputs, **kwargs):
         start = time.perf_counter()

@@ -38,11 +38,12 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: tc's own autodiff (tc-autodiff) makes; guard_reruns: calls of a compiled
 #: graph whose value guard failed, rerun in eager (`tc.backend`);
 #: shape_specializations: compilations of a graph with symbolic shapes for
-#: one concrete shape (`tc.backend._PerShape`); symbolic_graphs: graphs
+#: one concrete shape (`tc.backend.shapes.PerShape`); symbolic_graphs: graphs
 #: compiled once for every batch size (the symbolic size,
 #: docs/DynamicShapes.md); runtime_fallbacks: compiled graphs that raised
-#: when they ran and run in eager from then on (`tc.backend.runtime_fallback`;
-#: a graph counted as compiled did not run as tc's once this is not 0);
+#: when they ran and run in eager from then on
+#: (`tc.backend.common.runtime_fallback`; a graph counted as compiled did
+#: not run as tc's once this is not 0);
 #: compile_failures: graphs or subgraphs tc failed to compile (an error in
 #: tc, not an op it does not support), which run in eager; rank_fallbacks:
 #: graphs this rank compiled but runs in eager because another rank could

@@ -73,7 +73,7 @@ def export(model: torch.nn.Module, example_inputs: Sequence[Any],
     Returns the folder. Raises `AOTError` on what tc cannot export."""
     from torch.export.graph_signature import InputKind, OutputKind
 
-    from tc import backend, compiler, decompositions
+    from tc import compiler, decompositions
     from tc.importer import Unsupported, import_graph
 
     native = compiler._load_native()

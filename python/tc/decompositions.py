@@ -173,7 +173,7 @@ def forward_decompositions() -> dict:
     """`core_aten_decompositions()` for a training graph's forward, which
     tc differentiates (or AOTAutograd, should tc not take it): without
     `_INFERENCE_ONLY_DECOMPOSITIONS`, whose ops then run in eager under
-    autograd (CPU attention, as on the GPU: `tc.segments`)."""
+    autograd (CPU attention, as on the GPU: `tc.backend.segments`)."""
     table = dict(core_aten_decompositions())
     for name in _INFERENCE_ONLY_DECOMPOSITIONS:
         table.pop(aten_op(name), None)

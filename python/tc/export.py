@@ -58,7 +58,8 @@ def compile_exported(ep: "torch.export.ExportedProgram") -> Callable:
                           "supported yet")
 
     gm = ep.graph_module
-    runner = backend._partition_and_compile(gm, backend._Settings())
+    runner = backend.partition.partition_and_compile(
+        gm, backend.common.Settings())
     n_user = sum(slot is None for slot in bound)
 
     def run(*args: Any) -> Any:

@@ -24,14 +24,16 @@ dropped, with its warning).
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import pickle
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
 
 logger = logging.getLogger("tc")
+
 
 def enabled() -> bool:
     """Whether Dynamo records precompile artifacts in this process (and
@@ -122,16 +124,28 @@ def record(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     logger.debug("tc: precompile: recorded graph %s", backend_id)
 
 
+#: tc's torch.compile backend, which sets itself here when `tc.backend` is
+#: imported (this module sits below it: the backend records artifacts).
+_backend: Callable[..., Any] | None = None
+
+
+def set_backend(backend: Callable[..., Any]) -> None:
+    """Makes `backend` the one that rebuilds saved artifacts."""
+    global _backend
+    _backend = backend
+
+
 def _rebuild(content: dict[str, Any]) -> Any:
     """The compiled graph of a saved artifact: tc's backend on the rebuilt
     graph (from TC_CACHE_DIR when its entries are there)."""
-    from tc.backend import tc_backend
-
+    if _backend is None:
+        # Unpickled before anything named the backend: loading it sets it.
+        importlib.import_module("tc.backend")
     gm = content["graph"]
     _restore_meta(gm, content["nodes"])
     inputs = [_tensor(spec) for spec in content["inputs"]]
     with torch.set_grad_enabled(content["grad"]):
-        return tc_backend(gm, inputs, **content["kwargs"])
+        return _backend(gm, inputs, **content["kwargs"])
 
 
 def _spec(value: Any) -> tuple | None:

@@ -24,19 +24,19 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def no_runtime_fallback(request, monkeypatch):
     """Fails any test in which a graph tc compiled raised when it ran and
-    eager did the work (tc.backend.runtime_fallback), unless the test is
+    eager did the work (tc.backend.common.runtime_fallback), unless the test is
     marked `runtime_fallback`: a test that passes on eager's results is
     not a test of tc."""
     import tc.backend
 
     seen = []
-    record = tc.backend.runtime_fallback
+    record = tc.backend.common.runtime_fallback
 
     def recording(what, error):
         seen.append(f"{what}: {type(error).__name__}: {error}")
         record(what, error)
 
-    monkeypatch.setattr(tc.backend, "runtime_fallback", recording)
+    monkeypatch.setattr(tc.backend.common, "runtime_fallback", recording)
     yield
     if "runtime_fallback" not in request.keywords:
         assert not seen, f"tc's compiled code fell back to eager: {seen}"

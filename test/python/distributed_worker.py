@@ -195,7 +195,7 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
 
     if rank == 1:
         from tc import backend
-        original = backend._Guarded.__call__
+        original = backend.partition.Guarded.__call__
 
         def fail_once(self, *args):
             if not getattr(self, "planted", False):
@@ -203,18 +203,18 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
                 self.compiled = _raise
             return original(self, *args)
 
-        backend._Guarded.__call__ = fail_once
+        backend.partition.Guarded.__call__ = fail_once
     # The code of each graph partitioned around its collectives.
     from tc import backend
     codes = []
-    partition = backend._partition_and_compile
+    partition = backend.partition.partition_and_compile
 
     def recording(gm, settings):
         compiled = partition(gm, settings)
         codes.append(getattr(compiled, "code", ""))
         return compiled
 
-    backend._partition_and_compile = recording
+    backend.partition.partition_and_compile = recording
     tc.reset_counters()
     results = []
     for _ in range(3):

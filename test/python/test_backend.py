@@ -39,7 +39,7 @@ def no_native(monkeypatch):
     monkeypatch.setattr(tc.compiler, "_native", None)
     monkeypatch.setattr(tc.compiler, "_native_error",
                         "tc native extension not built (test)")
-    monkeypatch.setattr(tc.backend, "_warned_native_missing", [])
+    monkeypatch.setattr(tc.backend.common, "warned_native_missing", [])
 
 
 class _FailingNative:
@@ -117,7 +117,7 @@ def test_internal_error_runs_eager(fresh_tc, monkeypatch, tc_logs):
     def broken(gm, settings):
         raise ValueError("bug in tc")
 
-    monkeypatch.setattr(tc.backend, "_partition_and_compile", broken)
+    monkeypatch.setattr(tc.backend.partition, "partition_and_compile", broken)
     x, y = torch.randn(3, 3), torch.randn(3, 3)
     torch.testing.assert_close(torch.compile(foo, backend="tc")(x, y),
                                foo(x, y))
@@ -247,9 +247,9 @@ def test_weight_gradients_come_back_in_the_weights_layout(fresh_tc,
             return self.b(torch.sin(self.a(x)))
 
     # sin stands in for an op tc leaves to eager (attention on the GPU).
-    supported = tc.backend.is_supported
+    supported = tc.backend.partition.is_supported
     monkeypatch.setattr(
-        tc.backend, "is_supported",
+        tc.backend.partition, "is_supported",
         lambda node: ((False, "left to eager by the test")
                       if "sin" in str(node.target) else supported(node)))
     torch.manual_seed(0)
@@ -757,7 +757,7 @@ def test_dynamic_shapes_compile_per_shape(fresh_tc):
 
 def test_dynamic_shapes_beyond_the_limit_run_eager(fresh_tc, tc_logs,
                                                    monkeypatch):
-    monkeypatch.setattr(tc.backend._PerShape, "MAX_SHAPES", 2)
+    monkeypatch.setattr(tc.backend.shapes.PerShape, "MAX_SHAPES", 2)
     fn = torch.compile(_reduce_over_batch, backend="tc", dynamic=True)
     w = torch.randn(8, 4)
     for batch in (3, 5, 7, 9):

@@ -179,13 +179,13 @@ def _graphs(module, *inputs):
 
     def backend(gm, example_inputs):
         tc.reset_counters()
-        graphs["direct"] = tc.backend._trace_one_pass(gm, example_inputs,
-                                                      direct=True)
+        graphs["direct"] = tc.backend.tracing.trace_one_pass(
+            gm, example_inputs, direct=True)
         graphs["written"] = tc.counters["aten_direct"]
         original = tc.direct.direct_aten
         tc.direct.direct_aten = lambda *args: None
         try:
-            graphs["make_fx"] = tc.backend._trace_one_pass(
+            graphs["make_fx"] = tc.backend.tracing.trace_one_pass(
                 gm, example_inputs, direct=True)
         finally:
             tc.direct.direct_aten = original

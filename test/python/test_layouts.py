@@ -57,7 +57,7 @@ def test_returned_product_is_padded_and_viewed():
     gm = _fake_cuda_graph(_logits, (1024, 768), (n, 768))
     calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
-                                         tc.backend._is_output_view)
+                                         tc.backend.views.is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
                       768 * n)]
     targets = [node.target for node in gm.graph.nodes
@@ -68,7 +68,7 @@ def test_returned_product_is_padded_and_viewed():
                if node.op == "call_function")
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     assert out.meta["val"].stride() == (256 * (n + 7), n + 7, 1)
-    split = tc.backend._split_output_views(gm)
+    split = tc.backend.views.split_output_views(gm)
     assert split is not None
     (core_out,) = split.core_outputs
     assert core_out.target is torch.ops.aten.mm.default
@@ -102,7 +102,7 @@ def test_returned_matmul_of_rows_is_padded():
     gm = torch.fx.GraphModule(torch.nn.Module(), graph)
     calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
-                                         tc.backend._is_output_view)
+                                         tc.backend.views.is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
                       768 * n)]
     xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
@@ -130,7 +130,7 @@ def test_products_that_stay():
         cases.append(make_fx(_logits)(*args))
     for gm in cases:
         assert not layouts.pad_returned_products(
-            gm, never, tc.backend._is_output_view)
+            gm, never, tc.backend.views.is_output_view)
     gm = _fake_cuda_graph(_logits, (64, 32), (33, 32))
     assert not layouts.pad_returned_products(
-        gm, lambda *a: None, tc.backend._is_output_view)
+        gm, lambda *a: None, tc.backend.views.is_output_view)

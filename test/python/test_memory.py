@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import tc
 import tc.backend
 import tc.compiler
-import tc.segments
+import tc.backend.segments
 
 pytestmark = pytest.mark.requires_native
 
@@ -46,10 +46,10 @@ def test_boxed_graph_frees_each_input_after_its_last_use(views):
         graph.output((late,))
     gm = torch.fx.GraphModule({}, graph)
     if views:
-        split = tc.backend._split_output_views(gm)
+        split = tc.backend.views.split_output_views(gm)
         assert split is not None and split.views
-        gm = tc.backend._OutputViews(split, split.core)
-    boxed = tc.backend._make_boxed(gm)
+        gm = tc.backend.views.OutputViews(split, split.core)
+    boxed = tc.backend.views.make_boxed(gm)
     assert boxed._boxed_call
 
     a, b = torch.randn(4, 3), torch.randn(4, 3)
@@ -95,12 +95,12 @@ def test_aot_training_saves_half_logits(fresh_tc, monkeypatch):
     and their row statistics, not the f32 log-softmax (twice the bytes),
     and no GELU intermediates; nll_loss's gradient (a scatter of one class
     per row) compiles. Loss and gradients match eager's."""
-    monkeypatch.setattr(tc.backend, "_why_not_whole",
+    monkeypatch.setattr(tc.backend.partition, "why_not_whole",
                         lambda gm: "split for the test")
-    monkeypatch.setattr(tc.segments, "compile_segments",
+    monkeypatch.setattr(tc.backend.segments, "compile_segments",
                         lambda *args: None)  # AOTAutograd's split
     saved = []
-    compile_graph = tc.backend._compile_aten_graph
+    compile_graph = tc.backend.pipeline.compile_aten_graph
 
     def record(gm, example_inputs, settings):
         output = next(n for n in gm.graph.nodes if n.op == "output")
@@ -108,7 +108,7 @@ def test_aot_training_saves_half_logits(fresh_tc, monkeypatch):
                       if isinstance(n, torch.fx.Node)
                       and n.op != "placeholder"])
         return compile_graph(gm, example_inputs, settings)
-    monkeypatch.setattr(tc.backend, "_compile_aten_graph", record)
+    monkeypatch.setattr(tc.backend.pipeline, "compile_aten_graph", record)
 
     torch.manual_seed(0)
     model = _gpt2_like_head()

@@ -130,8 +130,8 @@ def test_attention_between_segments_matches_eager(fresh_tc, tc_logs,
                                                    module):
     """Scaled dot-product attention on the CPU in a training graph that
     returns a view (nn.MultiheadAttention's does): the attention runs in
-    eager under autograd between segments of tc's autodiff (tc.segments),
-    and the forward keeps the attention op autograd differentiates.
+    eager under autograd between segments of tc's autodiff
+    (tc.backend.segments), and the forward keeps the attention op autograd differentiates.
     PyTorch's decomposition of the CPU flash kernel returns the
     probabilities where its backward reads the log-sum-exp: every gradient
     came out wrong."""
@@ -691,9 +691,9 @@ def test_segments_fall_back_to_eager_at_run_time(fresh_tc, monkeypatch):
     """Should the graph of segments raise when it runs, the traced graph
     runs in eager under autograd (gradients still eager's), and the
     fallback is counted."""
-    import tc.segments
+    import tc.backend.segments
 
-    original = tc.segments.compile_segments
+    original = tc.backend.segments.compile_segments
 
     def planted(*args):
         guarded = original(*args)
@@ -703,7 +703,7 @@ def test_segments_fall_back_to_eager_at_run_time(fresh_tc, monkeypatch):
             raise RuntimeError("planted failure")
         guarded.compiled = fail
         return guarded
-    monkeypatch.setattr(tc.segments, "compile_segments", planted)
+    monkeypatch.setattr(tc.backend.segments, "compile_segments", planted)
     torch.manual_seed(0)
     x = torch.randn(2, 16, 32, requires_grad=True)
     w = (torch.randn(32, 96) / 6).requires_grad_()

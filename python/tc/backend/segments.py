@@ -11,9 +11,9 @@ the H100: Dynamo alone 2.0 s, with AOTAutograd 4.7 s).
 
 Here the forward graph, traced once (`_trace_one_pass`), is cut at the
 attention ops into segments: the runs of ops between them, in the graph's
-order (`backend._runs_in_order`). Each segment is a training graph of its
+order (`partition.runs_in_order`). Each segment is a training graph of its
 own, compiled by tc-autodiff and tc-partition and called through an
-`autograd.Function` (`backend._TrainingGraph`); the attention ops and the
+`autograd.Function` (`training_graph.TrainingGraph`); the attention ops and the
 views around them run in eager, under autograd, between the segments. The
 backward is then autograd's chain of tc's backward functions and
 PyTorch's attention backward. Identical layers give identical segments,
@@ -34,7 +34,10 @@ import torch
 import torch.fx
 
 import tc
-from tc import compiler
+from tc import logs
+from tc.backend import partition, tracing, training_graph
+
+_fallbacks = logs.channel_logger("fallbacks")
 
 aten = torch.ops.aten
 
@@ -47,6 +50,7 @@ _EAGER_WITH_AUTOGRAD = tuple(
         "_scaled_dot_product_efficient_attention",
         "_scaled_dot_product_flash_attention_for_cpu")
     if hasattr(aten, name))
+
 
 def _floating(value: Any) -> bool:
     if isinstance(value, (tuple, list)):
@@ -91,31 +95,30 @@ def compile_segments(gm: torch.fx.GraphModule,
     """`gm` (a traced training graph) as tc segments around its attention
     ops, or None when it is not such a graph or a segment does not
     compile."""
-    from tc import backend
 
-    if gm.meta.get(backend._MUTATED_INPUTS):
+    if gm.meta.get(tracing.MUTATED_INPUTS):
         return None
-    support = backend._Support()
-    ops = backend._op_nodes(gm.graph)
+    support = partition.Support()
+    ops = partition.op_nodes(gm.graph)
     eager = [n for n in ops if not support.is_node_supported({}, n)]
     if any(n.target not in _EAGER_WITH_AUTOGRAD for n in eager):
         return None
 
     work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     constants = _lift_constants(work)
-    partitions = backend._runs_in_order(work.graph, support)
-    for partition in partitions:
+    partitions = partition.runs_in_order(work.graph, support)
+    for part in partitions:
         # A selection from an eager op's results belongs with that op.
-        for node in list(partition.nodes):
+        for node in list(part.nodes):
             if (node.target is operator.getitem
-                    and node.args[0] not in partition.nodes):
-                partition.remove_node(node)
-        backend._trim(partition.nodes)
+                    and node.args[0] not in part.nodes):
+                part.remove_node(node)
+        partition.trim(part.nodes)
     partitions = [p for p in partitions if len(p.nodes) > 0]
     if not partitions:
         return None
     in_partition = {n for p in partitions for n in p.nodes}
-    eager_ops = [n for n in backend._op_nodes(work.graph)
+    eager_ops = [n for n in partition.op_nodes(work.graph)
                  if n not in in_partition]
 
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -142,8 +145,9 @@ def compile_segments(gm: torch.fx.GraphModule,
                      for a in node.args]
             outputs = _output_marks(sub, marks)
             module_marks[node] = outputs
-            sub_ops = backend._op_nodes(sub.graph)
-            functions = backend._compile_split(sub, sub_ops, settings, marks)
+            sub_ops = partition.op_nodes(sub.graph)
+            functions = training_graph.compile_split(
+                sub, sub_ops, settings, marks)
             if functions is None or any(
                     a is not None
                     for a in functions.forward.imported.outputs_alias_inputs):
@@ -161,9 +165,9 @@ def compile_segments(gm: torch.fx.GraphModule,
 
     for node, sub, sub_ops, marks, outputs, functions in compiled:
         # (_TrainingGraph falls back to the segment in eager on its own.)
-        setattr(fused, node.target, backend._TcSubgraph(
-            backend._TrainingGraph(functions, marks, sub, [],
-                                   differentiable=outputs),
+        setattr(fused, node.target, partition.TcSubgraph(
+            training_graph.TrainingGraph(functions, marks, sub, [],
+                                         differentiable=outputs),
             sub, node.target))
         tc.counters["subgraphs_compiled"] += 2
         tc.counters["kernels"] += (functions.forward.num_kernels
@@ -172,17 +176,17 @@ def compile_segments(gm: torch.fx.GraphModule,
     for node in eager_ops:
         reason = support.reasons.get(node) or (
             "view op feeding only eager code stays a view"
-            if backend._is_view(node) else "between tc's segments")
-        backend._fallbacks.info("eager: %s: %s", backend._describe(node),
-                                reason)
+            if partition.is_view(node) else "between tc's segments")
+        _fallbacks.info("eager: %s: %s", partition.describe(node),
+                        reason)
     tc.counters["ops_eager"] += len(eager_ops)
     tc.counters["graphs_compiled"] += 1
     tc.counters["training_graphs"] += 1
     # Should the whole raise at run time (an eager op refusing what a
     # segment gave it), the traced graph runs in eager under autograd from
     # then on, and says so.
-    return backend._Guarded(lambda *args: fused(*args, *constants), gm,
-                            "training graph (segments)")
+    return partition.Guarded(lambda *args: fused(*args, *constants), gm,
+                             "training graph (segments)")
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> list[torch.Tensor]:

@@ -1,0 +1,383 @@
+"""What a compiled graph checks at run time: value guards (a value the
+compile assumed; a miss reruns the graph in eager) and eager's errors for
+bad input (an index out of range, an integer division by zero on the
+CPU), hoisted out of the compiled code and raised on the host."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx
+
+import tc
+from tc import logs
+from tc.importer import qualified_name
+from tc.support import VALUE_GUARDS, is_supported
+from tc.backend import tracing
+
+_fallbacks = logs.channel_logger("fallbacks")
+
+
+def _with_extra_outputs(gm: torch.fx.GraphModule, extra: Callable
+                        ) -> tuple[torch.fx.GraphModule, int | None]:
+    """A copy of `gm` that returns a tuple of gm's outputs followed by the
+    nodes `extra(graph, mapping)` adds to the copy (`mapping`: gm's nodes
+    to the copy's); and how many outputs gm has (None when it returns one
+    value, not a tuple or list). A training graph's new values of the
+    inputs it updates (`tracing.MUTATED_INPUTS`, its last outputs) stay last,
+    after the added nodes, and are not counted."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    single = not isinstance(results, (tuple, list))
+    own = (results,) if single else tuple(results)
+    mutated = len(gm.meta.get(tracing.MUTATED_INPUTS, ()))
+    graph = torch.fx.Graph()
+    mapping: dict[torch.fx.Node, torch.fx.Node] = {}
+    graph.graph_copy(gm.graph, mapping)
+    added = tuple(extra(graph, mapping))
+    copied = tuple(torch.fx.node.map_arg(own, mapping.__getitem__))
+    kept = len(copied) - mutated
+    graph.output(copied[:kept] + added + copied[kept:])
+    module = torch.fx.GraphModule(gm, graph)
+    module.meta.update(gm.meta)
+    return module, None if single and not mutated else kept
+
+
+def _own_outputs(outputs: Sequence[Any], count: int | None) -> Any:
+    """What the original graph returns, from a `_with_extra_outputs`
+    copy's `outputs`."""
+    return outputs[0] if count is None else tuple(outputs[:count])
+
+
+@dataclasses.dataclass
+class _Guards:
+    """An ATen graph with value guards (`tc.support.VALUE_GUARDS`)."""
+    #: The graph; it returns the original outputs, then one bool per guard
+    #: (true: some value is beyond what tc computes).
+    graph: torch.fx.GraphModule
+    #: What each guard checks, for the log.
+    what: list[str]
+    #: How many outputs the original graph has (None: one, not a tuple).
+    num_outputs: int | None
+
+
+def add_value_guards(gm: torch.fx.GraphModule) -> _Guards | None:
+    """Adds a guard per op of VALUE_GUARDS (None when there is none): a
+    bool output that is true when an operand has a value tc's
+    decomposition does not compute exactly (a polynomial's degree above
+    the recurrence tc unrolls). `ValueGuards` then reruns the graph in
+    eager."""
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function"
+             and isinstance(n.target, torch._ops.OpOverload)
+             and qualified_name(n.target) in VALUE_GUARDS
+             and not n.meta.get("tc_guarded")]
+    if not nodes:
+        return None
+    what: list[str] = []
+
+    def guards(graph, mapping):
+        for node in nodes:
+            operand, bound = VALUE_GUARDS[qualified_name(node.target)]
+            names = (a.name for a in node.target._schema.arguments)
+            args = dict(zip(names, node.args))
+            args.update(node.kwargs)
+            value = args.get(operand)
+            mapping[node].meta["tc_guarded"] = True
+            if not isinstance(value, torch.fx.Node):
+                continue  # a number: tc.support checked it
+            with graph.inserting_after(mapping[node]):
+                over = graph.call_function(torch.ops.aten.gt.Scalar,
+                                           (mapping[value], bound))
+                over.meta["val"] = value.meta.get("val") > bound
+            with graph.inserting_after(over):
+                flag = graph.call_function(torch.ops.aten.any.default,
+                                           (over,))
+                flag.meta["val"] = over.meta["val"].any()
+            what.append(f"{node.name}: {operand} above {bound}")
+            yield flag
+
+    copied, count = _with_extra_outputs(gm, lambda g, m: list(guards(g, m)))
+    return _Guards(copied, what, count)
+
+
+class ValueGuards:
+    """Runs a graph compiled with value guards; when one fails, the graph
+    runs in eager (the compiled results are dropped) and the log says so,
+    once."""
+
+    def __init__(self, run: Callable, eager: Callable, guards: _Guards):
+        self.run = run
+        self.eager = eager
+        self.what = guards.what
+        self.num_outputs = guards.num_outputs
+        self.logged = False
+
+    def __call__(self, *args: Any) -> Any:
+        outputs = self.run(*args)
+        failed = [w for w, flag in zip(self.what,
+                                       outputs[self.num_outputs or 1:])
+                  if bool(flag)]
+        if not failed:
+            return _own_outputs(outputs, self.num_outputs)
+        tc.counters["guard_reruns"] += 1
+        if not self.logged:
+            self.logged = True
+            _fallbacks.info("graph runs in eager for these inputs: %s "
+                            "(tc computes up to that bound)",
+                            "; ".join(failed))
+        return self.eager(*args)
+
+
+@dataclasses.dataclass
+class _Checks:
+    """An ATen graph without its error checks (`tracing.ERROR_CHECKS`)."""
+    #: The graph; it returns the original outputs, then one value per
+    #: check: the tensor the check reads.
+    graph: torch.fx.GraphModule
+    #: The checks' ops and their arguments other than that tensor.
+    checks: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
+    #: How many outputs the original graph has (None: one, not a tuple).
+    num_outputs: int | None
+
+
+def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
+    """Moves `gm`'s error checks after the graph (None when it has none).
+
+    `_linalg_check_errors(info, api_name, is_matrix)` raises eager's
+    error when a factorization's `info` is nonzero; the rest of the graph
+    does not depend on it. tc compiles the graph with each `info` as an
+    extra output, and `HostChecks` runs the checks on them, raising the
+    same errors (after the whole graph rather than before its later ops:
+    the graph is functional, so nothing else is observable).
+    """
+    checks = [n for n in gm.graph.nodes if n.op == "call_function"
+              and n.target in tracing.ERROR_CHECKS and not n.users
+              and n.args and isinstance(n.args[0], torch.fx.Node)]
+    divisions = _integer_divisions_on_cpu(gm)
+    indexings = _checked_indexings(gm)
+    if not checks and not divisions and not indexings:
+        return None
+
+    def infos(graph, mapping):
+        for node in checks:
+            graph.erase_node(mapping[node])
+        flags = []
+        for node in divisions:
+            # Whether any divisor is 0: what eager's CPU kernel raises on.
+            divisor = node.args[1]
+            mapping[node].meta["tc_checked"] = True
+            with graph.inserting_after(mapping[node]):
+                zero = graph.call_function(torch.ops.aten.eq.Scalar,
+                                           (mapping[divisor], 0))
+                zero.meta["val"] = divisor.meta["val"] == 0
+            with graph.inserting_after(zero):
+                flag = graph.call_function(torch.ops.aten.any.default,
+                                           (zero,))
+                flag.meta["val"] = zero.meta["val"].any()
+            flags.append(flag)
+        for node, index, low, size, _ in indexings:
+            mapping[node].meta["tc_checked"] = True
+            flags.append(_add_out_of_range_flag(graph, mapping[node],
+                                                mapping[index], index, low,
+                                                size))
+        return [mapping[n.args[0]] for n in checks] + flags
+
+    copied, count = _with_extra_outputs(gm, infos)
+    return _Checks(copied,
+                   [(n.target, n.args[1:], dict(n.kwargs)) for n in checks]
+                   + [(_raise_zero_division, (), {}) for _ in divisions]
+                   + [(_raise_out_of_range, (error,), {})
+                      for *_, error in indexings],
+                   count)
+
+
+def _checks_indices(device: torch.device) -> bool:
+    """Whether tc checks the indices of gathers and indexings on `device`
+    (see `_checked_indexings`): always on the CPU; on a GPU unless
+    `TC_INDEX_CHECKS=0` (the check's flag is read on the host after the
+    graph, which waits for the GPU once a call)."""
+    return device.type == "cpu" or os.environ.get(
+        "TC_INDEX_CHECKS", "1") != "0"
+
+
+def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
+    """`gm`'s gathers and indexings by index tensors (`_checks_indices`):
+    (node, index node, lowest valid index, size of the indexed dimension,
+    the error eager raises out of range). tc's kernels clamp; eager raises
+    (on the CPU; on a GPU its kernels assert on the device, which ends the
+    process's CUDA context: tc raises the CPU's error instead)."""
+    aten = torch.ops.aten
+    found = []
+    for node in gm.graph.nodes:
+        if (node.op != "call_function" or node.meta.get("tc_checked")
+                or not isinstance(node.meta.get("val"), torch.Tensor)
+                or not _checks_indices(node.meta["val"].device)):
+            continue
+        source = node.args[0] if node.args else None
+        shape = (source.meta.get("val").shape if isinstance(
+            source, torch.fx.Node) and isinstance(source.meta.get("val"),
+                                                  torch.Tensor) else None)
+        if shape is None:
+            continue
+        uses: list[tuple[Any, int, int]] = []  # (index, low, dim)
+        out_of_range = IndexError("index out of range in self")
+        if node.target is aten.embedding.default:
+            uses = [(node.args[1], 0, 0)]
+        elif node.target is aten.index_select.default:
+            uses = [(node.args[2], 0, node.args[1])]
+        elif node.target is aten.gather.default:
+            uses = [(node.args[2], 0, node.args[1])]
+        elif node.target is aten.index.Tensor or (
+                node.target is aten.index_put.default
+                and is_supported(node)[0]):
+            # (An index_put tc leaves to eager raises there itself.)
+            uses = [(index, None, dim) for dim, index in
+                    enumerate(node.args[1]) if index is not None]
+        for index, low, dim in uses:
+            if not isinstance(index, torch.fx.Node):
+                continue
+            value = index.meta.get("val")
+            if (not isinstance(value, torch.Tensor) or value.dtype not in
+                    (torch.int64, torch.int32) or not isinstance(dim, int)):
+                continue
+            size = shape[dim % len(shape)] if len(shape) else 1
+            if not isinstance(size, int):
+                continue
+            error = out_of_range
+            if node.target is aten.gather.default:
+                error = RuntimeError(f"index out of bounds for dimension "
+                                     f"{dim} with size {size}")
+            elif node.target in (aten.index.Tensor, aten.index_put.default):
+                error = IndexError(f"index out of bounds for dimension "
+                                   f"{dim} with size {size}")
+            found.append((node, index, -size if low is None else low, size,
+                          error))
+    return found
+
+
+def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,
+                           index: torch.fx.Node, original: torch.fx.Node,
+                           low: int, size: int) -> torch.fx.Node:
+    """Nodes after `after` computing whether any element of `index` lies
+    outside [low, size), as one maximum of index integers (a reduction that
+    splits across threads and vectorises):
+
+        c = clamp(index, low - 1, size)
+        out of range  <=>  max |2 c - (low + size - 1)| > size - 1 - low
+
+    (the clamp keeps it from overflowing, and in i32 for any index size
+    below 2^31; each node has one user, so the chain fuses into the
+    reduction's pass). Reducing compared flags instead made a CPU gather
+    by a [32, 50257] index 2x slower than eager's; a minimum and a maximum
+    fused into one kernel that did not split, 1000x on an H100.
+    tc-fuse-index-checks then moves the check into the kernel that loads
+    every index anyway (the gather's), which sets the flag where one fails:
+    no second pass over the indices."""
+    aten = torch.ops.aten
+    value = original.meta["val"]
+    if value.numel() > 0:
+        def add(op, args, val):
+            node = graph.call_function(op, args)
+            node.meta["val"] = val
+            return node
+        with graph.inserting_after(after):
+            clamped = add(aten.clamp.default, (index, low - 1, size),
+                          value.clamp(low - 1, size))
+        with graph.inserting_after(clamped):
+            twice = add(aten.mul.Scalar, (clamped, 2),
+                        clamped.meta["val"] * 2)
+        with graph.inserting_after(twice):
+            centred = add(aten.sub.Scalar, (twice, low + size - 1),
+                          twice.meta["val"] - (low + size - 1))
+        with graph.inserting_after(centred):
+            distance = add(aten.abs.default, (centred,),
+                           centred.meta["val"].abs())
+        if size - low + 2 < 2**31:
+            # In i32: GPUs reduce 32-bit values across a block (a 64-bit
+            # reduction ran on one thread: 1000x on an H100).
+            with graph.inserting_after(distance):
+                narrow = graph.call_function(aten._to_copy.default,
+                                             (distance,),
+                                             {"dtype": torch.int32})
+                narrow.meta["val"] = distance.meta["val"].to(torch.int32)
+            distance = narrow
+        with graph.inserting_after(distance):
+            largest = add(aten.amax.default, (distance,),
+                          distance.meta["val"].amax())
+        with graph.inserting_after(largest):
+            flag = add(aten.gt.Scalar, (largest, size - 1 - low),
+                       largest.meta["val"] > size - 1 - low)
+        return flag
+    with graph.inserting_after(after):
+        below = graph.call_function(aten.lt.Scalar, (index, low))
+        below.meta["val"] = value < low
+    with graph.inserting_after(below):
+        above = graph.call_function(aten.ge.Scalar, (index, size))
+        above.meta["val"] = value >= size
+    with graph.inserting_after(above):
+        outside = graph.call_function(aten.logical_or.default,
+                                      (below, above))
+        outside.meta["val"] = below.meta["val"] | above.meta["val"]
+    with graph.inserting_after(outside):
+        flag = graph.call_function(aten.any.default, (outside,))
+        flag.meta["val"] = outside.meta["val"].any()
+    return flag
+
+
+def _raise_out_of_range(flag: torch.Tensor, error: Exception) -> None:
+    """Eager's error (on the CPU) for an index out of range."""
+    if bool(flag):
+        raise type(error)(*error.args)
+
+
+#: Integer ops whose CPU kernel in eager raises ZeroDivisionError when a
+#: divisor is 0 (on CUDA eager returns a value, as tc's kernels do).
+_INTEGER_DIVISIONS = (torch.ops.aten.div.Tensor_mode,
+                      torch.ops.aten.remainder.Tensor,
+                      torch.ops.aten.fmod.Tensor,
+                      torch.ops.aten.floor_divide.default)
+
+
+def _integer_divisions_on_cpu(gm: torch.fx.GraphModule
+                              ) -> list[torch.fx.Node]:
+    """`gm`'s integer divisions by a tensor, on the CPU."""
+    found = []
+    for node in gm.graph.nodes:
+        if (node.op != "call_function" or node.target not in
+                _INTEGER_DIVISIONS or len(node.args) < 2
+                or not isinstance(node.args[1], torch.fx.Node)
+                or node.meta.get("tc_checked")):
+            continue
+        value, divisor = node.meta.get("val"), node.args[1].meta.get("val")
+        if (isinstance(value, torch.Tensor)
+                and isinstance(divisor, torch.Tensor)
+                and value.device.type == "cpu"
+                and not (value.is_floating_point() or value.is_complex()
+                         or value.dtype == torch.bool)):
+            found.append(node)
+    return found
+
+
+def _raise_zero_division(flag: torch.Tensor) -> None:
+    """Eager's error for an integer division by zero on the CPU."""
+    if bool(flag):
+        raise RuntimeError("ZeroDivisionError")
+
+
+class HostChecks:
+    """Runs a graph compiled without its error checks, then the checks."""
+
+    def __init__(self, run: Callable, checked: _Checks):
+        self.run = run
+        self.checks = checked.checks
+        self.num_outputs = checked.num_outputs
+
+    def __call__(self, *args: Any) -> Any:
+        outputs = self.run(*args)
+        for value, (check, rest, kwargs) in zip(
+                outputs[self.num_outputs or 1:], self.checks):
+            check(value, *rest, **kwargs)
+        return _own_outputs(outputs, self.num_outputs)

@@ -1,0 +1,128 @@
+"""A training graph as an `autograd.Function` of tc's compiled forward
+and backward (`TrainingGraph`), and the compile of the pair."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+import torch
+import torch.fx
+
+from tc import compiler
+from tc.backend import common, partition
+
+logger = logging.getLogger("tc")
+
+
+def compile_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
+                  settings: common.Settings, marks: Sequence[bool]
+                  ) -> compiler.TrainingFunctions | None:
+    """The forward and backward functions of a training graph, or None
+    (after logging, as `partition.compile_subgraph`)."""
+    if settings.autotune:
+        logger.info("tc: mode='max-autotune' compiles training graphs with "
+                    "the default schedule")
+    return partition.compile_subgraph(
+        gm, "training", ops, settings,
+        compile=lambda: compiler.compile_training(
+            gm, marks, dump_stages=settings.dump_stages))
+
+
+class TrainingGraph:
+    """Calls a training graph through an autograd.Function of tc's forward
+    and backward functions. Should the forward fail at run time (a GPU
+    error, say), the traced ATen graph runs in eager under autograd from
+    then on."""
+
+    def __init__(self, functions: compiler.TrainingFunctions,
+                 marks: list[bool], eager: torch.fx.GraphModule,
+                 mutated: list[int],
+                 differentiable: Sequence[bool] | None = None):
+        self.functions = functions
+        self.marks = marks
+        self.eager = eager
+        # Inputs the graph updates (batch norm's running statistics): their
+        # new values are the last outputs, written back after each call.
+        self.mutated = mutated
+        self.failed = False
+        forward = functions.forward
+        specs = forward.imported.output_specs[:functions.num_outputs]
+        self.output_specs = specs
+        self.float_outputs = [dtype.is_floating_point for _, dtype in specs]
+        # Float outputs that carry no gradient (`differentiable`, by the
+        # caller's analysis) are marked non-differentiable too.
+        self.no_gradient = [
+            not f or (differentiable is not None and not differentiable[i])
+            for i, f in enumerate(self.float_outputs)]
+        self.structure = functions.output_structure
+        owner = self
+
+        class Function(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *args):
+                # Random ops: the forward's seed is its last input, saved
+                # like any other the backward reads (a dropout's mask is
+                # recomputed from it rather than saved).
+                forward = owner.functions.forward
+                seed = forward.draw_seed()
+                results = forward(*args, seed=seed)
+                count = owner.functions.num_outputs
+                outputs, extras = results[:count], results[count:]
+                # Inputs written back after this call are saved as they
+                # were.
+                inputs = list(args) + ([seed] if seed is not None else [])
+                sources = {"input": inputs, "output": outputs,
+                           "extra": extras}
+                ctx.save_for_backward(*[
+                    args[n].clone() if kind == "input" and n in owner.mutated
+                    else sources[kind][n]
+                    for kind, n in owner.functions.saved])
+                ctx.mark_non_differentiable(*[
+                    o for o, no in zip(outputs, owner.no_gradient) if no])
+                return tuple(outputs)
+
+            @staticmethod
+            @torch._disable_dynamo
+            def backward(ctx, *grads):
+                # Autograd calls this from the user's frame: a
+                # `loss.backward()` inside a compiled function (a graph
+                # break) would otherwise have Dynamo trace tc's own
+                # runtime. Outputs the loss does not use get no gradient: zeros.
+                device = owner.functions.forward.device
+                cotangents = [
+                    g if g is not None else torch.zeros(
+                        shape, dtype=dtype, device=device)
+                    for g, (shape, dtype), f in zip(
+                        grads, owner.output_specs, owner.float_outputs)
+                    if f]
+                gradients = iter(owner.functions.backward(
+                    *ctx.saved_tensors, *cotangents))
+                return tuple(next(gradients) if m else None
+                             for m in owner.marks)
+
+        self.function = Function
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                outputs = self.function.apply(*args)
+                if self.structure == "single":
+                    return outputs[0]
+                return self._write_back(args, outputs)
+            except Exception as error:  # e.g. a GPU error: eager from now on
+                self.failed = True
+                common.runtime_fallback("compiled training graph", error)
+        return self._write_back(args, self.eager(*args))
+
+    def _write_back(self, args: Sequence[Any], outputs: Sequence[Any]) -> Any:
+        """The user's outputs, after copying the updated inputs' new
+        values (the last outputs) into them."""
+        count = len(outputs) - len(self.mutated)
+        if self.mutated:
+            # One multi-tensor copy (a launch or two), not one per input.
+            with torch.no_grad():
+                torch._foreach_copy_([args[i] for i in self.mutated],
+                                     list(outputs[count:]))
+        outputs = outputs[:count]
+        return list(outputs) if self.structure == "list" else tuple(outputs)

@@ -174,7 +174,7 @@ def _prewarm() -> None:
     is 170 MB with LLVM linked in; on a fresh machine that read alone added
     0.3 s to the first row)."""
     code = ("import torch, tc, tc.compiler\n"
-            "tc.compiler._load_native(); tc.compiler._load_runtime()\n"
+            "tc.compiler.extension.load_native(); tc.compiler.extension.load_runtime()\n"
             "try:\n    import triton\nexcept ImportError:\n    pass\n")
     subprocess.run([sys.executable, "-c", code], capture_output=True,
                    timeout=600)

@@ -332,7 +332,7 @@ def _tc_replays() -> int:
     """Runs of this process's tc graphs that replayed a CUDA graph."""
     import tc.compiler
     return sum(int(getattr(native, "graph_replays", 0))
-               for native in tc.compiler._cache.values())
+               for native in tc.compiler.build.cache.values())
 
 
 def _profile(title: str, step, path: str) -> None:

@@ -315,7 +315,7 @@ def main():
         import tc.compiler
         r["tc_graph_replays"] = sum(
             getattr(native, "graph_replays", 0)
-            for native in tc.compiler._cache.values())
+            for native in tc.compiler.build.cache.values())
         steps = args.rounds * args.steps + args.steps + 1
         print(f"tc: {r['tc_graph_replays']} runs of a forward or backward "
               f"replayed a CUDA graph, in {steps} steps")

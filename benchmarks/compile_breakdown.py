@@ -47,7 +47,7 @@ def main() -> int:
     import tc.backend
     import tc.compiler
 
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     spent: dict[str, float] = {}
 
     def timed(owner, attr, key):

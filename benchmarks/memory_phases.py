@@ -122,7 +122,7 @@ def main() -> int:
         "mib": rows[-2:],
         "tc_pooled_mib": pooled // MiB,
         "tc_shared_arena_mib": sum(
-            a.numel() for a in tc.compiler._arenas.values()) // MiB,
+            a.numel() for a in tc.compiler.function.arenas.values()) // MiB,
         "tc_graphs": len(functions),
         "tc_replays": sum(f.graph_replays for f in functions),
         "tc_ops_eager": tc.counters["ops_eager"],

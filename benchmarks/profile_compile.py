@@ -45,7 +45,7 @@ import bench_models  # noqa: E402
 def _replays() -> int:
     import tc.compiler
     return sum(int(getattr(native, "graph_replays", 0))
-               for native in tc.compiler._cache.values())
+               for native in tc.compiler.build.cache.values())
 
 
 def steady_profile(name: str, step, steps: int, top: int, out) -> None:
@@ -73,7 +73,7 @@ def steady_profile(name: str, step, steps: int, top: int, out) -> None:
     print(f"-- {name}: steady step {plain_ms:.2f} ms ({profiled_ms:.2f} ms "
           f"under cProfile); tc runs that replayed a CUDA graph: "
           f"{(_replays() - replays) / steps:.1f} a step, "
-          f"{len(tc.compiler._cache)} compiled graphs", file=out)
+          f"{len(tc.compiler.build.cache)} compiled graphs", file=out)
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
     body = text.getvalue()

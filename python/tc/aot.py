@@ -49,7 +49,7 @@ class AOTError(RuntimeError):
 def _linker() -> str:
     from tc import compiler
 
-    linker = compiler._linker()
+    linker = compiler.build.find_linker()
     if linker is None:
         raise AOTError("no C compiler driver ($CC, cc, clang or gcc) to "
                        "link model.so with")
@@ -76,7 +76,7 @@ def export(model: torch.nn.Module, example_inputs: Sequence[Any],
     from tc import compiler, decompositions
     from tc.importer import Unsupported, import_graph
 
-    native = compiler._load_native()
+    native = compiler.extension.load_native()
     if native is None:
         raise AOTError(f"tc's native extension is not built: "
                        f"{compiler.native_error()}")

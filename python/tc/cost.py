@@ -17,7 +17,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from tc.compiler import _load_runtime
+from tc.compiler.extension import load_runtime as _load_runtime
 
 __all__ = ["estimate", "eager_reason", "node_estimate"]
 

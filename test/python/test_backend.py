@@ -36,8 +36,8 @@ def mlp():  # seed 004
 @pytest.fixture
 def no_native(monkeypatch):
     """Makes tc behave as if the native extension were not built."""
-    monkeypatch.setattr(tc.compiler, "_native", None)
-    monkeypatch.setattr(tc.compiler, "_native_error",
+    monkeypatch.setattr(tc.compiler.extension, "_native", None)
+    monkeypatch.setattr(tc.compiler.extension, "_native_error",
                         "tc native extension not built (test)")
     monkeypatch.setattr(tc.backend.common, "warned_native_missing", [])
 
@@ -97,8 +97,8 @@ def test_falls_back_to_eager_without_native(fresh_tc, no_native, tc_logs):
 
 def test_compile_error_is_logged_with_ir_and_repro(fresh_tc, monkeypatch,
                                                    tc_logs):
-    monkeypatch.setattr(tc.compiler, "_native", _FailingNative())
-    monkeypatch.setattr(tc.compiler, "_native_error", None)
+    monkeypatch.setattr(tc.compiler.extension, "_native", _FailingNative())
+    monkeypatch.setattr(tc.compiler.extension, "_native_error", None)
     x, y = torch.randn(3, 3), torch.randn(3, 3)
     out = torch.compile(foo, backend="tc")(x, y)
     torch.testing.assert_close(out, foo(x, y))
@@ -319,7 +319,7 @@ def test_data_dependent_graph_falls_back_with_a_log_line(fresh_tc, tc_logs,
 @pytest.mark.requires_native
 def test_mode_max_autotune_on_cpu_compiles_as_default(fresh_tc, tc_logs,
                                                       monkeypatch):
-    from tc import autotune
+    from tc.compiler import autotune
 
     monkeypatch.setattr(autotune, "_logged_cpu", [])
     x, y = torch.randn(3, 3), torch.randn(3, 3)
@@ -337,7 +337,7 @@ def test_autotune_keeps_the_fastest_correct_candidate(fresh_tc, tc_logs):
     (each candidate runs on copies)."""
     import time as clock
 
-    from tc import autotune
+    from tc.compiler import autotune
 
     class Candidate:
         device = torch.device("cpu")
@@ -1101,13 +1101,13 @@ def test_cpu_arena_is_kept_between_runs(fresh_tc):
     compiled = torch.compile(f, backend="tc")
     x = torch.randn(256, 64)
     torch.testing.assert_close(compiled(x), f(x))
-    block = tc.compiler._cpu_arenas.block
+    block = tc.compiler.function.cpu_arenas.block
     assert block is not None and block.numel() >= 256 * 96 * 4
     pointer, size = block.data_ptr(), block.numel()
     y = torch.randn(256, 64) * 3 + 1
     torch.testing.assert_close(compiled(y), f(y))
-    assert tc.compiler._cpu_arenas.block.data_ptr() == pointer
+    assert tc.compiler.function.cpu_arenas.block.data_ptr() == pointer
     big = torch.randn(4096, 64)
     torch.testing.assert_close(compiled(big), f(big), rtol=1e-4, atol=1e-3)
-    assert tc.compiler._cpu_arenas.block.numel() > size
+    assert tc.compiler.function.cpu_arenas.block.numel() > size
     assert tc.counters["runtime_fallbacks"] == 0

@@ -212,7 +212,7 @@ def test_identical_graphs_share_one_compile(fresh_tc):
     got_g = torch.compile(g, backend="tc")(y)
     torch.testing.assert_close(got_f, f(x))
     torch.testing.assert_close(got_g, g(y))
-    compiled = list(tc.compiler._cache.values())
+    compiled = list(tc.compiler.build.cache.values())
     assert len(compiled) == 2 and compiled[0] is compiled[1]
     assert tc.counters["graphs_compiled"] == 2
     assert tc.counters["ops_eager"] == 0
@@ -226,5 +226,5 @@ def test_graphs_of_other_structure_do_not_share(fresh_tc):
     torch.compile(lambda a: torch.sin(a * 2), backend="tc")(x)
     got = torch.compile(lambda a: torch.sin(a * 3), backend="tc")(x)
     torch.testing.assert_close(got, torch.sin(x * 3))
-    compiled = list(tc.compiler._cache.values())
+    compiled = list(tc.compiler.build.cache.values())
     assert len(compiled) == 2 and compiled[0] is not compiled[1]

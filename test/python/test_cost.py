@@ -30,7 +30,7 @@ def device(request):
 
 def _query(op, shapes, ints, target):
     kinds = {name: "f" for name in shapes}
-    runtime = tc.compiler._load_runtime()
+    runtime = tc.compiler.extension.load_runtime()
     return runtime.op_cost(op, shapes, kinds, ints, target, 4)
 
 
@@ -94,7 +94,7 @@ def test_cpu_float_atomics_are_slower_than_eager_scatter():
     shapes = {"self": [65536, 64], "values": [200000, 64],
               "indices.0": [200000], "result": [65536, 64]}
     kinds = {"self": "f", "values": "f", "indices.0": "i", "result": "f"}
-    runtime = tc.compiler._load_runtime()
+    runtime = tc.compiler.extension.load_runtime()
     cpu = runtime.op_cost("aten::index_put", shapes, kinds,
                           {"accumulate": 1}, "cpu", 4)
     gpu = runtime.op_cost("aten::index_put", shapes, kinds,

@@ -80,7 +80,7 @@ def test_cuda_pipeline_compiles_without_a_gpu():
     """The CUDA pipeline needs no GPU: the softmax becomes one PTX kernel
     with block reductions, and the host program launches it."""
     import tc.compiler
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     try:
         from tc import cuda as tc_cuda
         toolkit, libdevice, _ = tc_cuda.toolchain()
@@ -114,7 +114,7 @@ def test_cuda_disk_cache(tmp_path):
     any process) loads them without running the pipeline. Other options
     miss. Needs no GPU."""
     import tc.compiler
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     options = _ptx_options()
     cache = str(tmp_path / "cuda")
     first = native.compile_cuda(SOFTMAX_FX, options, False, cache)
@@ -143,7 +143,7 @@ def test_cuda_disk_cache_is_keyed_on_structure(tmp_path):
     import re
 
     import tc.compiler
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     options = _ptx_options()
     cache = str(tmp_path / "cuda")
 
@@ -199,7 +199,7 @@ def test_cuda_symbolic_size_compiles_without_a_gpu(tmp_path):
     take the size after their buffers, launches size their grids by it, the
     arena grows with it; the disk cache keeps all of that. Needs no GPU."""
     import tc.compiler
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     options = _ptx_options()
     compiled = native.compile_cuda(SYMBOLIC_FX, options, True)
     assert compiled.symbolic
@@ -222,7 +222,7 @@ def test_cuda_symbolic_size_compiles_without_a_gpu(tmp_path):
 
 def test_cuda_pipeline_errors_are_diagnostics():
     import tc.compiler
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     with pytest.raises(RuntimeError, match="invalid CUDA pipeline options"):
         native.compile_cuda(SOFTMAX_FX, "chip=sm_90 no-such-option=1")
 
@@ -562,12 +562,12 @@ def test_cuda_convolutions_run_on_cudnn(fresh_tc, make):
         assert tc.counters["training_graphs"] == 1
         assert any("prim.convolution_backward_weight" in key[0]
                    and "expand-convolutions=false" in key[2]
-                   for key in tc.compiler._cache)
+                   for key in tc.compiler.build.cache)
         # All three run on execution plans of cuDNN's graph API (planned at
         # compile time), not its legacy calls.
         assert sum(native.num_convolution_plans
-                   for native in tc.compiler._cache.values()) == 3
-        for native in tc.compiler._cache.values():
+                   for native in tc.compiler.build.cache.values()) == 3
+        for native in tc.compiler.build.cache.values():
             assert {"prim", "schedule", "cudnn", "load"} <= set(
                 native.compile_seconds)
     finally:
@@ -645,7 +645,7 @@ def test_cuda_graph_replay(fresh_tc):
         x = torch.randn(2, 4, 6, 6, device="cuda")
 
         def replays():
-            return sum(g.graph_replays for g in tc.compiler._cache.values()
+            return sum(g.graph_replays for g in tc.compiler.build.cache.values()
                        if hasattr(g, "graph_replays"))
 
         with torch.no_grad():
@@ -686,7 +686,7 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
         for x in inputs:
             for _ in range(2):  # these buffers twice, then never again
                 close(compiled(x), f(x), rtol=1e-4, atol=1e-4)
-    graphs = [g for g in tc.compiler._cache.values()
+    graphs = [g for g in tc.compiler.build.cache.values()
               if hasattr(g, "graph_captures")]
     assert tc.counters["graphs_compiled"] == 1 and len(graphs) == 1
     assert graphs[0].graph_replays == 0
@@ -716,10 +716,10 @@ def test_default_mode_holds_no_memory_between_calls(fresh_tc):
             del out
     torch.cuda.synchronize()
     assert torch.cuda.memory_allocated() == baseline
-    assert not tc.compiler._arenas
+    assert not tc.compiler.function.arenas
     assert tc.counters["graphs_compiled"] == 1
     assert sum(getattr(native, "graph_replays", 0)
-               for native in tc.compiler._cache.values()) >= 1
+               for native in tc.compiler.build.cache.values()) >= 1
 
 
 _BACKWARD_FIRST = """
@@ -790,7 +790,7 @@ def test_cuda_graph_replay_in_training(fresh_tc):
 
     def replays():
         return sum(getattr(native, "graph_replays", 0)
-                   for native in tc.compiler._cache.values())
+                   for native in tc.compiler.build.cache.values())
 
     def step(fn, o, micro):
         o.zero_grad(set_to_none=True)
@@ -864,7 +864,7 @@ def test_cuda_reduce_overhead_replays_new_inputs(fresh_tc):
 
     def replays():
         return sum(getattr(native, "graph_replays", 0)
-                   for native in tc.compiler._cache.values())
+                   for native in tc.compiler.build.cache.values())
 
     compiled = torch.compile(model, backend="tc", mode="reduce-overhead")
     with torch.no_grad():
@@ -1079,7 +1079,7 @@ def test_cuda_dynamic_true_compiles_once_for_every_batch(fresh_tc, mode):
 
     def replays():
         return sum(getattr(native, "graph_replays", 0)
-                   for native in tc.compiler._cache.values())
+                   for native in tc.compiler.build.cache.values())
 
     batches = (3, 5, 7, 9, 17, 33, 5, 1000, 3)
     repeats = 4 if mode == "reduce-overhead" else 1

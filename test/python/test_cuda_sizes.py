@@ -246,7 +246,7 @@ def channels_last_convolutions(fn, *args):
     import tc.compiler
     import tc.logs
     torch._dynamo.reset()
-    tc.compiler._cache.clear()
+    tc.compiler.build.cache.clear()
     tc.logs.set_logs("output_code")
     try:
         out = torch.compile(fn, backend="tc")(*args)
@@ -255,7 +255,7 @@ def channels_last_convolutions(fn, *args):
     finally:
         tc.logs.set_logs()
     kernels = "".join(native.stage_ir.get("kernel", "")
-                      for native in tc.compiler._cache.values())
+                      for native in tc.compiler.build.cache.values())
     calls = [line for line in kernels.splitlines() if "kernel.conv" in line]
     last = sum("channels_last" in line for line in calls)
     return last, len(calls) - last

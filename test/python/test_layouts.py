@@ -11,7 +11,7 @@ import tc.backend
 import tc.compiler
 from tc import layouts
 
-native = tc.compiler._load_native()
+native = tc.compiler.extension.load_native()
 needs_native = pytest.mark.skipif(native is None,
                                   reason="tc native extension not built")
 

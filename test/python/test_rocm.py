@@ -22,7 +22,7 @@ fx.graph @mlp(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>) -
 
 
 def compile_rocm(source, options="chip=gfx942"):
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     try:
         return native.compile_rocm(source, options, True)
     except RuntimeError as error:

@@ -45,7 +45,7 @@ def test_cpu_launches_run_on_pytorchs_openmp_team(tmp_path):
 def test_set_num_threads_sizes_tc_launches(fresh_tc):
     """torch.set_num_threads(1) and (2) are honoured: a launch runs on as
     many threads as PyTorch's ops would, and its results do not change."""
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     before = torch.get_num_threads()
     f = lambda x: torch.sin(x) * 2 + 1
     x = torch.randn(1 << 20)

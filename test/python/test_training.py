@@ -429,7 +429,7 @@ def conv_library(request):
     default) or the runtime's reference loops."""
     import tc.compiler
     import tc.library
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     if request.param == "reference":
         native.set_cpu_convolution(None)
         request.addfinalizer(
@@ -440,7 +440,7 @@ def conv_library(request):
 def _library_convolutions_compiled(key_text: str) -> bool:
     import tc.compiler
     return any(key_text in key[0] and _LIBRARY_CONVOLUTIONS in key[2]
-               for key in tc.compiler._cache)
+               for key in tc.compiler.build.cache)
 
 
 @pytest.mark.parametrize("conv", [
@@ -538,7 +538,7 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert _library_convolutions_compiled("prim.convolution_backward_input")
-    calls = [line for native in tc.compiler._cache.values()
+    calls = [line for native in tc.compiler.build.cache.values()
              for line in native.stage_ir.get("kernel", "").splitlines()
              if "kernel.conv" in line]
     # Two forward convolutions, and both gradients of the second (the
@@ -556,14 +556,14 @@ def test_library_convolution_convnet_sgd_steps(fresh_tc, monkeypatch,
 
 def test_cpu_convolutions_run_channels_last_by_default():
     import tc.compiler
-    _, _, options = tc.compiler._pipeline(torch.device("cpu"), "")
+    _, _, options = tc.compiler.build.target_pipeline(torch.device("cpu"), "")
     assert "channels-last=all" in options.split()
     assert "expand-convolutions=false" in options.split()
 
 
 def test_cpu_convolutions_run_in_half_precision_by_default():
     import tc.compiler
-    _, _, options = tc.compiler._pipeline(torch.device("cpu"), "")
+    _, _, options = tc.compiler.build.target_pipeline(torch.device("cpu"), "")
     assert "half-convolutions=true" in options.split()
 
 
@@ -594,7 +594,7 @@ def test_cpu_library_convolutions_hand_over_their_results(fresh_tc, dtype):
         calls.append((kind, x.dtype, result is not None))
         return result
 
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
     native.set_cpu_convolution(spy)
     try:
         model = _convnet(dtype)
@@ -727,7 +727,7 @@ def test_library_convolution_error_runs_the_graph_in_eager(fresh_tc,
     counted as a run-time fallback, with eager's values."""
     import tc.compiler
     import tc.library
-    native = tc.compiler._load_native()
+    native = tc.compiler.extension.load_native()
 
     def broken(*args):
         raise RuntimeError("library convolution failed (test)")

@@ -105,7 +105,7 @@ def _half_product_padding(*args: Any) -> tuple[int, int, int] | None:
     """tc._tc.half_product_padding, loading the compiler only when a graph
     has a product to ask about (a warm process runs cached graphs without
     it)."""
-    native = compiler._load_native()
+    native = compiler.extension.load_native()
     return native.half_product_padding(*args) if native is not None else None
 
 

@@ -45,7 +45,9 @@ import torch
 import torch.fx
 
 import tc
-from tc import compiler, logs
+from tc import logs
+from tc.compiler import build, extension
+from tc.compiler.function import CompiledFunction
 from tc.importer import ImportedGraph
 
 logger = logging.getLogger("tc")
@@ -71,25 +73,25 @@ def compile_graph(gm: torch.fx.GraphModule, imported: ImportedGraph,
             _logged_cpu.append(True)
             logger.warning("tc: mode='max-autotune' compiles CPU graphs as "
                            "mode='default' (no CPU schedule candidates)")
-        native = compiler._compile_module(text, device, dump_stages)
-        return compiler.CompiledFunction(native, imported, gm, device)
+        native = build.compile_module(text, device, dump_stages)
+        return CompiledFunction(native, imported, gm, device)
 
-    def make(native: Any) -> compiler.CompiledFunction:
-        return compiler.CompiledFunction(native, imported, gm, device)
+    def make(native: Any) -> CompiledFunction:
+        return CompiledFunction(native, imported, gm, device)
 
     record = _record_path(text, device)
     chosen = _read_record(record)
     if chosen is not None:
-        native = compiler._compile_module(text, device, dump_stages, chosen)
+        native = build.compile_module(text, device, dump_stages, chosen)
         tc.counters["autotune_cached"] += 1
         return _Autotuned({chosen: native}, record, make)
 
     candidates: dict[str, Any] = {}
     for variant in CANDIDATES:
         try:
-            candidates[variant] = compiler._compile_module(
+            candidates[variant] = build.compile_module(
                 text, device, dump_stages, variant)
-        except compiler.CompileError as error:
+        except extension.CompileError as error:
             if not variant:
                 raise  # the default must compile
             logger.info("tc: max-autotune candidate '%s' does not compile: "
@@ -99,7 +101,7 @@ def compile_graph(gm: torch.fx.GraphModule, imported: ImportedGraph,
 
 
 def _record_path(text: str, device: torch.device):
-    _, _, options = compiler._pipeline(device, text)
+    _, _, options = build.target_pipeline(device, text)
     key = hashlib.sha256()
     for part in ("tc-autotune-1", torch.cuda.get_device_name(device),
                  options, "\n".join(CANDIDATES), text):

@@ -1,0 +1,432 @@
+"""`CompiledFunction`: a compiled graph called on PyTorch's tensors, with
+the buffers it runs in (arenas, CUDA-graph output pools)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any, Sequence
+
+import torch
+import torch.fx
+
+from tc.importer import ImportedGraph
+from tc.compiler import extension
+
+
+def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
+    return functools.reduce(getattr, target.split("."), root)
+
+#
+# The CUDA runtime replays a graph's launch sequence as a CUDA graph once a
+# call passes the same buffers as an earlier call (CUDAExecutable::run).
+# By default everything tc allocates (the outputs, the arena) comes from
+# PyTorch's caching allocator, as Inductor's buffers do, and goes back to it
+# when the caller drops it: a steady loop that the allocator serves at the
+# same addresses again replays, and nothing is held between calls (GPT-2's
+# training step held 1.1 GB in a shared arena and output pools, and
+# replayed nothing: its saved activations moved between steps).
+# mode="reduce-overhead" asks for replay first (CompiledFunction.
+# stage_inputs): the arena is then one block per device and stream, shared
+# by every graph run on that stream (runs on one stream never overlap),
+# each output comes from a small pool of the graph's own (_OutputPool), a
+# tensor of which is handed out again once nothing else uses it, and
+# inputs at new addresses are copied into buffers of the graph's own.
+# TC_CUDA_GRAPHS=0 turns replay off.
+
+_MAX_SHARED_ARENAS = 8
+#: Staging buffers kept per input of a reduce-overhead graph (one per
+#: shape; more than one only with the symbolic size).
+_MAX_STAGED_SHAPES = 4
+arenas: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def cuda_graphs_enabled() -> bool:
+    """Whether CUDA graphs replay launch sequences (TC_CUDA_GRAPHS != 0)."""
+    return os.environ.get("TC_CUDA_GRAPHS", "1") != "0"
+
+
+# CPU graphs' arenas: one block per thread, kept between runs (a graph's
+# arena is dead once its run returns, and a thread runs one graph at a
+# time), grown to the largest arena up to _MAX_KEPT_CPU_ARENA. A fresh
+# block of tens of MB per call is fresh pages from the kernel at every
+# call: ResNet-50 in bf16 at batch 16 ran 8% slower on two cores. Larger
+# arenas are allocated per call, as eager allocates its intermediates.
+cpu_arenas = threading.local()
+_MAX_KEPT_CPU_ARENA = 512 << 20
+
+
+def _cpu_arena(nbytes: int) -> torch.Tensor:
+    """A CPU graph's arena of `nbytes` for one run on this thread."""
+    if nbytes > _MAX_KEPT_CPU_ARENA:
+        return torch.empty(nbytes, dtype=torch.uint8)
+    arena = getattr(cpu_arenas, "block", None)
+    if arena is None or arena.numel() < nbytes:
+        cpu_arenas.block = None
+        del arena
+        arena = torch.empty(nbytes, dtype=torch.uint8)
+        cpu_arenas.block = arena
+    return arena
+
+
+def _shared_arena(index: int, stream: int, nbytes: int) -> torch.Tensor | None:
+    """The arena block of device `index` and `stream`, at least `nbytes`
+    long (grown, and then at a new address, when a graph needs more); None
+    when too many streams have one already."""
+    key = (index, stream)
+    arena = arenas.get(key)
+    if arena is None and len(arenas) >= _MAX_SHARED_ARENAS:
+        return None
+    if arena is None or arena.numel() < nbytes:
+        # The old block goes back to the caching allocator first (in stream
+        # order: the runs that used it are queued before any new user), so
+        # that growing never holds both.
+        arenas.pop(key, None)
+        del arena
+        arena = torch.empty(nbytes, dtype=torch.uint8,
+                            device=torch.device("cuda", index))
+        arenas[key] = arena
+    return arena
+
+
+def _storage_uses(tensor: torch.Tensor) -> int:
+    return torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+
+
+class _OutputPool:
+    """Up to `capacity` tensors per output of a CUDA graph, each handed out
+    again (as a new alias) once no tensor but the pool's own uses its
+    memory: a steady loop gets each output at one of a few addresses. An
+    output whose tensors are all held elsewhere gets a fresh one."""
+
+    capacity = 2
+
+    def __init__(self, specs: Sequence[tuple[torch.Size, torch.dtype, Any]],
+                 device: torch.device):
+        self.device = device
+        # Per output: [(tensor, its storage's use count in the pool)].
+        self.blocks: list[list[tuple[torch.Tensor, int]]] = [
+            [] for _ in specs]
+
+    def take(self, index: int, size: torch.Size,
+             dtype: torch.dtype) -> torch.Tensor:
+        blocks = self.blocks[index]
+        for tensor, baseline in blocks:
+            if tensor.shape == size and _storage_uses(tensor) == baseline:
+                return tensor.detach()
+        tensor = torch.empty(size, dtype=dtype, device=self.device)
+        if len(blocks) == self.capacity:
+            # A graph with the symbolic size: a free block of another size
+            # makes room (its memory goes back to the allocator).
+            for i, (held, baseline) in enumerate(blocks):
+                if _storage_uses(held) == baseline:
+                    del blocks[i]
+                    break
+        if len(blocks) < self.capacity:
+            blocks.append((tensor, _storage_uses(tensor)))
+            return tensor.detach()
+        return tensor
+
+
+class CompiledFunction:
+    """A graph compiled by tc, callable with the graph's inputs."""
+
+    def __init__(self, native: Any, imported: ImportedGraph,
+                 gm: torch.fx.GraphModule,
+                 device: torch.device = torch.device("cpu")):
+        self.native = native
+        self.device = device
+        self.imported = imported
+        self._root = gm
+        self._attrs = list(imported.lifted_attrs)
+        self._num_placeholders = (len(imported.input_names) - len(self._attrs)
+                                  - (imported.seed_index is not None))
+        self.arena_bytes = int(native.arena_bytes)
+        # What the GPU kernels assume of each buffer (a CPU graph loaded
+        # from the disk cache runs without tc._tc, and assumes nothing).
+        self._alignment = (int(extension.load_native().gpu_buffer_alignment)
+                           if device.type == "cuda" else 1)
+        #: The arena grows by this many bytes per unit of the symbolic size.
+        self.arena_bytes_per_symbol = int(
+            getattr(native, "arena_bytes_per_symbol", 0))
+        #: Whether the graph has the symbolic size (a `?` leading dimension
+        #: of some inputs and outputs, docs/DynamicShapes.md).
+        self.symbolic = any(-1 in shape for shape, _ in imported.input_specs)
+        self.intermediate_bytes = int(native.intermediate_bytes)
+        self.num_kernels = int(native.num_kernels)
+        # What each call checks and allocates, computed once: calls are on
+        # the host's critical path (a training step makes two per graph).
+        self._input_checks = [(torch.Size(shape), dtype)
+                              for shape, dtype in imported.input_specs]
+        # Inputs whose leading dimension is the symbolic size.
+        self._symbolic_inputs = [i for i, (shape, _) in enumerate(
+            imported.input_specs) if shape and shape[0] == -1]
+        # The inputs' and outputs' shapes at recent values of the size.
+        self._at_symbols: dict[int, tuple[list, list]] = {}
+        self._outputs = [(torch.Size(shape), dtype, alias)
+                         for (shape, dtype), alias in zip(
+                             imported.output_specs,
+                             imported.outputs_alias_inputs)]
+        self._cuda = device.type == "cuda"
+        self._index = device.index
+        self._graphs = (self._cuda and torch.version.hip is None
+                        and cuda_graphs_enabled())
+        #: mode="reduce-overhead" only (stage_inputs): the outputs' pool;
+        #: per input, the address of its first call, its staging buffer,
+        #: whether an output aliases it.
+        self._pool: _OutputPool | None = None
+        self._staging: list[list[Any]] | None = None
+        self._input_permutations: list[tuple[int, ...] | None] | None = None
+        self._output_inverses: list[tuple[int, ...] | None] | None = None
+
+    def read_inputs_permuted(
+            self, permutations: Sequence[tuple[int, ...] | None]) -> None:
+        """Placeholder `i` of the compiled graph is the caller's input `i`
+        permuted by `permutations[i]` (when not None): the graph was
+        rewritten to take a dense permuted input (a transposed view) in its
+        memory order and permute it back inside, where the permutation
+        fuses into the kernels reading it, instead of a copy into a
+        contiguous tensor before each call (layouts.read_in_place). An
+        input whose permutation is not contiguous at run time is still
+        copied."""
+        self._input_permutations = list(permutations)
+
+    def write_outputs_permuted(
+            self, permutations: Sequence[tuple[int, ...] | None]) -> None:
+        """Output `i` of the compiled graph is the caller's output `i`
+        permuted by `permutations[i]` (when not None): the graph was
+        rewritten to write an output that eager lays out permuted (a
+        transposed weight, an attention input in [B, S, H, D] order) in
+        that memory order, and the call returns the view with eager's
+        strides (layouts.write_in_place)."""
+        self._output_inverses = [
+            None if p is None
+            else tuple(sorted(range(len(p)), key=p.__getitem__))
+            for p in permutations]
+
+    def stage_inputs(self) -> None:
+        """mode="reduce-overhead": an input at another address than in the
+        function's first call is copied into a buffer of the function's
+        own, so that the CUDA graph of the launch sequence replays whatever
+        tensors the caller passes (a graph reading the first call's
+        addresses, another the buffers); an input at its first
+        address, such as a parameter, is read where it is. Inputs that
+        outputs alias (written in place) are never staged. The outputs come
+        from the graph's pool and the arena is the stream's shared block
+        (see "Stable buffers" above). No effect off CUDA graphs."""
+        if self._graphs:
+            self._pool = _OutputPool(self._outputs, self.device)
+            aliased = {alias for *_, alias in self._outputs
+                       if alias is not None}
+            self._staging = [[None, None, i in aliased]
+                             for i in range(len(self._input_checks))]
+
+    @property
+    def graph_replays(self) -> int:
+        """Calls that replayed a captured CUDA graph (0 off CUDA)."""
+        return int(getattr(self.native, "graph_replays", 0))
+
+    @property
+    def graph_captures(self) -> int:
+        """CUDA graphs captured of the launch sequence (0 off CUDA)."""
+        return int(getattr(self.native, "graph_captures", 0))
+
+    @property
+    def stage_ir(self) -> dict[str, str]:
+        """IR of each compiler stage (when compiled with dump_stages)."""
+        return dict(self.native.stage_ir)
+
+    @property
+    def ir(self) -> str:
+        """The fx-dialect text that was compiled."""
+        return self.imported.text
+
+    def draw_seed(self) -> torch.Tensor | None:
+        """A fresh seed for a graph with random ops (None for others), from
+        PyTorch's default generator of the graph's device: `torch.manual_seed`
+        makes the compiled graph's random numbers reproducible."""
+        if self.imported.seed_index is None:
+            return None
+        return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                             device=self.device)
+
+    def __call__(self, *args: torch.Tensor,
+                 seed: torch.Tensor | None = None) -> Any:
+        imported = self.imported
+        if len(args) != self._num_placeholders:
+            raise TypeError(f"tc graph takes {self._num_placeholders} "
+                            f"inputs, got {len(args)}")
+        given = list(args)
+        if self._input_permutations is not None:
+            given = [a if p is None else a.permute(p)
+                     for a, p in zip(given, self._input_permutations)]
+        if self._attrs:
+            given += [_resolve_attr(self._root, t) for t in self._attrs]
+        if imported.seed_index is not None:
+            given.insert(imported.seed_index,
+                         self.draw_seed() if seed is None else seed)
+        device, cuda = self.device, self._cuda
+        symbol = -1
+        checks, outputs_specs = self._input_checks, self._outputs
+        if self.symbolic:
+            symbol, checks, outputs_specs = self._at_symbol(given)
+        # Stable buffers in reduce-overhead mode only; inside the caller's
+        # own capture (torch.cuda.graph) they stay unused: the capture's
+        # pool provides the memory.
+        stable = (self._staging is not None
+                  and not torch.cuda.is_current_stream_capturing())
+        inputs = []
+        pointers = []
+        for i, (tensor, (size, dtype)) in enumerate(zip(given, checks)):
+            if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
+                    or tensor.shape != size or tensor.device != device):
+                raise TypeError(
+                    f"tc graph input #{i} ({imported.input_names[i]}) "
+                    f"expects a {device} tensor of shape {tuple(size)} and "
+                    f"dtype {dtype}, got {_describe(tensor)}")
+            if not tensor.is_contiguous():
+                tensor = tensor.contiguous()
+            pointer = tensor.data_ptr()
+            if cuda and pointer % self._alignment:
+                # GPU kernels assume aligned buffers (vector accesses; the
+                # runtime refuses others): a view at an odd offset is
+                # copied.
+                tensor = tensor.clone()
+                pointer = tensor.data_ptr()
+            if stable:
+                tensor, pointer = self._stage(i, tensor, pointer)
+            inputs.append(tensor)
+            pointers.append(pointer)
+
+        pool = self._pool if stable else None
+        outputs = []
+        for i, (size, dtype, alias) in enumerate(outputs_specs):
+            if alias is not None:
+                outputs.append(given[alias])
+                pointers.append(pointers[alias])
+                continue
+            out = (pool.take(i, size, dtype) if pool is not None
+                   else torch.empty(size, dtype=dtype, device=device))
+            outputs.append(out)
+            pointers.append(out.data_ptr())
+        if self._output_inverses is not None:
+            outputs = [o if p is None else o.permute(p)
+                       for o, p in zip(outputs, self._output_inverses)]
+        if cuda:
+            index = self._index
+            if index is None or torch.cuda.current_device() == index:
+                self._run_cuda(pointers, index, stable, symbol)
+            else:
+                with torch.cuda.device(device):
+                    self._run_cuda(pointers, index, stable, symbol)
+        else:
+            # The arena comes from PyTorch's allocator, like any
+            # intermediate of an eager program, and is kept for the
+            # thread's next run (_cpu_arena).
+            nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+                symbol, 0)
+            arena = _cpu_arena(nbytes) if nbytes > 0 else None
+            pointers.append(arena.data_ptr() if arena is not None else 0)
+            if self.symbolic:
+                self.native.run(pointers, symbol=symbol)
+            else:
+                self.native.run(pointers)
+        if imported.output_structure == "single":
+            return outputs[0]
+        if imported.output_structure == "list":
+            return outputs
+        return tuple(outputs)
+
+    def _at_symbol(self, given: Sequence[Any]) -> tuple[int, list, list]:
+        """The symbolic size's value in a call (the leading size of the
+        first input that has it), and the inputs' and outputs' shapes at
+        that value."""
+        first = self._symbolic_inputs[0]
+        tensor = given[first]
+        if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0:
+            raise TypeError(f"tc graph input #{first} "
+                            f"({self.imported.input_names[first]}) expects a "
+                            f"tensor with a leading batch dimension, got "
+                            f"{_describe(tensor)}")
+        symbol = tensor.shape[0]
+        shapes = self._at_symbols.get(symbol)
+        if shapes is not None:
+            return symbol, *shapes
+
+        def at(size: torch.Size) -> torch.Size:
+            return torch.Size((symbol, *size[1:])) if size and size[0] == -1 \
+                else size
+        checks = [(at(size), dtype) for size, dtype in self._input_checks]
+        outputs = [(at(size), dtype, alias)
+                   for size, dtype, alias in self._outputs]
+        if len(self._at_symbols) >= 64:
+            self._at_symbols.clear()
+        self._at_symbols[symbol] = (checks, outputs)
+        return symbol, checks, outputs
+
+    def _stage(self, index: int, tensor: torch.Tensor,
+               pointer: int) -> tuple[torch.Tensor, int]:
+        """Input `index` as the kernels read it (see stage_inputs)."""
+        entry = self._staging[index]
+        home, buffers, aliased = entry
+        if home is None:
+            home = entry[0] = pointer
+        if pointer == home or aliased:
+            return tensor, pointer
+        # A buffer per shape (a graph with the symbolic size sees several;
+        # the most recent few are kept, each with its own CUDA graph).
+        if buffers is None:
+            buffers = entry[1] = {}
+        buffer = buffers.pop(tensor.shape, None)
+        if buffer is None:
+            buffer = torch.empty_like(
+                tensor, memory_format=torch.contiguous_format)
+            while len(buffers) >= _MAX_STAGED_SHAPES:
+                del buffers[next(iter(buffers))]
+        buffers[tensor.shape] = buffer  # the most recent last
+        buffer.copy_(tensor)
+        return buffer, buffer.data_ptr()
+
+    def _run_cuda(self, pointers: list[int], index: int | None,
+                  stable: bool, symbol: int) -> None:
+        """Runs on the current stream of the current device (the graph's)
+        with the arena appended to `pointers`: the stream's shared arena
+        when `stable` (reduce-overhead, outside a caller's capture), else a
+        block from PyTorch's caching allocator. `symbol`
+        is the symbolic size's value (-1 without one)."""
+        stream = _raw_stream(index)
+        arena = None
+        nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+            symbol, 0)
+        if nbytes > 0:
+            if stable:
+                arena = _shared_arena(
+                    torch.cuda.current_device() if index is None else index,
+                    stream, nbytes)
+            if arena is None:
+                # From PyTorch's caching allocator, like any intermediate
+                # of an eager program.
+                arena = torch.empty(nbytes, dtype=torch.uint8,
+                                    device=self.device)
+        pointers.append(arena.data_ptr() if arena is not None else 0)
+        if self.symbolic:
+            self.native.run(pointers, stream, symbol=symbol)
+        else:
+            self.native.run(pointers, stream)
+
+
+def _raw_stream(index: int | None) -> int:
+    """The current CUDA stream of device `index`, as a pointer (what
+    Inductor's generated code asks torch for on every call)."""
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get(torch.cuda.current_device() if index is None else index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return (f"a {value.device.type} tensor of shape {tuple(value.shape)} "
+                f"and dtype {value.dtype}")
+    return type(value).__name__

@@ -21,20 +21,20 @@ Anything the dialect cannot express raises `Unsupported`.
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import functools
 import linecache
-import math
 import operator
 import re
-import struct
 from typing import Any, Sequence
 
 import torch
 import torch.fx
 
-from tc.aten_schema import arg_kind
+from tc.fx_text import Unsupported, mlir_element_type, qualified_name
+from tc.fx_text import (SYMBOL, arg_kind_of, attribute, is_symbolic,
+                        scalar_overload, spell_scalar, spell_string,
+                        symbolic_dim, tensor_spec, tensor_type)
 
 __all__ = [
     "RANDOM_OPS",
@@ -45,24 +45,6 @@ __all__ = [
     "qualified_name",
     "user_location",
 ]
-
-#: torch dtypes the dialect has element types for.
-DTYPE_TO_MLIR: dict[torch.dtype, str] = {
-    torch.float32: "f32",
-    torch.float16: "f16",
-    torch.bfloat16: "bf16",
-    torch.float64: "f64",
-    torch.int64: "i64",
-    torch.int32: "i32",
-    torch.int16: "i16",
-    torch.int8: "i8",
-    torch.uint8: "ui8",
-    torch.bool: "i1",
-    # (real, imaginary) pairs in the prim dialect: tc-decompose's
-    # ComplexAndFFT.cpp.
-    torch.complex64: "complex<f32>",
-    torch.complex128: "complex<f64>",
-}
 
 #: ATen ops that draw random numbers. A graph holding one gets an extra
 #: trailing argument, its seed (a 0-d int64 tensor marked `tc.rng_seed`),
@@ -79,24 +61,9 @@ RANDOM_OPS: frozenset[str] = frozenset({
     "aten::randint_like", "aten::randint_like.low_dtype",
     "aten::rrelu_with_noise_functional"})
 
-# Schema types, classified as utils/gen_aten_schemas.py does for the
-# verifier's table.
-_TENSOR_KINDS = ("T", "T?", "T[]", "T?[]")
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _TORCH_DIR = str(torch.__file__).rsplit("/", 1)[0] + "/"
-
-
-class Unsupported(Exception):
-    """A node (or graph) that the fx dialect cannot express."""
-
-    def __init__(self, reason: str, node: torch.fx.Node | None = None):
-        self.reason = reason
-        self.node = node
-        where = ""
-        if node is not None:
-            where = f"node '{node.name}' ({_describe_target(node)}): "
-        super().__init__(where + reason)
 
 
 @dataclasses.dataclass
@@ -127,22 +94,6 @@ class ImportedGraph:
     #: The index of the random seed argument (after the placeholders and
     #: lifted attributes), or None when the graph draws no random numbers.
     seed_index: int | None = None
-
-
-def qualified_name(op: torch._ops.OpOverload) -> str:
-    """The schema name of an overload: `aten::add.Tensor`, `aten::sin`."""
-    schema = op._schema
-    if schema.overload_name:
-        return f"{schema.name}.{schema.overload_name}"
-    return schema.name
-
-
-def mlir_element_type(dtype: torch.dtype) -> str:
-    """The MLIR element type of a torch dtype, or raise Unsupported."""
-    try:
-        return DTYPE_TO_MLIR[dtype]
-    except KeyError:
-        raise Unsupported(f"dtype {dtype} is not supported") from None
 
 
 def user_location(node: torch.fx.Node) -> tuple[str, int, int] | None:
@@ -198,203 +149,11 @@ def import_graph(gm: torch.fx.GraphModule, name: str = "main", *,
     it says -1. Any other symbolic size is `Unsupported`.
     Raises `Unsupported` for anything the dialect cannot express.
     """
-    token = _SYMBOL.set(symbol)
+    token = SYMBOL.set(symbol)
     try:
         return _Importer(gm, name, lift_get_attrs, requires_grad).run()
     finally:
-        _SYMBOL.reset(token)
-
-
-#: The graph's symbolic size while a graph is imported (import_graph).
-_SYMBOL: contextvars.ContextVar[Any] = contextvars.ContextVar(
-    "tc_symbol", default=None)
-
-
-def _symbolic_dim(value: Any) -> int | None:
-    """-1 for a SymInt that is the graph's symbolic size, its value for a
-    SymInt that is a constant, None for anything else."""
-    if not isinstance(value, torch.SymInt):
-        return None
-    expr = value.node.expr
-    symbol = _SYMBOL.get()
-    if symbol is not None and expr == symbol:
-        return -1
-    if getattr(expr, "is_number", False):
-        return int(expr)
-    return None
-
-
-# ============================================================================
-# Implementation
-# ============================================================================
-
-
-def _describe_target(node: torch.fx.Node) -> str:
-    if isinstance(node.target, torch._ops.OpOverload):
-        return qualified_name(node.target)
-    if node.op == "call_function":
-        return getattr(node.target, "__name__", str(node.target))
-    return f"{node.op} {node.target}"
-
-
-def _arg_kind(arg: Any) -> tuple[str, bool]:
-    """The verifier's kind of a schema argument, and whether it is optional."""
-    return arg_kind(str(arg.real_type))
-
-
-def _string(value: str) -> str:
-    """An MLIR string literal."""
-    out = []
-    for byte in value.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\' or not (32 <= byte < 127):
-            out.append(f"\\{byte:02X}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
-
-def _float(value: float) -> str:
-    """An f64 attribute holding `value` exactly."""
-    value = float(value)
-    if math.isfinite(value):
-        mantissa, _, exponent = repr(value).partition("e")
-        if "." not in mantissa:
-            mantissa += ".0"
-        literal = mantissa + (f"e{exponent}" if exponent else "")
-    else:
-        bits = struct.unpack("<Q", struct.pack("<d", value))[0]
-        literal = f"0x{bits:016X}"
-    return f"{literal} : f64"
-
-
-def _int(value: int) -> str:
-    if not -(2**63) <= value < 2**63:
-        raise Unsupported(f"integer {value} does not fit in i64")
-    return f"{value} : i64"
-
-
-def _is_symbolic(value: Any) -> bool:
-    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
-
-
-def _scalar(value: Any) -> str:
-    """An attribute for a Python bool, int or float."""
-    dim = _symbolic_dim(value)
-    if dim is not None:
-        return _int(dim)
-    if _is_symbolic(value):
-        raise Unsupported(f"symbolic scalar {value} is not supported")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return _int(value)
-    if isinstance(value, float):
-        return _float(value)
-    raise Unsupported(f"{type(value).__name__} value {value!r} is not a "
-                      "supported scalar")
-
-
-def _enum_name(value: Any) -> str:
-    text = str(value)
-    return text[len("torch."):] if text.startswith("torch.") else text
-
-
-def _attribute(value: Any, kind: str) -> str:
-    """The attribute for a non-tensor argument of schema kind `kind`."""
-    if value is None:
-        return ""  # a unit attribute: the key alone
-    if isinstance(value, (list, tuple)) and any(
-            _symbolic_dim(v) is not None for v in value):
-        # A size list with the graph's symbolic size (a view's): -1 there,
-        # as PyTorch infers it; the result type says the rest.
-        value = [v if _symbolic_dim(v) is None else _symbolic_dim(v)
-                 for v in value]
-    if _is_symbolic(value):
-        raise Unsupported(f"symbolic value {value} is not supported")
-    if isinstance(value, torch.dtype):
-        return mlir_element_type(value)
-    if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
-        return _string(str(value) if isinstance(value, torch.device)
-                       else _enum_name(value))
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, (list, tuple)):
-        if kind == "i[]" and all(isinstance(v, int) and not isinstance(v, bool)
-                                 for v in value):
-            if not value:
-                return "array<i64>"
-            for v in value:
-                _int(v)
-            return "array<i64: " + ", ".join(str(v) for v in value) + ">"
-        return "[" + ", ".join(_scalar(v) for v in value) + "]"
-    if kind == "i[]" and type(value) is int:  # `int[1] dim` given as 1
-        return f"array<i64: {_int(value).split()[0]}>"
-    if isinstance(value, (bool, int, float)):
-        return _scalar(value)
-    raise Unsupported(f"{type(value).__name__} argument {value!r} is not "
-                      "supported")
-
-
-def _tensor_val(node: torch.fx.Node, val: Any = None) -> torch.Tensor:
-    val = node.meta.get("val") if val is None else val
-    if not isinstance(val, torch.Tensor):
-        raise Unsupported("value is not a tensor (meta['val'] is "
-                          f"{type(val).__name__})", node)
-    return val
-
-
-def _spec(node: torch.fx.Node,
-          val: Any = None) -> tuple[tuple[int, ...], torch.dtype]:
-    val = _tensor_val(node, val)
-    if val.layout != torch.strided:
-        raise Unsupported(f"layout {val.layout} is not supported", node)
-    shape = []
-    for d in val.shape:
-        if type(d) is not int:
-            d = _symbolic_dim(d)
-            if d is None:
-                raise Unsupported(f"symbolic shape {tuple(val.shape)} is not "
-                                  "supported (tc compiles static shapes and "
-                                  "one symbolic batch size)", node)
-        shape.append(d)
-    if shape.count(-1) > 1 or (-1 in shape and shape[0] != -1):
-        raise Unsupported(f"shape {tuple(val.shape)}: tc takes the symbolic "
-                          "size as a leading dimension only", node)
-    if val.dtype not in DTYPE_TO_MLIR:
-        raise Unsupported(f"dtype {val.dtype} is not supported", node)
-    return tuple(shape), val.dtype
-
-
-def _type(spec: tuple[tuple[int, ...], torch.dtype]) -> str:
-    shape, dtype = spec
-    dims = "".join("?x" if d == -1 else f"{d}x" for d in shape)
-    return f"tensor<{dims}{DTYPE_TO_MLIR[dtype]}>"
-
-
-def _scalar_overload(op: torch._ops.OpOverload, schema_args: Sequence[Any],
-                     scalar_args: set[str]) -> torch._ops.OpOverload | None:
-    """The `Scalar` sibling of `op` taking `scalar_args` as Scalars.
-
-    `aten.add.Tensor(x, 1)` is `aten.add.Scalar(x, 1)`; only siblings named
-    `Scalar` or `Tensor_Scalar` whose other arguments match are considered.
-    """
-    packet = getattr(torch.ops.aten, op._schema.name.split("::")[-1], None)
-    if packet is None or not op._schema.name.startswith("aten::"):
-        return None
-    for overload in ("Scalar", "Tensor_Scalar"):
-        candidate = getattr(packet, overload, None)
-        if candidate is None or candidate is op:
-            continue
-        args = candidate._schema.arguments
-        if len(args) != len(schema_args):
-            continue
-        if all(a.name == b.name and (
-                _arg_kind(a) == (("s", False) if b.name in scalar_args
-                                 else _arg_kind(b)))
-               for a, b in zip(args, schema_args)):
-            return candidate
-    return None
+        SYMBOL.reset(token)
 
 
 class _Importer:
@@ -432,21 +191,21 @@ class _Importer:
 
     @staticmethod
     def location(node: torch.fx.Node, name: str | None = None) -> str:
-        label = _string(name or node.name)
+        label = spell_string(name or node.name)
         where = user_location(node)
         if where is None:
             return f"loc({label})"
         file, line, col = where
-        return f"loc({label}({_string(file)}:{line}:{col}))"
+        return f"loc({label}({spell_string(file)}:{line}:{col}))"
 
     # Nodes ----------------------------------------------------------------
 
     def define(self, node: torch.fx.Node, val: Any) -> tuple[str, Any]:
         """A fresh SSA name for `node`'s single tensor value, and its spec."""
-        spec = _spec(node, val)
+        spec = tensor_spec(node, val)
         ref = "%" + self.fresh(node.name)
         self.values[node] = ref
-        self.types[ref] = _type(spec)
+        self.types[ref] = tensor_type(spec)
         return ref, spec
 
     def add_argument(self, node: torch.fx.Node, fx_name: str,
@@ -455,8 +214,8 @@ class _Importer:
         index = len(self.input_names)
         marked = (", tc.requires_grad" if index < len(self.requires_grad)
                   and self.requires_grad[index] else "")
-        self.args.append(f"{ref}: {_type(spec)} {{fx.name = "
-                         f"{_string(fx_name)}{marked}}} "
+        self.args.append(f"{ref}: {tensor_type(spec)} {{fx.name = "
+                         f"{spell_string(fx_name)}{marked}}} "
                          f"{self.location(node)}")
         self.input_names.append(fx_name)
         self.input_specs.append(spec)
@@ -466,9 +225,9 @@ class _Importer:
         """The graph's random seed: a trailing `tensor<i64>` argument."""
         ref = "%" + self.fresh("tc_seed")
         spec: tuple[tuple[int, ...], torch.dtype] = ((), torch.int64)
-        self.types[ref] = _type(spec)
+        self.types[ref] = tensor_type(spec)
         self.seed_index = len(self.input_names)
-        self.args.append(f'{ref}: {_type(spec)} {{fx.name = "tc_seed", '
+        self.args.append(f'{ref}: {tensor_type(spec)} {{fx.name = "tc_seed", '
                          f'tc.rng_seed}} loc("tc_seed")')
         self.input_names.append("tc_seed")
         self.input_specs.append(spec)
@@ -506,8 +265,9 @@ class _Importer:
             self.add_argument(node, node.name, val)
             return
         ref, spec = self.define(node, val)
-        self.body.append(f"{ref} = fx.get_attr {kind} {_string(target)} : "
-                         f"{_type(spec)} {self.location(node)}")
+        self.body.append(f"{ref} = fx.get_attr {kind} "
+                         f"{spell_string(target)} : "
+                         f"{tensor_type(spec)} {self.location(node)}")
 
     def operand(self, node: torch.fx.Node, value: Any) -> str:
         if not isinstance(value, torch.fx.Node):
@@ -529,7 +289,7 @@ class _Importer:
         bool that do not take part in type promotion against dimensioned
         tensors; the op's result type, from the FX graph, stays PyTorch's.
         """
-        if _is_symbolic(value) or not isinstance(value, (bool, int, float)):
+        if is_symbolic(value) or not isinstance(value, (bool, int, float)):
             raise Unsupported(f"argument '{arg_name}' expects a tensor, got "
                               f"{value!r}", node)
         dtype = ("i1" if isinstance(value, bool) else
@@ -537,8 +297,8 @@ class _Importer:
         name = self.fresh(f"{node.name}_{arg_name}")
         self.body.append(
             f'%{name} = fx.call_function "aten::scalar_tensor"() '
-            f"{{args = {{dtype = {dtype}, s = {_scalar(value)}}}, "
-            f"name = {_string(name)}}} : () -> tensor<{dtype}> "
+            f"{{args = {{dtype = {dtype}, s = {spell_scalar(value)}}}, "
+            f"name = {spell_string(name)}}} : () -> tensor<{dtype}> "
             f"{self.location(node, name)}")
         self.types["%" + name] = f"tensor<{dtype}>"
         return "%" + name
@@ -547,7 +307,7 @@ class _Importer:
         if node.target is operator.getitem:
             return self.getitem(node)
         if (node.target is torch.ops.aten.sym_size.int
-                and _symbolic_dim(node.meta.get("val")) is not None):
+                and symbolic_dim(node.meta.get("val")) is not None):
             # A size read for another op's size list (which says -1 for
             # the symbolic size): no value of the fx graph.
             return
@@ -569,10 +329,10 @@ class _Importer:
         # Python numbers given for Tensor arguments (`add.Tensor(x, 1)`):
         # use the Scalar overload when there is one, else 0-d tensors.
         numbers = {a.name for a in schema.arguments
-                   if _arg_kind(a)[0] in ("T", "T?") and a.name in bound
+                   if arg_kind_of(a)[0] in ("T", "T?") and a.name in bound
                    and isinstance(bound[a.name], (bool, int, float))}
         if numbers:
-            sibling = _scalar_overload(op, schema.arguments, numbers)
+            sibling = scalar_overload(op, schema.arguments, numbers)
             if sibling is not None:
                 op, schema = sibling, sibling._schema
         target = qualified_name(op)
@@ -582,7 +342,7 @@ class _Importer:
         has_list = False
         attrs: list[str] = []
         for arg in schema.arguments:
-            kind, optional = _arg_kind(arg)
+            kind, optional = arg_kind_of(arg)
             present = arg.name in bound
             value = bound.get(arg.name)
             if kind in ("T", "T?"):
@@ -613,7 +373,7 @@ class _Importer:
                                           "None entries", node)
                     # The present entries, marked in `args`.
                     key = arg.name if _BARE_ID.match(arg.name) \
-                        else _string(arg.name)
+                        else spell_string(arg.name)
                     attrs.append(f"{key} = array<i1: " + ", ".join(
                         "false" if v is None else "true"
                         for v in value) + ">")
@@ -629,12 +389,12 @@ class _Importer:
                 value = torch.fx.node.map_arg(
                     value, lambda n: n.meta.get("val", n))
                 try:
-                    attr = _attribute(value, kind)
+                    attr = attribute(value, kind)
                 except Unsupported as error:
                     raise Unsupported(f"argument '{arg.name}': "
                                       f"{error.reason}", node) from None
                 key = arg.name if _BARE_ID.match(arg.name) \
-                    else _string(arg.name)
+                    else spell_string(arg.name)
                 attrs.append(f"{key} = {attr}" if attr else key)
 
         # Results.
@@ -643,12 +403,12 @@ class _Importer:
         vals = list(val) if multi else [val]
         if any(v is None for v in vals):
             raise Unsupported("an output of the op is None", node)
-        specs = [_spec(node, v) for v in vals]
+        specs = [tensor_spec(node, v) for v in vals]
 
         attr_dict = []
         if attrs:
             attr_dict.append("args = {" + ", ".join(attrs) + "}")
-        attr_dict.append(f"name = {_string(node.name)}")
+        attr_dict.append(f"name = {spell_string(node.name)}")
         zero_before_present = any(
             s == 0 and any(sizes[i + 1:]) for i, s in enumerate(sizes))
         if has_list or zero_before_present:
@@ -656,7 +416,7 @@ class _Importer:
                              + ", ".join(map(str, sizes)) + ">")
 
         name = self.fresh(node.name)
-        result_types = [_type(s) for s in specs]
+        result_types = [tensor_type(s) for s in specs]
         if multi:
             refs = [f"%{name}#{i}" for i in range(len(specs))]
             lhs = f"%{name}:{len(specs)}" if specs else ""
@@ -671,7 +431,8 @@ class _Importer:
         results = (result_types[0] if len(result_types) == 1
                    else "(" + ", ".join(result_types) + ")")
         self.body.append(
-            f"{lhs + ' = ' if lhs else ''}fx.call_function {_string(target)}"
+            f"{lhs + ' = ' if lhs else ''}fx.call_function "
+            f"{spell_string(target)}"
             f"({', '.join(operands)}) {{{', '.join(attr_dict)}}} : "
             f"({operand_types}) -> {results} {self.location(node)}")
 
@@ -684,7 +445,7 @@ class _Importer:
                               "of a multi-output op", node)
         if not -len(refs) <= index < len(refs):
             raise Unsupported(f"result index {index} out of range", node)
-        _spec(node)  # the selected result must be a supported tensor too
+        tensor_spec(node)  # the selected result must be a supported tensor too
         self.values[node] = refs[index]
 
     # Graph ----------------------------------------------------------------
@@ -731,12 +492,13 @@ class _Importer:
                                   output_node)
             ref = self.operand(output_node, item)
             refs.append(ref)
-            specs.append(_spec(item))
+            specs.append(tensor_spec(item))
             aliases.append(self.input_refs.index(ref)
                            if ref in self.input_refs else None)
 
-        types = [_type(s) for s in specs]
-        name = self.name if _BARE_ID.match(self.name) else _string(self.name)
+        types = [tensor_type(s) for s in specs]
+        name = (self.name if _BARE_ID.match(self.name)
+                else spell_string(self.name))
         # The device the graph runs on, where eager's semantics differ by
         # device (tc-decompose reads it: a half sum's scalar is rounded to
         # the half type by eager's CPU kernels, kept in f32 by its GPU ones).
@@ -744,7 +506,8 @@ class _Importer:
                        for v in [n.meta.get("val")]
                        if isinstance(v, torch.Tensor)), "cpu")
         lines = ["module {" if device == "cpu" else
-                 f"module attributes {{tc.device = {_string(device)}}} {{"]
+                 f"module attributes {{tc.device = "
+                 f"{spell_string(device)}}} {{"]
         signature = f"  fx.graph @{name}(" + ", ".join(self.args) + ")"
         if types:
             signature += " -> (" + ", ".join(types) + ")"

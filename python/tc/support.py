@@ -19,8 +19,8 @@ import torch.fx
 
 from tc import cost
 from tc.compiler import decomposition_limits
-from tc.importer import (RANDOM_OPS, Unsupported, _arg_kind, _attribute,
-                         qualified_name)
+from tc.fx_text import arg_kind_of, attribute
+from tc.importer import RANDOM_OPS, Unsupported, qualified_name
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 
@@ -330,7 +330,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         if arg.name not in bound:
             continue
         value = bound[arg.name]
-        kind, _ = _arg_kind(arg)
+        kind, _ = arg_kind_of(arg)
         values = value if isinstance(value, (list, tuple)) else [value]
         for v in values:
             if isinstance(v, torch.fx.Node):
@@ -344,7 +344,7 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
                 return False, f"argument '{arg.name}' is symbolic"
             continue
         try:
-            _attribute(value, kind)
+            attribute(value, kind)
         except Unsupported as error:
             return False, f"argument '{arg.name}': {error.reason}"
     if name in ("aten::max_pool2d_with_indices",

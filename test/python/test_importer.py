@@ -12,7 +12,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import tc
 from tc.importer import Unsupported, import_graph, user_location
-from tc.importer import _attribute, _float
+from tc.fx_text import attribute, spell_float
 
 
 def aten_graph(fn, *inputs, tracing_mode="real"):
@@ -228,24 +228,24 @@ def test_stack_trace_location():
 
 
 def test_attribute_encoding():
-    assert _float(1e-05) == "1.0e-05 : f64"
-    assert _float(0.1) == "0.1 : f64"
-    assert _float(-2.0) == "-2.0 : f64"
-    assert _float(1e300) == "1.0e+300 : f64"
-    assert _float(float("-inf")) == "0xFFF0000000000000 : f64"
-    assert _float(math.nan).startswith("0x7FF8")
-    assert _attribute([], "i[]") == "array<i64>"
-    assert _attribute([1, -2], "i[]") == "array<i64: 1, -2>"
-    assert _attribute(1, "i[]") == "array<i64: 1>"
-    assert _attribute([1.5, 2], "f[]") == "[1.5 : f64, 2 : i64]"
-    assert _attribute(True, "b") == "true"
-    assert _attribute(None, "other") == ""
-    assert _attribute(torch.bfloat16, "dtype") == "bf16"
-    assert _attribute(torch.contiguous_format, "other") == \
+    assert spell_float(1e-05) == "1.0e-05 : f64"
+    assert spell_float(0.1) == "0.1 : f64"
+    assert spell_float(-2.0) == "-2.0 : f64"
+    assert spell_float(1e300) == "1.0e+300 : f64"
+    assert spell_float(float("-inf")) == "0xFFF0000000000000 : f64"
+    assert spell_float(math.nan).startswith("0x7FF8")
+    assert attribute([], "i[]") == "array<i64>"
+    assert attribute([1, -2], "i[]") == "array<i64: 1, -2>"
+    assert attribute(1, "i[]") == "array<i64: 1>"
+    assert attribute([1.5, 2], "f[]") == "[1.5 : f64, 2 : i64]"
+    assert attribute(True, "b") == "true"
+    assert attribute(None, "other") == ""
+    assert attribute(torch.bfloat16, "dtype") == "bf16"
+    assert attribute(torch.contiguous_format, "other") == \
         '"contiguous_format"'
-    assert _attribute('a"b', "str") == '"a\\22b"'
+    assert attribute('a"b', "str") == '"a\\22b"'
     with pytest.raises(Unsupported):
-        _attribute(2**64, "i")
+        attribute(2**64, "i")
 
 
 def test_get_attr_of_a_sequential_child():

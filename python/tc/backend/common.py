@@ -45,8 +45,8 @@ warned_native_missing: list[bool] = []
 #: input whose address changed into a buffer of tc's own, so that the graph
 #: replays whatever tensors the caller passes (CompiledFunction.stage_inputs).
 #: "max-autotune" times each GPU graph under tc's schedule candidates and
-#: keeps the fastest (tc.compiler.autotune), with reduce-overhead's input staging;
-#: "max-autotune-no-cudagraphs" tunes without it.
+#: keeps the fastest (tc.compiler.autotune), with reduce-overhead's input
+#: staging; "max-autotune-no-cudagraphs" tunes without it.
 SUPPORTED_MODES = ("default", "reduce-overhead", "max-autotune",
                    "max-autotune-no-cudagraphs")
 #: Keys of torch.compile's `options` that tc understands.

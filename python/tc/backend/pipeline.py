@@ -26,9 +26,9 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
 
     A graph without mutations is traced once to core ATen
     (`tracing.trace_one_pass`); for training, tc differentiates it itself
-    (`training.compile_training`). Anything else goes through AOTAutograd, which
-    handles mutations and aliasing and splits training graphs into forward
-    and backward.
+    (`training.compile_training`). Anything else goes through AOTAutograd,
+    which handles mutations and aliasing and splits training graphs into
+    forward and backward.
     """
     is_training = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad

@@ -254,7 +254,8 @@ class SymbolicBatch:
                      ) -> tuple[torch.fx.GraphModule, list]:
         """The graph with its scalar inputs other than the symbolic sizes
         (`keeps(expr)`) and its numbers passed as 0-d tensors specialized
-        to their values in `args` (the key holds them), as shapes.PerShape does;
+        to their values in `args` (the key holds them), as shapes.PerShape
+        does;
         and the (kind, dims, arg) of each input kept."""
         graph = copy.deepcopy(self.gm.graph)
         kept = []

@@ -113,7 +113,8 @@ class SymbolicRows(symbolic.SymbolicBatch):
         return cls(gm, prefix, placeholders, grad_inputs)
 
     def key(self, args: Sequence[Any]) -> tuple | None:
-        """As symbolic.SymbolicBatch.key, with the rows' leading sizes in place of
+        """As symbolic.SymbolicBatch.key, with the rows' leading sizes in place
+        of
         the batch: every input with rows has the same, each symbolic one
         is at least 2, and the traces' guards hold at them. The key holds
         the other sizes of the inputs with rows, numbers passed as 0-d
@@ -319,7 +320,8 @@ class SymbolicRows(symbolic.SymbolicBatch):
         return traced, symbol
 
     def _compile_parts(self, traced: torch.fx.GraphModule, rows: Any,
-                       lead: tuple, settings: common.Settings) -> Callable | None:
+                       lead: tuple, settings: common.Settings
+                       ) -> Callable | None:
         """One compile for every size of the prefix, of a graph only some
         of whose ops are row-wise: the partitioner groups those
         (tc.rows.rowwise_nodes) into subgraphs, each compiled on rows with
@@ -363,7 +365,8 @@ class SymbolicRows(symbolic.SymbolicBatch):
                          self.OTHERWISE)
             return None
         in_partition = {n for p in partitions for n in p.nodes}
-        eager = [n for n in partition.op_nodes(traced.graph) if n not in in_partition
+        eager = [n for n in partition.op_nodes(traced.graph)
+                 if n not in in_partition
                  and isinstance(n.target, torch._ops.OpOverload)]
         for node in eager:
             reasons.setdefault(node, "a view feeding only eager code stays "
@@ -417,11 +420,12 @@ class SymbolicRows(symbolic.SymbolicBatch):
         def run(*given: Any) -> Any:
             state.lead = tuple(given[state.first].shape[:state.count])
             return fused(*(given[i] for i in kept))
-        return partition.Guarded(run, self.gm.forward, "with the symbolic rows, in "
-                                 "parts")
+        return partition.Guarded(run, self.gm.forward,
+                                 "with the symbolic rows, in parts")
 
     def _compile_part(self, sub: torch.fx.GraphModule, rows: Any,
-                      total: int, state: "_RowsState", settings: common.Settings
+                      total: int, state: "_RowsState",
+                      settings: common.Settings
                       ) -> tuple[Callable, CompiledFunction]:
         """Part `sub` of a graph (_compile_parts) compiled on rows: what
         runs it on its inputs, and the compiled function."""

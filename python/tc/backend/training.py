@@ -76,5 +76,5 @@ def compile_training(gm: torch.fx.GraphModule,
     tc.counters["kernels"] += (functions.forward.num_kernels
                                + functions.backward.num_kernels)
     tc.counters["ops_compiled"] += len(ops)
-    return training_graph.TrainingGraph(functions, marks, gm,
-                                        gm.meta.get(tracing.MUTATED_INPUTS, []))
+    return training_graph.TrainingGraph(
+        functions, marks, gm, gm.meta.get(tracing.MUTATED_INPUTS, []))

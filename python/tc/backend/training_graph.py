@@ -88,7 +88,8 @@ class TrainingGraph:
                 # Autograd calls this from the user's frame: a
                 # `loss.backward()` inside a compiled function (a graph
                 # break) would otherwise have Dynamo trace tc's own
-                # runtime. Outputs the loss does not use get no gradient: zeros.
+                # runtime. Outputs the loss does not use get no gradient:
+                # zeros.
                 device = owner.functions.forward.device
                 cotangents = [
                     g if g is not None else torch.zeros(

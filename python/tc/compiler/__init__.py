@@ -83,8 +83,8 @@ def compile_graph(gm: torch.fx.GraphModule, *,
 
     With `autotune` (mode="max-autotune") a GPU graph is compiled under
     each of tc's schedule candidates, and its first call times them and
-    keeps the fastest (`tc.compiler.autotune`; with `symbol`, at the first call's
-    size).
+    keeps the fastest (`tc.compiler.autotune`; with `symbol`, at the first
+    call's size).
 
     With `symbol` (a sympy symbol of the graph's fake tensors' shape
     environment), dimensions that are that symbol become the graph's

@@ -20,7 +20,9 @@ import torch.fx
 import tc
 from tc import logs
 from tc.importer import Unsupported
-from tc.compiler import extension, function
+from tc.compiler import function
+from tc.compiler.extension import (CompileError, dump_ir, extension_path,
+                                   load_native, load_runtime, native_error)
 
 
 # Native compiled graphs by (IR text, dump_stages); failures by IR text.
@@ -53,7 +55,7 @@ atexit.register(clear_cache)
 
 
 def target_pipeline(device: torch.device, text: str,
-              variant: str = "") -> tuple[str, str, str]:
+                    variant: str = "") -> tuple[str, str, str]:
     """(platform, tc-opt pipeline flag, pipeline options) for `device`;
     a GPU pipeline's options end with `variant` (a schedule candidate's,
     see tc.autotune)."""
@@ -64,7 +66,7 @@ def target_pipeline(device: torch.device, text: str,
             options = (rocm.pipeline_options(device) if platform == "rocm"
                        else cuda.pipeline_options(device))
         except RuntimeError as error:
-            raise extension.CompileError(str(error), text, extension.dump_ir(text)) from None
+            raise CompileError(str(error), text, dump_ir(text)) from None
         if variant:
             options = f"{options} {variant}"
         return platform, f'--tc-{platform}-pipeline="{options}"', options
@@ -109,6 +111,7 @@ def split_options(options: str) -> str:
 # (no C compiler driver to link it, or a link still running) loads through
 # tc._tc's JIT instead.
 
+
 #: Bump when the key changes meaning (the plan's own version is checked
 #: when it loads).
 _CPU_KEY_FORMAT = "tc-cpu-key-1"
@@ -147,7 +150,7 @@ def _build_identity() -> str:
     entries, whose kernels it does not know)."""
     parts = []
     for name in ("_tc", "_runtime"):
-        path = extension.extension_path(name)
+        path = extension_path(name)
         if path is not None:
             stat = path.stat()
             parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
@@ -171,7 +174,7 @@ def _load_cached_cpu(entry: pathlib.Path) -> Any | None:
     when the entry (or its `.so`) is absent or unusable."""
     if not entry.with_suffix(".so").is_file():
         return None
-    runtime = extension.load_runtime()
+    runtime = load_runtime()
     return runtime.load_cpu(str(entry)) if runtime is not None else None
 
 
@@ -223,7 +226,7 @@ atexit.register(wait_for_cache_links)
 
 
 def compile_module(text: str, device: torch.device,
-                    dump_stages: bool, variant: str = "") -> Any:
+                   dump_stages: bool, variant: str = "") -> Any:
     """The native executable of the module `text` (fx or prim dialect) for
     `device` (with a GPU schedule `variant`, see target_pipeline), from the
     in-process cache when compiled before."""
@@ -244,14 +247,14 @@ def compile_module(text: str, device: torch.device,
         if compiled is not None:
             _loaded_unkeyed.append((text, options, compiled))
             return _compiled(key, compiled, platform, start)
-    native = extension.load_native()
+    native = load_native()
     if native is None:
-        raise extension.CompileError(extension.native_error() or "tc native extension not built",
-                           text, extension.dump_ir(text), native_missing=True,
+        raise CompileError(native_error() or "tc native extension not built",
+                           text, dump_ir(text), native_missing=True,
                            pipeline=pipeline)
     failure_key = (text, options)
     if failure_key in _failures:
-        raise extension.CompileError(_failures[failure_key], text, extension.dump_ir(text),
+        raise CompileError(_failures[failure_key], text, dump_ir(text),
                            pipeline=pipeline)
     structure = None
     if platform == "cpu" and not dump_stages:
@@ -292,7 +295,7 @@ def compile_module(text: str, device: torch.device,
                                       options)
     except RuntimeError as error:
         _failures[failure_key] = str(error)
-        raise extension.CompileError(str(error), text, extension.dump_ir(text),
+        raise CompileError(str(error), text, dump_ir(text),
                            pipeline=pipeline) from None
     if entry is not None and not compiled.from_cache:
         _link_cache_entry(entry)

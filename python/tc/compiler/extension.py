@@ -118,7 +118,8 @@ def load_native() -> ModuleType | None:
         except ImportError as error:
             _native_error = str(error)
             return None
-        # CPU graphs' convolutions run as PyTorch's (see build.target_pipeline).
+        # CPU graphs' convolutions run as PyTorch's (see
+        # build.target_pipeline).
         from tc import library
         _native.set_cpu_convolution(library.convolution)
         return _native
@@ -158,6 +159,8 @@ def graph_device(gm: torch.fx.GraphModule) -> torch.device:
         raise Unsupported("the graph mixes devices: " +
                           ", ".join(sorted(str(d) for d in devices)))
     return devices.pop() if devices else torch.device("cpu")
+
+
 _runtime: ModuleType | None = None
 _runtime_error: str | None = None
 

@@ -35,6 +35,7 @@ def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
 # inputs at new addresses are copied into buffers of the graph's own.
 # TC_CUDA_GRAPHS=0 turns replay off.
 
+
 _MAX_SHARED_ARENAS = 8
 #: Staging buffers kept per input of a reduce-overhead graph (one per
 #: shape; more than one only with the symbolic size).

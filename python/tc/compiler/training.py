@@ -13,8 +13,12 @@ import torch
 import torch.fx
 
 from tc import logs
-from tc.importer import DTYPE_TO_MLIR, ImportedGraph, Unsupported, import_graph
-from tc.compiler import build, extension, function
+from tc.fx_text import DTYPE_TO_MLIR
+from tc.importer import ImportedGraph, Unsupported, import_graph
+from tc.compiler import build
+from tc.compiler.extension import (CompileError, GRAPH_NAME, dump_ir,
+                                   graph_device, load_native, native_error)
+from tc.compiler.function import CompiledFunction
 
 
 @dataclasses.dataclass
@@ -23,10 +27,10 @@ class TrainingFunctions:
 
     #: Takes the graph's inputs; returns its outputs, then the extra values
     #: the backward saves.
-    forward: "function.CompiledFunction"
+    forward: "CompiledFunction"
     #: Takes the saved values, then a cotangent per floating-point output;
     #: returns the gradient of each marked input.
-    backward: "function.CompiledFunction"
+    backward: "CompiledFunction"
     #: Per saved value: ("input", n), ("output", n) or ("extra", n).
     saved: list[tuple[str, int]]
     #: Bytes of the saved values, by where they come from.
@@ -44,11 +48,11 @@ def _tensor_spec(mlir_type: str) -> tuple[tuple[int, ...], torch.dtype]:
     """(shape, dtype) of a static MLIR tensor type, `tensor<2x3xf32>`."""
     body = mlir_type.strip()
     if not (body.startswith("tensor<") and body.endswith(">")):
-        raise extension.CompileError(f"tc-partition saved a value of type {mlir_type}")
+        raise CompileError(f"tc-partition saved a value of type {mlir_type}")
     *dims, element = body[len("tensor<"):-1].split("x")
     dtypes = {v: k for k, v in DTYPE_TO_MLIR.items()}
     if element not in dtypes or not all(d.isdigit() for d in dims):
-        raise extension.CompileError(f"tc-partition saved a value of type {mlir_type}")
+        raise CompileError(f"tc-partition saved a value of type {mlir_type}")
     return tuple(int(d) for d in dims), dtypes[element]
 
 
@@ -62,17 +66,17 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
     (`tc-split-training-pipeline`). Both halves are then compiled like any
     graph. Errors as `compile_graph`.
     """
-    device = extension.graph_device(gm)
-    imported = import_graph(gm, extension.GRAPH_NAME, lift_get_attrs=True,
+    device = graph_device(gm)
+    imported = import_graph(gm, GRAPH_NAME, lift_get_attrs=True,
                             requires_grad=requires_grad)
     _check_training_inputs(imported)
     text = imported.text
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s", text)
-    native = extension.load_native()
+    native = load_native()
     if native is None:
-        raise extension.CompileError(extension.native_error() or "tc native extension not built",
-                           text, extension.dump_ir(text), native_missing=True)
+        raise CompileError(native_error() or "tc native extension not built",
+                           text, dump_ir(text), native_missing=True)
     split_options = build.split_options(build.target_pipeline(device, text)[2])
     start = time.perf_counter()
     try:
@@ -82,7 +86,7 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         flag = "--tc-split-training-pipeline"
         if split_options:
             flag += f'="{split_options}"'
-        raise extension.CompileError(str(error), text, extension.dump_ir(text),
+        raise CompileError(str(error), text, dump_ir(text),
                            pipeline=flag) from None
 
     if logs.enabled("compile_time"):
@@ -144,8 +148,8 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         halves = [pool.submit(compile_half, text)
                   for text in (forward_text, backward_text)]
         forward_native, backward_native = [h.result() for h in halves]
-    forward = function.CompiledFunction(forward_native, forward_imported, gm, device)
-    backward = function.CompiledFunction(backward_native, backward_imported, gm,
+    forward = CompiledFunction(forward_native, forward_imported, gm, device)
+    backward = CompiledFunction(backward_native, backward_imported, gm,
                                 device)
     return TrainingFunctions(forward, backward, saved, saved_bytes,
                              num_outputs, imported.output_structure)
@@ -158,7 +162,7 @@ def _check_training_inputs(imported: ImportedGraph) -> None:
 
 
 def joint_signature(imported: ImportedGraph,
-                     requires_grad: Sequence[bool]) -> ImportedGraph:
+                    requires_grad: Sequence[bool]) -> ImportedGraph:
     """The calling convention of the joint graph `tc-autodiff` makes of
     `imported` (see compile_graph)."""
     _check_training_inputs(imported)

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tc/Conversion/FXToPrim/CostModel.h"
+#include "tc/Conversion/FXToPrim/Decompositions.h"
 #include "tc/Conversion/FXToPrim/Limits.h"
 #include "tc/Runtime/HostProgram.h"
 
@@ -127,6 +128,16 @@ NB_MODULE(_runtime, m) {
   for (const auto &limit : mlir::tc::limits::kNamedLimits)
     limits[limit.name] = limit.value;
   m.attr("DECOMPOSITION_LIMITS") = limits;
+  // The ATen ops tc decomposes (tc/Conversion/FXToPrim/Decompositions.def):
+  // op -> {"symbolic": whether it takes the symbolic size}, for tc.support.
+  nb::dict decompositions;
+  for (const auto &entry : mlir::tc::decompositions::kDecompositions) {
+    nb::dict properties;
+    properties["symbolic"] =
+        (entry.flags & mlir::tc::decompositions::kSymbolic) != 0;
+    decompositions[entry.op] = properties;
+  }
+  m.attr("DECOMPOSITIONS") = decompositions;
   // tc's cost model (tc/Conversion/FXToPrim/CostModel.h), for tc.support.
   m.def(
       "op_cost",

@@ -1,7 +1,7 @@
 """Which ATen nodes tc compiles.
 
-`SUPPORTED_OPS` names the ATen overloads tc's decomposition handles, in
-PyTorch's schema spelling (`aten::add.Tensor`; the default overload has no
+`SUPPORTED_OPS` names the ATen overloads tc's decomposition handles (its
+C++ table, read through tc._runtime), in PyTorch's schema spelling (`aten::add.Tensor`; the default overload has no
 suffix: `aten::sin`). `is_supported` checks one FX node of an ATen graph
 against it and against the dtypes and shapes tc compiles; the backend's
 partitioner groups the supported nodes into subgraphs for tc and leaves the
@@ -18,9 +18,9 @@ import torch
 import torch.fx
 
 from tc import cost
-from tc.compiler import decomposition_limits
+from tc.compiler import decomposition_limits, decomposition_table
 from tc.fx_text import arg_kind_of, attribute
-from tc.importer import RANDOM_OPS, Unsupported, qualified_name
+from tc.importer import Unsupported, qualified_name
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 
@@ -36,154 +36,10 @@ MAX_POOL_POSITIONS = _LIMITS.get("MAX_POOL_POSITIONS", 0)
 #: resize tc compiles.
 MAX_RESAMPLE_WEIGHTS = _LIMITS.get("MAX_RESAMPLE_WEIGHTS", 0)
 
-#: ATen overloads tc compiles.
-SUPPORTED_OPS: set[str] = {
-    # Elementwise, unary.
-    "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::neg",
-    "aten::relu", "aten::clamp", "aten::gelu", "aten::sigmoid",
-    "aten::sqrt", "aten::rsqrt", "aten::abs", "aten::erf", "aten::log",
-    "aten::sign", "aten::sgn", "aten::expm1", "aten::log1p", "aten::tan",
-    "aten::asin", "aten::acos", "aten::atan", "aten::sinh", "aten::cosh",
-    "aten::floor", "aten::ceil", "aten::round", "aten::trunc",
-    "aten::reciprocal", "aten::log2", "aten::log10", "aten::leaky_relu",
-    "aten::clamp.Tensor",
-    # Elementwise, binary.
-    "aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor",
-    "aten::pow.Scalar",
-    "aten::add.Tensor", "aten::add.Scalar",
-    "aten::sub.Tensor", "aten::sub.Scalar",
-    "aten::mul.Tensor", "aten::mul.Scalar",
-    "aten::div.Tensor", "aten::div.Scalar",
-    "aten::maximum", "aten::minimum",
-    "aten::where.self", "aten::gather",
-    # Comparisons.
-    "aten::gt.Scalar", "aten::lt.Scalar", "aten::ge.Scalar",
-    "aten::le.Scalar", "aten::eq.Scalar", "aten::ne.Scalar",
-    "aten::gt.Tensor", "aten::lt.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
-    "aten::eq.Tensor", "aten::ne.Tensor",
-    # Matrix products and convolutions (not transposed, one group).
-    "aten::addmm", "aten::mm", "aten::bmm", "aten::matmul",
-    "aten::convolution",
-    # Shape and layout.
-    "aten::t", "aten::permute", "aten::view", "aten::_unsafe_view",
-    "aten::reshape", "aten::expand", "aten::unsqueeze", "aten::squeeze.dim",
-    "aten::squeeze.dims", "aten::squeeze", "aten::transpose.int",
-    "aten::flatten.using_ints", "aten::slice.Tensor", "aten::select.int",
-    "aten::split_with_sizes", "aten::split.Tensor",
-    "aten::cat",
-    "aten::constant_pad_nd",
-    "aten::clone", "aten::_to_copy", "aten::alias", "aten::lift_fresh_copy",
-    "aten::copy",
-    # Reductions and normalizations.
-    "aten::_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
-    "aten::amax", "aten::amin", "aten::mean.dim", "aten::sum",
-    "aten::mean", "aten::prod", "aten::prod.dim_int", "aten::var.correction",
-    "aten::std.correction", "aten::argmax", "aten::argmin",
-    "aten::max", "aten::min",
-    "aten::max.dim", "aten::min.dim", "aten::_log_softmax",
-    "aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
-    "aten::_native_batch_norm_legit_no_training",
-    "aten::_batch_norm_with_update_functional",
-    # Max pooling: values, indices, and the gradient by tc-autodiff.
-    "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices",
-    # Factories.
-    "aten::full", "aten::scalar_tensor", "aten::arange",
-    "aten::arange.start", "aten::arange.start_step",
-    # Classification, logic and bits.
-    "aten::isnan", "aten::isinf", "aten::logical_not", "aten::logical_and",
-    "aten::logical_or", "aten::logical_xor", "aten::bitwise_not",
-    "aten::bitwise_and.Tensor", "aten::bitwise_and.Scalar",
-    "aten::bitwise_or.Tensor", "aten::bitwise_or.Scalar",
-    "aten::bitwise_xor.Tensor", "aten::bitwise_xor.Scalar",
-    "aten::any", "aten::any.dim", "aten::any.dims", "aten::all",
-    "aten::all.dim", "aten::all.dims",
-    # More elementwise math.
-    "aten::div.Tensor_mode", "aten::div.Scalar_mode",
-    "aten::fmod.Tensor", "aten::fmod.Scalar", "aten::remainder.Tensor",
-    "aten::remainder.Scalar", "aten::fmax", "aten::fmin",
-    "aten::hypot", "aten::exp2", "aten::asinh", "aten::acosh",
-    "aten::atanh", "aten::round.decimals", "aten::var_mean.correction",
-    # Indexing and layout.
-    "aten::index_select", "aten::flip", "aten::repeat", "aten::full_like",
-    "aten::clamp_min", "aten::clamp_min.Tensor", "aten::clamp_max",
-    "aten::clamp_max.Tensor",
-    # Random numbers (counter-based, from a seed the graph takes) and
-    # dropout: the importer's list, which gives their graphs the seed.
-    *RANDOM_OPS,
-    # Lookups.
-    "aten::embedding",
-    # Advanced indexing and scatters (dense: tc.cost), strided
-    # views and their scatters.
-    "aten::index.Tensor", "aten::_unsafe_index.Tensor", "aten::index_put",
-    "aten::_unsafe_index_put", "aten::put", "aten::scatter.src",
-    "aten::scatter.value", "aten::scatter.reduce",
-    "aten::scatter.value_reduce", "aten::scatter_add",
-    "aten::scatter_reduce.two", "aten::index_reduce", "aten::diagonal",
-    "aten::diagonal_copy", "aten::diagonal_scatter", "aten::as_strided",
-    "aten::as_strided_copy", "aten::as_strided_scatter", "aten::unfold",
-    # Complex numbers as (real, imaginary) pairs and the Fourier transforms
-    # (COMPLEX_OPS; dense: tc.cost).
-    "aten::_fft_r2c", "aten::_fft_c2c", "aten::_fft_c2r", "aten::complex",
-    "aten::polar", "aten::_conj", "aten::conj", "aten::_conj_physical",
-    "aten::conj_physical", "aten::view_as_real", "aten::view_as_complex",
-    "aten::real", "aten::imag",
-    # Masked writes, segments and bags (dense: tc.cost).
-    "aten::masked_scatter", "aten::nonzero_static", "aten::segment_reduce",
-    "aten::_embedding_bag_forward_only", "aten::_embedding_bag",
-    "aten::embedding_renorm",
-    # Sorting, selection and cumulative ops (dense along their dimension:
-    # tc.cost).
-    "aten::sort", "aten::sort.stable", "aten::topk", "aten::kthvalue",
-    "aten::median", "aten::median.dim", "aten::nanmedian",
-    "aten::nanmedian.dim", "aten::searchsorted.Tensor",
-    "aten::bucketize.Tensor", "aten::cumsum", "aten::cumprod",
-    "aten::logcumsumexp", "aten::cummax", "aten::cummin",
-    # Special functions (elementwise f64 arithmetic: SpecialFunctions.cpp).
-    "aten::lgamma", "aten::digamma", "aten::polygamma", "aten::erfc",
-    "aten::special_erfcx", "aten::erfinv", "aten::special_ndtri",
-    "aten::special_log_ndtr", "aten::i0", "aten::special_i0e",
-    "aten::special_i1", "aten::special_i1e",
-    "aten::special_modified_bessel_i0", "aten::special_modified_bessel_i1",
-    "aten::special_modified_bessel_k0", "aten::special_modified_bessel_k1",
-    "aten::special_scaled_modified_bessel_k0",
-    "aten::special_scaled_modified_bessel_k1", "aten::special_bessel_j0",
-    "aten::special_bessel_j1", "aten::special_bessel_y0",
-    "aten::special_bessel_y1", "aten::special_spherical_bessel_j0",
-    "aten::atan2", "aten::angle", "aten::signbit", "aten::copysign.Tensor",
-    "aten::copysign.Scalar", "aten::nextafter", "aten::frexp.Tensor",
-    *(f"aten::special_{shift}chebyshev_polynomial_{kind}{overload}"
-      for shift in ("", "shifted_") for kind in "tuvw"
-      for overload in ("", ".n_scalar")),
-    # Recurrences unrolled to MAX_POLYNOMIAL_DEGREE (a value guard reruns
-    # the graph in eager above it: tc.backend).
-    *(f"aten::special_{kind}_polynomial_{letter}{overload}"
-      for kind, letter in (("hermite", "h"), ("hermite", "he"),
-                           ("laguerre", "l"), ("legendre", "p"))
-      for overload in ("", ".n_scalar")),
-    # Average pooling, products and counting ops (PoolingAndProducts.cpp).
-    "aten::avg_pool2d", "aten::avg_pool3d", "aten::_adaptive_avg_pool3d",
-    "aten::addbmm", "aten::_trilinear", "aten::_cdist_forward",
-    "aten::_pdist_forward", "aten::mode", "aten::histc",
-    "aten::histogram.bin_ct", "aten::histogram.bins_tensor",
-    "aten::adaptive_max_pool2d",
-    # Anti-aliased resizing, as products by eager's weights (one in x out
-    # matrix per dimension, up to MAX_RESAMPLE_WEIGHTS entries).
-    *(f"aten::_upsample_{mode}2d_aa{grad}" for mode in ("bilinear", "bicubic")
-      for grad in ("", "_backward")),
-    # LU, Cholesky and QR factorizations and solves, unrolled (Linalg.cpp;
-    # matrices up to LINALG_MAX_SIZE).
-    "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack",
-    "aten::geqrf", "aten::linalg_qr", "aten::linalg_householder_product",
-    "aten::ormqr",
-    "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex",
-    "aten::_linalg_solve_ex", "aten::linalg_lu_solve",
-    "aten::linalg_cholesky_ex", "aten::cholesky", "aten::cholesky_solve",
-    "aten::cholesky_inverse", "aten::linalg_solve_triangular",
-    "aten::triangular_solve",
-    # Uninitialized tensors (tc's are zeros).
-    "aten::empty.memory_format", "aten::empty_permuted",
-    "aten::empty_strided", "aten::new_empty", "aten::empty_like",
-}
+#: ATen overloads tc compiles: tc-decompose's table
+#: (tc/Conversion/FXToPrim/Decompositions.def, `tc-opt
+#: --tc-list-decompositions`); empty without tc's native code.
+SUPPORTED_OPS: frozenset[str] = frozenset(decomposition_table())
 
 #: The largest matrix dimension tc unrolls a factorization or solve for;
 #: larger ones run in eager.

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "tc/Conversion/FXToPrim/Decompositions.h"
 #include "tc/Dialect/FX/IR/FXOps.h"
 #include "tc/Dialect/Prim/IR/PrimOps.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
@@ -41,34 +42,29 @@ using namespace mlir::tc;
 
 using namespace mlir::tc::decompose;
 
-/// The ops whose decompositions handle a symbolic leading dimension (a
-/// `?` that stands for the graph's one symbolic size, see
+/// The table entry of `target` (Decompositions.def), or null: an op tc
+/// does not decompose.
+static const decompositions::Decomposition *lookup(StringRef target) {
+  static const llvm::StringMap<const decompositions::Decomposition *> table =
+      [] {
+        llvm::StringMap<const decompositions::Decomposition *> map;
+        for (const decompositions::Decomposition &entry :
+             decompositions::kDecompositions)
+          map[entry.op] = &entry;
+        return map;
+      }();
+  return table.lookup(target);
+}
+
+/// Whether the decomposition of `target` handles a symbolic leading
+/// dimension (a `?` that stands for the graph's one symbolic size, see
 /// docs/DynamicShapes.md): elementwise math, matrix products with a
 /// symbolic M, and reductions, normalizations and views over the static
-/// dimensions. Every other op needs static shapes.
+/// dimensions (kSymbolic in Decompositions.def). Every other op needs
+/// static shapes.
 static bool admitsSymbolicSize(StringRef target) {
-  static const llvm::StringSet<> targets = {
-      "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log",
-      "aten::sqrt", "aten::rsqrt", "aten::erf", "aten::neg", "aten::abs",
-      "aten::expm1", "aten::log1p", "aten::reciprocal", "aten::relu",
-      "aten::sigmoid", "aten::gelu", "aten::clamp",
-      "aten::add.Tensor", "aten::add.Scalar", "aten::sub.Tensor",
-      "aten::sub.Scalar", "aten::mul.Tensor", "aten::mul.Scalar",
-      "aten::div.Tensor", "aten::div.Scalar", "aten::maximum",
-      "aten::minimum", "aten::pow.Tensor_Scalar", "aten::where.self",
-      "aten::_to_copy", "aten::clone", "aten::alias", "aten::view",
-      "aten::_unsafe_view", "aten::reshape", "aten::unsqueeze",
-      "aten::expand", "aten::t", "aten::permute", "aten::transpose.int",
-      "aten::mm", "aten::addmm", "aten::bmm", "aten::_softmax",
-      "aten::_log_softmax", "aten::native_layer_norm", "aten::sum.dim_IntList",
-      "aten::mean.dim", "aten::amax", "aten::amin", "aten::eq.Tensor",
-      "aten::eq.Scalar", "aten::ne.Tensor", "aten::ne.Scalar",
-      "aten::lt.Tensor", "aten::lt.Scalar", "aten::le.Tensor",
-      "aten::le.Scalar", "aten::gt.Tensor", "aten::gt.Scalar",
-      "aten::ge.Tensor", "aten::ge.Scalar", "aten::slice.Tensor",
-      "aten::select.int", "aten::split_with_sizes", "aten::split.Tensor",
-      "aten::matmul"};
-  return targets.contains(target);
+  const decompositions::Decomposition *entry = lookup(target);
+  return entry && (entry->flags & decompositions::kSymbolic);
 }
 
 LogicalResult Decomposer::checkSymbolicSizes(StringRef target) {
@@ -107,6 +103,11 @@ FailureOr<SmallVector<Value>> Decomposer::dispatch() {
 
   if (std::optional<Result> r = complexOrFFT(target))
     return *r;
+  // The table is the list of what tc decomposes (tc.support offers the
+  // partitioner nothing else): an op missing from it is not decomposed,
+  // even where a family below would.
+  if (!lookup(target))
+    return fail("no decomposition into prim ops");
 
   using P = prim::ComparisonPredicate;
   // Elementwise unary math.

@@ -40,7 +40,8 @@ from tc.compiler import autotune as tuner
 from tc.compiler import build, extension, training
 from tc.compiler.build import clear_cache, wait_for_cache_links
 from tc.compiler.extension import (CompileError, decomposition_limits,
-                                   dump_ir, graph_device, native_available,
+                                   decomposition_table, dump_ir,
+                                   graph_device, native_available,
                                    native_error)
 from tc.compiler.function import CompiledFunction, cuda_graphs_enabled
 from tc.compiler.training import TrainingFunctions, compile_training
@@ -48,7 +49,8 @@ from tc.importer import import_graph
 
 __all__ = ["CompileError", "CompiledFunction", "TrainingFunctions",
            "clear_cache", "compile_graph", "compile_training",
-           "cuda_graphs_enabled", "decomposition_limits", "dump_ir",
+           "cuda_graphs_enabled", "decomposition_limits",
+           "decomposition_table", "dump_ir",
            "graph_device", "native_available", "native_error",
            "wait_for_cache_links"]
 

@@ -181,6 +181,16 @@ def load_runtime() -> ModuleType | None:
         return _runtime
 
 
+def decomposition_table() -> dict[str, dict[str, bool]]:
+    """The ATen ops tc's decompositions lower
+    (tc/Conversion/FXToPrim/Decompositions.def, through tc._runtime): op ->
+    {"symbolic": whether it takes the graph's symbolic size}; empty without
+    tc's native code."""
+    runtime = load_runtime()
+    return {op: dict(properties) for op, properties in
+            getattr(runtime, "DECOMPOSITIONS", {}).items()}
+
+
 def decomposition_limits() -> dict[str, int]:
     """The sizes tc's decompositions take (tc/Conversion/FXToPrim/Limits.h,
     through tc._runtime), by name; empty without tc's native code."""

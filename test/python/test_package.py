@@ -1,5 +1,7 @@
 """The tc package is installed and finds the build's tools."""
 
+import os
+import pathlib
 import subprocess
 
 import tc
@@ -11,3 +13,31 @@ def test_tc_opt_lists_the_tc_dialects():
     dialects = out.split(":", 1)[1].strip().split(",")
     for dialect in ("fx", "prim", "kernel"):
         assert dialect in dialects
+
+
+def test_an_installed_copy_finds_its_extensions(tmp_path):
+    """Laid out as the GPU package and an installed tc are (the extensions
+    inside the tc folder, no checkout's build), tc loads its native code:
+    the extension search once looked in tc/compiler/ once the compiler
+    became a package, and every compile of the GPU package fell back."""
+    import shutil
+    import sys
+
+    import tc.compiler
+    site = tmp_path / "site"
+    shutil.copytree(pathlib.Path(tc.__file__).parent, site / "tc",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("_tc", "_runtime"):
+        path = tc.compiler.extension.extension_path(name)
+        assert path is not None, f"{name} is not built"
+        shutil.copy(path, site / "tc")
+    script = ("import tc.compiler as c, tc.support as s; "
+              "print(c.native_available(), c.native_error(), "
+              "len(s.SUPPORTED_OPS) > 0, c.__file__)")
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True,
+        check=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site),
+             "TC_BUILD_DIR": str(tmp_path / "no-build")}).stdout.split()
+    assert out[0] == "True" and out[-2] == "True", out
+    assert out[-1].startswith(str(site)), out

@@ -66,7 +66,9 @@ _native_lock = threading.Lock()
 
 
 def _extension_dirs() -> list[pathlib.Path]:
-    return [pathlib.Path(__file__).resolve().parent,
+    """Where the extensions are: the tc package's folder (installed), then
+    the checkout's build."""
+    return [pathlib.Path(tc.__file__).resolve().parent,
             tc.build_dir() / "python" / "tc"]
 
 

@@ -113,13 +113,13 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
     return module.emitError() << "expected one graph, found "
                               << schedules.size();
   kernel::ScheduleOp schedule = schedules.front();
-  if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
+  if (auto bytes = schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesAttrName))
     p.arenaBytes = bytes.getInt();
   if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
+          schedule->getAttrOfType<IntegerAttr>(kernel::kIntermediateBytesAttrName))
     p.intermediateBytes = bytes.getInt();
   if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes_per_symbol"))
+          schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesPerSymbolAttrName))
     p.arenaBytesPerSymbol = bytes.getInt();
 
   llvm::DenseMap<Value, int64_t> ids;
@@ -144,14 +144,14 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
         return launch.emitOpError() << "kernel was not lowered for the CPU";
       host::Launch step;
       step.kernel = launch.getKernelAttr().getLeafReference().str();
-      if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>("tc.domain"))
+      if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>(kernel::kDomainAttrName))
         for (int64_t size : domain.asArrayRef()) {
           if (ShapedType::isDynamic(size))
             step.perSymbol = true; // rows and points per unit of it
           else
             step.rows *= size;
         }
-      if (auto points = func->getAttrOfType<IntegerAttr>("tc.points"))
+      if (auto points = func->getAttrOfType<IntegerAttr>(kernel::kPointsAttrName))
         step.points = points.getInt();
       for (Value v : launch.getBuffers())
         step.buffers.push_back(ids.lookup(v));

@@ -47,13 +47,13 @@ LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
     return module.emitError() << "expected one graph, found "
                               << schedules.size();
   kernel::ScheduleOp schedule = schedules.front();
-  if (auto bytes = schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes"))
+  if (auto bytes = schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesAttrName))
     arenaBytes = bytes.getInt();
   if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>("tc.intermediate_bytes"))
+          schedule->getAttrOfType<IntegerAttr>(kernel::kIntermediateBytesAttrName))
     intermediateBytes = bytes.getInt();
   if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>("tc.arena_bytes_per_symbol"))
+          schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesPerSymbolAttrName))
     arenaBytesPerSymbol = bytes.getInt();
 
   llvm::DenseMap<Value, int64_t> ids;

@@ -430,7 +430,7 @@ private:
   StringRef targetDevice() {
     auto module = op->getParentOfType<ModuleOp>();
     auto device =
-        module ? module->getAttrOfType<StringAttr>("tc.device") : nullptr;
+        module ? module->getAttrOfType<StringAttr>(fx::kDeviceAttrName) : nullptr;
     return device ? device.getValue() : StringRef("cpu");
   }
 

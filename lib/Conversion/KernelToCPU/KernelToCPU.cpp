@@ -192,7 +192,7 @@ LogicalResult KernelLowering::run() {
   auto func = func::FuncOp::create(b, loc, kernel.getSymName(),
                                    b.getFunctionType(argTypes, {}));
   ArrayRef<int64_t> domain = kernel.getDomain();
-  func->setAttr("tc.domain", b.getDenseI64ArrayAttr(domain));
+  func->setAttr(kernel::kDomainAttrName, b.getDenseI64ArrayAttr(domain));
   // The work, for the runtime's choice of threads: the elements written
   // (per unit of the symbolic size when the domain has it) times the
   // iterations of the longest nest of reductions behind each (a column
@@ -223,7 +223,7 @@ LogicalResult KernelLowering::run() {
     }
     iterations = std::max(iterations, nest);
   });
-  func->setAttr("tc.points", b.getI64IntegerAttr(
+  func->setAttr(kernel::kPointsAttrName, b.getI64IntegerAttr(
                                  saturatingProduct(points, iterations)));
   Block *entry = func.addEntryBlock();
   for (auto [from, to] :

@@ -228,11 +228,11 @@ struct PlanMemoryPass
 
     OpBuilder b = OpBuilder::atBlockBegin(&block);
     Builder builder(schedule.getContext());
-    schedule->setAttr("tc.arena_bytes", builder.getI64IntegerAttr(arenaBytes));
-    schedule->setAttr("tc.intermediate_bytes",
+    schedule->setAttr(kernel::kArenaBytesAttrName, builder.getI64IntegerAttr(arenaBytes));
+    schedule->setAttr(kernel::kIntermediateBytesAttrName,
                       builder.getI64IntegerAttr(intermediateBytes));
     if (bytesPerSymbol)
-      schedule->setAttr("tc.arena_bytes_per_symbol",
+      schedule->setAttr(kernel::kArenaBytesPerSymbolAttrName,
                         builder.getI64IntegerAttr(bytesPerSymbol));
     if (intervals.empty())
       return;

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Parallel.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -403,33 +404,45 @@ struct CUDAExecutable::Impl {
   /// more than the GPU takes to run them (a ResNet-18 training step: ~500
   /// launches and ~60 cuDNN calls), so once a call passes the same buffers
   /// as an earlier call (tc's Python side keeps the arena and the outputs
-  /// at a few stable addresses: tc/compiler.py, _OutputPool), the sequence
+  /// at a few stable addresses: tc/compiler/function.py), the sequence
   /// is captured into a CUDA graph, and later calls with those buffers
   /// launch the graph: one call, the same kernels and library calls on the
   /// same addresses in the same stream order, reading memory when they
   /// run. Buffers seen once run the sequence directly; a few graphs are
   /// kept (outputs alternate between their pool's tensors), the least
   /// recently used replaced. A sequence that cannot be captured (a library
-  /// call that refuses capture) is never tried again, nor one whose graphs
-  /// are hardly replayed (see kCapturesJudged). TC_CUDA_GRAPHS=0 turns
-  /// replay off.
+  /// call that refuses capture) is never tried again, and capturing
+  /// pauses while the graphs are hardly replayed (see kCapturesJudged).
+  /// TC_CUDA_GRAPHS=0 turns replay off.
   struct CapturedGraph {
     std::vector<void *> args; // the run's buffers, then its symbolic size
     CUgraphExec exec = nullptr;
     uint64_t lastUse = 0;
   };
   static constexpr size_t kMaxGraphs = 4, kArgsHistory = 8;
-  /// After this many captures, capturing goes on only while the graphs
-  /// were replayed at least kReplaysPerCapture times per capture.
-  static constexpr int64_t kCapturesJudged = 8, kReplaysPerCapture = 2;
+  /// Captures are judged kCapturesJudged at a time: a window whose graphs
+  /// were replayed fewer than kReplaysPerTwoCaptures times per two
+  /// captures pauses capturing for kFirstPause runs, twice as long after
+  /// each further such window (at most kLongestPause), while the graphs
+  /// already captured go on replaying. The threshold lies between
+  /// FSDP2's re-gathered parameters (0.86 replays per capture, a step 30%
+  /// slower than without graphs) and a sweep over sizes in
+  /// mode="reduce-overhead" (about 2 per capture).
+  static constexpr int64_t kCapturesJudged = 8, kReplaysPerTwoCaptures = 3;
+  static constexpr uint64_t kFirstPause = 64, kLongestPause = 4096;
   mutable std::mutex graphMutex;
   mutable std::vector<CapturedGraph> graphs;
   /// The buffers of the latest direct runs, oldest first.
   mutable std::vector<std::vector<void *>> recentArgs;
   mutable CUstream captureStream = nullptr;
+  /// Set for good when a capture fails (a library call refuses capture).
   mutable bool graphsOff = false;
   mutable uint64_t runs = 0;
   mutable int64_t replays = 0, captures = 0;
+  /// The current window's captures and replays; no capture before run
+  /// `pausedUntil`; the next pause's length.
+  mutable int64_t windowCaptures = 0, windowReplays = 0;
+  mutable uint64_t pausedUntil = 0, nextPause = kFirstPause;
 
   ~Impl();
   bool load(const Driver &driver, std::string &error) const;
@@ -721,6 +734,7 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
       continue;
     graph.lastUse = runs;
     ++replays;
+    ++windowReplays;
     return launchGraph(graph.exec);
   }
   auto seen = llvm::find(recentArgs, key);
@@ -735,11 +749,20 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
   // host more than issuing the sequence (instantiation), and where buffers
   // move on between calls (FSDP2 re-gathers parameters, DDP's pieces see
   // new activations) each graph replayed about once made a Llama training
-  // step 30% slower. Once enough captures show that, the sequence is
-  // issued directly from then on.
-  if (captures >= kCapturesJudged && replays < kReplaysPerCapture * captures) {
-    graphsOff = true;
+  // step 30% slower. A window of captures that shows that pauses
+  // capturing (kCapturesJudged); a steady pattern later is captured again.
+  if (runs < pausedUntil)
     return issue(*driver, args, symbol, cuStream, error);
+  if (windowCaptures >= kCapturesJudged) {
+    bool paid = 2 * windowReplays >= kReplaysPerTwoCaptures * windowCaptures;
+    windowCaptures = windowReplays = 0;
+    if (paid) {
+      nextPause = kFirstPause;
+    } else {
+      pausedUntil = runs + nextPause;
+      nextPause = std::min(2 * nextPause, kLongestPause);
+      return issue(*driver, args, symbol, cuStream, error);
+    }
   }
   CUgraphExec exec = capture(*driver, args, symbol);
   if (!exec) {
@@ -785,6 +808,7 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
   key.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(symbol)));
   graphs.push_back({std::move(key), exec, runs});
   ++captures;
+  ++windowCaptures;
   return exec;
 }
 

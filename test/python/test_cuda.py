@@ -671,8 +671,9 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
     """Buffers that come back once and then move on (FSDP2's re-gathered
     parameters) made every second call capture a CUDA graph that was never
     replayed: a Llama training step under FSDP2 ran 30% slower than with
-    replay off. After a few such captures the sequence is issued directly;
-    results stay eager's."""
+    replay off. After a few such captures the sequence is issued directly
+    for a while; a steady pattern afterwards is captured and replayed
+    again; results stay eager's."""
     import tc.compiler
     torch.manual_seed(0)
     weight = torch.randn(256, 256, device="cuda")
@@ -691,6 +692,13 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
     assert tc.counters["graphs_compiled"] == 1 and len(graphs) == 1
     assert graphs[0].graph_replays == 0
     assert 1 <= graphs[0].graph_captures <= 8, graphs[0].graph_captures
+    # The pause ends: the same buffers call after call replay a graph.
+    x = inputs[0]
+    with torch.no_grad():
+        for _ in range(200):
+            out = compiled(x)
+    close(out, f(x), rtol=1e-4, atol=1e-4)
+    assert graphs[0].graph_replays >= 100, graphs[0].graph_replays
 
 
 @cuda

@@ -82,6 +82,28 @@ def test_softmax_rows(fresh_tc, dtype, rows, width):
     check(lambda x: torch.softmax(x * 0.125, dim=-1), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32] + DTYPES)
+@pytest.mark.parametrize("rows,width", [(32 * 12 * 128, 128), (16384, 256),
+                                        (8192, 64), (4100, 97)])
+def test_short_rows_a_warp_each(fresh_tc, dtype, rows, width):
+    """Rows one warp covers run four to a block, a warp each (BERT's
+    attention rows: 128 wide at 32 x 12 x 128 rows, with its padding mask;
+    rows of 256 half-precision elements; an odd width): a masked softmax
+    and a layer norm, two reductions a row each."""
+    x = randn(rows, width, dtype=dtype)
+    keep = torch.rand(rows // 4, 1, width, device="cuda") > 0.1
+    keep[..., 0] = True
+    weight, bias = randn(width, dtype=dtype), randn(width, dtype=dtype)
+
+    def f(x, keep, weight, bias):
+        scores = x.view(rows // 4, 4, width).float() * 0.125
+        probs = torch.softmax(scores.masked_fill(~keep, float("-inf")), -1)
+        norm = F.layer_norm(x, (width,), weight, bias)
+        return probs.to(dtype).view(rows, width), norm
+
+    check(f, x, keep, weight, bias)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,width", ROWS[:2] + ROWS[3:])
 def test_column_sum(fresh_tc, dtype, rows, width):

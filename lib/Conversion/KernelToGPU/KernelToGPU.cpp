@@ -179,6 +179,10 @@ constexpr int64_t kSymbolHint = 1024;
 struct GPUSchedule {
   bool rowPerBlock = false;
   int64_t block = kRowsPerThreadBlock;
+  /// Row per block: the threads that share a row, and the rows a block
+  /// handles (a warp each when rows are short; see kPackedRows).
+  int64_t rowThreads = kRowsPerThreadBlock;
+  int64_t rowsPerBlock = 1;
   /// Blocks; with the symbolic size, blocks per unit of it (a block per
   /// row), or threads per unit of it (a thread per point or group).
   int64_t grid = 1;
@@ -195,6 +199,14 @@ struct GPUSchedule {
   /// symbolic size when the domain has it).
   int64_t threads = 1;
 };
+
+/// Rows that one warp covers are packed this many to a block, a warp each:
+/// a block of one warp per row (BERT's 128-wide attention rows in f32,
+/// CNNs' pooling windows) leaves the SM at half its threads (32 resident
+/// blocks at most) and reduces through shared memory and barriers, where a
+/// warp's shuffles suffice.
+constexpr int64_t kPackedRows = 4;
+constexpr int64_t kWarpSize = 32;
 
 /// Block reductions are shuffles of 32-bit values.
 static bool hasBlockReduction(Type type) {
@@ -246,9 +258,18 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
     // at the common sizes.
     int64_t threads = llvm::divideCeil(
         longest, std::max<int64_t>(4, schedule.vectorWidth));
-    threads = llvm::alignTo(std::max<int64_t>(threads, 32), 32);
-    schedule.block = std::min(threads, maxBlockSize);
+    threads = llvm::alignTo(std::max<int64_t>(threads, kWarpSize), kWarpSize);
+    schedule.block = schedule.rowThreads = std::min(threads, maxBlockSize);
     schedule.grid = rowsPerSymbol;
+    // Whole blocks of rows, so no block has a warp without a row, and
+    // enough blocks to fill the GPU several times over.
+    if (schedule.rowThreads == kWarpSize &&
+        kPackedRows * kWarpSize <= maxBlockSize &&
+        rowsPerSymbol % kPackedRows == 0 && rows >= 1024 * kPackedRows) {
+      schedule.rowsPerBlock = kPackedRows;
+      schedule.block = kPackedRows * kWarpSize;
+      schedule.grid = rowsPerSymbol / kPackedRows;
+    }
     return schedule;
   }
   ArrayRef<int64_t> domain = kernel.getDomain();
@@ -317,7 +338,6 @@ private:
 Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
                                           kernel::CombinerKind kind,
                                           Value partial) {
-  constexpr int32_t kWarpSize = 32;
   Value value = partial;
   for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
     auto shuffle = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
@@ -325,7 +345,7 @@ Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
     value = buildCombine(b, loc, kind, value, shuffle.getShuffleResult(),
                          /*reassociate=*/false);
   }
-  int64_t warps = schedule.block / kWarpSize;
+  int64_t warps = schedule.rowThreads / kWarpSize;
   if (warps == 1)
     return value;
   // One slot per warp; each reduction has its own, so no barrier is needed
@@ -465,9 +485,9 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
   auto bounds = [&](Value size) {
     APInt value;
     if (matchPattern(size, m_ConstantInt(&value)) &&
-        value.getSExtValue() % schedule.block == 0) {
+        value.getSExtValue() % schedule.rowThreads == 0) {
       Value trips = arith::ConstantIndexOp::create(
-          b, kernel.getLoc(), value.getSExtValue() / schedule.block);
+          b, kernel.getLoc(), value.getSExtValue() / schedule.rowThreads);
       return StridedBounds{zero, trips, one, true};
     }
     return StridedBounds{tid, size, blockSize, false};
@@ -476,7 +496,7 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
   // not split that way.
   auto vectorGroups = [&](Value size, Block &body) -> int64_t {
     APInt value;
-    int64_t chunk = schedule.block * schedule.vectorWidth;
+    int64_t chunk = schedule.rowThreads * schedule.vectorWidth;
     if (schedule.vectorWidth < 2 ||
         !matchPattern(size, m_ConstantInt(&value)) ||
         value.getSExtValue() % chunk ||
@@ -617,15 +637,27 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   b.setInsertionPoint(ret);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value blockId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  blockSize = arith::ConstantIndexOp::create(b, loc, schedule.block);
   if (schedule.rowPerBlock) {
-    delinearize(b, loc, blockId);
+    // `tid` and `blockSize` are the thread's place among its row's threads
+    // and their number.
+    blockSize = arith::ConstantIndexOp::create(b, loc, schedule.rowThreads);
+    Value row = blockId;
+    if (schedule.rowsPerBlock > 1) {
+      Value warp = arith::DivUIOp::create(b, loc, tid, blockSize);
+      Value rows =
+          arith::ConstantIndexOp::create(b, loc, schedule.rowsPerBlock);
+      row = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, blockId, rows), warp);
+      tid = arith::RemUIOp::create(b, loc, tid, blockSize);
+    }
+    delinearize(b, loc, row);
     if (failed(lowerRowPerBlock(kernel.getBody().front(), b)))
       return failure();
     return func;
   }
   // One thread per point (or group of points); the last block's extra
   // threads do nothing.
+  blockSize = arith::ConstantIndexOp::create(b, loc, schedule.block);
   int64_t width = schedule.pointsPerThread;
   Value base = arith::MulIOp::create(b, loc, blockId, blockSize);
   Value linear = arith::AddIOp::create(b, loc, base, tid);

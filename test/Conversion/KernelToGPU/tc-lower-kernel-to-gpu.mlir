@@ -132,6 +132,48 @@ kernel.kernel @softmax_like(%x: memref<64x1024xf32>, %m: memref<64xf32>, %out: m
 
 // -----
 
+// Rows one warp covers (128 f32, 4 per thread) go 4 to a block of 128
+// threads, a warp each: the row is the block's index times 4 plus the
+// thread's warp, the thread's place in the row its lane; the reduction is
+// the warp's shuffles alone (no workgroup buffer, no barrier for it), and
+// the row's first lane stores the scalar.
+// CHECK-LABEL: gpu.func @short_rows
+// CHECK-SAME: llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1024, 1, 1>}
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
+// CHECK-DAG: %[[BID:.*]] = gpu.block_id x
+// CHECK-DAG: %[[WARP:.*]] = arith.divui %[[TID]], %c32
+// CHECK-DAG: %[[FIRST:.*]] = arith.muli %[[BID]], %c4
+// CHECK-DAG: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WARP]]
+// CHECK-DAG: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK-DAG: %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: %[[K0:.*]] = arith.muli %[[LANE]], %c4
+// CHECK: memref.load %{{.*}}[%[[ROW]], %[[K0]]]
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.if %[[LEAD]]
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<4096xf32>
+// CHECK: gpu.return
+kernel.kernel @short_rows(%x: memref<4096x128xf32>, %m: memref<4096xf32>, %out: memref<4096x128xf32>) attributes {domain = array<i64: 4096>} {
+  %i = kernel.index 0
+  %c128 = arith.constant 128 : index
+  %init = arith.constant 0xFF800000 : f32
+  %max = kernel.reduce max %c128 init %init : f32 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<4096x128xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %max, %m[%i] : memref<4096xf32>
+  kernel.loop %c128 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<4096x128xf32>
+    %d = arith.subf %v, %max : f32
+    memref.store %d, %out[%i, %k] : memref<4096x128xf32>
+  }
+  kernel.return
+}
+
+// -----
+
 // A column sum reduces over the outer dimension: one thread per output
 // column (neighbouring threads read neighbouring addresses), the reduction
 // sequential in each thread.

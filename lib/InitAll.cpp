@@ -20,8 +20,7 @@
 #include "tc/Dialect/Kernel/Transforms/Passes.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
-#include "tc/Target/CPU/Pipeline.h"
-#include "tc/Target/GPU/Pipeline.h"
+#include "tc/Pipelines/Pipelines.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -91,6 +90,5 @@ void mlir::tc::registerAllPasses() {
 }
 
 void mlir::tc::registerAllPipelines() {
-  registerCPUPipelines();
-  registerGPUPipelines();
+  registerPipelines();
 }

@@ -26,7 +26,7 @@
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "tc/InitAll.h"
 #include "tc/Runtime/Diagnostics.h"
-#include "tc/Target/CPU/Pipeline.h"
+#include "tc/Pipelines/Phases.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/raw_ostream.h"

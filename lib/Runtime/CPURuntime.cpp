@@ -21,7 +21,7 @@
 #include "tc/InitAll.h"
 #include "tc/Runtime/Diagnostics.h"
 #include "tc/Runtime/HostProgram.h"
-#include "tc/Target/CPU/Pipeline.h"
+#include "tc/Pipelines/Pipelines.h"
 #include "Convolution.h"
 #include "DiskCache.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -290,37 +290,17 @@ static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
   if (!module)
     return {};
 
-  struct Stage {
-    const char *name;
-    std::function<void(OpPassManager &)> build;
-  };
-  const Stage stages[] = {{"prim",
-                           [&](OpPassManager &pm) {
-                             buildDecomposePipeline(pm, decompose);
-                           }},
-                          {"kernel",
-                           [&](OpPassManager &pm) {
-                             buildFusePipeline(pm, FuseOptions::cpu(decompose));
-                           }},
-                          {"loops", buildCPULoopsPipeline}};
-  for (const Stage &stage : stages) {
+  for (Stage stage : kAllStages) {
+    // The host program is interpreted by the runtime, the kernels are
+    // JITed: the schedule is taken before the kernels go to LLVM.
+    if (stage == Stage::Binary && failed(impl.extractSchedule(*module)))
+      return {};
     PassManager pm(&context);
-    stage.build(pm);
+    buildPipeline(pm, Target::CPU, decompose, stage, stage);
     if (failed(pm.run(*module)))
       return {};
     if (keepStageIR)
-      impl.stageIR[stage.name] = printIR(*module);
-  }
-  // The host program is interpreted by the runtime, the kernels are JITed.
-  if (failed(impl.extractSchedule(*module)))
-    return {};
-  {
-    PassManager pm(&context);
-    buildCPULLVMPipeline(pm);
-    if (failed(pm.run(*module)))
-      return {};
-    if (keepStageIR)
-      impl.stageIR["llvm"] = printIR(*module);
+      impl.stageIR[getStageName(Target::CPU, stage).str()] = printIR(*module);
   }
 
   // Kernels are throughput code: use the widest vectors the host has

@@ -8,7 +8,7 @@
 
 #include "Cudnn.h"
 #include "GPUProgram.h"
-#include "tc/Target/GPU/Pipeline.h"
+#include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Parallel.h"
@@ -916,15 +916,9 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
-  impl->program = GPUProgram::compile(
-      source, "CUDA",
-      [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
-      [&](OpPassManager &pm) {
-        buildGPUFusePipeline(pm, *options, /*cuda=*/true);
-      },
-      [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
-      [&](OpPassManager &pm) { buildCUDABinaryPipeline(pm, *options); },
-      keepStageIR, diagnostics, cacheDir, pipelineOptions);
+  impl->program =
+      GPUProgram::compile(source, Target::CUDA, *options, keepStageIR,
+                          diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
   for (const Step &step : impl->program->steps)

@@ -15,7 +15,6 @@
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/Dialect/Kernel/Transforms/ArenaPlacement.h"
 #include "tc/InitAll.h"
-#include "tc/Target/CPU/Pipeline.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
@@ -303,14 +302,12 @@ static std::string printIR(ModuleOp module) {
   return text;
 }
 
-std::unique_ptr<GPUProgram> GPUProgram::compile(
-    StringRef source, StringRef platform,
-    const std::function<void(OpPassManager &)> &decompose,
-    const std::function<void(OpPassManager &)> &fuse,
-    const std::function<void(OpPassManager &)> &lowerKernels,
-    const std::function<void(OpPassManager &)> &lowerToBinary,
-    bool keepStageIR, std::string &diagnostics, StringRef cacheDir,
-    StringRef cacheOptions) {
+std::unique_ptr<GPUProgram>
+GPUProgram::compile(StringRef source, Target target,
+                    const GPUPipelineOptions &options, bool keepStageIR,
+                    std::string &diagnostics, StringRef cacheDir,
+                    StringRef cacheOptions) {
+  StringRef platform = getTargetName(target);
   // The disk cache holds the host program and the kernels' binaries (what
   // follows, library planning and loading, runs again), keyed on the
   // graph's structure: a model's identical layers, whose subgraphs differ in
@@ -330,22 +327,17 @@ std::unique_ptr<GPUProgram> GPUProgram::compile(
         return cached;
       }
   }
-  std::unique_ptr<GPUProgram> program = compileUncached(
-      source, platform, decompose, fuse, lowerKernels, lowerToBinary,
-      keepStageIR,
-      diagnostics);
+  std::unique_ptr<GPUProgram> program =
+      compileUncached(source, target, options, keepStageIR, diagnostics);
   if (program && !cacheName.empty())
     runtime::writeCacheFile(cacheDir, cacheName, program->serialize());
   return program;
 }
 
-std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
-    StringRef source, StringRef platform,
-    const std::function<void(OpPassManager &)> &decompose,
-    const std::function<void(OpPassManager &)> &fuse,
-    const std::function<void(OpPassManager &)> &lowerKernels,
-    const std::function<void(OpPassManager &)> &lowerToBinary,
-    bool keepStageIR, std::string &diagnostics) {
+std::unique_ptr<GPUProgram>
+GPUProgram::compileUncached(StringRef source, Target target,
+                            const GPUPipelineOptions &options,
+                            bool keepStageIR, std::string &diagnostics) {
   auto program = std::make_unique<GPUProgram>();
   // Contexts are reused across the GPU compiles of the process: making one
   // and loading its dialects costs as much as the passes of a small graph.
@@ -388,26 +380,21 @@ std::unique_ptr<GPUProgram> GPUProgram::compileUncached(
   if (!module)
     return nullptr;
 
-  using Build = std::function<void(OpPassManager &)>;
-  const std::pair<const char *, Build> stages[] = {
-      {"prim", decompose},
-      {"kernel", fuse},
-      {"gpu", lowerKernels},
-      {"schedule", lowerToBinary}};
-  for (const auto &[name, build] : stages) {
+  for (Stage stage : kAllStages) {
+    std::string name = getStageName(target, stage).str();
     auto start = std::chrono::steady_clock::now();
     PassManager pm(&context);
-    build(pm);
+    buildPipeline(pm, target, options, stage, stage);
     if (failed(pm.run(*module)))
       return nullptr;
     program->compileSeconds[name] = std::chrono::duration<double>(
                                         std::chrono::steady_clock::now() -
                                         start)
                                         .count();
-    if (keepStageIR && StringRef(name) != "schedule")
+    if (keepStageIR && stage != Stage::Binary)
       program->stageIR[name] = printIR(*module);
   }
-  if (failed(program->extract(*module, platform)))
+  if (failed(program->extract(*module, getTargetName(target))))
     return nullptr;
   if (keepStageIR) {
     // The host program, without the (binary) kernels.

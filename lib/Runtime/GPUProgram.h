@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -122,18 +123,11 @@ struct GPUProgram {
   /// planning library calls).
   std::map<std::string, double> compileSeconds;
 
-  /// Compiles `source` (a module holding one fx.graph) through `decompose`
-  /// and `fuse` (the platform's fx -> prim and prim -> kernel stages),
-  /// `lowerKernels` and then
-  /// `lowerToBinary` (the platform's gpu.module -> binary
-  /// pipeline). `platform` names the target in diagnostics. Returns null and
-  /// sets `diagnostics` on failure.
+  /// Compiles `source` (a module holding one fx.graph) through `target`'s
+  /// pipeline (tc/Pipelines/Pipelines.h) with `options`, stage by stage.
+  /// Returns null and sets `diagnostics` on failure.
   static std::unique_ptr<GPUProgram>
-  compile(StringRef source, StringRef platform,
-          const std::function<void(OpPassManager &)> &decompose,
-          const std::function<void(OpPassManager &)> &fuse,
-          const std::function<void(OpPassManager &)> &lowerKernels,
-          const std::function<void(OpPassManager &)> &lowerToBinary,
+  compile(StringRef source, Target target, const GPUPipelineOptions &options,
           bool keepStageIR, std::string &diagnostics,
           StringRef cacheDir = "", StringRef cacheOptions = "");
 
@@ -145,12 +139,9 @@ struct GPUProgram {
   bool fromCache = false;
 
   static std::unique_ptr<GPUProgram>
-  compileUncached(StringRef source, StringRef platform,
-                  const std::function<void(OpPassManager &)> &decompose,
-                  const std::function<void(OpPassManager &)> &fuse,
-                  const std::function<void(OpPassManager &)> &lowerKernels,
-                  const std::function<void(OpPassManager &)> &lowerToBinary,
-                  bool keepStageIR, std::string &diagnostics);
+  compileUncached(StringRef source, Target target,
+                  const GPUPipelineOptions &options, bool keepStageIR,
+                  std::string &diagnostics);
 
   /// Whether every buffer of `args` (arguments, then the arena) has the
   /// alignment the kernels assume (kernel::kGPUBufferAlignment); else false

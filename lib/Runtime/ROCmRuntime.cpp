@@ -7,7 +7,7 @@
 #include "tc/Runtime/ROCmRuntime.h"
 
 #include "GPUProgram.h"
-#include "tc/Target/GPU/Pipeline.h"
+#include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -294,15 +294,9 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
-  impl->program = GPUProgram::compile(
-      source, "ROCm",
-      [&](OpPassManager &pm) { buildGPUDecomposePipeline(pm, *options); },
-      [&](OpPassManager &pm) {
-        buildGPUFusePipeline(pm, *options, /*cuda=*/false);
-      },
-      [&](OpPassManager &pm) { buildGPUKernelsPipeline(pm, *options); },
-      [&](OpPassManager &pm) { buildROCmBinaryPipeline(pm, *options); },
-      keepStageIR, diagnostics, cacheDir, pipelineOptions);
+  impl->program =
+      GPUProgram::compile(source, Target::ROCm, *options, keepStageIR,
+                          diagnostics, cacheDir, pipelineOptions);
   if (!impl->program)
     return nullptr;
   if (impl->program->symbolic()) {

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A graph compiled by the CUDA pipeline (include/tc/Target/GPU/Pipeline.h):
+// A graph compiled by the CUDA pipeline (include/tc/Pipelines/Pipelines.h):
 // one module of kernels (cubin, or PTX the driver finishes) and the host
 // program, interpreted here: kernel launches on the caller's stream and
 // GEMMs through cuBLAS. The CUDA driver and cuBLAS are opened at run time

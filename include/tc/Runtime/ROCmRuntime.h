@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A graph compiled by the ROCm pipeline (include/tc/Target/GPU/Pipeline.h):
+// A graph compiled by the ROCm pipeline (include/tc/Pipelines/Pipelines.h):
 // one hsaco of kernels and the host program, interpreted here: kernel
 // launches through the HIP module API on the caller's stream and GEMMs
 // through rocBLAS. HIP and rocBLAS are opened at run time (dlopen) in the

@@ -9,10 +9,8 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "tc/Conversion/Passes.h"
-#include "tc/Target/CPU/Pipeline.h"
 
 using namespace mlir;
 
@@ -45,7 +43,6 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   // the static shapes prove it fits.
   pm.addNestedPass<gpu::GPUModuleOp>(tc::createNarrowIndexDivisionPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
-
 }
 
 /// The lowering inside the gpu.module and its serialization, shared by both
@@ -105,62 +102,4 @@ void mlir::tc::buildROCmBinaryPipeline(OpPassManager &pm,
                         rocdl.runtime = gpu::amd::Runtime::HIP;
                         kernels.addPass(createConvertGpuOpsToROCDLOps(rocdl));
                       });
-}
-
-void mlir::tc::buildGPUDecomposePipeline(OpPassManager &pm,
-                                         const GPUPipelineOptions &options) {
-  DecomposeOptions decompose;
-  decompose.expandConvolutions = options.expandConvolutions;
-  buildDecomposePipeline(pm, decompose);
-}
-
-void mlir::tc::buildGPUFusePipeline(OpPassManager &pm,
-                                    const GPUPipelineOptions &options,
-                                    bool cuda) {
-  // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
-  // channels-last.
-  buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/cuda,
-                                         cuda ? options.channelsLast
-                                              : ChannelsLastMode::Off));
-}
-
-void mlir::tc::buildCUDAPipeline(OpPassManager &pm,
-                                 const GPUPipelineOptions &options) {
-  buildGPUDecomposePipeline(pm, options);
-  buildGPUFusePipeline(pm, options, /*cuda=*/true);
-  buildGPUKernelsPipeline(pm, options);
-  buildCUDABinaryPipeline(pm, options);
-}
-
-void mlir::tc::buildROCmPipeline(OpPassManager &pm,
-                                 const GPUPipelineOptions &options) {
-  buildGPUDecomposePipeline(pm, options);
-  buildGPUFusePipeline(pm, options, /*cuda=*/false);
-  buildGPUKernelsPipeline(pm, options);
-  buildROCmBinaryPipeline(pm, options);
-}
-
-void mlir::tc::registerGPUPipelines() {
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tc-cuda-pipeline",
-      "The whole CUDA pipeline the Python backend runs: fx graph to one "
-      "gpu.binary of kernels and a kernel.schedule host program",
-      buildCUDAPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tc-rocm-pipeline",
-      "The whole ROCm pipeline: fx graph to one gpu.binary (hsaco) of "
-      "kernels and a kernel.schedule host program",
-      buildROCmPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tc-gpu-kernels-pipeline",
-      "Stage 3 of tc-cuda-pipeline/tc-rocm-pipeline: kernels to gpu.func",
-      buildGPUKernelsPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tc-cuda-binary-pipeline",
-      "Stage 4 of tc-cuda-pipeline: gpu.module to NVVM to PTX/cubin",
-      buildCUDABinaryPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tc-rocm-binary-pipeline",
-      "Stage 4 of tc-rocm-pipeline: gpu.module to ROCDL to hsaco",
-      buildROCmBinaryPipeline);
 }

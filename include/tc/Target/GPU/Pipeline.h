@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The passes that take an imported fx graph to one GPU binary holding all of
-// its kernels (a `gpu.binary`) and a `kernel.schedule` host program whose
-// launches carry grid and block sizes. The decomposition and fusion stages
-// are the CPU pipeline's; then:
+// The GPU targets' stages after fusion, to one GPU binary holding all of
+// a graph's kernels (a `gpu.binary`) and a `kernel.schedule` host program
+// whose launches carry grid and block sizes (tc/Pipelines/Pipelines.h runs
+// them after the common phases):
 //
 //   kernel --tc-lower-kernel-to-gpu--> gpu.func kernels (tc-gpu-kernels-pipeline)
 //          --convert-gpu-to-nvvm/rocdl, tc-gpu-module-to-binary--> cubin/PTX or hsaco
@@ -19,7 +19,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
-#include "tc/Target/CPU/Pipeline.h"
+#include "tc/Pipelines/Phases.h"
 
 namespace mlir::tc {
 
@@ -107,15 +107,6 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// fx -> prim (tc-decompose-pipeline) with the GPU options that apply.
-void buildGPUDecomposePipeline(OpPassManager &pm,
-                               const GPUPipelineOptions &options);
-
-/// prim -> kernel (tc-fuse-pipeline) for CUDA (`cuda`) or ROCm, with the
-/// options that apply.
-void buildGPUFusePipeline(OpPassManager &pm, const GPUPipelineOptions &options,
-                          bool cuda);
-
 /// kernel -> gpu.func kernels in one gpu.module, launches configured.
 void buildGPUKernelsPipeline(OpPassManager &pm,
                              const GPUPipelineOptions &options);
@@ -127,15 +118,6 @@ void buildCUDABinaryPipeline(OpPassManager &pm,
 /// gpu.module -> ROCDL -> hsaco, as a gpu.binary.
 void buildROCmBinaryPipeline(OpPassManager &pm,
                              const GPUPipelineOptions &options);
-
-/// fx graph -> CUDA binary + schedule (`tc-cuda-pipeline`).
-void buildCUDAPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
-
-/// fx graph -> ROCm binary + schedule (`tc-rocm-pipeline`).
-void buildROCmPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
-
-/// Registers the pipelines above with the pass registry.
-void registerGPUPipelines();
 
 } // namespace mlir::tc
 

@@ -1,0 +1,108 @@
+//===- Phases.cpp - tc's target-independent phases --------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tc/Pipelines/Phases.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/Passes.h"
+#include "tc/Conversion/Passes.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Kernel/Transforms/Passes.h"
+#include "tc/Dialect/Prim/Transforms/Passes.h"
+
+using namespace mlir;
+
+/// tc-channels-last-convolutions in `mode` (nothing when off).
+static void addChannelsLastPasses(OpPassManager &pm,
+                                  tc::ChannelsLastMode mode) {
+  if (mode == tc::ChannelsLastMode::Off)
+    return;
+  tc::prim::ChannelsLastConvolutionsPassOptions layout;
+  layout.allFloats = mode == tc::ChannelsLastMode::All;
+  pm.addNestedPass<func::FuncOp>(
+      tc::prim::createChannelsLastConvolutionsPass(layout));
+  // One permute of a tensor that several convolutions (or a convolution
+  // and its gradient) read.
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+}
+
+void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
+                                      const DecomposeOptions &options) {
+  // ATen ops to prims, broadcasting and promotion made explicit.
+  pm.addPass(tc::createConvertFXToPrimPass());
+  // Without a library convolution, convolutions are matrix products of
+  // windows, differentiated as such.
+  if (options.expandConvolutions)
+    pm.addNestedPass<func::FuncOp>(tc::prim::createExpandConvolutionsPass());
+  // Training: the joint forward + backward graph of functions with
+  // arguments marked tc.requires_grad (nothing to do otherwise).
+  pm.addPass(tc::prim::createAutodiffPass());
+  // Fold the identities decomposition and differentiation leave (x * 1,
+  // reshape to the same type, ...) and share common subexpressions.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
+                                          const DecomposeOptions &options) {
+  buildDecomposePipeline(pm, options);
+  // The layout first: the forward then saves channels-last activations for
+  // the backward, which reads them so.
+  addChannelsLastPasses(pm, options.channelsLast);
+  // Save or recompute each forward value the backward reads, by a min-cut.
+  pm.addPass(tc::prim::createPartitionPass());
+  // The backward's copies of forward ops read only what was saved: what
+  // they shared with the forward is shared again.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tc::buildFusePipeline(OpPassManager &pm,
+                                 const FuseOptions &options) {
+  // Library convolutions in the layout the library runs fastest, and the
+  // elementwise ops, reductions and pooling between them with them.
+  addChannelsLastPasses(pm, options.channelsLast);
+  // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
+  pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
+  // Half-precision GEMMs on 16-byte rows, where the library needs them.
+  if (options.alignHalfProducts) {
+    pm.addNestedPass<func::FuncOp>(tc::prim::createAlignHalfProductsPass());
+    // One pad of an operand that several products read (a gradient that
+    // both backward GEMMs take).
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+  }
+  // GEMM runtimes that take f32 and f64 only: half-precision products
+  // widen.
+  if (options.widenHalfProducts) {
+    tc::prim::WidenHalfProductsPassOptions widen;
+    widen.convolutions = options.widenHalfConvolutions;
+    pm.addNestedPass<func::FuncOp>(
+        tc::prim::createWidenHalfProductsPass(widen));
+  }
+  // Realize what must be realized, inline the rest into kernels.
+  tc::ConvertPrimToKernelPassOptions fuse;
+  fuse.cacheRows = options.cacheRows;
+  fuse.weightsChannelsFirst = options.weightsChannelsFirst;
+  fuse.realizeBroadcastSources = options.realizeBroadcastSources;
+  pm.addPass(tc::createConvertPrimToKernelPass(fuse));
+  // Index checks in the kernel that reads the indices anyway.
+  pm.addPass(kernel::createFuseIndexChecksPass());
+  // Full and column reductions in two stages, to fill a GPU or the CPU's
+  // threads.
+  if (options.splitReductions) {
+    kernel::SplitReductionsPassOptions split;
+    split.minParallelism = options.splitMinParallelism;
+    split.maxSplits = options.splitMaxSplits;
+    split.minLength = options.splitMinLength;
+    split.columnFactor = options.splitColumnFactor;
+    pm.addPass(kernel::createSplitReductionsPass(split));
+    pm.addPass(createCanonicalizerPass());
+  }
+  // Repeated blocks fuse into the same kernels: compile each once.
+  pm.addPass(kernel::createDedupKernelsPass());
+  // One arena for the intermediates, reused by liveness.
+  pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
+}

@@ -129,12 +129,15 @@ NB_MODULE(_runtime, m) {
     limits[limit.name] = limit.value;
   m.attr("DECOMPOSITION_LIMITS") = limits;
   // The ATen ops tc decomposes (tc/Conversion/FXToPrim/Decompositions.def):
-  // op -> {"symbolic": whether it takes the symbolic size}, for tc.support.
+  // op -> {"symbolic": whether it takes the symbolic size, "family": the
+  // file that decomposes it}, for tc.support.
   nb::dict decompositions;
   for (const auto &entry : mlir::tc::decompositions::kDecompositions) {
     nb::dict properties;
     properties["symbolic"] =
         (entry.flags & mlir::tc::decompositions::kSymbolic) != 0;
+    properties["family"] =
+        mlir::tc::decompositions::getFamilyName(entry.family);
     decompositions[entry.op] = properties;
   }
   m.attr("DECOMPOSITIONS") = decompositions;

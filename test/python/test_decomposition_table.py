@@ -33,8 +33,8 @@ def test_tc_opt_and_the_runtime_list_the_same_table():
                             capture_output=True, text=True).stdout
     rows = [line.split() for line in listed.splitlines()]
     table = compiler.decomposition_table()
-    assert {row[0]: {"symbolic": row[1:] == ["symbolic"]} for row in rows} \
-        == table
+    assert {row[0]: {"family": row[1], "symbolic": row[2:] == ["symbolic"]}
+            for row in rows} == table
     assert len(rows) == len(table)  # no op listed twice
     assert SUPPORTED_OPS == set(table)
 
@@ -60,3 +60,29 @@ def test_python_properties_name_only_table_ops():
     assert RANDOM_OPS <= SUPPORTED_OPS
     assert VIEW_OPS <= SUPPORTED_OPS
     assert set(VALUE_GUARDS) <= SUPPORTED_OPS
+
+
+@needs_native
+def test_each_op_is_given_to_the_family_that_decomposes_it():
+    """Decompositions.def names each op's family, the file tc-decompose
+    hands it to: every family has its file, and an op that one family file
+    alone names (`target == "aten::..."`) belongs to that family. (Complex
+    operands go to ComplexAndFFT.cpp first, whatever the family; a boolean
+    mask's index_put goes to MasksAndSegments.cpp, which hands index
+    tensors on to Indexing.cpp.)"""
+    folder = ROOT / "lib/Conversion/FXToPrim"
+    table = compiler.decomposition_table()
+    families = {entry["family"] for entry in table.values()}
+    assert all((folder / f"{family}.cpp").exists() for family in families)
+    named_by: dict[str, set[str]] = {}
+    for path in folder.glob("*.cpp"):
+        if path.stem == "ComplexAndFFT":
+            continue
+        for op in re.findall(r'\btarget\s*==\s*"(aten::[\w.]+)"',
+                             path.read_text()):
+            named_by.setdefault(op, set()).add(path.stem)
+    misplaced = {op: (table[op]["family"], files)
+                 for op, files in named_by.items()
+                 if len(files) == 1 and op in table
+                 and table[op]["family"] not in files}
+    assert not misplaced, misplaced

@@ -27,7 +27,8 @@ int main(int argc, char **argv) {
       argc, argv, "tc optimizer driver\n", registry);
   if (listDecompositions) {
     for (const auto &entry : mlir::tc::decompositions::kDecompositions)
-      llvm::outs() << entry.op
+      llvm::outs() << entry.op << " "
+                   << mlir::tc::decompositions::getFamilyName(entry.family)
                    << (entry.flags & mlir::tc::decompositions::kSymbolic
                            ? " symbolic"
                            : "")

@@ -7,7 +7,9 @@
 // The builder tc-decompose uses for one fx.call_function: argument access,
 // type helpers and the decompositions shared by several ATen ops. Its
 // per-family entry points are defined in the files of this directory
-// (FXToPrim.cpp: elementwise, shapes, reductions, networks; Indexing.cpp:
+// (Elementwise.cpp, Shapes.cpp, Reductions.cpp (and matrix products),
+// Networks.cpp (convolution, normalization, pooling, random ops);
+// Indexing.cpp:
 // advanced indexing and scatters; SortAndScan.cpp: sorting, selection and
 // cumulative ops; SpecialFunctions.cpp: gamma, error and Bessel functions;
 // MasksAndSegments.cpp: masked writes, segment and bag reductions;
@@ -98,7 +100,12 @@ private:
   using Result = FailureOr<SmallVector<Value>>;
   using P = prim::ComparisonPredicate;
   /// The decompositions of one op family, each defined in the file of that
-  /// name: std::nullopt when `target` is not one of the family's ops.
+  /// name (the family Decompositions.def gives the op): std::nullopt when
+  /// `target` is not one of the family's ops.
+  std::optional<Result> elementwise(StringRef target);
+  std::optional<Result> shapes(StringRef target);
+  std::optional<Result> reductions(StringRef target);
+  std::optional<Result> networks(StringRef target);
   std::optional<Result> indexing(StringRef target);
   std::optional<Result> sortAndScan(StringRef target);
   std::optional<Result> specialFunction(StringRef target);

@@ -82,7 +82,7 @@ Decomposer::masksAndSegments(StringRef target) {
     SmallVector<Value> given = tensorArg(1);
     if (given.size() != 1 ||
         !typeOf(given.front()).getElementType().isInteger(1))
-      return std::nullopt;
+      return indexing(target); // indices, not a mask
     Value x = tensorArg(0).front();
     RankedTensorType xType = typeOf(x);
     Value mask = given.front();

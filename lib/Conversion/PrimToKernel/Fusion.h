@@ -1,0 +1,417 @@
+//===- Fusion.h - tc-fuse's plan and kernel builder -------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Fusion, the way Inductor does it: decide which values are realized in
+// buffers (FusionPlan, FusionPlan.cpp), then generate, for each realized
+// value, one kernel that computes it point by point, recursively inlining
+// the scalar computation of every value that is not realized
+// (KernelBuilder: KernelBuilder.cpp builds kernels and their scopes,
+// Scalars.cpp the scalar code of each prim op, Windows.cpp the loops inside
+// a point: window scans and reductions). PrimToKernel.cpp is the pass.
+// Private to lib/Conversion/PrimToKernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TC_LIB_CONVERSION_PRIMTOKERNEL_FUSION_H
+#define TC_LIB_CONVERSION_PRIMTOKERNEL_FUSION_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Prim/IR/PrimOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <array>
+#include <cmath>
+#include <map>
+
+
+namespace mlir::tc::fuse {
+
+inline RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The graph's symbolic size (a `?`) as fusion's cost model and the empty
+/// tensor checks see it: a size, larger than any that matters to them.
+constexpr int64_t kSymbolHint = 1024;
+
+inline int64_t hintNumElements(RankedTensorType type) {
+  int64_t count = 1;
+  for (int64_t size : type.getShape())
+    count *= ShapedType::isDynamic(size) ? kSymbolHint : size;
+  return count;
+}
+
+inline MemRefType bufferType(Value v) {
+  RankedTensorType t = tensorType(v);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// Whether `v` is a splat constant (computed inline as a scalar).
+inline bool isSplatConstant(Value v) {
+  auto cst = v.getDefiningOp<prim::ConstantOp>();
+  return cst && isa<SplatElementsAttr>(cst.getValue());
+}
+
+/// The attributes the window ops share, and a window position's offsets.
+struct WindowGeometry {
+  ArrayRef<int64_t> window, strides, padding, dilation;
+
+  template <typename Op>
+  explicit WindowGeometry(Op op)
+      : window(op.getWindow()), strides(op.getStrides()),
+        padding(op.getPadding()), dilation(op.getDilation()) {}
+
+  int64_t positions() const {
+    int64_t n = 1;
+    for (int64_t size : window)
+      n *= size;
+    return n;
+  }
+  /// Row-major position `k`'s offset along each window dimension.
+  SmallVector<int64_t> offsets(int64_t k) const {
+    SmallVector<int64_t> result(window.size());
+    for (size_t d = window.size(); d-- > 0;) {
+      result[d] = k % window[d];
+      k /= window[d];
+    }
+    return result;
+  }
+};
+
+/// Per window dimension and offset there: a coordinate and whether it is
+/// valid.
+using WindowCoordinates = SmallVector<SmallVector<std::pair<Value, Value>>>;
+
+/// The argmax whose positions `gather` reads when it reads them from its
+/// own operand over the same windows (max pooling's values): the gather is
+/// then the maximum its scan keeps, computed without the positions. Null
+/// otherwise.
+prim::WindowArgmaxOp maxOfWindows(prim::WindowGatherOp gather);
+
+/// How many points of each windowed operand computing one point of `op`
+/// reads (1 for ops other than the window ops).
+int64_t windowReads(Operation *op);
+
+//===----------------------------------------------------------------------===//
+// Realization: which values get buffers
+//===----------------------------------------------------------------------===//
+
+/// How a matrix product's operand is read by the GEMM.
+struct GemmOperand {
+  Value buffer;
+  bool transposed = false;
+};
+
+/// A matrix product, possibly with its bias epilogue; `result` is the value
+/// the GEMM writes (the product, or the bias add).
+struct Gemm {
+  prim::DotOp dot;
+  GemmOperand lhs, rhs;
+  Value bias;
+  Value result;
+};
+
+/// A convolution or one of its gradients, a library call that writes
+/// `result` from two realized operands.
+struct Conv {
+  kernel::ConvKind kind;
+  Location loc;
+  Value grad, other; // the gradients' operands; the forward's input, weight
+  DenseI64ArrayAttr stride, padding, dilation;
+  IntegerAttr groups;
+  UnitAttr channelsLast;
+  /// The weight (`other` of a forward or input gradient) is read in
+  /// PyTorch's layout (`weights-channels-first`).
+  bool weightChannelsFirst = false;
+};
+
+/// A value that several kernels would inline is realized instead when
+/// computing it reads this many large tensors per element.
+constexpr int64_t kSharedReadsToRealize = 4;
+
+/// A computed value broadcast to at least this many times its elements is
+/// realized (`realizeBroadcastSources`).
+constexpr int64_t kBroadcastRatioToRealize = 16;
+
+class FusionPlan {
+public:
+  FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
+             bool realizeBroadcastSources)
+      : func(func), weightsChannelsFirst(weightsChannelsFirst),
+        realizeBroadcastSources(realizeBroadcastSources) {}
+
+  LogicalResult build();
+
+  bool isRealized(Value v) const { return realized.contains(v); }
+  const llvm::SetVector<Value> &getRealized() const { return realized; }
+  /// The realized values whose kernels compute `v` inline or read it.
+  llvm::SmallDenseSet<Value> rootsOf(Value v) {
+    llvm::SmallDenseSet<Value> roots, visited;
+    collectRoots(v, roots, visited);
+    return roots;
+  }
+  const Gemm *gemmFor(Value v) const {
+    auto it = gemms.find(v);
+    return it == gemms.end() ? nullptr : &it->second;
+  }
+  const Conv *convFor(Value v) const {
+    auto it = convs.find(v);
+    return it == convs.end() ? nullptr : &it->second;
+  }
+
+private:
+  /// With `weightsChannelsFirst`, the graph input a channels-last
+  /// convolution's weight `w` permutes to channels-last, where every
+  /// reader of that permute is a convolution's weight (a forward or input
+  /// gradient, channels-last): those read the input in PyTorch's layout
+  /// and the permute is never computed. Null otherwise.
+  Value channelsFirstWeight(Value w) const {
+    auto permute = w.getDefiningOp<prim::PermuteOp>();
+    if (!weightsChannelsFirst || !permute ||
+        !isa<BlockArgument>(permute.getOperand()))
+      return {};
+    int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
+    SmallVector<int64_t> toLast = prim::toChannelsLast(rank);
+    if (permute.getPermutation() != ArrayRef<int64_t>(toLast))
+      return {};
+    for (OpOperand &use : permute->getUses()) {
+      if (use.getOperandNumber() != 1)
+        return {};
+      Operation *user = use.getOwner();
+      bool channelsLastWeight = false;
+      if (auto conv = dyn_cast<prim::ConvolutionOp>(user))
+        channelsLastWeight = conv.getChannelsLast();
+      else if (auto grad = dyn_cast<prim::ConvolutionBackwardInputOp>(user))
+        channelsLastWeight = grad.getChannelsLast();
+      if (!channelsLastWeight)
+        return {};
+    }
+    return permute.getOperand();
+  }
+
+  /// Whether computing one element of `v` inline takes a division, a
+  /// square root or a transcendental function (a cast or a product does
+  /// not make a value worth a kernel of its own).
+  bool computesSlowly(Value v) const {
+    SmallVector<Value> worklist = {v};
+    llvm::SmallDenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      Operation *op = next.getDefiningOp();
+      if (!op || (next != v && realized.contains(next)) ||
+          !seen.insert(next).second)
+        continue;
+      if (isa<prim::DivOp, prim::PowOp, prim::SqrtOp, prim::RsqrtOp,
+              prim::ExpOp, prim::Expm1Op, prim::LogOp, prim::Log1pOp,
+              prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op))
+        return true;
+      llvm::append_range(worklist, op->getOperands());
+    }
+    return false;
+  }
+
+  /// A dot operand that is a transpose of a realized value reads that value
+  /// with the GEMM's transpose flag instead of materializing the transpose.
+  GemmOperand gemmOperand(Value v) {
+    if (auto permute = v.getDefiningOp<prim::PermuteOp>()) {
+      if (permute.swapsLastTwo()) {
+        realized.insert(permute.getOperand());
+        return {permute.getOperand(), true};
+      }
+    }
+    realized.insert(v);
+    return {v, false};
+  }
+
+  /// Memoized read costs, by value and the size they are measured against.
+  using ReadCosts = llvm::DenseMap<std::pair<Value, int64_t>, int64_t>;
+
+  /// How many reads of large realized tensors (at least 1/16 of v's size)
+  /// computing one element of `v` inline makes (a reduction counts as one
+  /// element of its operand). What `v` computes from is measured against
+  /// `v`'s size too, not its own: a per-channel vector computed from other
+  /// per-channel vectors and broadcast to an activation reads nothing large
+  /// (batch norm's backward: its `rsqrt(var + eps)` scale is no reason to
+  /// realize an activation-sized product).
+  int64_t readCost(Value v, ReadCosts &costs) {
+    return readCost(v, hintNumElements(tensorType(v)), costs);
+  }
+  int64_t readCost(Value v, int64_t points, ReadCosts &costs);
+
+  /// The realized values whose kernels would inline `v`.
+  void collectRoots(Value v, llvm::SmallDenseSet<Value> &roots,
+                    llvm::SmallDenseSet<Value> &visited) {
+    if (!visited.insert(v).second)
+      return;
+    for (Operation *user : v.getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        continue;
+      for (Value result : user->getResults()) {
+        if (realized.contains(result))
+          roots.insert(result);
+        else
+          collectRoots(result, roots, visited);
+      }
+    }
+  }
+
+  func::FuncOp func;
+  bool weightsChannelsFirst;
+  bool realizeBroadcastSources;
+  llvm::SetVector<Value> realized;
+  llvm::DenseMap<Value, Gemm> gemms;
+  llvm::DenseMap<Value, Conv> convs;
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel generation
+//===----------------------------------------------------------------------===//
+
+/// One level of loop nesting inside a kernel under construction.
+struct Scope {
+  Block *block;
+  /// The op of this block that holds the next inner scope, while it is
+  /// being built: code for this scope is inserted before it.
+  Operation *nested = nullptr;
+  /// Scalars already computed in this scope, by value and index.
+  std::map<std::vector<const void *>, Value> memo;
+};
+
+/// The parts of a concatenation that read one value through the same chain
+/// of permutes, reshapes and slices, differing only in where the slices
+/// start: im2col's windows, one per kernel offset. A kernel reads such a
+/// concatenation with one load at a start selected by the part, instead of
+/// reading every part and selecting one.
+struct WindowFamily {
+  /// The first part's chain, from the concatenation's side.
+  SmallVector<Operation *> chain;
+  /// Per op of the chain (empty for other than slices): each part's start.
+  SmallVector<SmallVector<ArrayRef<int64_t>>> starts;
+  /// The value all parts read.
+  Value source;
+};
+
+/// The windows of one value that `concat` concatenates (see WindowFamily),
+/// or std::nullopt.
+std::optional<WindowFamily> windowFamily(prim::ConcatenateOp concat,
+                                         const FusionPlan &plan);
+
+class KernelBuilder {
+public:
+  KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows)
+      : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows) {}
+
+  /// What a kernel built for a value does: compute it point by point, or
+  /// (for a scatter-add's result) fill it with zeros or add its updates.
+  enum class Mode { Compute, Zeros, ScatterAdd };
+
+  /// Creates a kernel that computes `value` into a buffer, inserted before
+  /// `before`; returns the kernel and the realized values it reads, in
+  /// argument order (the output buffer is the last argument).
+  FailureOr<kernel::KernelOp> build(Value value, StringRef name,
+                                    Operation *before,
+                                    SmallVectorImpl<Value> &inputs,
+                                    Mode mode = Mode::Compute);
+
+private:
+  LogicalResult collectInputs(Value v, llvm::SetVector<Value> &inputs,
+                              llvm::SmallDenseSet<Value> &visited, bool root);
+  FailureOr<Value> emit(Value v, ArrayRef<Value> idx);
+  FailureOr<Value> emitOp(Operation *op, Value v, ArrayRef<Value> idx);
+  FailureOr<Value> emitReduce(prim::ReduceOp op, ArrayRef<Value> idx);
+  /// Max pooling's window ops at point `idx` (see their descriptions).
+  FailureOr<Value> emitWindowArgmax(prim::WindowArgmaxOp op,
+                                    ArrayRef<Value> idx);
+  /// The window scan of `op` at `idx`: (its first maximum's value, its
+  /// position).
+  FailureOr<std::pair<Value, Value>> emitWindowMax(prim::WindowArgmaxOp op,
+                                                   ArrayRef<Value> idx);
+  FailureOr<Value> emitWindowGather(prim::WindowGatherOp op,
+                                    ArrayRef<Value> idx);
+  FailureOr<Value> emitWindowScatter(prim::WindowScatterOp op,
+                                     ArrayRef<Value> idx);
+  /// Adds the update at point `idx` of `op`'s updates to the output row its
+  /// index selects (an atomic add; an index out of range adds zero to row
+  /// 0, so that every access stays in bounds).
+  LogicalResult emitScatterAdd(prim::ScatterAddOp op, ArrayRef<Value> idx);
+  /// `i * scale + offset` on indices, folding the trivial cases.
+  Value affine(Value i, int64_t scale, int64_t offset);
+  /// The operand index a reshape reads for result index `idx`.
+  FailureOr<SmallVector<Value>> reshapeIndex(prim::ReshapeOp reshape,
+                                             ArrayRef<Value> idx);
+  /// A concatenation of windows of one value (see `WindowFamily`) as one
+  /// read, at a start selected by the part the point falls in.
+  FailureOr<Value> emitWindows(prim::ConcatenateOp concat,
+                               const struct WindowFamily &family,
+                               ArrayRef<Value> idx);
+  /// An index constant, created once at the top of the kernel.
+  Value index(int64_t i) {
+    Value &cst = indexConstants[i];
+    if (!cst) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(scopes.front()->block);
+      cst = arith::ConstantIndexOp::create(b, loc, i);
+    }
+    return cst;
+  }
+  /// The innermost scope that defines one of `idx`, where a value at `idx`
+  /// is computed (so it is hoisted out of loops it does not depend on).
+  unsigned scopeFor(ArrayRef<Value> idx) const;
+  /// Moves the pure index arithmetic that computes `i` to the outermost
+  /// scope its operands allow. A reshape or slice computes a row's
+  /// coordinates where it is read, often inside the row's inner loop; a
+  /// reduction at those coordinates would then be emitted in the loop and
+  /// run once per element of the row (cross-entropy's backward on a 32k
+  /// vocabulary: 32k reductions of 32k elements per row).
+  void hoistIndex(Value i);
+  void hoistIndex(Value i, llvm::SmallPtrSetImpl<Operation *> &visited);
+  void setInsertionPoint(unsigned scope);
+  void pushScope(Block *block, Operation *nested);
+
+  const FusionPlan &plan;
+  OpBuilder b;
+  Location loc;
+  bool cacheRows;
+  llvm::DenseMap<Value, Value> buffers;
+  SmallVector<std::unique_ptr<Scope>> scopes;
+  llvm::DenseMap<int64_t, Value> indexConstants;
+
+public:
+  /// Whether the kernel reads realized value `v` only at the row it is
+  /// computing (so it can run as the row epilogue of v's producer).
+  bool readsOnlyOwnRow(Value v) const {
+    auto it = rowLocal.find(v);
+    return it != rowLocal.end() && it->second;
+  }
+
+private:
+  llvm::DenseMap<Value, bool> rowLocal;
+
+  /// Row caching: a value reduced over the last dimension and also needed
+  /// by the output's inner loop (softmax's exp(x - max)) is stored into the
+  /// output row by the reduction and read back by the loop, instead of
+  /// being computed twice. `rowIndex` are the kernel's row coordinates,
+  /// `loopIndex` the inner loop's induction value.
+  Value out, cached, loopIndex;
+  SmallVector<Value> rowIndex;
+  bool mayCacheRows = false;
+};
+
+/// Converts a scalar with PyTorch's rules (truncation toward zero, bool is
+/// `!= 0`).
+Value emitConvert(OpBuilder &b, Location loc, Value v, Type to);
+
+} // namespace mlir::tc::fuse
+
+#endif // TC_LIB_CONVERSION_PRIMTOKERNEL_FUSION_H

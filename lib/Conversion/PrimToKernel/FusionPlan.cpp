@@ -1,0 +1,265 @@
+//===- FusionPlan.cpp - which values get buffers ----------------*- C++ -*-===//
+//
+// Part of the tc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// tc-fuse's plan: which values are realized in buffers (graph inputs and
+// outputs, library calls' operands and results, values too costly to
+// recompute in every kernel that reads them), the rest inlined into the
+// kernels of the realized values that read them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fusion.h"
+
+using namespace mlir;
+using namespace mlir::tc;
+using namespace mlir::tc::fuse;
+
+namespace mlir::tc::fuse {
+
+prim::WindowArgmaxOp maxOfWindows(prim::WindowGatherOp gather) {
+  auto argmax = gather.getPositions().getDefiningOp<prim::WindowArgmaxOp>();
+  if (argmax && argmax.getOperand() == gather.getOperand() &&
+      argmax.getWindow() == gather.getWindow() &&
+      argmax.getStrides() == gather.getStrides() &&
+      argmax.getPadding() == gather.getPadding() &&
+      argmax.getDilation() == gather.getDilation())
+    return argmax;
+  return nullptr;
+}
+
+int64_t windowReads(Operation *op) {
+  if (auto argmax = dyn_cast<prim::WindowArgmaxOp>(op))
+    return WindowGeometry(argmax).positions();
+  if (auto gather = dyn_cast<prim::WindowGatherOp>(op))
+    return maxOfWindows(gather) ? WindowGeometry(gather).positions() : 1;
+  if (auto scatter = dyn_cast<prim::WindowScatterOp>(op))
+    return WindowGeometry(scatter).positions();
+  return 1;
+}
+
+LogicalResult FusionPlan::build() {
+  for (BlockArgument arg : func.getArguments())
+    realized.insert(arg);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+
+  // Matrix products are library calls on buffers.
+  WalkResult walk = func.walk([&](prim::DotOp dot) {
+    int64_t rank = tensorType(dot.getLhs()).getRank();
+    using GemmForm = prim::DotOp::GemmForm;
+    GemmForm form = dot.getGemmForm();
+    // An n-d by 2-d product: the lhs's leading dimensions are the rows.
+    bool flattened = form == GemmForm::Flattened;
+    if (form == GemmForm::None) {
+      dot.emitOpError() << "is not a (batched) matrix product the GEMM "
+                           "library call supports";
+      return WalkResult::interrupt();
+    }
+    // The flattened lhs is read as it is (its transpose is no matrix's).
+    GemmOperand lhs = flattened ? GemmOperand{dot.getLhs(), false}
+                                : gemmOperand(dot.getLhs());
+    if (flattened)
+      realized.insert(dot.getLhs());
+    Gemm gemm{dot, lhs, gemmOperand(dot.getRhs()), Value(), dot.getResult()};
+    // Bias epilogue: dot + broadcast(bias[N]) as the product's only use.
+    if (rank == 2 && dot->hasOneUse()) {
+      if (auto add = dyn_cast<prim::AddOp>(*dot->user_begin())) {
+        Value other = add.getLhs() == dot.getResult() ? add.getRhs()
+                                                      : add.getLhs();
+        auto bcast = other.getDefiningOp<prim::BroadcastInDimOp>();
+        if (bcast && tensorType(bcast.getOperand()).getRank() == 1 &&
+            bcast.getBroadcastDimensions() == ArrayRef<int64_t>{1} &&
+            tensorType(bcast.getOperand()).getDimSize(0) ==
+                tensorType(add).getDimSize(1) &&
+            !isSplatConstant(bcast.getOperand())) {
+          realized.insert(bcast.getOperand());
+          gemm.bias = bcast.getOperand();
+          gemm.result = add.getResult();
+        }
+      }
+    }
+    realized.insert(gemm.result);
+    gemms[gemm.result] = gemm;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // So are convolutions and their gradients.
+  auto addConv = [&](auto op, kernel::ConvKind kind, Value a, Value b) {
+    bool weightFirst = false;
+    if (kind != kernel::ConvKind::BackwardWeight && op.getChannelsLast())
+      if (Value source = channelsFirstWeight(b)) {
+        b = source;
+        weightFirst = true;
+      }
+    realized.insert(a);
+    realized.insert(b);
+    realized.insert(op.getResult());
+    convs.try_emplace(op.getResult(),
+                      Conv{kind, op.getLoc(), a, b, op.getStrideAttr(),
+                           op.getPaddingAttr(), op.getDilationAttr(),
+                           op.getGroupsAttr(), op.getChannelsLastAttr(),
+                           weightFirst});
+  };
+  func.walk([&](prim::ConvolutionOp op) {
+    addConv(op, kernel::ConvKind::Forward, op.getInput(), op.getWeight());
+  });
+  func.walk([&](prim::ConvolutionBackwardInputOp op) {
+    addConv(op, kernel::ConvKind::BackwardInput, op.getGrad(),
+            op.getOther());
+  });
+  func.walk([&](prim::ConvolutionBackwardWeightOp op) {
+    addConv(op, kernel::ConvKind::BackwardWeight, op.getGrad(),
+            op.getOther());
+  });
+
+  for (Value v : ret.getOperands())
+    realized.insert(v);
+
+  // Non-splat constants live in buffers too (rare: literal tensors).
+  func.walk([&](prim::ConstantOp cst) {
+    if (!isSplatConstant(cst))
+      realized.insert(cst);
+  });
+  // A scatter-add is written by two kernels (zeros, then the additions),
+  // not computed point by point: its result has a buffer.
+  func.walk([&](prim::ScatterAddOp op) { realized.insert(op.getResult()); });
+
+  // A value read through several windows (the strided slices of a
+  // convolution's or a pooling's input, the parts of a concatenation) would
+  // be recomputed by each window, and windows of windows multiply that:
+  // realize it once.
+  func.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      unsigned windows = 0;
+      for (Operation *user : v.getUsers())
+        windows += isa<prim::SliceOp, prim::PadOp, prim::ConcatenateOp>(user);
+      if (windows > 1)
+        realized.insert(v);
+    }
+  });
+
+  // So is what a window op reads at every point of a window (a pooling's
+  // input, its backward's cotangent and positions), and a pooling's input,
+  // which the positions' and the values' kernels both read.
+  func.walk([&](Operation *op) {
+    if (isa<prim::WindowArgmaxOp, prim::WindowGatherOp>(op))
+      realized.insert(op->getOperand(0));
+    if (isa<prim::WindowScatterOp>(op)) {
+      realized.insert(op->getOperand(0));
+      realized.insert(op->getOperand(1));
+    }
+  });
+
+  // A reduction over other than the trailing dimensions (batch norm's over
+  // N, H, W) cannot be hoisted out of its consumer's inner loops: inlined,
+  // it would be recomputed for every point it is broadcast to. Realize it.
+  func.walk([&](prim::ReduceOp reduce) {
+    ArrayRef<int64_t> dims = reduce.getDims();
+    int64_t rank = tensorType(reduce.getOperand()).getRank();
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (d != rank - static_cast<int64_t>(dims.size()) +
+                   static_cast<int64_t>(i)) {
+        realized.insert(reduce.getResult());
+        return;
+      }
+  });
+
+  // A reduction of a reduction (what tc-reassociate-reductions makes of a
+  // strided one) runs as two kernels: rows, then the small rest. Inlined,
+  // it would be one strided loop nest again.
+  func.walk([&](prim::ReduceOp reduce) {
+    if (reduce.getOperand().getDefiningOp<prim::ReduceOp>())
+      realized.insert(reduce.getOperand());
+  });
+
+  // With `realizeBroadcastSources` (the CPU's choice), a small value that
+  // takes a division or a square root, broadcast to a much larger one
+  // along its inner dimension (batch norm's per-channel
+  // `rsqrt(var + eps) * weight`, channels-last), is realized: inlined, it
+  // is computed again at every point it is broadcast to, which costs
+  // nothing where the broadcast dimension is a loop the compiler hoists it
+  // out of (channels-first) but a square root and a division per element
+  // where it is the inner one (channels-last). GPUs recompute it at no
+  // cost (their kernels wait on memory) and save the launch.
+  if (realizeBroadcastSources)
+    func.walk([&](prim::BroadcastInDimOp bcast) {
+      Value source = bcast.getOperand();
+      Operation *def = source.getDefiningOp();
+      if (!def || realized.contains(source) ||
+          isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
+              prim::PermuteOp>(def))
+        return;
+      // Only a value that varies along the result's inner dimension: one
+      // that is constant along it (a row's statistics) is hoisted.
+      RankedTensorType out = tensorType(bcast);
+      int64_t inner = out.getRank() - 1;
+      ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+      const int64_t *it = llvm::find(dims, inner);
+      if (inner < 0 || it == dims.end() || out.getDimSize(inner) <= 1 ||
+          tensorType(source).getDimSize(it - dims.begin()) !=
+              out.getDimSize(inner))
+        return;
+      int64_t from = hintNumElements(tensorType(source));
+      int64_t to = hintNumElements(out);
+      if (from > 0 && to >= kBroadcastRatioToRealize * from &&
+          computesSlowly(source))
+        realized.insert(source);
+    });
+
+  // A reduction inlined into several kernels would be recomputed by each:
+  // realize it once instead. So is a value that reads many large tensors
+  // per element (a pooling's or a convolution's input gradient: a sum over
+  // windows) and that several kernels inline (batch norm's backward reads
+  // its upstream gradient in two reductions and an elementwise kernel).
+  // Realizing one can change the roots and costs of others, so iterate to
+  // a fixed point.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    ReadCosts costs;
+    func.walk([&](Operation *op) {
+      if (op->getNumResults() != 1 || isa<func::ReturnOp>(op))
+        return;
+      Value v = op->getResult(0);
+      if (realized.contains(v))
+        return;
+      bool reduction = isa<prim::ReduceOp, prim::ArgReduceOp>(op);
+      if (!reduction && readCost(v, costs) < kSharedReadsToRealize)
+        return;
+      llvm::SmallDenseSet<Value> roots, visited;
+      collectRoots(v, roots, visited);
+      if (roots.size() > 1) {
+        realized.insert(v);
+        changed = true;
+        costs.clear();
+      }
+    });
+  }
+  return success();
+}
+
+int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
+  auto it = costs.find({v, points});
+  if (it != costs.end())
+    return it->second;
+  int64_t cost = 0;
+  if (Operation *op = v.getDefiningOp()) {
+    int64_t reads = windowReads(op);
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      if (realized.contains(operand))
+        cost += reads * (hintNumElements(tensorType(operand)) * 16 >= points);
+      else
+        cost += reads * readCost(operand, points, costs);
+    }
+  }
+  costs[{v, points}] = cost;
+  return cost;
+}
+
+} // namespace mlir::tc::fuse

@@ -22,6 +22,7 @@
 #include "tc/Runtime/Diagnostics.h"
 #include "tc/Runtime/HostProgram.h"
 #include "tc/Pipelines/Pipelines.h"
+#include "ScheduleReader.h"
 #include "Convolution.h"
 #include "DiskCache.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -106,113 +107,107 @@ static std::unique_ptr<CPUExecutable::Impl> loadFromCache(StringRef entry) {
   return impl;
 }
 
-LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
-  host::HostProgram &p = program;
-  SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
-  if (schedules.size() != 1)
-    return module.emitError() << "expected one graph, found "
-                              << schedules.size();
-  kernel::ScheduleOp schedule = schedules.front();
-  if (auto bytes = schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesAttrName))
-    p.arenaBytes = bytes.getInt();
-  if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>(kernel::kIntermediateBytesAttrName))
-    p.intermediateBytes = bytes.getInt();
-  if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesPerSymbolAttrName))
-    p.arenaBytesPerSymbol = bytes.getInt();
+namespace {
+/// The CPU's host program from a schedule (see ScheduleReader.h): launches
+/// over the kernel's domain, OpenBLAS GEMMs (a row epilogue joins its
+/// GEMM), library convolutions as custom steps.
+class CPUScheduleReader : public runtime::ScheduleReader {
+public:
+  CPUScheduleReader(ModuleOp module, host::HostProgram &p)
+      : module(module), p(p) {}
 
-  llvm::DenseMap<Value, int64_t> ids;
-  p.numArguments = schedule.getNumArguments();
-  for (BlockArgument arg : schedule.getArguments()) {
-    ids[arg] = p.buffers.size();
+private:
+  void onArgument(BlockArgument arg) override {
     p.buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
   }
-  llvm::StringSet<> kernels;
-  for (Operation &op : schedule.getBody().front()) {
-    if (isa<kernel::ArenaOp, kernel::ReturnOp, kernel::SymbolOp>(op))
-      continue;
-    if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
-      ids[buffer.getResult()] = p.buffers.size();
-      p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
-                           static_cast<int64_t>(buffer.getOffsetPerSymbol())});
-      continue;
-    }
-    if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
-      auto func = module.lookupSymbol<func::FuncOp>(launch.getKernelAttr().getLeafReference());
-      if (!func)
-        return launch.emitOpError() << "kernel was not lowered for the CPU";
-      host::Launch step;
-      step.kernel = launch.getKernelAttr().getLeafReference().str();
-      if (auto domain = func->getAttrOfType<DenseI64ArrayAttr>(kernel::kDomainAttrName))
-        for (int64_t size : domain.asArrayRef()) {
-          if (ShapedType::isDynamic(size))
-            step.perSymbol = true; // rows and points per unit of it
-          else
-            step.rows *= size;
-        }
-      if (auto points = func->getAttrOfType<IntegerAttr>(kernel::kPointsAttrName))
-        step.points = points.getInt();
-      for (Value v : launch.getBuffers())
-        step.buffers.push_back(ids.lookup(v));
-      kernels.insert(step.kernel);
-      // The verifier guarantees a row epilogue follows its GEMM.
-      if (launch.getRowEpilogue() && !p.steps.empty() && p.steps.back().gemm &&
-          p.steps.back().gemm->batch == 1 &&
-          p.steps.back().gemm->m == step.rows &&
-          bool(p.steps.back().gemm->perSymbol & 2u) == step.perSymbol) {
-        p.steps.back().gemm->epilogue = std::move(step);
-        continue;
-      }
-      p.steps.push_back({std::move(step), std::nullopt, {}});
-      continue;
-    }
-    if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
-      auto outType = cast<MemRefType>(gemm.getOut().getType());
-      Type elt = outType.getElementType();
-      if (!elt.isF32() && !elt.isF64())
-        return gemm.emitOpError()
-               << "CPU GEMM supports f32 and f64, not " << elt;
-      host::Gemm g;
-      g.a = ids.lookup(gemm.getA());
-      g.b = ids.lookup(gemm.getB());
-      g.out = ids.lookup(gemm.getOut());
-      g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
-      g.transA = gemm.getTransposeA();
-      g.transB = gemm.getTransposeB();
-      g.isDouble = elt.isF64();
-      kernel::GemmOp::LibrarySizes sizes = gemm.getLibrarySizes();
-      g.batch = sizes.batch;
-      g.m = sizes.m;
-      g.n = sizes.n;
-      g.k = sizes.k;
-      g.perSymbol = sizes.perSymbol;
-      p.steps.push_back({std::nullopt, g, {}});
-      continue;
-    }
-    if (auto conv = dyn_cast<kernel::ConvOp>(op)) {
-      FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
-      if (failed(call))
-        return failure();
-      if (!cpuLibraryConvolution() &&
-          call->element != runtime::ConvElement::F32 &&
-          call->element != runtime::ConvElement::F64)
-        return conv.emitOpError()
-               << "the CPU's reference convolution takes f32 and f64";
-      call->writesIntermediate = p.buffers[call->written()].argument < 0;
-      host::Step step;
-      step.customBuffers = {call->input, call->weight, call->output};
-      step.custom = [call = std::move(*call)](
-                        std::vector<void *> &ptrs,
-                        const host::ParallelFor &parallelFor,
-                        host::RunOwned &owned) {
-        return runtime::runCPUConv(call, ptrs, parallelFor, owned);
-      };
-      p.steps.push_back(std::move(step));
-      continue;
-    }
-    return op.emitOpError() << "is not part of a CPU host program";
+  void onBuffer(kernel::BufferOp buffer) override {
+    p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
+                         static_cast<int64_t>(buffer.getOffsetPerSymbol())});
   }
+  LogicalResult onLaunch(kernel::LaunchOp launch,
+                         SmallVector<int64_t> buffers) override {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        launch.getKernelAttr().getLeafReference());
+    if (!func)
+      return launch.emitOpError() << "kernel was not lowered for the CPU";
+    host::Launch step;
+    step.kernel = launch.getKernelAttr().getLeafReference().str();
+    if (auto domain =
+            func->getAttrOfType<DenseI64ArrayAttr>(kernel::kDomainAttrName))
+      for (int64_t size : domain.asArrayRef()) {
+        if (ShapedType::isDynamic(size))
+          step.perSymbol = true; // rows and points per unit of it
+        else
+          step.rows *= size;
+      }
+    if (auto points = func->getAttrOfType<IntegerAttr>(kernel::kPointsAttrName))
+      step.points = points.getInt();
+    step.buffers.assign(buffers.begin(), buffers.end());
+    // The verifier guarantees a row epilogue follows its GEMM.
+    if (launch.getRowEpilogue() && !p.steps.empty() && p.steps.back().gemm &&
+        p.steps.back().gemm->batch == 1 &&
+        p.steps.back().gemm->m == step.rows &&
+        bool(p.steps.back().gemm->perSymbol & 2u) == step.perSymbol) {
+      p.steps.back().gemm->epilogue = std::move(step);
+      return success();
+    }
+    p.steps.push_back({std::move(step), std::nullopt, {}});
+    return success();
+  }
+  LogicalResult onGemm(kernel::GemmOp gemm,
+                       const runtime::GemmBuffers &buffers) override {
+    Type elt = buffers.element;
+    if (!elt.isF32() && !elt.isF64())
+      return gemm.emitOpError()
+             << "CPU GEMM supports f32 and f64, not " << elt;
+    host::Gemm g;
+    g.a = buffers.a;
+    g.b = buffers.b;
+    g.out = buffers.out;
+    g.bias = buffers.bias;
+    g.transA = buffers.transA;
+    g.transB = buffers.transB;
+    g.isDouble = elt.isF64();
+    g.batch = buffers.sizes.batch;
+    g.m = buffers.sizes.m;
+    g.n = buffers.sizes.n;
+    g.k = buffers.sizes.k;
+    g.perSymbol = buffers.sizes.perSymbol;
+    p.steps.push_back({std::nullopt, g, {}});
+    return success();
+  }
+  LogicalResult onConv(kernel::ConvOp conv, runtime::ConvCall call) override {
+    if (!cpuLibraryConvolution() &&
+        call.element != runtime::ConvElement::F32 &&
+        call.element != runtime::ConvElement::F64)
+      return conv.emitOpError()
+             << "the CPU's reference convolution takes f32 and f64";
+    call.writesIntermediate = p.buffers[call.written()].argument < 0;
+    host::Step step;
+    step.customBuffers = {call.input, call.weight, call.output};
+    step.custom = [call = std::move(call)](std::vector<void *> &ptrs,
+                                           const host::ParallelFor &parallelFor,
+                                           host::RunOwned &owned) {
+      return runtime::runCPUConv(call, ptrs, parallelFor, owned);
+    };
+    p.steps.push_back(std::move(step));
+    return success();
+  }
+
+  ModuleOp module;
+  host::HostProgram &p;
+};
+} // namespace
+
+LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
+  host::HostProgram &p = program;
+  CPUScheduleReader reader(module, p);
+  if (failed(reader.read(module, "CPU")))
+    return failure();
+  p.arenaBytes = reader.arenaBytes;
+  p.intermediateBytes = reader.intermediateBytes;
+  p.arenaBytesPerSymbol = reader.arenaBytesPerSymbol;
+  p.numArguments = reader.numArguments;
   // A library call's result held in the call's own memory is released
   // after the buffer's last use.
   llvm::DenseMap<int64_t, size_t> lastUse;
@@ -236,8 +231,10 @@ LogicalResult CPUExecutable::Impl::extractSchedule(ModuleOp module) {
     for (int64_t id : step.customBuffers)
       if (p.buffers[id].argument < 0 && released.insert(id).second)
         p.steps[lastUse.lookup(id)].releases.push_back(id);
-  p.numKernels = kernels.size();
-  schedule.erase();
+  p.numKernels = reader.numKernels;
+  for (auto schedule :
+       llvm::make_early_inc_range(module.getOps<kernel::ScheduleOp>()))
+    schedule.erase();
   return success();
 }
 

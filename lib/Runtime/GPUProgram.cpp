@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUProgram.h"
+#include "ScheduleReader.h"
 #include "DiskCache.h"
 #include "tc/Runtime/Diagnostics.h"
 
@@ -40,112 +41,105 @@ void *gpu_runtime::openLibrary(std::initializer_list<const char *> names) {
   return nullptr;
 }
 
-LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
-  SmallVector<kernel::ScheduleOp> schedules(module.getOps<kernel::ScheduleOp>());
-  if (schedules.size() != 1)
-    return module.emitError() << "expected one graph, found "
-                              << schedules.size();
-  kernel::ScheduleOp schedule = schedules.front();
-  if (auto bytes = schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesAttrName))
-    arenaBytes = bytes.getInt();
-  if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>(kernel::kIntermediateBytesAttrName))
-    intermediateBytes = bytes.getInt();
-  if (auto bytes =
-          schedule->getAttrOfType<IntegerAttr>(kernel::kArenaBytesPerSymbolAttrName))
-    arenaBytesPerSymbol = bytes.getInt();
+namespace {
+/// A GPU program's buffers and steps from a schedule (see
+/// ScheduleReader.h): launches configured by tc-lower-kernel-to-gpu,
+/// cuBLAS/hipBLAS GEMMs, cuDNN convolutions.
+class GPUScheduleReader : public runtime::ScheduleReader {
+public:
+  GPUScheduleReader(GPUProgram &p, StringRef platform)
+      : p(p), platform(platform) {}
 
-  llvm::DenseMap<Value, int64_t> ids;
-  numArguments = schedule.getNumArguments();
-  for (BlockArgument arg : schedule.getArguments()) {
-    ids[arg] = buffers.size();
-    buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
+private:
+  void onArgument(BlockArgument arg) override {
+    p.buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
   }
-  llvm::StringSet<> kernels;
-  for (Operation &op : schedule.getBody().front()) {
-    if (isa<kernel::ArenaOp, kernel::ReturnOp, kernel::SymbolOp>(op))
-      continue;
-    if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
-      ids[buffer.getResult()] = buffers.size();
-      auto type = cast<MemRefType>(buffer.getType());
-      // Bytes in all, or per unit of the symbolic size.
-      int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      for (int64_t size : type.getShape())
-        if (!ShapedType::isDynamic(size))
-          bytes *= size;
-      bool perSymbol = !type.hasStaticShape();
-      buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
+  void onBuffer(kernel::BufferOp buffer) override {
+    auto type = cast<MemRefType>(buffer.getType());
+    // Bytes in all, or per unit of the symbolic size.
+    int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    for (int64_t size : type.getShape())
+      if (!ShapedType::isDynamic(size))
+        bytes *= size;
+    bool perSymbol = !type.hasStaticShape();
+    p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
                          perSymbol ? 0 : bytes,
                          static_cast<int64_t>(buffer.getOffsetPerSymbol()),
                          perSymbol ? bytes : 0});
-      continue;
-    }
-    if (auto launch = dyn_cast<kernel::LaunchOp>(op)) {
-      if (!launch.getBlock() ||
-          !(launch.getGrid() || launch.getGridPerSymbol() ||
-            launch.getThreadsPerSymbol()))
-        return launch.emitOpError() << "was not configured for a GPU";
-      Launch step;
-      step.kernel = launch.getKernelAttr().getLeafReference().str();
-      step.grid = launch.getGrid().value_or(0);
-      step.block = *launch.getBlock();
-      step.gridPerSymbol = launch.getGridPerSymbol().value_or(0);
-      step.threadsPerSymbol = launch.getThreadsPerSymbol().value_or(0);
-      for (Value v : launch.getBuffers())
-        step.buffers.push_back(ids.lookup(v));
-      kernels.insert(step.kernel);
-      steps.push_back({std::move(step), std::nullopt, std::nullopt});
-      continue;
-    }
-    if (auto gemm = dyn_cast<kernel::GemmOp>(op)) {
-      auto outType = cast<MemRefType>(gemm.getOut().getType());
-      Type elt = outType.getElementType();
-      // Half-precision GEMMs (f32 accumulation) are cuBLAS's; the other
-      // targets widen such products before they get here.
-      bool half = elt.isF16() || elt.isBF16();
-      if (!elt.isF32() && !elt.isF64() && !(half && platform == "CUDA"))
-        return gemm.emitOpError()
-               << platform << " GEMM supports "
-               << (platform == "CUDA" ? "f32, f64, f16 and bf16" : "f32 and f64")
-               << ", not " << elt;
-      Gemm g;
-      g.a = ids.lookup(gemm.getA());
-      g.b = ids.lookup(gemm.getB());
-      g.out = ids.lookup(gemm.getOut());
-      g.bias = gemm.getBias() ? ids.lookup(gemm.getBias()) : -1;
-      g.transA = gemm.getTransposeA();
-      g.transB = gemm.getTransposeB();
-      g.element = elt.isF64()    ? GemmElement::F64
-                  : elt.isF16()  ? GemmElement::F16
-                  : elt.isBF16() ? GemmElement::BF16
-                                 : GemmElement::F32;
-      kernel::GemmOp::LibrarySizes sizes = gemm.getLibrarySizes();
-      g.batch = sizes.batch;
-      g.m = sizes.m;
-      g.n = sizes.n;
-      g.k = sizes.k;
-      g.perSymbol = sizes.perSymbol;
-      // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
-      if (g.bias >= 0 && !(g.perSymbol & 2u))
-        maxBiasRows = std::max(maxBiasRows, g.m);
-      steps.push_back({std::nullopt, g, std::nullopt});
-      continue;
-    }
-    if (auto conv = dyn_cast<kernel::ConvOp>(op)) {
-      FailureOr<runtime::ConvCall> call = runtime::ConvCall::get(conv, ids);
-      if (failed(call))
-        return failure();
-      if (call->weightChannelsFirst)
-        return conv.emitOpError()
-               << "weight_channels_first is for CPU library calls (cuDNN "
-                  "takes its filter in the tensors' layout)";
-      steps.push_back({std::nullopt, std::nullopt, std::move(*call)});
-      continue;
-    }
-    return op.emitOpError() << "is not part of a " << platform
-                            << " host program";
   }
-  numKernels = kernels.size();
+  LogicalResult onLaunch(kernel::LaunchOp launch,
+                         SmallVector<int64_t> buffers) override {
+    if (!launch.getBlock() ||
+        !(launch.getGrid() || launch.getGridPerSymbol() ||
+          launch.getThreadsPerSymbol()))
+      return launch.emitOpError() << "was not configured for a GPU";
+    Launch step;
+    step.kernel = launch.getKernelAttr().getLeafReference().str();
+    step.grid = launch.getGrid().value_or(0);
+    step.block = *launch.getBlock();
+    step.gridPerSymbol = launch.getGridPerSymbol().value_or(0);
+    step.threadsPerSymbol = launch.getThreadsPerSymbol().value_or(0);
+    step.buffers.assign(buffers.begin(), buffers.end());
+    p.steps.push_back({std::move(step), std::nullopt, std::nullopt});
+    return success();
+  }
+  LogicalResult onGemm(kernel::GemmOp gemm,
+                       const runtime::GemmBuffers &buffers) override {
+    Type elt = buffers.element;
+    // Half-precision GEMMs (f32 accumulation) are cuBLAS's; the other
+    // targets widen such products before they get here.
+    bool cuda = platform == "CUDA";
+    bool half = elt.isF16() || elt.isBF16();
+    if (!elt.isF32() && !elt.isF64() && !(half && cuda))
+      return gemm.emitOpError()
+             << platform << " GEMM supports "
+             << (cuda ? "f32, f64, f16 and bf16" : "f32 and f64") << ", not "
+             << elt;
+    Gemm g;
+    g.a = buffers.a;
+    g.b = buffers.b;
+    g.out = buffers.out;
+    g.bias = buffers.bias;
+    g.transA = buffers.transA;
+    g.transB = buffers.transB;
+    g.element = elt.isF64()    ? GemmElement::F64
+                : elt.isF16()  ? GemmElement::F16
+                : elt.isBF16() ? GemmElement::BF16
+                               : GemmElement::F32;
+    g.batch = buffers.sizes.batch;
+    g.m = buffers.sizes.m;
+    g.n = buffers.sizes.n;
+    g.k = buffers.sizes.k;
+    g.perSymbol = buffers.sizes.perSymbol;
+    // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
+    if (g.bias >= 0 && !(g.perSymbol & 2u))
+      p.maxBiasRows = std::max(p.maxBiasRows, g.m);
+    p.steps.push_back({std::nullopt, g, std::nullopt});
+    return success();
+  }
+  LogicalResult onConv(kernel::ConvOp conv, runtime::ConvCall call) override {
+    if (call.weightChannelsFirst)
+      return conv.emitOpError()
+             << "weight_channels_first is for CPU library calls (cuDNN "
+                "takes its filter in the tensors' layout)";
+    p.steps.push_back({std::nullopt, std::nullopt, std::move(call)});
+    return success();
+  }
+
+  GPUProgram &p;
+  StringRef platform;
+};
+} // namespace
+
+LogicalResult GPUProgram::extract(ModuleOp module, StringRef platform) {
+  GPUScheduleReader reader(*this, platform);
+  if (failed(reader.read(module, platform)))
+    return failure();
+  arenaBytes = reader.arenaBytes;
+  intermediateBytes = reader.intermediateBytes;
+  arenaBytesPerSymbol = reader.arenaBytesPerSymbol;
+  numArguments = reader.numArguments;
+  numKernels = reader.numKernels;
 
   auto binaryOp = module.lookupSymbol<gpu::BinaryOp>("tc_kernels");
   if (!binaryOp) {

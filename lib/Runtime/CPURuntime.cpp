@@ -161,18 +161,8 @@ private:
       return gemm.emitOpError()
              << "CPU GEMM supports f32 and f64, not " << elt;
     host::Gemm g;
-    g.a = buffers.a;
-    g.b = buffers.b;
-    g.out = buffers.out;
-    g.bias = buffers.bias;
-    g.transA = buffers.transA;
-    g.transB = buffers.transB;
+    runtime::assignGemm(g, buffers);
     g.isDouble = elt.isF64();
-    g.batch = buffers.sizes.batch;
-    g.m = buffers.sizes.m;
-    g.n = buffers.sizes.n;
-    g.k = buffers.sizes.k;
-    g.perSymbol = buffers.sizes.perSymbol;
     p.steps.push_back({std::nullopt, g, {}});
     return success();
   }

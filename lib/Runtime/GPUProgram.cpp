@@ -96,21 +96,11 @@ private:
              << (cuda ? "f32, f64, f16 and bf16" : "f32 and f64") << ", not "
              << elt;
     Gemm g;
-    g.a = buffers.a;
-    g.b = buffers.b;
-    g.out = buffers.out;
-    g.bias = buffers.bias;
-    g.transA = buffers.transA;
-    g.transB = buffers.transB;
+    runtime::assignGemm(g, buffers);
     g.element = elt.isF64()    ? GemmElement::F64
                 : elt.isF16()  ? GemmElement::F16
                 : elt.isBF16() ? GemmElement::BF16
                                : GemmElement::F32;
-    g.batch = buffers.sizes.batch;
-    g.m = buffers.sizes.m;
-    g.n = buffers.sizes.n;
-    g.k = buffers.sizes.k;
-    g.perSymbol = buffers.sizes.perSymbol;
     // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
     if (g.bias >= 0 && !(g.perSymbol & 2u))
       p.maxBiasRows = std::max(p.maxBiasRows, g.m);

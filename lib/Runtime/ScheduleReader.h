@@ -36,6 +36,23 @@ struct GemmBuffers {
   Type element;
 };
 
+/// Sets the fields every runtime's GEMM step has (its buffers, transposes
+/// and library sizes) from `buffers`.
+template <typename GemmStep>
+void assignGemm(GemmStep &g, const GemmBuffers &buffers) {
+  g.a = buffers.a;
+  g.b = buffers.b;
+  g.out = buffers.out;
+  g.bias = buffers.bias;
+  g.transA = buffers.transA;
+  g.transB = buffers.transB;
+  g.batch = buffers.sizes.batch;
+  g.m = buffers.sizes.m;
+  g.n = buffers.sizes.n;
+  g.k = buffers.sizes.k;
+  g.perSymbol = buffers.sizes.perSymbol;
+}
+
 /// Walks the schedule of a compiled module for one runtime, which gets
 /// each buffer and step through the `on...` hooks, in schedule order.
 class ScheduleReader {

@@ -21,6 +21,7 @@
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "tc/Dialect/Prim/IR/PrimDialect.h"
 #include "tc/Pipelines/Pipelines.h"
+#include "tc/Target/GPU/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -85,6 +86,7 @@ void mlir::tc::registerAllPasses() {
 
   // tc's own passes.
   tc::registerTCConversionPasses();
+  tc::registerTCTargetGPUPasses();
   tc::kernel::registerTCKernelPasses();
   tc::prim::registerTCPrimPasses();
 }

@@ -6,7 +6,7 @@
 
 #include "tc/Conversion/Passes.h"
 
-#include "tc/Conversion/KernelLoops.h"
+#include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"

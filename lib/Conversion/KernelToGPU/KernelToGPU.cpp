@@ -17,7 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "tc/Conversion/KernelLoops.h"
+#include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"

@@ -5,14 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tc/Conversion/Passes.h"
+#include "tc/Target/GPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::tc {
 #define GEN_PASS_DEF_NVVMDIVFULLPASS
-#include "tc/Conversion/Passes.h.inc"
+#include "tc/Target/GPU/Passes.h.inc"
 } // namespace mlir::tc
 
 using namespace mlir;

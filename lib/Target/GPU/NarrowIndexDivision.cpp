@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tc/Conversion/Passes.h"
+#include "tc/Target/GPU/Passes.h"
 
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Analysis/DataFlow/Utils.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::tc {
 #define GEN_PASS_DEF_NARROWINDEXDIVISIONPASS
-#include "tc/Conversion/Passes.h.inc"
+#include "tc/Target/GPU/Passes.h.inc"
 } // namespace mlir::tc
 
 using namespace mlir;

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "tc/Conversion/Passes.h"
+#include "tc/Target/GPU/Passes.h"
 
 using namespace mlir;
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tc/Conversion/KernelLoops.h"
+#include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the CPU and GPU lowerings of `kernel.kernel` share: turning a body's
-// `kernel.loop` and `kernel.reduce` ops into sequential `scf.for` loops and
-// the combiners of reductions into arith ops.
+// A utility of the kernel dialect that the CPU and GPU lowerings of
+// `kernel.kernel` share: turning a body's `kernel.loop` and `kernel.reduce`
+// ops into sequential `scf.for` loops and the combiners of reductions into
+// arith ops.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TC_CONVERSION_KERNELLOOPS_H
-#define TC_CONVERSION_KERNELLOOPS_H
+#ifndef TC_DIALECT_KERNEL_UTILS_KERNELLOOPS_H
+#define TC_DIALECT_KERNEL_UTILS_KERNELLOOPS_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -93,4 +94,4 @@ protected:
 
 } // namespace mlir::tc
 
-#endif // TC_CONVERSION_KERNELLOOPS_H
+#endif // TC_DIALECT_KERNEL_UTILS_KERNELLOOPS_H

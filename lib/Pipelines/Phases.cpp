@@ -32,7 +32,9 @@ static void addChannelsLastPasses(OpPassManager &pm,
 void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
                                       const DecomposeOptions &options) {
   // ATen ops to prims, broadcasting and promotion made explicit.
-  pm.addPass(tc::createConvertFXToPrimPass());
+  tc::ConvertFXToPrimPassOptions decompose;
+  decompose.miscompileForTesting = options.miscompileForTesting;
+  pm.addPass(tc::createConvertFXToPrimPass(decompose));
   // Without a library convolution, convolutions are matrix products of
   // windows, differentiated as such.
   if (options.expandConvolutions)

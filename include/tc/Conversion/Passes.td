@@ -32,6 +32,13 @@ def ConvertFXToPrimPass : Pass<"tc-decompose", "ModuleOp"> {
     offset: the elements drawn before it, in program order), so every
     element of a call draws a different number.
   }];
+  let options = [
+    Option<"miscompileForTesting", "miscompile-for-testing", "std::string",
+           "\"\"",
+           "Tests only: add 1 to every float result of this ATen op (a "
+           "wrong rewrite planted on purpose, which tc.debug's minifier "
+           "tests must find)">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::tc::prim::PrimDialect"];
 }

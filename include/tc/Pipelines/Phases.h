@@ -50,6 +50,12 @@ struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
                      "in training, so that the forward saves channels-last "
                      "activations"),
       llvm::cl::init(ChannelsLastMode::Off), channelsLastValues()};
+  PassOptions::Option<std::string> miscompileForTesting{
+      *this, "miscompile-for-testing",
+      llvm::cl::desc("Tests only: tc-decompose adds 1 to every float result "
+                     "of this ATen op (a planted wrong rewrite for "
+                     "tc.debug's tests)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> halfConvolutions{
       *this, "half-convolutions",
       llvm::cl::desc("f16/bf16 library convolutions run in their type, not "

@@ -151,6 +151,8 @@ namespace {
 
 struct ConvertFXToPrimPass
     : public tc::impl::ConvertFXToPrimPassBase<ConvertFXToPrimPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<fx::GraphOp> graphs(module.getOps<fx::GraphOp>());
@@ -227,12 +229,28 @@ struct ConvertFXToPrimPass
                  << "decomposition produced " << produced
                  << " where PyTorch computes " << from.getType();
         }
+        if (!miscompileForTesting.empty() &&
+            call.getTarget() == miscompileForTesting)
+          to = plantWrongResult(b, call.getLoc(), to);
         mapping.map(from, to);
       }
     }
     graph.erase();
     widenBoolReductions(func);
     return success();
+  }
+
+  /// `value + 1` for a float tensor (the miscompile-for-testing option's
+  /// wrong result), `value` otherwise.
+  static Value plantWrongResult(OpBuilder &b, Location loc, Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return value;
+    Value one = prim::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            type, Attribute(b.getFloatAttr(type.getElementType(), 1.0))));
+    return prim::AddOp::create(b, loc, value, one);
   }
 
   /// Reductions of bools reduce their values as i32 and convert back

@@ -1,0 +1,103 @@
+"""tc.debug: the graph minifier and the repro scripts it writes, on a
+wrong rewrite planted in tc-decompose (`miscompile-for-testing`, a test
+option of the CPU pipeline) and on an op tc leaves to eager."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tc
+import tc.debug
+
+pytestmark = pytest.mark.requires_native
+
+#: tc-cpu-pipeline's options with tc-decompose adding 1 to every float
+#: result of aten::erf.
+PLANTED = "miscompile-for-testing=aten::erf"
+
+
+def _blocks(x, w):
+    """184 ops: twenty blocks of layer norm, product, tanh and sigmoid;
+    block 13 adds an erf."""
+    for i in range(20):
+        h = F.layer_norm(x, (64,))
+        h = h @ w[i % 4]
+        if i == 13:
+            h = h + torch.erf(h) * 0.5
+        h = torch.tanh(h) * 0.5 + torch.sigmoid(h)
+        x = x + h * 0.1
+    return x.sum(-1), x
+
+
+def _ops(gm):
+    return [n for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method", "call_module")]
+
+
+def _inputs():
+    torch.manual_seed(0)
+    return [torch.randn(32, 64), torch.randn(4, 64, 64) * 0.1]
+
+
+def test_minifier_finds_a_planted_miscompile(fresh_tc, monkeypatch,
+                                             tmp_path):
+    monkeypatch.setenv("TC_CPU_OPTIONS", PLANTED)
+    gm = torch.fx.symbolic_trace(_blocks)
+    inputs = _inputs()
+    assert len(_ops(gm)) >= 180
+    assert tc.debug.mismatches(gm, inputs)
+
+    start = time.monotonic()
+    small, small_inputs = tc.debug.minify(gm, inputs, tc.debug.mismatches)
+    assert time.monotonic() - start < 60
+    assert 1 <= len(_ops(small)) <= 5, small.code
+    assert "erf" in small.code
+    assert tc.debug.mismatches(small, small_inputs)
+
+    # The repro fails alone, in a process of its own, the same way; with
+    # the compiler unplanted it passes.
+    repro = tc.debug.write_repro(small, small_inputs, tmp_path / "repro.py")
+    env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"))
+    failed = subprocess.run([sys.executable, str(repro)], env=env,
+                            capture_output=True, text=True)
+    assert failed.returncode != 0
+    assert "AssertionError" in failed.stderr
+    env.pop("TC_CPU_OPTIONS")
+    passed = subprocess.run([sys.executable, str(repro)], env=env,
+                            capture_output=True, text=True)
+    assert passed.returncode == 0, passed.stderr
+    assert "tc matches eager" in passed.stdout
+
+
+def test_minify_keeps_a_graph_that_does_not_fail(fresh_tc):
+    gm = torch.fx.symbolic_trace(_blocks)
+    inputs = _inputs()
+    assert not tc.debug.mismatches(gm, inputs)
+    small, small_inputs = tc.debug.minify(gm, inputs, tc.debug.mismatches)
+    assert small is gm and len(small_inputs) == len(inputs)
+
+
+def test_minifier_finds_the_op_left_to_eager(fresh_tc, tmp_path):
+    def f(x):
+        y = torch.tanh(x) * 2 + 1
+        z = torch.cumsum(y, 0) - y
+        ids = torch.nonzero(z > 0)  # data-dependent shape: eager
+        return z.sum() + ids.shape[0], y.exp()
+
+    gm = torch.fx.symbolic_trace(f)
+    inputs = [torch.randn(64)]
+    assert tc.debug.falls_back(gm, inputs)
+    small, small_inputs = tc.debug.minify(gm, inputs, tc.debug.falls_back)
+    assert [n.target for n in _ops(small)] == [torch.nonzero]
+    repro = tc.debug.write_repro(small, small_inputs, tmp_path / "repro.py",
+                                 what="tc leaves an op to eager")
+    env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"))
+    failed = subprocess.run([sys.executable, str(repro)], env=env,
+                            capture_output=True, text=True)
+    assert failed.returncode != 0
+    assert "ops_eager" in failed.stderr

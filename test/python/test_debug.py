@@ -101,3 +101,29 @@ def test_minifier_finds_the_op_left_to_eager(fresh_tc, tmp_path):
                             capture_output=True, text=True)
     assert failed.returncode != 0
     assert "ops_eager" in failed.stderr
+
+
+def test_tc_repro_writes_a_repro_from_a_users_run(fresh_tc, monkeypatch,
+                                                  tmp_path, tc_logs):
+    """TC_REPRO=accuracy: no change to the program; the first call of the
+    graph also runs it in eager, finds the planted difference and writes
+    the minified repro, with a warning naming it."""
+    monkeypatch.setenv("TC_CPU_OPTIONS", PLANTED)
+    monkeypatch.setenv("TC_REPRO", "accuracy")
+    monkeypatch.setenv("TC_REPRO_DIR", str(tmp_path / "repros"))
+    x, w = _inputs()
+    torch.compile(_blocks, backend="tc")(x, w)
+    repros = sorted((tmp_path / "repros").glob("repro_*.py"))
+    assert len(repros) == 1, repros
+    assert "torch.erf" in repros[0].read_text()
+    assert "TC_REPRO" in tc_logs.text and str(repros[0]) in tc_logs.text
+
+
+def test_tc_repro_leaves_a_correct_run_alone(fresh_tc, monkeypatch,
+                                             tmp_path):
+    monkeypatch.setenv("TC_REPRO", "accuracy")
+    monkeypatch.setenv("TC_REPRO_DIR", str(tmp_path / "repros"))
+    x, w = _inputs()
+    out = torch.compile(_blocks, backend="tc")(x, w)
+    torch.testing.assert_close(out, _blocks(x, w))
+    assert not (tmp_path / "repros").exists()

@@ -17,6 +17,7 @@ logged and the graph runs in eager. What happened is counted in
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Callable, Sequence
 
 import torch
@@ -43,6 +44,7 @@ def tc_backend(gm: torch.fx.GraphModule,
     `output_code` channel does).
     """
     failures = tc.counters["compile_failures"]
+    eager = (tc.counters["ops_eager"], tc.counters["fallback_graphs"])
     common.in_backend.append(True)
     try:
         settings = common.parse_kwargs(kwargs)
@@ -56,7 +58,8 @@ def tc_backend(gm: torch.fx.GraphModule,
             precompile.record(gm, example_inputs, kwargs)
         compiled = pipeline.to_aten(gm, example_inputs, settings)
     except Exception as error:  # tc must never break the user's program
-        if "DataDependent" in type(error).__name__:
+        if any(kind in type(error).__name__
+               for kind in ("DataDependent", "DynamicOutputShape")):
             # An op whose result depends on tensor values (narrow at a
             # tensor position, nonzero, ...): not a bug, a limit.
             _fallbacks.info("graph runs in eager: it needs tensor data at "
@@ -74,6 +77,13 @@ def tc_backend(gm: torch.fx.GraphModule,
     if not common.agree(tc.counters["compile_failures"] == failures,
                         "a graph", gm, example_inputs):
         return gm.forward
+    if os.environ.get("TC_REPRO"):
+        # Repros of what failed, from the first call (docs/Debugging.md).
+        from tc.debug import repro_on_failure
+        fell_back = eager != (tc.counters["ops_eager"],
+                              tc.counters["fallback_graphs"])
+        return repro_on_failure(gm, compiled, os.environ["TC_REPRO"],
+                                fell_back)
     return compiled
 
 

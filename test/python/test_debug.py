@@ -127,3 +127,20 @@ def test_tc_repro_leaves_a_correct_run_alone(fresh_tc, monkeypatch,
     out = torch.compile(_blocks, backend="tc")(x, w)
     torch.testing.assert_close(out, _blocks(x, w))
     assert not (tmp_path / "repros").exists()
+
+
+def test_tc_repro_1_writes_a_repro_of_an_op_left_to_eager(
+        fresh_tc, monkeypatch, tmp_path):
+    """TC_REPRO=1: a graph of which tc leaves an op to eager (svdvals, no
+    decomposition) gets a repro of that op alone."""
+    monkeypatch.setenv("TC_REPRO", "1")
+    monkeypatch.setenv("TC_REPRO_DIR", str(tmp_path / "repros"))
+
+    def f(x):
+        return torch.linalg.svdvals(torch.tanh(x) * 2) + x.sum()
+
+    torch.compile(f, backend="tc")(torch.randn(8, 8))
+    repros = sorted((tmp_path / "repros").glob("repro_*.py"))
+    assert len(repros) == 1, repros
+    text = repros[0].read_text()
+    assert "svdvals" in text and "tanh" not in text

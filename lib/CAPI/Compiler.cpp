@@ -55,17 +55,22 @@ static bool compileSafely(Fn compile, std::string &diagnostics) {
   return false;
 }
 
-TcExecutableRef tcCompileCPU(const char *source, size_t length,
-                             const char *options, int keepStageIR,
-                             const char *cacheEntry, char **error) {
+/// Compiles for a platform (CPUExecutable, CUDAExecutable or
+/// ROCmExecutable), into `slot` of the result; `cache` is the CPU's cache
+/// entry or a GPU's cache folder.
+template <typename Executable>
+static TcExecutableRef
+compileInto(const char *source, size_t length, const char *options,
+            int keepStageIR, const char *cache, char **error,
+            std::unique_ptr<Executable> TcExecutable::*slot) {
   std::string diagnostics;
-  std::unique_ptr<CPUExecutable> exe;
+  std::unique_ptr<Executable> exe;
   if (!compileSafely(
           [&] {
-            exe = CPUExecutable::compile(llvm::StringRef(source, length),
-                                         options ? options : "",
-                                         keepStageIR != 0, diagnostics,
-                                         cacheEntry ? cacheEntry : "");
+            exe = Executable::compile(llvm::StringRef(source, length),
+                                      options ? options : "",
+                                      keepStageIR != 0, diagnostics,
+                                      cache ? cache : "");
           },
           diagnostics))
     exe.reset();
@@ -75,8 +80,15 @@ TcExecutableRef tcCompileCPU(const char *source, size_t length,
     return nullptr;
   }
   auto *result = new TcExecutable();
-  result->cpu = std::move(exe);
+  result->*slot = std::move(exe);
   return result;
+}
+
+TcExecutableRef tcCompileCPU(const char *source, size_t length,
+                             const char *options, int keepStageIR,
+                             const char *cacheEntry, char **error) {
+  return compileInto(source, length, options, keepStageIR, cacheEntry, error,
+                     &TcExecutable::cpu);
 }
 
 int tcExportCPU(const char *source, size_t length, const char *options,
@@ -97,46 +109,18 @@ int tcExportCPU(const char *source, size_t length, const char *options,
   return ok ? 0 : 1;
 }
 
-/// Compiles for a GPU platform (CUDAExecutable or ROCmExecutable), into
-/// `slot` of the result.
-template <typename Executable>
-static TcExecutableRef
-compileForGPU(const char *source, size_t length, const char *options,
-              int keepStageIR, const char *cacheDir, char **error,
-              std::unique_ptr<Executable> TcExecutable::*slot) {
-  std::string diagnostics;
-  std::unique_ptr<Executable> exe;
-  if (!compileSafely(
-          [&] {
-            exe = Executable::compile(llvm::StringRef(source, length),
-                                      options ? options : "",
-                                      keepStageIR != 0, diagnostics,
-                                      cacheDir ? cacheDir : "");
-          },
-          diagnostics))
-    exe.reset();
-  if (!exe) {
-    if (error)
-      *error = copyString(diagnostics);
-    return nullptr;
-  }
-  auto *result = new TcExecutable();
-  result->*slot = std::move(exe);
-  return result;
-}
-
 TcExecutableRef tcCompileCUDA(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               const char *cacheDir, char **error) {
-  return compileForGPU(source, length, options, keepStageIR, cacheDir, error,
-                       &TcExecutable::cuda);
+  return compileInto(source, length, options, keepStageIR, cacheDir, error,
+                     &TcExecutable::cuda);
 }
 
 TcExecutableRef tcCompileROCm(const char *source, size_t length,
                               const char *options, int keepStageIR,
                               const char *cacheDir, char **error) {
-  return compileForGPU(source, length, options, keepStageIR, cacheDir, error,
-                       &TcExecutable::rocm);
+  return compileInto(source, length, options, keepStageIR, cacheDir, error,
+                     &TcExecutable::rocm);
 }
 
 int tcExecutableRun(TcExecutableRef exe, void *const *buffers, size_t count,

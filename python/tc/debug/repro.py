@@ -3,8 +3,10 @@ program. With `TC_REPRO=accuracy` the first call of each graph tc compiled
 also runs the graph in eager; with `TC_REPRO=1` a graph of which tc left
 ops to eager is looked at. Where tc's result differs (or ops fell back),
 the graph is minified (tc.debug.minify) and its repro written to
-`$TC_REPRO_DIR` (default `tc_repro/`), with a warning naming the file.
-Graphs whose inputs require grad (training) are not checked."""
+`$TC_REPRO_DIR` (default `tc_repro/`), with a warning naming the file; a
+graph whose result differs runs in eager from then on (a run-time
+fallback), that call included. Graphs whose inputs require grad
+(training) are not checked."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any, Callable
 import torch
 import torch.fx
 
+import tc
 from tc.debug.minify import falls_back, minify, mismatches, write_repro
 
 logger = logging.getLogger("tc")
@@ -35,33 +38,40 @@ def repro_on_failure(gm: torch.fx.GraphModule, compiled: Callable,
     (`fell_back`: tc's compile of gm left some)."""
     if _active:
         return compiled
-    checked = False
+    checked = wrong = False
 
     def run(*args: Any) -> Any:
-        nonlocal checked
+        nonlocal checked, wrong
+        if wrong:
+            return gm(*args)
         if checked or any(isinstance(a, torch.Tensor) and a.requires_grad
                           for a in args):
             return compiled(*args)
         checked = True
         saved = [a.detach().clone() if isinstance(a, torch.Tensor) else a
                  for a in args]
-        result = compiled(*args)
         if mode == "accuracy":
-            _write(gm, saved, mismatches, "tc's result differs from eager's")
+            if _write(gm, saved, mismatches,
+                      "tc's result differs from eager's"):
+                # Never a wrong result: eager's, now and from now on.
+                wrong = True
+                tc.counters["runtime_fallbacks"] += 1
+                return gm(*args)
         elif fell_back:
             _write(gm, saved, falls_back, "tc leaves an op to eager")
-        return result
+        return compiled(*args)
 
     return run
 
 
 def _write(gm: torch.fx.GraphModule, inputs: list, fails: Callable,
-           what: str) -> None:
+           what: str) -> bool:
+    """Whether `fails` holds on gm; if so, writes the minified repro."""
     global _active
     _active = True
     try:
         if not fails(gm, inputs):
-            return
+            return False
         small, small_inputs = minify(gm, inputs, fails)
         folder = pathlib.Path(os.environ.get("TC_REPRO_DIR", "tc_repro"))
         folder.mkdir(parents=True, exist_ok=True)
@@ -71,8 +81,10 @@ def _write(gm: torch.fx.GraphModule, inputs: list, fails: Callable,
                   for n in small.graph.nodes)
         logger.warning("tc: TC_REPRO: %s; a graph of %d ops that shows it "
                        "is in %s", what, ops, path)
+        return True
     except Exception as error:  # noqa: BLE001 - never break the run
         logger.warning("tc: TC_REPRO: no repro written: %s: %s",
                        type(error).__name__, error)
+        return False
     finally:
         _active = False

@@ -148,3 +148,37 @@ def test_tc_repro_1_writes_a_repro_of_an_op_left_to_eager(
     assert len(repros) == 1, repros
     text = repros[0].read_text()
     assert "svdvals" in text and "tanh" not in text
+
+
+def _erf_and_sine(x):
+    return torch.erf(x) * 2 + torch.sin(x)
+
+
+def test_bisection_names_the_pass_that_planted_the_wrong_rewrite(
+        fresh_tc, monkeypatch, tmp_path):
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    monkeypatch.setenv("TC_CPU_OPTIONS", PLANTED)
+    report = tc.debug.bisect(_erf_and_sine, torch.randn(64),
+                             folder=tmp_path)
+    assert report.first_wrong == "tc-decompose", str(report)
+    assert report.difference == pytest.approx(2.0)
+    assert report.before.name == "0-fx.mlir"
+    assert "prim.erf" in report.after.read_text()
+    # The command runs that pass alone on the saved IR: the planted add
+    # follows the erf.
+    rerun = subprocess.run(report.command, shell=True, capture_output=True,
+                           text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    lines = rerun.stdout.splitlines()
+    erf = next(i for i, line in enumerate(lines) if "prim.erf" in line)
+    assert "prim.add" in "".join(lines[erf + 1:erf + 3])
+
+
+def test_bisection_of_a_correct_compile_names_no_pass(fresh_tc, tmp_path):
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    report = tc.debug.bisect(_erf_and_sine, torch.randn(64),
+                             folder=tmp_path)
+    assert report.first_wrong is None
+    assert report.passes[0].startswith("tc-decompose")

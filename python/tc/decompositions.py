@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import torch
 
+from tc import compat
 from tc.importer import qualified_name
 from tc.support import SUPPORTED_OPS
 
@@ -217,11 +218,11 @@ class DecomposedOps:
             return True
         namespace, _, rest = name.partition(".")
         op = aten_op(rest) if namespace == "aten" else None
-        try:  # PyTorch's private helpers, as its table uses them
-            from torch._export.utils import _is_preservable_cia_op
-            from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
-        except ImportError:
+        helpers = compat.get("preserved_cia_ops")
+        if helpers is None:
             op = None
+        else:  # PyTorch's private helpers, as its table uses them
+            _is_preservable_cia_op, PRESERVED_ATEN_CIA_OPS = helpers
         if op is None:
             # Not an ATen op (or a PyTorch without those helpers): ask the
             # table itself.

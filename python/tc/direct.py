@@ -37,6 +37,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
 
+from tc import compat
 from tc.direct_rules import Builder, Unmapped, map_node
 
 _debug = logging.getLogger("tc").debug
@@ -173,6 +174,16 @@ def _splice(b: Builder, node: torch.fx.Node, entry: _Trace,
     return env[result]
 
 
+def _has_autocast_region(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph enters an autocast region of its own. Traced
+    whole: traced alone, its entering node ran (autocast's nesting count
+    went up) and its leaving node, whose argument is no tensor, did not,
+    so eager's autocast stopped clearing its cache of cast weights and
+    reused stale casts of weights that had changed since."""
+    markers = compat.get("autocast_markers") or ()
+    return any(node.target in markers for node in gm.graph.nodes)
+
+
 def _autocast_enabled(gm: torch.fx.GraphModule) -> bool:
     """Whether the caller runs the graph under autocast (for the CPU, CUDA
     or its inputs' device): an op's dtype then comes from the dispatcher's
@@ -201,7 +212,7 @@ def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
     leave an op the table decomposes. New values are computed in the fake
     mode of Dynamo's example values.
     """
-    if _autocast_enabled(gm):
+    if _autocast_enabled(gm) or _has_autocast_region(gm):
         return None
     modes = {id(node.meta["example_value"].fake_mode): node.meta[
         "example_value"].fake_mode for node in gm.graph.nodes

@@ -50,9 +50,9 @@ def _artifact_class() -> type | None:
     needed (importing PyTorch's precompile module costs time that a
     process without the cache should not pay); None on a torch without
     it."""
-    try:
-        from torch._dynamo.precompile_context import BackendCacheArtifact
-    except ImportError:  # an older torch
+    from tc import compat
+    BackendCacheArtifact = compat.get("precompile_cache")
+    if BackendCacheArtifact is None:  # an older torch
         return None
     global TcArtifact
 

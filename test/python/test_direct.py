@@ -259,3 +259,35 @@ def test_graphs_under_autocast_are_traced_with_its_casts():
     assert tc.counters["aten_one_pass"] == 1
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
+
+
+def test_an_autocast_region_leaves_eagers_autocast_as_it_was():
+    """A graph entering autocast itself is traced whole, not node by node:
+    traced alone, its entering node ran and its leaving node did not, and
+    eager's autocast then kept its casts of weights forever (an SGD
+    step under autocast after it did not change eager's products)."""
+    def region(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = x @ w
+        return torch.relu(y).float() * 2
+
+    torch.manual_seed(0)
+    x, w = torch.randn(32, 48), torch.randn(48, 16)
+    tc.reset_counters()
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(region, backend="tc")(x, w),
+                               region(x, w))
+    assert tc.counters["aten_direct"] == 0
+    assert tc.counters["aten_one_pass"] == 1
+    assert tc.counters["ops_compiled"] > 0
+    # Eager's autocast casts a weight that changed since its last region.
+    weight = torch.randn(48, 16, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        before = x @ weight
+    with torch.no_grad():
+        weight.add_(1.0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        after = x @ weight
+    torch.testing.assert_close(after.float(), before.float() + x.sum(
+        1, keepdim=True).expand_as(after), rtol=2e-2, atol=0.5)
+    assert not torch.equal(after, before)

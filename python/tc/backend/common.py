@@ -13,7 +13,7 @@ import torch
 import torch.fx
 
 import tc
-from tc import distributed, logs
+from tc import compat, distributed, logs
 
 
 logger = logging.getLogger("tc")
@@ -26,7 +26,7 @@ def _spell_complex_infinities() -> None:
     there: a decomposition's complex NaN (logaddexp's) made the graph fail
     when it ran in eager. Defines them as FX defines `nan` and `inf` (the
     hook is FX's internal one; without it, nothing changes)."""
-    register = getattr(torch.fx.graph, "_register_custom_builtin", None)
+    register = compat.get("fx_custom_builtin")
     if register is None:
         return
     register("nanj", "nanj = complex(0, float('nan'))", complex(0, math.nan))

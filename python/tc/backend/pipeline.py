@@ -11,7 +11,7 @@ import torch
 import torch.fx
 
 import tc
-from tc import attention, compiler, distributed, layouts, logs
+from tc import attention, compat, compiler, distributed, layouts, logs
 from tc.decompositions import core_aten_decompositions, joint_decompositions
 from tc.importer import qualified_name
 from tc.support import VALUE_GUARDS
@@ -71,12 +71,9 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         # partitioner). AOTAutograd's default saves every intermediate the
         # backward reads: GPT-2's tanh GELU, written out op by op, left
         # 1.8 GB more saved than Inductor's on the H100.
-        try:
-            from torch._functorch.partitioners import \
-                min_cut_rematerialization_partition
-            extra["partition_fn"] = min_cut_rematerialization_partition
-        except ImportError:
-            pass
+        partition = compat.get("min_cut_partition")
+        if partition is not None:
+            extra["partition_fn"] = partition
     aten_compiler = functools.partial(compile_aten_graph, settings=settings)
     return aot_autograd(
         fw_compiler=aten_compiler, bw_compiler=aten_compiler,

@@ -12,6 +12,7 @@ import torch
 import torch.fx
 
 import tc
+from tc import compat
 from tc.decompositions import (core_aten_decompositions, decomposed_ops,
                                explicit_decompositions, forward_decompositions)
 
@@ -189,12 +190,6 @@ _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
                          "_enter_", "_exit_")
 
 
-#: Entering and leaving an autocast region: traced through (see
-#: `trace_one_pass`).
-_AUTOCAST_TARGETS = tuple(
-    getattr(torch.amp.autocast_mode, name)
-    for name in ("_enter_autocast", "_exit_autocast")
-    if hasattr(torch.amp.autocast_mode, name))
 
 
 def trace_one_pass(gm: torch.fx.GraphModule,
@@ -236,8 +231,9 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             return None
         if node.op in ("call_module", "call_method"):
             continue
-        if node.target in _AUTOCAST_TARGETS:
-            # The trace runs under the autocast state the graph sets: its
+        if node.target in (compat.get("autocast_markers") or ()):
+            # Entering or leaving an autocast region (tc.compat): the
+            # trace runs under the autocast state the graph sets, its
             # casts become explicit `_to_copy`s in the ATen graph.
             continue
         if node.op == "call_function":

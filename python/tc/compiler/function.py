@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import torch
 import torch.fx
 
+from tc import compat
 from tc.importer import ImportedGraph
 from tc.compiler import extension
 
@@ -420,7 +421,7 @@ class CompiledFunction:
 def _raw_stream(index: int | None) -> int:
     """The current CUDA stream of device `index`, as a pointer (what
     Inductor's generated code asks torch for on every call)."""
-    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    get = compat.get("raw_cuda_stream")
     if get is not None:
         return get(torch.cuda.current_device() if index is None else index)
     return torch.cuda.current_stream(index).cuda_stream

@@ -133,6 +133,17 @@ int callPythonConvolution(TcConvolution *c, char **error) {
   }
 }
 
+/// Runs a command-line driver of the C API on `args` without the GIL.
+int runDriver(int (*driver)(int, char **),
+              const std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (const std::string &arg : args)
+    argv.push_back(const_cast<char *>(arg.c_str()));
+  argv.push_back(nullptr);
+  nb::gil_scoped_release release;
+  return driver(static_cast<int>(args.size()), argv.data());
+}
+
 } // namespace
 
 NB_MODULE(_tc, m) {
@@ -151,6 +162,25 @@ NB_MODULE(_tc, m) {
       nb::arg("source"),
       "The graph's text without value names and locations: the key under "
       "which structurally identical graphs share one compile.");
+  m.def(
+      "opt_main",
+      [](const std::vector<std::string> &args) {
+        return runDriver(tcOptMain, args);
+      },
+      nb::arg("argv"),
+      "Runs tc-opt with `argv` (argv[0] the program's name) in this "
+      "process and returns its exit code; once per process (the `tc-opt` "
+      "console script).");
+  m.def(
+      "translate_main",
+      [](const std::vector<std::string> &args) {
+        return runDriver(tcTranslateMain, args);
+      },
+      nb::arg("argv"),
+      "Runs tc-translate as opt_main runs tc-opt (the `tc-translate` "
+      "console script).");
+  m.def("build_info", &tcBuildInfo,
+        "What this native build is, as key=value lines (tcBuildInfo).");
   m.def("cpu_threads", &tcCPUThreads,
         "How many threads a CPU graph's launches run on now: PyTorch's "
         "OpenMP team (torch.set_num_threads) where it is loaded, else "

@@ -24,7 +24,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.tc_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("tc-opt", unresolved="fatal"),
-         ToolSubst("tc-fuzz", unresolved="fatal")]
+         ToolSubst("tc-fuzz", unresolved="fatal"),
+         ToolSubst("tc-translate", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU binaries: PTX needs libdevice, cubin also ptxas (CUDA toolkit); hsaco

@@ -7,7 +7,8 @@
 #      installed);
 #   2. a Python venv in .venv with torch==2.13.0, lit, pytest, nanobind, numpy;
 #   3. configure (build/, Ninja, clang, ccache) and build with -j2;
-#   4. the tc Python package, installed editable into the venv.
+#   4. the tc Python package, installed editable into the venv;
+#   5. tc's wheel (dist/), installed into a second venv with torch 2.14.1.
 # Running it again only rebuilds what changed.
 #
 #===----------------------------------------------------------------------===//
@@ -86,5 +87,35 @@ test -x "$ROOT/build-asan/bin/tc-fuzz"
 if ! "$VENV/bin/python" -c "import tc" >/dev/null 2>&1; then
   log "installing the tc Python package (editable)"
   "$VENV/bin/pip" install -q --no-build-isolation -e "$ROOT/python"
+fi
+#--- 5. The wheel, and a second venv that tests it ---------------------------
+# `pip wheel ./python` (python/setup.py: CMake in build-wheel-cp3XX/, which
+# shares ccache's objects with build/; MLIR, LLVM and OpenBLAS linked in)
+# into dist/, then installed into $TC_WHEEL_VENV (.venv-wheel) with another
+# torch ($TC_WHEEL_TORCH, 2.14.1) and no checkout: utils/test.sh runs the
+# seed, backend and package tests there. TC_SKIP_WHEEL=1 skips both.
+if [ "${TC_SKIP_WHEEL:-0}" != 1 ]; then
+  WHEEL_VENV="${TC_WHEEL_VENV:-$ROOT/.venv-wheel}"
+  WHEEL_TORCH="${TC_WHEEL_TORCH:-2.14.1}"
+  log "building the wheel (dist/)"
+  rm -f "$ROOT"/dist/tc-*.whl
+  TC_JOBS="$JOBS" "$VENV/bin/pip" wheel -q --no-build-isolation --no-deps \
+    -w "$ROOT/dist" "$ROOT/python"
+  wheel="$(ls "$ROOT"/dist/tc-*.whl)"
+  if [ ! -x "$WHEEL_VENV/bin/python" ]; then
+    log "creating $WHEEL_VENV"
+    "$PYTHON" -m venv "$WHEEL_VENV"
+  fi
+  stamp="$WHEEL_VENV/.tc-torch"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$WHEEL_TORCH" ]; then
+    log "installing torch==$WHEEL_TORCH into $WHEEL_VENV"
+    # (This machine's pip lists index folders it lacks: not an error.)
+    "$WHEEL_VENV/bin/pip" install -q "torch==$WHEEL_TORCH" pytest \
+      expecttest numpy 2>&1 | { grep -v "neither a file nor a directory" || true; }
+    [ "${PIPESTATUS[0]}" -eq 0 ]
+    echo "$WHEEL_TORCH" > "$stamp"
+  fi
+  log "installing $(basename "$wheel") into $WHEEL_VENV"
+  "$WHEEL_VENV/bin/pip" install -q --force-reinstall --no-deps "$wheel"
 fi
 log "done: tc-opt is $BUILD/bin/tc-opt; run utils/test.sh"

@@ -28,6 +28,32 @@ echo "== pytest (test/python/)"
   --junitxml "$REPORTS/pytest.xml"
 py_rc=$?
 
+# The wheel (utils/setup.sh, step 5) in its own venv with another torch: no
+# checkout on the path, no build folder. `python -m tc` must find the
+# wheel's static native build; the seed, backend, compat and package tests
+# run against it, and stop rather than skip without native code.
+wheel_rc=0
+WHEEL_VENV="${TC_WHEEL_VENV:-$ROOT/.venv-wheel}"
+if [ "${TC_SKIP_WHEEL:-0}" != 1 ] && [ -x "$WHEEL_VENV/bin/python" ]; then
+  echo "== wheel ($("$WHEEL_VENV/bin/python" -c 'import torch; print("torch", torch.__version__)' 2>&1), $WHEEL_VENV)"
+  away="$(mktemp -d)"
+  (cd "$away" && env -u PYTHONPATH TC_BUILD_DIR="$away/no-build" \
+     TC_CACHE_DIR="$away/cache" TC_TEST_NEEDS_NATIVE=1 bash -c '
+    set -e
+    "$0/bin/python" -m tc | tee report.txt
+    grep -q "static linkage" report.txt
+    "$0/bin/python" -c "import tc, sys; sys.exit(tc.__file__.startswith(sys.argv[1]))" "$1/python"
+    "$0/bin/tc-opt" --show-dialects | grep -q prim
+    "$0/bin/python" -m pytest -q -p no:cacheprovider \
+      "$1"/test/python/test_{seeds,backend,compat,package}.py \
+      --junitxml "$2/wheel.xml"' "$WHEEL_VENV" "$ROOT" "$REPORTS")
+  wheel_rc=$?
+  rm -rf "$away"
+  if [ "$wheel_rc" -ne 0 ] && [ ! -f "$REPORTS/wheel.xml" ]; then
+    echo '<testsuite name="wheel"><testcase classname="wheel" name="setup"><failure message="the wheel check failed before its tests"/></testcase></testsuite>' >"$REPORTS/wheel.xml"
+  fi
+fi
+
 # A bounded, reproducible libFuzzer session over tc's parser and pipelines
 # (tools/tc-fuzz, built with ASan+UBSan in build-asan/ by utils/setup.sh;
 # utils/sanitize.sh says more). TC_SKIP_FUZZ=1 skips it.
@@ -65,4 +91,5 @@ for report in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
             passed += 1
 print(f"summary: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]
+[ "$lit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ] && [ "$wheel_rc" -eq 0 ] &&
+  [ "$fuzz_rc" -eq 0 ]

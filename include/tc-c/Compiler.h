@@ -182,6 +182,21 @@ char *tcGraphStructure(const char *source, size_t length);
 void tcExecutableDestroy(TcExecutableRef exe);
 void tcFreeString(char *string);
 
+/// Runs tc-opt's driver (mlir::tc::optMain) in this process with `argv`
+/// (argv[0] the program's name); returns its exit code. Once per process:
+/// it parses LLVM's command line.
+int tcOptMain(int argc, char **argv);
+
+/// Runs tc-translate's driver (mlir::tc::translateMain) as tcOptMain.
+int tcTranslateMain(int argc, char **argv);
+
+/// What this native build is, as "key=value" lines: `llvm` (LLVM's
+/// version), `linkage` ("static": MLIR, LLVM and the BLAS inside the
+/// extension; "shared": the system's libMLIR/libLLVM), `assertions` (0 or
+/// 1), `compiler`, `nvptx` and `amdgpu` (1 when LLVM's GPU back ends are
+/// in: kernels for CUDA and ROCm). Owned by tc.
+const char *tcBuildInfo(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,7 +23,7 @@ from tc.logs import _init_from_env as _init_logs
 __version__ = "0.1.0"
 
 __all__ = ["build_dir", "cache_dir", "compile_exported", "counters",
-           "reset_counters", "set_logs", "tc_opt_path"]
+           "reset_counters", "set_logs", "tc_opt_path", "tool_path"]
 
 _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -74,9 +74,25 @@ def build_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("TC_BUILD_DIR", _SOURCE_ROOT / "build"))
 
 
+def tool_path(name: str) -> pathlib.Path:
+    """Path of tc's command-line tool `name` ("tc-opt", "tc-translate"):
+    the build's, else the console script an installed wheel put beside
+    the interpreter (or on PATH); the build's path when there is none."""
+    built = build_dir() / "bin" / name
+    if built.is_file():
+        return built
+    import shutil
+    import sysconfig
+    script = pathlib.Path(sysconfig.get_path("scripts")) / name
+    if script.is_file():
+        return script
+    found = shutil.which(name)
+    return pathlib.Path(found) if found else built
+
+
 def tc_opt_path() -> pathlib.Path:
-    """Path of the tc-opt tool of the build."""
-    return build_dir() / "bin" / "tc-opt"
+    """Path of the tc-opt tool (`tool_path`)."""
+    return tool_path("tc-opt")
 
 
 def cache_dir() -> pathlib.Path:

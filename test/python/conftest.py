@@ -1,10 +1,12 @@
 """Shared pytest set-up for tc's Python suites.
 
 Tests that need tc's native extension (`tc._tc`) carry the
-`requires_native` marker and are skipped when it is not built.
+`requires_native` marker and are skipped when it is not built (with
+TC_TEST_NEEDS_NATIVE=1, as in the wheel check, the run stops instead).
 """
 
 import logging
+import os
 
 import pytest
 
@@ -48,6 +50,10 @@ def pytest_collection_modifyitems(config, items):
     if tc.compiler.native_available():
         return
     reason = f"tc native extension unavailable: {tc.compiler.native_error()}"
+    if os.environ.get("TC_TEST_NEEDS_NATIVE", "") == "1":
+        # A run that tests an installed tc (utils/test.sh's wheel check):
+        # skipping would pass while eager did the work.
+        pytest.exit(reason, returncode=1)
     skip = pytest.mark.skip(reason=reason)
     for item in items:
         if "requires_native" in item.keywords:

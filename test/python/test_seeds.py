@@ -256,9 +256,9 @@ def test_compiler_error_gives_a_reproducer_not_a_crash(fresh_tc, tc_logs):
         pytest.skip("tc-opt is not built here (a packaged tc, e.g. on the "
                     "GPU machine)")
     # The pipeline runs; LLVM's translation of its output fails, so the
-    # command pipes tc-opt into mlir-translate.
+    # command pipes tc-opt into tc-translate.
     reproducer = command[command.index(str(tc.tc_opt_path())):]
-    assert "mlir-translate --mlir-to-llvmir" in reproducer
+    assert f"{tc.tool_path('tc-translate')} --mlir-to-llvmir" in reproducer
     result = subprocess.run(["bash", "-c", reproducer], capture_output=True,
                             text=True)
     assert result.returncode != 0

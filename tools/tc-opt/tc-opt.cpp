@@ -3,38 +3,12 @@
 // Part of the tc project.
 //
 //===----------------------------------------------------------------------===//
+//
+// The driver lives in lib/Tools/OptMain.cpp, which the Python extension
+// also links (a wheel's `tc-opt` console script).
+//
+//===----------------------------------------------------------------------===//
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "tc/Conversion/FXToPrim/Decompositions.h"
-#include "tc/InitAll.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/raw_ostream.h"
+#include "tc/Tools/OptMain.h"
 
-static llvm::cl::opt<bool> listDecompositions(
-    "tc-list-decompositions",
-    llvm::cl::desc("Print the ATen ops tc-decompose lowers, one per line "
-                   "(`symbolic`: it takes the graph's symbolic size), and "
-                   "exit"),
-    llvm::cl::init(false));
-
-int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  mlir::tc::registerAllDialects(registry);
-  mlir::tc::registerAllPasses();
-  mlir::tc::registerAllPipelines();
-  auto [input, output] = mlir::registerAndParseCLIOptions(
-      argc, argv, "tc optimizer driver\n", registry);
-  if (listDecompositions) {
-    for (const auto &entry : mlir::tc::decompositions::kDecompositions)
-      llvm::outs() << entry.op << " "
-                   << mlir::tc::decompositions::getFamilyName(entry.family)
-                   << (entry.flags & mlir::tc::decompositions::kSymbolic
-                           ? " symbolic"
-                           : "")
-                   << "\n";
-    return 0;
-  }
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, input, output, registry));
-}
+int main(int argc, char **argv) { return mlir::tc::optMain(argc, argv); }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, in a copy of the repository that carries
-# build-gpu/tc-gpu.tar.xz (made here by utils/gpu/build.sh):
+# dist-gpu/ (tc's wheel for CPython 3.12, made here by utils/gpu/build.sh):
 #
 #   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|cliffs|models|distributed|all]
 #
-# unpacks tc into /tmp/tc-gpu, reports the machine's Python, torch and GPU,
+# installs the wheel into /tmp/tc-gpu, reports what `python -m tc` finds,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
 # then benchmarks/bench_gpu.py and benchmarks/bench_resnet.py (`resnet`: the
 # ResNet-18 training step alone; `breakdown`: benchmarks/compile_breakdown.py
@@ -30,18 +30,17 @@ what="${1:-all}"
 out="${OUT:-$root/benchmarks/results}"
 mkdir -p "$out"
 
+# The wheel, installed with pip into a folder of its own (the machine's
+# torch stays as it is).
 rm -rf /tmp/tc-gpu && mkdir -p /tmp/tc-gpu
-python3 -c "import tarfile; tarfile.open('build-gpu/tc-gpu.tar.xz').extractall('/tmp/tc-gpu')" || exit 1
+wheel="$(ls dist-gpu/tc-*-cp312-*.whl)" || exit 1
+python3 -m pip install -q --no-deps --no-index --target /tmp/tc-gpu/site \
+  "$wheel" || exit 1
 export PYTHONPATH="/tmp/tc-gpu/site${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="/tmp/tc-gpu/site/bin:$PATH"
 export PYTHONUNBUFFERED=1
-python3 - <<'PY' || exit 1
-import platform, torch, tc, tc.compiler
-print("python", platform.python_version(), "torch", torch.__version__,
-      "cuda", torch.version.cuda, torch.cuda.get_device_name())
-print("tc native:", tc.compiler.native_available(), tc.compiler.native_error())
-from tc import cuda
-print("cuda toolchain:", cuda.toolchain())
-PY
+# What tc found here: its build, the torch, the GPU and CUDA's toolchain.
+python3 -m tc || exit 1
 
 status=0
 if [[ "$what" == tests || "$what" == all ]]; then
@@ -51,6 +50,7 @@ if [[ "$what" == tests || "$what" == all ]]; then
     test/python/test_training.py test/python/test_autodiff.py \
     test/python/test_random.py test/python/test_semantics.py \
     test/python/test_cache.py test/python/test_cuda_sizes.py \
+    test/python/test_compat.py test/python/test_package.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
 fi

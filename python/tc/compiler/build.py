@@ -21,8 +21,9 @@ import tc
 from tc import logs
 from tc.importer import Unsupported
 from tc.compiler import function
-from tc.compiler.extension import (CompileError, dump_ir, extension_path,
-                                   load_native, load_runtime, native_error)
+from tc.compiler.extension import (CompileError, dump_ir, load_native,
+                                   load_runtime, native_error)
+from tc.native import extension_path
 
 
 # Native compiled graphs by (IR text, dump_stages); failures by IR text.

@@ -5,12 +5,8 @@ raises."""
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.machinery
-import importlib.util
 import os
 import pathlib
-import sys
 import threading
 from types import ModuleType
 
@@ -19,6 +15,7 @@ import torch.fx
 
 import tc
 from tc.importer import Unsupported
+from tc.native import load_extension as _load_extension
 
 
 GRAPH_NAME = "main"
@@ -53,57 +50,14 @@ class CompileError(Exception):
         if ("cannot be converted to LLVM IR" in self.message
                 and self.pipeline.startswith("--tc-cpu-pipeline")):
             # The pipeline ran; LLVM's translation (the JIT's first step)
-            # failed: MLIR's translator reproduces that.
-            translate = pathlib.Path("/usr/lib/llvm-22/bin/mlir-translate")
-            tool = translate if translate.exists() else "mlir-translate"
-            command += f" | {tool} --mlir-to-llvmir"
+            # failed: tc's translator reproduces that.
+            command += f" | {tc.tool_path('tc-translate')} --mlir-to-llvmir"
         return command
 
 
 _native: ModuleType | None = None
 _native_error: str | None = None
 _native_lock = threading.Lock()
-
-
-def _extension_dirs() -> list[pathlib.Path]:
-    """Where the extensions are: the tc package's folder (installed), then
-    the checkout's build."""
-    return [pathlib.Path(tc.__file__).resolve().parent,
-            tc.build_dir() / "python" / "tc"]
-
-
-def extension_path(name: str) -> pathlib.Path | None:
-    """Where the extension module `tc.<name>` was built, if it was."""
-    for directory in _extension_dirs():
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = directory / f"{name}{suffix}"
-            if path.is_file():
-                return path
-    return None
-
-
-def _load_extension(name: str) -> ModuleType:
-    """Imports the extension `tc.<name>` from where it was built; raises
-    ImportError when it is absent or broken."""
-    qualified = f"tc.{name}"
-    if qualified in sys.modules:
-        return sys.modules[qualified]
-    path = extension_path(name)
-    if path is None:
-        raise ImportError(f"tc native extension not built (no {name} "
-                          "module in " + ", ".join(
-                              str(d) for d in _extension_dirs()) + ")")
-    try:
-        loader = importlib.machinery.ExtensionFileLoader(qualified, str(path))
-        spec = importlib.util.spec_from_file_location(qualified, str(path),
-                                                      loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[qualified] = module
-        loader.exec_module(module)
-    except Exception as error:  # a broken build must not kill us
-        sys.modules.pop(qualified, None)
-        raise ImportError(f"loading {path} failed: {error}") from None
-    return module
 
 
 def load_native() -> ModuleType | None:

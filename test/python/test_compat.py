@@ -124,3 +124,28 @@ def test_precompile_without_backend_artifacts(without):
 def test_complex_constants_without_fx_builtin_hook(without):
     without("fx_custom_builtin")
     tc.backend.common._spell_complex_infinities()  # nothing to register
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_graph_modules_with_and_without_lazy_code(without, hidden):
+    """tc's rewritten graphs write their Python code when first needed
+    (where torch has lazy graph modules) or at once: the same results, and
+    a lazy one's code is there when asked for."""
+    if hidden:
+        without("lazy_graph_module")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                              torch.nn.LayerNorm(32)).eval()
+    x = torch.randn(8, 16)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(net, backend="tc")(x),
+                                   net(x))
+    assert tc.counters["aten_direct"] == 1, dict(tc.counters)
+    assert tc.counters["ops_compiled"] > 0
+    gm = compat.graph_module(net, torch.fx.symbolic_trace(net).graph)
+    lazy = compat.get("lazy_graph_module")
+    assert (lazy is not None and isinstance(gm, lazy)) is not hidden
+    assert "forward" in gm.code and "getattr(self, \"2\")" in gm.code
+    torch.testing.assert_close(gm(x), net(x))

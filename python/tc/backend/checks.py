@@ -13,7 +13,7 @@ import torch
 import torch.fx
 
 import tc
-from tc import logs
+from tc import compat, logs
 from tc.importer import qualified_name
 from tc.support import VALUE_GUARDS, is_supported
 from tc.backend import tracing
@@ -41,7 +41,7 @@ def _with_extra_outputs(gm: torch.fx.GraphModule, extra: Callable
     copied = tuple(torch.fx.node.map_arg(own, mapping.__getitem__))
     kept = len(copied) - mutated
     graph.output(copied[:kept] + added + copied[kept:])
-    module = torch.fx.GraphModule(gm, graph)
+    module = compat.graph_module(gm, graph)
     module.meta.update(gm.meta)
     return module, None if single and not mutated else kept
 

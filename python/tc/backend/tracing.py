@@ -4,6 +4,7 @@ ATen's native op, in-place ops and buffer updates made functional."""
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 import logging
 import operator
 from typing import Any, Callable, Sequence
@@ -86,9 +87,12 @@ def products_of_merged_rows(graph: torch.fx.Graph,
             with graph.inserting_before(product):
                 matmul = graph.call_function(aten.matmul.default,
                                              (source, rhs))
-                # (The Python dispatcher: PyTorch's C++ matmul reads
-                # concrete sizes in torch 2.11; symbolic.symbolic_trace.)
-                with fake_mode, enable_python_dispatcher():
+                # (The Python dispatcher with a symbolic size: PyTorch's
+                # C++ matmul reads concrete sizes in torch 2.11;
+                # symbolic.symbolic_trace. Without, the C++ op: the
+                # Python decomposition took 3 ms a product.)
+                with fake_mode, (enable_python_dispatcher()
+                                 if symbol is not None else nullcontext()):
                     matmul.meta["val"] = aten.matmul.default(
                         source.meta["val"], rhs.meta["val"])
                 result = matmul
@@ -314,7 +318,7 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             return None
     _scalar_clamp_bounds(graph)
     if written is not None:  # its Python code, written once
-        return torch.fx.GraphModule(written[0], graph)
+        return compat.graph_module(written[0], graph)
     traced.recompile()
     return traced
 

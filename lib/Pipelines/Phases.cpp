@@ -34,6 +34,7 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
   // ATen ops to prims, broadcasting and promotion made explicit.
   tc::ConvertFXToPrimPassOptions decompose;
   decompose.miscompileForTesting = options.miscompileForTesting;
+  decompose.crashForTesting = options.crashForTesting;
   pm.addPass(tc::createConvertFXToPrimPass(decompose));
   // Without a library convolution, convolutions are matrix products of
   // windows, differentiated as such.

@@ -563,11 +563,6 @@ CPUExecutable::compile(StringRef source, StringRef pipelineOptions,
     if (auto impl = loadFromCache(cacheEntry))
       return std::unique_ptr<CPUExecutable>(new CPUExecutable(std::move(impl)));
 
-  // Lets tests check that a crashing compiler does not take the process
-  // down (see the C API's crash recovery).
-  if (std::getenv("TC_INJECT_COMPILER_CRASH"))
-    std::abort();
-
   auto impl = std::make_unique<Impl>();
   llvm::raw_string_ostream diag(diagnostics);
   DiagnosticCollector handler(&impl->context, diag);

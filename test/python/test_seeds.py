@@ -266,9 +266,10 @@ def test_compiler_error_gives_a_reproducer_not_a_crash(fresh_tc, tc_logs):
 
 
 def test_contained_compiler_crash(fresh_tc, monkeypatch, tc_logs):
-    # A crash inside the C++ compiler (here injected) is contained: the
-    # process lives on and the graph runs in eager.
-    monkeypatch.setenv("TC_INJECT_COMPILER_CRASH", "1")
+    # A crash inside the C++ compiler (here planted: tc-decompose's
+    # crash-for-testing stops with a fatal error on aten::cos) is
+    # contained: the process lives on and the graph runs in eager.
+    monkeypatch.setenv("TC_CPU_OPTIONS", "crash-for-testing=aten::cos")
     x, y = torch.randn(3, 3), torch.randn(3, 3)
     close(torch.compile(foo, backend="tc")(x, y), foo(x, y))
     assert tc.counters["subgraphs_compiled"] == 0

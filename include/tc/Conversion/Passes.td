@@ -38,6 +38,9 @@ def ConvertFXToPrimPass : Pass<"tc-decompose", "ModuleOp"> {
            "Tests only: add 1 to every float result of this ATen op (a "
            "wrong rewrite planted on purpose, which tc.debug's minifier "
            "tests must find)">,
+    Option<"crashForTesting", "crash-for-testing", "std::string", "\"\"",
+           "Tests only: a fatal error (a compiler crash) on meeting this "
+           "ATen op, which the runtimes must contain">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::tc::prim::PrimDialect"];

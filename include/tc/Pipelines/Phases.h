@@ -56,6 +56,12 @@ struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
                      "of this ATen op (a planted wrong rewrite for "
                      "tc.debug's tests)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> crashForTesting{
+      *this, "crash-for-testing",
+      llvm::cl::desc("Tests only: tc-decompose stops with a fatal error (a "
+                     "compiler crash, which the runtimes contain) on "
+                     "meeting this ATen op"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> halfConvolutions{
       *this, "half-convolutions",
       llvm::cl::desc("f16/bf16 library convolutions run in their type, not "

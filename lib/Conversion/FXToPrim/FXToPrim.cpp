@@ -25,6 +25,7 @@
 #include "tc/Dialect/Prim/IR/PrimOps.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -212,6 +213,9 @@ struct ConvertFXToPrimPass
                << "cannot be decomposed: tc compiles call_function nodes; "
                   "parameters and constants are passed as graph inputs";
       }
+      if (!crashForTesting.empty() && call.getTarget() == crashForTesting)
+        llvm::report_fatal_error("tc-decompose: crash-for-testing met " +
+                                 llvm::Twine(crashForTesting));
       SmallVector<Value> operands;
       for (Value v : call.getTensors())
         operands.push_back(mapping.lookup(v));

@@ -51,6 +51,8 @@ if [[ "$what" == tests || "$what" == all ]]; then
     test/python/test_random.py test/python/test_semantics.py \
     test/python/test_cache.py test/python/test_cuda_sizes.py \
     test/python/test_compat.py test/python/test_package.py \
+    test/python/test_direct.py test/python/test_rows.py \
+    test/python/test_autotune.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
 fi

@@ -30,15 +30,15 @@ static void addChannelsLastPasses(OpPassManager &pm,
 }
 
 void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
-                                      const DecomposeOptions &options) {
+                                      const DecomposeStage &stage) {
   // ATen ops to prims, broadcasting and promotion made explicit.
   tc::ConvertFXToPrimPassOptions decompose;
-  decompose.miscompileForTesting = options.miscompileForTesting;
-  decompose.crashForTesting = options.crashForTesting;
+  decompose.miscompileForTesting = stage.miscompileForTesting;
+  decompose.crashForTesting = stage.crashForTesting;
   pm.addPass(tc::createConvertFXToPrimPass(decompose));
   // Without a library convolution, convolutions are matrix products of
   // windows, differentiated as such.
-  if (options.expandConvolutions)
+  if (stage.expandConvolutions)
     pm.addNestedPass<func::FuncOp>(tc::prim::createExpandConvolutionsPass());
   // Training: the joint forward + backward graph of functions with
   // arguments marked tc.requires_grad (nothing to do otherwise).
@@ -51,7 +51,7 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
 
 void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
                                           const DecomposeOptions &options) {
-  buildDecomposePipeline(pm, options);
+  buildDecomposePipeline(pm, options.decomposeStage());
   // The layout first: the forward then saves channels-last activations for
   // the backward, which reads them so.
   addChannelsLastPasses(pm, options.channelsLast);

@@ -50,7 +50,7 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
   if (inRange(Stage::Prim, from, upTo))
-    buildDecomposePipeline(pm, options);
+    buildDecomposePipeline(pm, options.decomposeStage());
   if (inRange(Stage::Kernel, from, upTo))
     buildFusePipeline(pm, FuseOptions::cpu(options));
   if (inRange(Stage::Lowered, from, upTo))
@@ -64,11 +64,8 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
-  if (inRange(Stage::Prim, from, upTo)) {
-    DecomposeOptions decompose;
-    decompose.expandConvolutions = options.expandConvolutions;
-    buildDecomposePipeline(pm, decompose);
-  }
+  if (inRange(Stage::Prim, from, upTo))
+    buildDecomposePipeline(pm, options.decomposeStage());
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
   // channels-last.
   if (inRange(Stage::Kernel, from, upTo))

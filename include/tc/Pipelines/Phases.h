@@ -17,6 +17,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir::tc {
 
 /// Which convolutions run channels-last (tc-channels-last-convolutions):
@@ -32,36 +34,65 @@ inline auto channelsLastValues() {
       clEnumValN(ChannelsLastMode::All, "all", "every float type"));
 }
 
-/// The options of the decomposition stage (and of the pipelines that start
-/// with it: tc-cpu-pipeline, tc-split-training-pipeline).
-struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
-  PassOptions::Option<bool> expandConvolutions{
+/// What the decomposition stage (tc-decompose and what follows it before
+/// fusion) is told, whatever the pipeline.
+struct DecomposeStage {
+  bool expandConvolutions = true;
+  std::string miscompileForTesting;
+  std::string crashForTesting;
+};
+
+/// The options of every pipeline that starts with the decomposition
+/// stage, declared once (tc-cpu-pipeline's DecomposeOptions and the GPU
+/// pipelines' GPUPipelineOptions add their own): the decomposition's and
+/// the convolutions' layout. `Derived::kChannelsLastDefault` is the
+/// target's layout.
+template <typename Derived>
+struct StageOptions : public PassPipelineOptions<Derived> {
+  ::mlir::detail::PassOptions::Option<bool> expandConvolutions{
       *this, "expand-convolutions",
       llvm::cl::desc("Expand convolutions into matrix products "
                      "(tc-expand-convolutions) before differentiation; "
                      "false keeps them, and their gradients, for the "
-                     "target's library convolution"),
+                     "target's library convolution (oneDNN through "
+                     "PyTorch, cuDNN)"),
       llvm::cl::init(true)};
-  PassOptions::Option<ChannelsLastMode> channelsLast{
+  ::mlir::detail::PassOptions::Option<ChannelsLastMode> channelsLast{
       *this, "channels-last",
       llvm::cl::desc("Which 2-d library convolutions run channels-last, "
                      "with the ops between them "
-                     "(tc-channels-last-convolutions); before tc-partition "
-                     "in training, so that the forward saves channels-last "
-                     "activations"),
-      llvm::cl::init(ChannelsLastMode::Off), channelsLastValues()};
-  PassOptions::Option<std::string> miscompileForTesting{
+                     "(tc-channels-last-convolutions; CUDA's default: the "
+                     "half-precision ones, cuDNN's fast layout); before "
+                     "tc-partition in training, so that the forward saves "
+                     "channels-last activations"),
+      llvm::cl::init(Derived::kChannelsLastDefault), channelsLastValues()};
+  ::mlir::detail::PassOptions::Option<std::string> miscompileForTesting{
       *this, "miscompile-for-testing",
       llvm::cl::desc("Tests only: tc-decompose adds 1 to every float result "
                      "of this ATen op (a planted wrong rewrite for "
                      "tc.debug's tests)"),
       llvm::cl::init("")};
-  PassOptions::Option<std::string> crashForTesting{
+  ::mlir::detail::PassOptions::Option<std::string> crashForTesting{
       *this, "crash-for-testing",
       llvm::cl::desc("Tests only: tc-decompose stops with a fatal error (a "
                      "compiler crash, which the runtimes contain) on "
                      "meeting this ATen op"),
       llvm::cl::init("")};
+
+  /// These options as the decomposition stage takes them.
+  DecomposeStage decomposeStage() const {
+    return {expandConvolutions, miscompileForTesting, crashForTesting};
+  }
+};
+
+/// The options of the CPU's pipelines (tc-cpu-pipeline and its stages,
+/// tc-split-training-pipeline).
+struct DecomposeOptions : public StageOptions<DecomposeOptions> {
+  /// Off for tc-opt; the backend runs every float convolution
+  /// channels-last (tc.compiler.build).
+  static constexpr ChannelsLastMode kChannelsLastDefault =
+      ChannelsLastMode::Off;
+
   PassOptions::Option<bool> halfConvolutions{
       *this, "half-convolutions",
       llvm::cl::desc("f16/bf16 library convolutions run in their type, not "
@@ -73,8 +104,7 @@ struct DecomposeOptions : public PassPipelineOptions<DecomposeOptions> {
 };
 
 /// fx -> prim: decomposition and simplification.
-void buildDecomposePipeline(OpPassManager &pm,
-                            const DecomposeOptions &options);
+void buildDecomposePipeline(OpPassManager &pm, const DecomposeStage &stage);
 
 /// Training: fx -> prim, then the joint graph `tc-autodiff` makes split by
 /// `tc-partition` into `<graph>_forward` and `<graph>_backward`, each of

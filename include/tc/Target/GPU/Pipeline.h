@@ -23,7 +23,14 @@
 
 namespace mlir::tc {
 
-struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+/// The GPU pipelines' options: the stages' common ones (StageOptions:
+/// expand-convolutions, channels-last, the test options) and the GPU's.
+struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
+  /// cuDNN's fast kernels for half precision are channels-last (ROCm runs
+  /// every convolution channels-first whatever this says).
+  static constexpr ChannelsLastMode kChannelsLastDefault =
+      ChannelsLastMode::Half;
+
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU (sm_90, sm_80, gfx942, gfx90a); empty for "
@@ -76,18 +83,6 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "access's bounds, and name the kernel, the argument "
                      "and the index on a violation (a debugging aid)"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> expandConvolutions{
-      *this, "expand-convolutions",
-      llvm::cl::desc("Expand convolutions into matrix products; false keeps "
-                     "them as kernel.conv library calls (cuDNN)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<ChannelsLastMode> channelsLast{
-      *this, "channels-last",
-      llvm::cl::desc("CUDA: which 2-d library convolutions run "
-                     "channels-last, with the ops between them "
-                     "(tc-channels-last-convolutions): cuDNN's fast layout "
-                     "for half precision"),
-      llvm::cl::init(ChannelsLastMode::Half), channelsLastValues()};
   PassOptions::Option<bool> allowTF32{
       *this, "allow-tf32",
       llvm::cl::desc("Let f32 library convolutions use TF32 tensor cores, "

@@ -43,6 +43,9 @@ if [ "${TC_SKIP_WHEEL:-0}" != 1 ] && [ -x "$WHEEL_VENV/bin/python" ]; then
     "$0/bin/python" -m tc | tee report.txt
     grep -q "static linkage" report.txt
     "$0/bin/python" -c "import tc, sys; sys.exit(tc.__file__.startswith(sys.argv[1]))" "$1/python"
+    # Relocatable: no path of the checkout (a run path, a default folder)
+    # inside the extensions.
+    "$0/bin/python" -c "import sys, tc.native as n; sys.exit(any(sys.argv[1].encode() in n.extension_path(m).read_bytes() for m in (\"_tc\", \"_runtime\")))" "$1"
     "$0/bin/tc-opt" --show-dialects | grep -q prim
     "$0/bin/python" -m pytest -q -p no:cacheprovider \
       "$1"/test/python/test_{seeds,backend,compat,package}.py \

@@ -150,68 +150,65 @@ struct Cudnn {
   /// The process's cuDNN (PyTorch's, when it has loaded one), or null with
   /// `error` set.
   static const Cudnn *get(std::string &error) {
-    static std::once_flag once;
-    static Cudnn c;
-    static std::string loadError;
-    static bool ok = false;
-    std::call_once(once, [] {
-      void *lib = openLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"});
-      if (!lib) {
-        loadError = "cuDNN (libcudnn.so) could not be opened";
-        return;
-      }
-      std::string &e = loadError;
-      ok = bindSymbol(lib, "cudnnCreate", c.create, e) &&
-           bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
-           bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
-           bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor, e) &&
-           bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
-           bindSymbol(lib, "cudnnDestroyTensorDescriptor", c.destroyTensor,
-                      e) &&
-           bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter, e) &&
-           bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
-           bindSymbol(lib, "cudnnDestroyFilterDescriptor", c.destroyFilter,
-                      e) &&
-           bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
-                      e) &&
-           bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv, e) &&
-           bindSymbol(lib, "cudnnDestroyConvolutionDescriptor",
-                      c.destroyConv, e) &&
-           bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups, e) &&
-           bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
-                      c.fwdAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
-                      c.fwdWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-                      c.dataAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
-                      c.dataWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                      c.filterAlgos, e) &&
-           bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
-                      c.filterWorkspace, e) &&
-           bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
-      // The graph API is optional: without it, the legacy calls run.
-      std::string ignored;
-      Cudnn g = c;
-      if (bindSymbol(lib, "cudnnBackendCreateDescriptor", g.createDescriptor,
-                     ignored) &&
-          bindSymbol(lib, "cudnnBackendDestroyDescriptor",
-                     g.destroyDescriptor, ignored) &&
-          bindSymbol(lib, "cudnnBackendSetAttribute", g.setAttribute,
-                     ignored) &&
-          bindSymbol(lib, "cudnnBackendGetAttribute", g.getAttribute,
-                     ignored) &&
-          bindSymbol(lib, "cudnnBackendFinalize", g.finalize, ignored) &&
-          bindSymbol(lib, "cudnnBackendExecute", g.execute, ignored))
-        c = g;
-    });
-    if (!ok)
-      error = loadError;
-    return ok ? &c : nullptr;
+    return bindLibraryOnce<Cudnn>(
+        {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"},
+        "cuDNN (libcudnn.so)",
+        [](void *lib, Cudnn &c, std::string &e) {
+          bool ok =
+              bindSymbol(lib, "cudnnCreate", c.create, e) &&
+              bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
+              bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
+              bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor,
+                         e) &&
+              bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
+              bindSymbol(lib, "cudnnDestroyTensorDescriptor", c.destroyTensor,
+                         e) &&
+              bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter,
+                         e) &&
+              bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
+              bindSymbol(lib, "cudnnDestroyFilterDescriptor", c.destroyFilter,
+                         e) &&
+              bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
+                         e) &&
+              bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv,
+                         e) &&
+              bindSymbol(lib, "cudnnDestroyConvolutionDescriptor",
+                         c.destroyConv, e) &&
+              bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups,
+                         e) &&
+              bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
+                         c.fwdAlgos, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
+                         c.fwdWorkspace, e) &&
+              bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                         c.dataAlgos, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
+                         c.dataWorkspace, e) &&
+              bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                         c.filterAlgos, e) &&
+              bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
+                         c.filterWorkspace, e) &&
+              bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
+          // The graph API is optional: without it, the legacy calls run.
+          std::string ignored;
+          Cudnn g = c;
+          if (bindSymbol(lib, "cudnnBackendCreateDescriptor",
+                         g.createDescriptor, ignored) &&
+              bindSymbol(lib, "cudnnBackendDestroyDescriptor",
+                         g.destroyDescriptor, ignored) &&
+              bindSymbol(lib, "cudnnBackendSetAttribute", g.setAttribute,
+                         ignored) &&
+              bindSymbol(lib, "cudnnBackendGetAttribute", g.getAttribute,
+                         ignored) &&
+              bindSymbol(lib, "cudnnBackendFinalize", g.finalize, ignored) &&
+              bindSymbol(lib, "cudnnBackendExecute", g.execute, ignored))
+            c = g;
+          return ok;
+        },
+        error);
   }
 
   bool hasGraphAPI() const { return execute != nullptr; }

@@ -471,11 +471,11 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
       continue;
     }
     std::string kernel;
-    if (tag == "launch")
-      std::tie(kernel, rest) = [&] {
-        auto [name, tail] = rest.split(' ');
-        return std::make_pair(name.str(), tail);
-      }();
+    if (tag == "launch") {
+      auto [name, tail] = rest.split(' ');
+      kernel = name.str();
+      rest = tail;
+    }
     SmallVector<StringRef> words;
     rest.split(words, ' ', -1, /*KeepEmpty=*/false);
     SmallVector<int64_t> n;

@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -280,6 +281,30 @@ bool bindSymbol(void *library, const char *name, Fn &fn, std::string &error) {
 /// Opens the first library of `names` that loads, preferring one the
 /// process already has (PyTorch's).
 void *openLibrary(std::initializer_list<const char *> names);
+
+/// The process's table `T` of a vendor library's entry points, bound once:
+/// `bind(library, table, error)` fills it from the first of `names` that
+/// opens (`what` names the library in the error). Null, with `error` set,
+/// when the library or a symbol `bind` needs is missing.
+template <typename T, typename Bind>
+const T *bindLibraryOnce(std::initializer_list<const char *> names,
+                         const char *what, Bind bind, std::string &error) {
+  static std::once_flag once;
+  static T table;
+  static std::string loadError;
+  static bool ok = false;
+  std::call_once(once, [&] {
+    void *library = openLibrary(names);
+    if (!library) {
+      loadError = std::string(what) + " could not be opened";
+      return;
+    }
+    ok = bind(library, table, loadError);
+  });
+  if (!ok)
+    error = loadError;
+  return ok ? &table : nullptr;
+}
 
 /// Row-major C = op(A) op(B) (+ bias rows) through a column-major BLAS with
 /// cuBLAS's argument order (cuBLAS, rocBLAS): C^T = op(B)^T op(A)^T. A bias

@@ -48,32 +48,21 @@ struct HIP {
 
   /// The process's HIP runtime, or null with `error` set.
   static const HIP *get(std::string &error) {
-    static std::once_flag once;
-    static HIP hip;
-    static std::string loadError;
-    static bool ok = false;
-    std::call_once(once, [] {
-      void *lib = openLibrary({"libamdhip64.so", "libamdhip64.so.6",
-                               "libamdhip64.so.5"});
-      if (!lib) {
-        loadError = "the HIP runtime (libamdhip64.so) could not be opened";
-        return;
-      }
-      ok = bindSymbol(lib, "hipGetDevice", hip.getDevice, loadError) &&
-           bindSymbol(lib, "hipModuleLoadData", hip.moduleLoadData,
-                      loadError) &&
-           bindSymbol(lib, "hipModuleGetFunction", hip.moduleGetFunction,
-                      loadError) &&
-           bindSymbol(lib, "hipModuleLaunchKernel", hip.moduleLaunchKernel,
-                      loadError) &&
-           bindSymbol(lib, "hipGetErrorString", hip.getErrorString,
-                      loadError) &&
-           bindSymbol(lib, "hipMalloc", hip.malloc, loadError) &&
-           bindSymbol(lib, "hipMemcpyHtoD", hip.memcpyHtoD, loadError);
-    });
-    if (!ok)
-      error = loadError;
-    return ok ? &hip : nullptr;
+    return bindLibraryOnce<HIP>(
+        {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"},
+        "the HIP runtime (libamdhip64.so)",
+        [](void *lib, HIP &hip, std::string &e) {
+          return bindSymbol(lib, "hipGetDevice", hip.getDevice, e) &&
+                 bindSymbol(lib, "hipModuleLoadData", hip.moduleLoadData, e) &&
+                 bindSymbol(lib, "hipModuleGetFunction", hip.moduleGetFunction,
+                            e) &&
+                 bindSymbol(lib, "hipModuleLaunchKernel",
+                            hip.moduleLaunchKernel, e) &&
+                 bindSymbol(lib, "hipGetErrorString", hip.getErrorString, e) &&
+                 bindSymbol(lib, "hipMalloc", hip.malloc, e) &&
+                 bindSymbol(lib, "hipMemcpyHtoD", hip.memcpyHtoD, e);
+        },
+        error);
   }
 
   std::string describe(hipError_t result) const {
@@ -99,29 +88,20 @@ struct Rocblas {
                       int64_t, const double *, double *, int, int64_t, int);
 
   static const Rocblas *get(std::string &error) {
-    static std::once_flag once;
-    static Rocblas blas;
-    static std::string loadError;
-    static bool ok = false;
-    std::call_once(once, [] {
-      void *lib = openLibrary({"librocblas.so", "librocblas.so.4",
-                               "librocblas.so.0"});
-      if (!lib) {
-        loadError = "rocBLAS (librocblas.so) could not be opened";
-        return;
-      }
-      ok = bindSymbol(lib, "rocblas_create_handle", blas.create, loadError) &&
-           bindSymbol(lib, "rocblas_set_stream", blas.setStream, loadError) &&
-           bindSymbol(lib, "rocblas_sgemm", blas.sgemm, loadError) &&
-           bindSymbol(lib, "rocblas_dgemm", blas.dgemm, loadError) &&
-           bindSymbol(lib, "rocblas_sgemm_strided_batched", blas.sgemmBatched,
-                      loadError) &&
-           bindSymbol(lib, "rocblas_dgemm_strided_batched", blas.dgemmBatched,
-                      loadError);
-    });
-    if (!ok)
-      error = loadError;
-    return ok ? &blas : nullptr;
+    return bindLibraryOnce<Rocblas>(
+        {"librocblas.so", "librocblas.so.4", "librocblas.so.0"},
+        "rocBLAS (librocblas.so)",
+        [](void *lib, Rocblas &blas, std::string &e) {
+          return bindSymbol(lib, "rocblas_create_handle", blas.create, e) &&
+                 bindSymbol(lib, "rocblas_set_stream", blas.setStream, e) &&
+                 bindSymbol(lib, "rocblas_sgemm", blas.sgemm, e) &&
+                 bindSymbol(lib, "rocblas_dgemm", blas.dgemm, e) &&
+                 bindSymbol(lib, "rocblas_sgemm_strided_batched",
+                            blas.sgemmBatched, e) &&
+                 bindSymbol(lib, "rocblas_dgemm_strided_batched",
+                            blas.dgemmBatched, e);
+        },
+        error);
   }
 
   /// This thread's handle for `device`.

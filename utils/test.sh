@@ -48,7 +48,7 @@ if [ "${TC_SKIP_WHEEL:-0}" != 1 ] && [ -x "$WHEEL_VENV/bin/python" ]; then
     "$0/bin/python" -c "import sys, tc.native as n; sys.exit(any(sys.argv[1].encode() in n.extension_path(m).read_bytes() for m in (\"_tc\", \"_runtime\")))" "$1"
     "$0/bin/tc-opt" --show-dialects | grep -q prim
     "$0/bin/python" -m pytest -q -p no:cacheprovider \
-      "$1"/test/python/test_{seeds,backend,compat,package}.py \
+      "$1"/test/python/{test_seeds,backend/test_backend,test_compat,test_package}.py \
       --junitxml "$2/wheel.xml"' "$WHEEL_VENV" "$ROOT" "$REPORTS")
   wheel_rc=$?
   rm -rf "$away"

@@ -30,7 +30,7 @@ def _native() -> tuple[dict[str, str] | None, str | None]:
 def _cuda_lines(fallbacks: list[str]) -> list[str]:
     import torch
 
-    from tc import rocm
+    from tc.targets import rocm
     lines = []
     if not torch.cuda.is_available():
         lines.append("cuda: no device (torch.cuda.is_available() is False)")
@@ -44,7 +44,7 @@ def _cuda_lines(fallbacks: list[str]) -> list[str]:
         lines.append(f"rocm: HIP {torch.version.hip}; device libraries: "
                      f"{root or 'the ones tc was built with'}")
         return lines
-    from tc import cuda
+    from tc.targets import cuda
     try:
         toolkit, libdevice, fmt = cuda.toolchain()
     except RuntimeError as error:

@@ -7,8 +7,14 @@ TC_TEST_NEEDS_NATIVE=1, as in the wheel check, the run stops instead).
 
 import logging
 import os
+import pathlib
+import sys
 
 import pytest
+
+# Tests in the subfolders (which mirror python/tc's packages) import the
+# shared helpers beside this file: batch_model, resnet, distributed_worker.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 # Shared assertions (batch_model.assert_compiled_once_symbolic) report the
 # values they compared, as a test module's own asserts do.

@@ -44,15 +44,15 @@ python3 -m tc || exit 1
 
 status=0
 if [[ "$what" == tests || "$what" == all ]]; then
-  python3 -m pytest -q -p no:cacheprovider test/python/test_cuda.py \
-    test/python/test_seeds.py test/python/test_backend.py \
+  python3 -m pytest -q -p no:cacheprovider test/python/targets/test_cuda.py \
+    test/python/test_seeds.py test/python/backend/test_backend.py \
     test/python/test_importer.py test/python/test_export.py \
-    test/python/test_training.py test/python/test_autodiff.py \
+    test/python/backend/test_training.py test/python/compiler/test_autodiff.py \
     test/python/test_random.py test/python/test_semantics.py \
-    test/python/test_cache.py test/python/test_cuda_sizes.py \
+    test/python/compiler/test_cache.py test/python/targets/test_cuda_sizes.py \
     test/python/test_compat.py test/python/test_package.py \
     test/python/test_direct.py test/python/test_rows.py \
-    test/python/test_autotune.py \
+    test/python/compiler/test_autotune.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}
 fi

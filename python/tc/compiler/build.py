@@ -61,7 +61,7 @@ def target_pipeline(device: torch.device, text: str,
     a GPU pipeline's options end with `variant` (a schedule candidate's,
     see tc.autotune)."""
     if device.type == "cuda":
-        from tc import cuda, rocm
+        from tc.targets import cuda, rocm
         platform = "rocm" if rocm.is_rocm() else "cuda"
         try:
             options = (rocm.pipeline_options(device) if platform == "rocm"

@@ -310,9 +310,7 @@ def test_resnet18_sgd_steps_match_eager(fresh_tc):
     ATen kernel in backward() beyond allocation and tc's library calls
     (its convolutions' gradients, PyTorch's kernels, tc.library)."""
     import copy
-    import sys
 
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from resnet import ResNet18
 
     torch.manual_seed(0)

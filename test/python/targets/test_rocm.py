@@ -7,7 +7,7 @@ import torch
 
 import tc
 import tc.compiler
-from tc import rocm
+from tc.targets import rocm
 
 from test_cuda import SOFTMAX_FX
 

@@ -82,7 +82,7 @@ def test_cuda_pipeline_compiles_without_a_gpu():
     import tc.compiler
     native = tc.compiler.extension.load_native()
     try:
-        from tc import cuda as tc_cuda
+        from tc.targets import cuda as tc_cuda
         toolkit, libdevice, _ = tc_cuda.toolchain()
     except RuntimeError as error:
         pytest.skip(str(error))
@@ -101,7 +101,7 @@ def _ptx_options() -> str:
     """The CUDA pipeline's options for PTX for the H100 with this machine's
     toolchain (skips the test without one)."""
     try:
-        from tc import cuda as tc_cuda
+        from tc.targets import cuda as tc_cuda
         toolkit, libdevice, _ = tc_cuda.toolchain()
     except RuntimeError as error:
         pytest.skip(str(error))
@@ -483,12 +483,8 @@ def test_cuda_resnet18_sgd_steps_match_eager(fresh_tc):
     tc-partition's backward): eager's losses, weights and running
     statistics. TF32 is off on both sides."""
     import copy
-    import pathlib
-    import sys
 
     import torch.nn.functional as F
-
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
     from resnet import ResNet18
 
     matmul_tf32 = torch.backends.cuda.matmul.allow_tf32

@@ -6,6 +6,7 @@
 
 #include "DiskCache.h"
 
+#include "tc/Dialect/FX/IR/FXAttrNames.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -145,7 +146,7 @@ std::string runtime::structuralText(llvm::StringRef source) {
           rest.drop_front(length).starts_with(" = {"))
         argsDepth = depth + 1;
       if (startsToken && argsDepth < 0 &&
-          (word == "name" || word == "fx.name")) {
+          (word == "name" || word == fx::kNameAttrName)) {
         llvm::StringRef after = rest.drop_front(length);
         if (after.consume_front(" = ") && after.starts_with("\"")) {
           out += word;

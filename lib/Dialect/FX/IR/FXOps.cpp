@@ -20,9 +20,6 @@ using namespace mlir::tc::fx;
 
 #include "tc/Dialect/FX/IR/FXEnums.cpp.inc"
 
-/// The argument attribute that keeps a placeholder's FX name.
-static constexpr llvm::StringLiteral kNameAttr = "fx.name";
-
 //===----------------------------------------------------------------------===//
 // GraphOp
 //===----------------------------------------------------------------------===//
@@ -53,7 +50,8 @@ void GraphOp::getAsmBlockArgumentNames(Region &region,
   for (BlockArgument arg : region.front().getArguments()) {
     if (arg.getArgNumber() >= getNumArguments())
       continue;
-    if (auto name = getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttr))
+    if (auto name =
+            getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttrName))
       setNameFn(arg, name.getValue());
   }
 }
@@ -61,13 +59,13 @@ void GraphOp::getAsmBlockArgumentNames(Region &region,
 LogicalResult GraphOp::verify() {
   llvm::StringSet<> names;
   for (unsigned i = 0, e = getNumArguments(); i < e; ++i) {
-    Attribute name = getArgAttr(i, kNameAttr);
+    Attribute name = getArgAttr(i, kNameAttrName);
     if (!name)
       continue;
     auto str = dyn_cast<StringAttr>(name);
     if (!str || str.getValue().empty())
       return emitOpError() << "placeholder #" << i
-                           << " has an '" << kNameAttr
+                           << " has an '" << kNameAttrName
                            << "' that is not a non-empty string";
     if (!names.insert(str.getValue()).second)
       return emitOpError() << "placeholder name '" << str.getValue()

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tc/Dialect/FX/IR/FXAttrNames.h"
 #include "tc/Dialect/Prim/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -692,8 +693,9 @@ LogicalResult Differentiator::run() {
   SmallVector<DictionaryAttr> argAttrs;
   func.getAllArgAttrs(argAttrs);
   for (size_t i = 0; i < cotangentArgs.size(); ++i)
-    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-        "fx.name", b.getStringAttr("cotangent_" + std::to_string(i)))));
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(fx::kNameAttrName,
+                       b.getStringAttr("cotangent_" + std::to_string(i)))));
   SmallVector<Type> resultTypes;
   for (Value v : results)
     resultTypes.push_back(v.getType());

@@ -7,7 +7,7 @@
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/FunctionImplementation.h"
+#include "tc/Dialect/Utils/FunctionLike.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -70,29 +70,6 @@ TypedAttr mlir::tc::kernel::getCombinerIdentity(Builder &b, CombinerKind kind,
 // Function-like ops (kernel.kernel, kernel.schedule)
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-static ParseResult parseFunctionLike(OpAsmParser &parser,
-                                     OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false,
-      OpTy::getFunctionTypeAttrName(result.name), buildFuncType,
-      OpTy::getArgAttrsAttrName(result.name),
-      OpTy::getResAttrsAttrName(result.name));
-}
-
-template <typename OpTy>
-static void printFunctionLike(OpAsmPrinter &p, OpTy op) {
-  function_interface_impl::printFunctionOp(
-      p, op, /*isVariadic=*/false, op.getFunctionTypeAttrName(),
-      op.getArgAttrsAttrName(), op.getResAttrsAttrName());
-}
-
 /// Kernels and schedules work on buffers passed in, return nothing, and end
 /// in kernel.return.
 template <typename OpTy>
@@ -139,8 +116,8 @@ LogicalResult IndexOp::verify() {
   auto kernel = (*this)->getParentOfType<KernelOp>();
   if (!kernel)
     return emitOpError() << "must be inside a 'kernel.kernel'";
-  int64_t rank = kernel.getDomain().size();
-  if (getDim() < 0 || getDim() >= rank)
+  uint64_t rank = kernel.getDomain().size();
+  if (getDim() >= rank)
     return emitOpError() << "dimension " << getDim()
                          << " is out of range for a domain of rank " << rank;
   return success();

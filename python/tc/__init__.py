@@ -18,7 +18,7 @@ import os
 import pathlib
 
 from tc.logs import set_logs
-from tc.logs import _init_from_env as _init_logs
+from tc.logs import init_from_env as _init_logs
 
 __version__ = "0.1.0"
 

@@ -116,7 +116,8 @@ def set_logs(*channels: str, **flags: bool) -> None:
         logger.propagate = True
 
 
-def _init_from_env() -> None:
+def init_from_env() -> None:
+    """Enables the channels TC_LOGS names (tc's import calls this)."""
     value = os.environ.get("TC_LOGS", "")
     if value.strip():
         set_logs(value)

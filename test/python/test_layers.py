@@ -89,3 +89,60 @@ def test_no_import_cycles():
 def test_the_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}})
     assert not _cycles({"a": {"b"}, "b": {"c"}, "c": set()})
+
+
+def _private_uses(path: pathlib.Path, name: str,
+                  modules: dict[str, pathlib.Path]) -> list[str]:
+    """Private names (`_x`) of other tc modules that `path` uses: imported
+    (`from tc.m import _x`) or read through a module (`m._x`)."""
+    tree = ast.parse(path.read_text())
+    aliases: dict[str, str] = {}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and \
+                node.module.split(".")[0] == "tc":
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in modules:
+                    aliases[alias.asname or alias.name] = full
+                elif alias.name.startswith("_") and \
+                        not alias.name.startswith("__"):
+                    found.append(f"line {node.lineno}: {full}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "tc":
+                    aliases[alias.asname or "tc"] = (
+                        alias.name if alias.asname else "tc")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            continue
+        base, chain = node.value, []
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in aliases:
+            owner = ".".join([aliases[base.id], *reversed(chain)])
+            if owner in modules and owner != name:
+                found.append(f"line {node.lineno}: {owner}.{node.attr}")
+    return found
+
+
+def test_no_private_name_crosses_modules():
+    """A name one module uses from another is public (docs/Python.md):
+    `_x` stays inside its module."""
+    modules = _modules()
+    found = {name: uses for name, path in modules.items()
+             if (uses := _private_uses(path, name, modules))}
+    assert not found, found
+
+
+def test_the_check_finds_a_private_use(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import tc.backend.common\n"
+                      "from tc.logs import _handler\n"
+                      "tc.backend.common._fallbacks.info('x')\n")
+    uses = _private_uses(module, "tc.m", _modules())
+    assert uses == ["line 2: tc.logs._handler",
+                    "line 3: tc.backend.common._fallbacks"], uses

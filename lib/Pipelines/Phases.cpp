@@ -17,20 +17,22 @@ using namespace mlir;
 
 /// tc-channels-last-convolutions in `mode` (nothing when off).
 static void addChannelsLastPasses(OpPassManager &pm,
-                                  tc::ChannelsLastMode mode) {
+                                  tc::ChannelsLastMode mode,
+                                  tc::OptionalPasses &optional) {
   if (mode == tc::ChannelsLastMode::Off)
     return;
   tc::prim::ChannelsLastConvolutionsPassOptions layout;
   layout.allFloats = mode == tc::ChannelsLastMode::All;
-  pm.addNestedPass<func::FuncOp>(
-      tc::prim::createChannelsLastConvolutionsPass(layout));
+  optional.addNested<func::FuncOp>(
+      pm, tc::prim::createChannelsLastConvolutionsPass(layout));
   // One permute of a tensor that several convolutions (or a convolution
   // and its gradient) read.
-  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  optional.addNested<func::FuncOp>(pm, createCSEPass());
 }
 
 void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
-                                      const DecomposeStage &stage) {
+                                      const DecomposeStage &stage,
+                                      OptionalPasses &optional) {
   // ATen ops to prims, broadcasting and promotion made explicit.
   tc::ConvertFXToPrimPassOptions decompose;
   decompose.miscompileForTesting = stage.miscompileForTesting;
@@ -45,16 +47,17 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
   pm.addPass(tc::prim::createAutodiffPass());
   // Fold the identities decomposition and differentiation leave (x * 1,
   // reshape to the same type, ...) and share common subexpressions.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  optional.add(pm, createCanonicalizerPass());
+  optional.add(pm, createCSEPass());
 }
 
 void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
                                           const DecomposeOptions &options) {
-  buildDecomposePipeline(pm, options.decomposeStage());
+  OptionalPasses all;
+  buildDecomposePipeline(pm, options.decomposeStage(), all);
   // The layout first: the forward then saves channels-last activations for
   // the backward, which reads them so.
-  addChannelsLastPasses(pm, options.channelsLast);
+  addChannelsLastPasses(pm, options.channelsLast, all);
   // Save or recompute each forward value the backward reads, by a min-cut.
   pm.addPass(tc::prim::createPartitionPass());
   // The backward's copies of forward ops read only what was saved: what
@@ -64,12 +67,14 @@ void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
 }
 
 void mlir::tc::buildFusePipeline(OpPassManager &pm,
-                                 const FuseOptions &options) {
+                                 const FuseOptions &options,
+                                 OptionalPasses &optional) {
   // Library convolutions in the layout the library runs fastest, and the
   // elementwise ops, reductions and pooling between them with them.
-  addChannelsLastPasses(pm, options.channelsLast);
+  addChannelsLastPasses(pm, options.channelsLast, optional);
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
-  pm.addNestedPass<func::FuncOp>(tc::prim::createReassociateReductionsPass());
+  optional.addNested<func::FuncOp>(
+      pm, tc::prim::createReassociateReductionsPass());
   // Half-precision GEMMs on 16-byte rows, where the library needs them.
   if (options.alignHalfProducts) {
     pm.addNestedPass<func::FuncOp>(tc::prim::createAlignHalfProductsPass());
@@ -92,7 +97,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
   // Index checks in the kernel that reads the indices anyway.
-  pm.addPass(kernel::createFuseIndexChecksPass());
+  optional.add(pm, kernel::createFuseIndexChecksPass());
   // Full and column reductions in two stages, to fill a GPU or the CPU's
   // threads.
   if (options.splitReductions) {
@@ -101,11 +106,12 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
     split.maxSplits = options.splitMaxSplits;
     split.minLength = options.splitMinLength;
     split.columnFactor = options.splitColumnFactor;
-    pm.addPass(kernel::createSplitReductionsPass(split));
-    pm.addPass(createCanonicalizerPass());
+    split.miscompileForTesting = options.miscompileSplitsForTesting;
+    optional.add(pm, kernel::createSplitReductionsPass(split));
+    optional.add(pm, createCanonicalizerPass());
   }
   // Repeated blocks fuse into the same kernels: compile each once.
-  pm.addPass(kernel::createDedupKernelsPass());
+  optional.add(pm, kernel::createDedupKernelsPass());
   // One arena for the intermediates, reused by liveness.
   pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
 }

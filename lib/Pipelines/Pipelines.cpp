@@ -44,15 +44,39 @@ static bool inRange(Stage stage, Stage from, Stage upTo) {
   return stage >= from && stage <= upTo;
 }
 
+/// The optional passes a pipeline built from stage `from` runs: its
+/// `bisect-limit` counts from the pipeline's first stage, so a runtime
+/// that builds the stages one at a time skips the same passes as one
+/// pipeline would (the stages before `from` are counted, not run).
+template <typename Options>
+static OptionalPasses optionalPasses(const Options &options, Stage from) {
+  OptionalPasses optional(options.bisectLimit);
+  if (options.bisectLimit >= 0 && from > Stage::Prim) {
+    OpPassManager counted;
+    buildDecomposePipeline(counted, options.decomposeStage(), optional);
+  }
+  return optional;
+}
+
+/// `fuse` with the test options of `options` (a planted wrong rewrite).
+template <typename Options>
+static FuseOptions withTestOptions(FuseOptions fuse, const Options &options) {
+  fuse.miscompileSplitsForTesting =
+      options.miscompilePassForTesting == "tc-split-reductions";
+  return fuse;
+}
+
 void tc::buildPipeline(OpPassManager &pm, Target target,
                        const DecomposeOptions &options, Stage upTo,
                        Stage from) {
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
+  OptionalPasses optional = optionalPasses(options, from);
   if (inRange(Stage::Prim, from, upTo))
-    buildDecomposePipeline(pm, options.decomposeStage());
+    buildDecomposePipeline(pm, options.decomposeStage(), optional);
   if (inRange(Stage::Kernel, from, upTo))
-    buildFusePipeline(pm, FuseOptions::cpu(options));
+    buildFusePipeline(pm, withTestOptions(FuseOptions::cpu(options), options),
+                      optional);
   if (inRange(Stage::Lowered, from, upTo))
     buildCPULoopsPipeline(pm);
   if (inRange(Stage::Binary, from, upTo))
@@ -64,14 +88,19 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
+  OptionalPasses optional = optionalPasses(options, from);
   if (inRange(Stage::Prim, from, upTo))
-    buildDecomposePipeline(pm, options.decomposeStage());
+    buildDecomposePipeline(pm, options.decomposeStage(), optional);
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
   // channels-last.
   if (inRange(Stage::Kernel, from, upTo))
-    buildFusePipeline(pm, FuseOptions::gpu(/*halfGemms=*/cuda,
-                                           cuda ? options.channelsLast
-                                                : ChannelsLastMode::Off));
+    buildFusePipeline(
+        pm,
+        withTestOptions(FuseOptions::gpu(/*halfGemms=*/cuda,
+                                         cuda ? options.channelsLast
+                                              : ChannelsLastMode::Off),
+                        options),
+        optional);
   if (inRange(Stage::Lowered, from, upTo))
     buildGPUKernelsPipeline(pm, options);
   if (inRange(Stage::Binary, from, upTo)) {

@@ -151,7 +151,7 @@ private:
       p.steps.back().gemm->epilogue = std::move(step);
       return success();
     }
-    p.steps.push_back({std::move(step), std::nullopt, {}});
+    p.steps.push_back({std::move(step), std::nullopt, {}, {}, {}});
     return success();
   }
   LogicalResult onGemm(kernel::GemmOp gemm,
@@ -163,7 +163,7 @@ private:
     host::Gemm g;
     runtime::assignGemm(g, buffers);
     g.isDouble = elt.isF64();
-    p.steps.push_back({std::nullopt, g, {}});
+    p.steps.push_back({std::nullopt, g, {}, {}, {}});
     return success();
   }
   LogicalResult onConv(kernel::ConvOp conv, runtime::ConvCall call) override {

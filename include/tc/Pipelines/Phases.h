@@ -14,6 +14,7 @@
 #ifndef TC_PIPELINES_PHASES_H
 #define TC_PIPELINES_PHASES_H
 
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -33,6 +34,36 @@ inline auto channelsLastValues() {
       clEnumValN(ChannelsLastMode::Half, "half", "f16 and bf16 ones"),
       clEnumValN(ChannelsLastMode::All, "all", "every float type"));
 }
+
+/// The optional passes of the target-independent phases: those whose
+/// absence changes no result, only the code's speed (canonicalization,
+/// CSE, the channels-last layout, reassociated reductions, moved index
+/// checks, split reductions, deduplicated kernels). A pipeline's
+/// `bisect-limit=N` runs only the first N of them, in pipeline order, as
+/// LLVM's -opt-bisect-limit does: tc.debug.bisect searches N for the first
+/// one after which the numbers change. A negative limit runs them all.
+class OptionalPasses {
+public:
+  explicit OptionalPasses(int64_t limit = -1) : limit(limit) {}
+
+  /// Whether the next optional pass runs.
+  bool admit() { return limit < 0 || seen++ < limit; }
+
+  /// Adds `pass` to `pm` when it runs.
+  void add(OpPassManager &pm, std::unique_ptr<Pass> pass) {
+    if (admit())
+      pm.addPass(std::move(pass));
+  }
+  template <typename OpT>
+  void addNested(OpPassManager &pm, std::unique_ptr<Pass> pass) {
+    if (admit())
+      pm.addNestedPass<OpT>(std::move(pass));
+  }
+
+private:
+  int64_t limit;
+  int64_t seen = 0;
+};
 
 /// What the decomposition stage (tc-decompose and what follows it before
 /// fusion) is told, whatever the pipeline.
@@ -72,6 +103,19 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "of this ATen op (a planted wrong rewrite for "
                      "tc.debug's tests)"),
       llvm::cl::init("")};
+  ::mlir::detail::PassOptions::Option<std::string> miscompilePassForTesting{
+      *this, "miscompile-pass-for-testing",
+      llvm::cl::desc("Tests only: this optional pass plants a wrong rewrite "
+                     "(tc-split-reductions: a split reduction leaves out "
+                     "its last chunk), for tc.debug.bisect's tests"),
+      llvm::cl::init("")};
+  ::mlir::detail::PassOptions::Option<int64_t> bisectLimit{
+      *this, "bisect-limit",
+      llvm::cl::desc("Run only the first N optional passes of the "
+                     "decomposition and fusion stages (canonicalization, "
+                     "CSE, layout, split reductions, ...; "
+                     "tc.debug.bisect); negative runs all"),
+      llvm::cl::init(-1)};
   ::mlir::detail::PassOptions::Option<std::string> crashForTesting{
       *this, "crash-for-testing",
       llvm::cl::desc("Tests only: tc-decompose stops with a fatal error (a "
@@ -103,8 +147,15 @@ struct DecomposeOptions : public StageOptions<DecomposeOptions> {
       llvm::cl::init(false)};
 };
 
-/// fx -> prim: decomposition and simplification.
-void buildDecomposePipeline(OpPassManager &pm, const DecomposeStage &stage);
+/// fx -> prim: decomposition and simplification, its optional passes
+/// through `optional`.
+void buildDecomposePipeline(OpPassManager &pm, const DecomposeStage &stage,
+                            OptionalPasses &optional);
+inline void buildDecomposePipeline(OpPassManager &pm,
+                                   const DecomposeStage &stage) {
+  OptionalPasses all;
+  buildDecomposePipeline(pm, stage, all);
+}
 
 /// Training: fx -> prim, then the joint graph `tc-autodiff` makes split by
 /// `tc-partition` into `<graph>_forward` and `<graph>_backward`, each of
@@ -145,6 +196,8 @@ struct FuseOptions {
   bool alignHalfProducts = false;
   /// Which 2-d convolutions run channels-last.
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
+  /// Tests only: tc-split-reductions plants a wrong rewrite.
+  bool miscompileSplitsForTesting = false;
 
   /// The CPU pipeline's, given its options.
   static FuseOptions cpu(const DecomposeOptions &decompose) {
@@ -175,8 +228,15 @@ struct FuseOptions {
   }
 };
 
-/// prim -> kernel: fusion and memory planning.
-void buildFusePipeline(OpPassManager &pm, const FuseOptions &options = {});
+/// prim -> kernel: fusion and memory planning, its optional passes through
+/// `optional`.
+void buildFusePipeline(OpPassManager &pm, const FuseOptions &options,
+                       OptionalPasses &optional);
+inline void buildFusePipeline(OpPassManager &pm,
+                              const FuseOptions &options = {}) {
+  OptionalPasses all;
+  buildFusePipeline(pm, options, all);
+}
 
 } // namespace mlir::tc
 

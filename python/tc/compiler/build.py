@@ -58,8 +58,8 @@ atexit.register(clear_cache)
 def target_pipeline(device: torch.device, text: str,
                     variant: str = "") -> tuple[str, str, str]:
     """(platform, tc-opt pipeline flag, pipeline options) for `device`;
-    a GPU pipeline's options end with `variant` (a schedule candidate's,
-    see tc.autotune)."""
+    the options end with `variant` (a GPU schedule candidate's, see
+    tc.autotune; tc.debug.bisect's limit on the optional passes)."""
     if device.type == "cuda":
         from tc.targets import cuda, rocm
         platform = "rocm" if rocm.is_rocm() else "cuda"
@@ -89,6 +89,8 @@ def target_pipeline(device: torch.device, text: str,
         options = f"half-convolutions=true {options}".strip()
     if "expand-convolutions=" not in options:
         options = f"expand-convolutions=false {options}".strip()
+    if variant:
+        options = f"{options} {variant}"
     flag = f'--tc-cpu-pipeline="{options}"' if options else "--tc-cpu-pipeline"
     return "cpu", flag, options
 

@@ -1,20 +1,29 @@
 """Numerics bisection: the first pass after which tc's result leaves eager's.
 
-Every stage of tc is MLIR text that `tc-opt` runs. `bisect` imports an ATen
-graph, runs the decomposition stage pass by pass (`tc-opt
---mlir-print-ir-after-all`), and compiles the IR after each pass through
-the rest of the CPU pipeline (the runtime takes fx or prim input: the
-stage's passes have nothing left to do on their own output), runs it on the
-inputs and compares with eager at torch's tolerance. The first pass whose
-output computes another result is named, with its IR before and after and
-the `tc-opt` command that runs that pass alone; when every pass of the
-stage is right but the whole compile is not, the fault is in a later stage
-(fusion, loops, LLVM) and the command runs the fusion stage on the prim IR.
+Every stage of tc is MLIR text that `tc-opt` runs. `bisect` compiles an
+ATen graph for the inputs' device (the CPU or a CUDA GPU) and compares
+the result with eager's at torch's tolerance, in two ways:
+
+1. The optional passes (canonicalization, CSE, the channels-last layout,
+   reassociated and split reductions, moved index checks, deduplicated
+   kernels: those whose absence changes no result) are bisected as LLVM's
+   -opt-bisect-limit does: the pipeline option `bisect-limit=N` runs only
+   the first N of them, and the smallest N that gives another result names
+   the N-th (`tc-opt --dump-pass-pipeline` tells which pass that is).
+2. When the result is wrong with no optional pass at all, the fault is in
+   a required pass: the decomposition stage is run pass by pass (`tc-opt
+   --mlir-print-ir-after-all`), the IR after each is compiled through the
+   rest of the pipeline, and the first pass whose output computes another
+   result is named, with its IR before and after and the `tc-opt` command
+   that runs it alone; "later stages" when every decomposition pass is
+   right (fusion, memory planning or the target's lowering). This
+   assumes the stages after decomposition are right: a required pass of
+   theirs shows up as the first decomposition pass.
 
     report = tc.debug.bisect(fn, x)
     print(report)
 
-CPU only for now; needs `tc-opt` (a checkout build).
+Needs `tc-opt` (a checkout build, or the wheel's console script).
 """
 
 from __future__ import annotations
@@ -41,26 +50,31 @@ _DUMP = re.compile(r"^// -----// IR Dump After (\S+) \(([^)]*)\).*//----- //$",
 @dataclasses.dataclass
 class Bisection:
     """What `bisect` found."""
-    #: The decomposition stage's passes, in order (their pipeline texts).
+    #: The pipeline's passes, in order (their pipeline texts).
     passes: list[str]
     #: The first pass after which the result differs from eager's; "later
-    #: stages" when the decomposition is right but the whole compile is
-    #: not; None when tc's result is eager's.
+    #: stages" when a required pass after decomposition is at fault; None
+    #: when tc's result is eager's.
     first_wrong: str | None
     #: The largest absolute difference from eager's result there.
     difference: float = 0.0
-    #: The pass's input and output IR, and the tc-opt command that runs the
-    #: pass on the input.
+    #: The pass's input and output IR (a required decomposition pass), and
+    #: the tc-opt command that reproduces it.
     before: pathlib.Path | None = None
     after: pathlib.Path | None = None
     command: str = ""
+    #: For an optional pass: the bisect limit that runs it (one less runs
+    #: the pipeline without it and gives eager's result).
+    limit: int | None = None
 
     def __str__(self) -> str:
         if self.first_wrong is None:
             return "tc's result is eager's after every pass"
+        where = (f"optional pass {self.limit} of the pipeline"
+                 if self.limit is not None else
+                 f"before: {self.before}, after: {self.after}")
         return (f"first wrong: {self.first_wrong} (largest difference "
-                f"{self.difference:.3g}); before: {self.before}, after: "
-                f"{self.after}; rerun: {self.command}")
+                f"{self.difference:.3g}); {where}; rerun: {self.command}")
 
 
 def _top_level(pipeline: str) -> list[str]:
@@ -100,17 +114,54 @@ def _difference(actual: Any, expected: Any) -> float | None:
     return largest
 
 
+def _leaves(pipeline: str) -> list[str]:
+    """The passes of a textual pipeline, nested ones in order
+    (`builtin.module(a{x=1}, func.func(b, c))` -> `a{x=1}`, `b`, `c`)."""
+    leaves = []
+    for item in _top_level(pipeline):
+        paren, brace = item.find("("), item.find("{")
+        if paren >= 0 and (brace < 0 or paren < brace):
+            leaves += _leaves(item)
+        else:
+            leaves.append(item)
+    return leaves
+
+
+def _dump(tc_opt: pathlib.Path, flag: str) -> str:
+    """The pipeline `tc-opt <flag>` runs, as text (`--dump-pass-pipeline`)."""
+    described = subprocess.run(
+        [str(tc_opt), "-", flag, "--dump-pass-pipeline"],
+        input="module {}", capture_output=True, text=True, check=True)
+    # "Pass Manager with N passes:", then the pipeline over several lines.
+    return " ".join(described.stderr.strip().splitlines()[1:])
+
+
+def _pipeline(tc_opt: pathlib.Path, flag: str) -> list[str]:
+    """The passes `tc-opt <flag>` runs, nested ones in order."""
+    return _leaves(_dump(tc_opt, flag))
+
+
+def _added(shorter: list[str], longer: list[str]) -> str:
+    """The pass `longer` runs that `shorter` does not (the first)."""
+    for index, name in enumerate(longer):
+        if index >= len(shorter) or shorter[index] != name:
+            return name
+    raise ValueError("the two pipelines run the same passes")
+
+
 def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
            folder: str | pathlib.Path | None = None) -> Bisection:
-    """Bisects tc's CPU compile of `fn` (a function or module of tensors,
-    or an ATen FX graph) on `inputs`; the IR files go to `folder` (a new
-    temporary folder by default)."""
+    """Bisects tc's compile of `fn` (a function or module of tensors, or
+    an ATen FX graph) for its inputs' device on `inputs`; the IR files go
+    to `folder` (a new temporary folder by default)."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     gm = fn if isinstance(fn, torch.fx.GraphModule) else make_fx(fn)(*inputs)
-    if any(isinstance(v, torch.Tensor) and v.device.type != "cpu"
-           for v in inputs):
-        raise NotImplementedError("tc.debug.bisect runs the CPU pipeline")
+    devices = {v.device for v in inputs if isinstance(v, torch.Tensor)}
+    device = devices.pop() if len(devices) == 1 else torch.device("cpu")
+    if device.type not in ("cpu", "cuda") or devices:
+        raise NotImplementedError(
+            "tc.debug.bisect takes inputs on one CPU or CUDA device")
     tc_opt = tc.tc_opt_path()
     if not tc_opt.exists():
         raise FileNotFoundError(f"tc-opt is not built ({tc_opt})")
@@ -118,47 +169,81 @@ def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
     folder.mkdir(parents=True, exist_ok=True)
     imported = importer.import_graph(gm, extension.GRAPH_NAME,
                                      lift_get_attrs=True)
-    device = torch.device("cpu")
-    _, _, options = build.target_pipeline(device, imported.text)
+    _, flag, options = build.target_pipeline(device, imported.text)
+    flag_name = flag.split("=", 1)[0]
     expected = gm(*inputs)
+    graph = folder / "0-fx.mlir"
+    graph.write_text(imported.text)
 
-    def wrong(text: str) -> float | None:
-        native = build.compile_module(text, device, False)
+    def wrong(text: str, limit: int | None = None) -> float | None:
+        variant = "" if limit is None else f"bisect-limit={limit}"
+        native = build.compile_module(text, device, False, variant)
         actual = CompiledFunction(native, imported, gm, device)(*inputs)
         return _difference(actual, expected)
 
+    def limited(limit: int) -> str:
+        return f"{flag_name}={options} bisect-limit={limit}"
+
+    passes = _pipeline(tc_opt, limited(-1))
     whole = wrong(imported.text)
-    stage = f'--tc-decompose-pipeline={options}'
-    described = subprocess.run(
-        [str(tc_opt), "-", stage, "--dump-pass-pipeline"],
-        input="module {}", capture_output=True, text=True)
-    # "Pass Manager with N passes:", then the pipeline over several lines.
-    passes = _top_level(
-        " ".join(described.stderr.strip().splitlines()[1:]))
     if whole is None:
         return Bisection(passes, None)
+    if wrong(imported.text, 0) is None:
+        # The smallest limit that gives another result: limit `right`
+        # gives eager's, `bad` does not.
+        right, bad = 0, len(passes) - len(_pipeline(tc_opt, limited(0)))
+        while bad - right > 1:
+            middle = (right + bad) // 2
+            if wrong(imported.text, middle) is None:
+                right = middle
+            else:
+                bad = middle
+        item = _added(_pipeline(tc_opt, limited(right)),
+                      _pipeline(tc_opt, limited(bad)))
+        name = item.split("{", 1)[0]
+        command = (f"{shlex.quote(str(tc_opt))} {graph} "
+                   f"{shlex.quote(limited(bad))} "
+                   f"--mlir-print-ir-before={name} "
+                   f"--mlir-print-ir-after={name} -o /dev/null")
+        return Bisection(passes, name, wrong(imported.text, bad), graph,
+                         None, command, limit=bad)
+    return _required_pass(tc_opt, imported.text, options, passes, wrong,
+                          folder, whole)
+
+
+def _required_pass(tc_opt: pathlib.Path, text: str, options: str,
+                   passes: list[str], wrong: Callable[[str], float | None],
+                   folder: pathlib.Path, whole: float) -> Bisection:
+    """The first decomposition pass whose output the rest of the pipeline
+    compiles to another result (see the module's comment)."""
+    decompose = " ".join(
+        token for token in options.split() if token.startswith((
+            "expand-convolutions=", "channels-last=",
+            "miscompile-for-testing=", "crash-for-testing=")))
+    stage = f"--tc-decompose-pipeline={decompose}"
+    stage_passes = _top_level(_dump(tc_opt, stage))
     dumped = subprocess.run(
         [str(tc_opt), "-", stage, "--mlir-print-ir-after-all",
          "--mlir-print-ir-module-scope", "--mlir-disable-threading",
-         "-o", "/dev/null"], input=imported.text, capture_output=True,
+         "-o", "/dev/null"], input=text, capture_output=True,
         text=True, check=True).stderr
     marks = list(_DUMP.finditer(dumped))
     irs = [dumped[m.end():(marks[i + 1].start() if i + 1 < len(marks)
                            else len(dumped))].strip() + "\n"
            for i, m in enumerate(marks)]
     before = folder / "0-fx.mlir"
-    before.write_text(imported.text)
-    for index, (mark, text) in enumerate(zip(marks, irs)):
+    for index, (mark, ir) in enumerate(zip(marks, irs)):
         after = folder / f"{index + 1}-{mark.group(2)}.mlir"
-        after.write_text(text)
-        difference = wrong(text)
+        after.write_text(ir)
+        difference = wrong(ir)
         if difference is not None:
-            item = passes[index] if index < len(passes) else mark.group(2)
+            item = (stage_passes[index] if index < len(stage_passes)
+                    else mark.group(2))
             command = (f"{shlex.quote(str(tc_opt))} {before} --pass-pipeline="
                        f"{shlex.quote(f'builtin.module({item})')}")
             return Bisection(passes, mark.group(2), difference, before,
                              after, command)
         before = after
     command = (f"{shlex.quote(str(tc_opt))} {before} "
-               f"--tc-fuse-pipeline={shlex.quote(options)}")
+               f"--tc-fuse-pipeline={shlex.quote(decompose)}")
     return Bisection(passes, "later stages", whole, before, None, command)

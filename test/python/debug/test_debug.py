@@ -2,6 +2,7 @@
 wrong rewrite planted in tc-decompose (`miscompile-for-testing`, a test
 option of the CPU pipeline) and on an op tc leaves to eager."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 import tc
+import tc.compiler
 import tc.debug
 
 pytestmark = pytest.mark.requires_native
@@ -182,3 +184,73 @@ def test_bisection_of_a_correct_compile_names_no_pass(fresh_tc, tmp_path):
                              folder=tmp_path)
     assert report.first_wrong is None
     assert report.passes[0].startswith("tc-decompose")
+
+
+def _sum_twice(x):
+    return (x * 2).sum()
+
+
+def bisect_names_the_planted_split(device: str, monkeypatch, tmp_path,
+                                   variable: str) -> None:
+    """A wrong rewrite planted in an optional pass of the fusion stage
+    (tc-split-reductions leaves out a split sum's last chunk) is named by
+    the bisection of the optional passes; the pass's limit is the smallest
+    that gives another result, and the command shows the pass's input and
+    output. Shared with targets/test_cuda.py (the CUDA pipeline)."""
+    monkeypatch.setenv(variable,
+                       "miscompile-pass-for-testing=tc-split-reductions")
+    # Small integers: every order of summation gives the same sum, so
+    # only the planted rewrite changes it.
+    x = torch.randint(-8, 8, (1 << 18,), device=device).float()
+    report = tc.debug.bisect(_sum_twice, x, folder=tmp_path)
+    assert report.first_wrong == "tc-split-reductions", str(report)
+    assert report.limit is not None and report.limit > 0
+    assert report.difference > 1e-3
+    assert any(p.startswith("tc-split-reductions") for p in report.passes)
+    rerun = subprocess.run(report.command, shell=True, capture_output=True,
+                           text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "IR Dump Before SplitReductionsPass" in rerun.stderr
+    assert "_partial" in rerun.stderr.split(
+        "IR Dump After SplitReductionsPass")[1]
+    # Without the planted rewrite, nothing is wrong.
+    monkeypatch.delenv(variable)
+    tc.compiler.clear_cache()
+    assert tc.debug.bisect(_sum_twice, x, folder=tmp_path).first_wrong \
+        is None
+
+
+def test_bisection_names_a_planted_optional_pass(fresh_tc, monkeypatch,
+                                                 tmp_path):
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    bisect_names_the_planted_split("cpu", monkeypatch, tmp_path,
+                                   "TC_CPU_OPTIONS")
+
+
+def test_bisect_limit_zero_runs_no_optional_pass(tmp_path):
+    """`bisect-limit=0` drops every optional pass of the decomposition and
+    fusion stages and keeps the required ones; a compile with it gives
+    eager's result."""
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    bisect_module = importlib.import_module("tc.debug.bisect")
+    every = bisect_module._pipeline(tc.tc_opt_path(), "--tc-cpu-pipeline")
+    none = bisect_module._pipeline(
+        tc.tc_opt_path(), "--tc-cpu-pipeline=bisect-limit=0")
+    names = [p.split("{", 1)[0] for p in none]
+    assert "tc-decompose" in names and "tc-fuse" in names
+    assert "tc-plan-memory" in names
+    assert "tc-dedup-kernels" not in names
+    assert "tc-dedup-kernels" in [p.split("{", 1)[0] for p in every]
+    assert len(every) > len(none)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_bisection_names_a_planted_optional_pass_on_cuda(
+        fresh_tc, monkeypatch, tmp_path):
+    """The same on the CUDA pipeline (its split reductions, on the GPU)."""
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not installed here")
+    bisect_names_the_planted_split("cuda", monkeypatch, tmp_path,
+                                   "TC_CUDA_OPTIONS")

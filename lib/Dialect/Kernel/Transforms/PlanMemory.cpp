@@ -153,7 +153,8 @@ struct PlanMemoryPass
     llvm::DenseMap<Operation *, unsigned> intervalOf;
     for (auto [i, interval] : llvm::enumerate(intervals))
       intervalOf[interval.alloc] = i;
-    for (auto [p, op] : llvm::enumerate(block)) {
+    for (auto [index, op] : llvm::enumerate(block)) {
+      size_t p = index;
       auto launch = dyn_cast<LaunchOp>(op);
       if (!launch)
         continue;

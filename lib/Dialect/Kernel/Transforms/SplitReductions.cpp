@@ -230,7 +230,8 @@ static int64_t chooseSplits(int64_t points, int64_t length,
 /// partial kernel and the temporary's type.
 static std::pair<KernelOp, MemRefType>
 splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
-               bool splitsLast, SymbolTable &symbols) {
+               bool splitsLast, SymbolTable &symbols,
+               bool miscompileForTesting) {
   MLIRContext *ctx = kernel.getContext();
   Location loc = reduce.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
@@ -331,8 +332,9 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
   kernel.setFunctionType(FunctionType::get(
       ctx, kernelEntry.getArgumentTypes(), {}));
   b.setInsertionPoint(reduce);
-  reduce.getSizeMutable().assign(
-      arith::ConstantIndexOp::create(b, loc, splits));
+  // (A test's planted wrong rewrite leaves out the last chunk.)
+  reduce.getSizeMutable().assign(arith::ConstantIndexOp::create(
+      b, loc, miscompileForTesting ? splits - 1 : splits));
   Block &body = reduce.getBody().front();
   body.clear();
   b.setInsertionPointToStart(&body);
@@ -392,7 +394,8 @@ struct SplitReductionsPass
       if (!splits)
         continue;
       auto [partial, partialType] =
-          splitReduction(kernel, reduce, splits, column, symbols);
+          splitReduction(kernel, reduce, splits, column, symbols,
+                         miscompileForTesting);
       for (LaunchOp launch : launches) {
         OpBuilder b(launch);
         Value temp = memref::AllocOp::create(b, launch.getLoc(), partialType);

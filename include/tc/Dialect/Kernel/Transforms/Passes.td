@@ -112,6 +112,11 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
     Option<"columnFactor", "column-factor", "int64_t", "1",
            "A column reduction's target parallelism and most chunks, as "
            "multiples of min-parallelism and max-splits">,
+    Option<"miscompileForTesting", "miscompile-for-testing", "bool",
+           "false",
+           "Tests only: the final kernel of a split reduction leaves out "
+           "the last chunk's partial (a planted wrong rewrite for "
+           "tc.debug.bisect's tests)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

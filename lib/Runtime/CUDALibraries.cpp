@@ -50,6 +50,11 @@ const Driver *Driver::get(std::string &error) {
             bindSymbol(lib, "cuMemcpyHtoD_v2", driver.memcpyHtoD, e) &&
             bindSymbol(lib, "cuCtxGetDevice", driver.ctxGetDevice, e) &&
             bindSymbol(lib, "cuDeviceGetAttribute", driver.deviceGetAttribute,
+                       e) &&
+            bindSymbol(lib, "cuModuleGetGlobal_v2", driver.moduleGetGlobal,
+                       e) &&
+            bindSymbol(lib, "cuMemcpyDtoH_v2", driver.memcpyDtoH, e) &&
+            bindSymbol(lib, "cuStreamSynchronize", driver.streamSynchronize,
                        e);
         // CUDA graphs are optional: without them, no replay.
         std::string optional;

@@ -76,6 +76,11 @@ struct Driver {
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*ctxGetDevice)(CUdevice *);
   CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  // Kernel checks' records (TC_CUDA_CHECKS).
+  CUresult (*moduleGetGlobal)(CUdeviceptr *, size_t *, CUmodule,
+                              const char *);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*streamSynchronize)(CUstream);
   // CUDA graphs (null where the driver lacks them: no replay).
   CUresult (*streamCreate)(CUstream *, unsigned) = nullptr;
   CUresult (*streamBeginCapture)(CUstream, int) = nullptr;

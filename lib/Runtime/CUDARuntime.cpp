@@ -9,6 +9,7 @@
 #include "CUDALibraries.h"
 #include "Cudnn.h"
 #include "GPUProgram.h"
+#include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -47,6 +48,16 @@ struct CUDAExecutable::Impl {
   mutable std::map<std::pair<size_t, int64_t>, std::shared_ptr<LtPlan>>
       ltPlans;
   mutable std::set<std::pair<size_t, int64_t>> ltUnavailable;
+  /// Kernels compiled with checks (TC_CUDA_CHECKS): each run is issued
+  /// directly, waited for, and fails when a kernel recorded a violation in
+  /// its module's check record (kernel::kGPUCheckRecordName).
+  bool checks = false;
+  mutable std::vector<CUdeviceptr> checkRecords;
+  /// After a run with checks: false with `error` naming the first
+  /// violation (the kernel, the argument, the element or address), which
+  /// is then cleared.
+  bool readChecks(const Driver &driver, CUstream stream,
+                  std::string &error) const;
   /// Per step: a convolution's cuDNN plan (made at compile time) and the
   /// arena offset of its workspace.
   std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
@@ -185,6 +196,15 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
     }
     modules.push_back(module);
   }
+  if (checks)
+    for (CUmodule module : modules) {
+      CUdeviceptr record = 0;
+      size_t bytes = 0;
+      if (driver.moduleGetGlobal(&record, &bytes, module,
+                                 kernel::kGPUCheckRecordName.data()) == 0 &&
+          bytes == kernel::kCheckRecordWords * sizeof(int64_t))
+        checkRecords.push_back(record);
+    }
   if (!p.findKernels<CUmodule>(
           modules,
           [&](CUfunction &fn, CUmodule module, const char *name) {
@@ -367,6 +387,9 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
         !growOnes(*driver, biasRowsPerSymbol * symbol, error))
       return false;
   }
+  if (checks)
+    return issue(*driver, args, symbol, cuStream, error) &&
+           readChecks(*driver, cuStream, error);
   static const bool disabled = graphsDisabledByEnvironment();
   if (disabled || !driver->hasGraphs())
     return issue(*driver, args, symbol, cuStream, error);
@@ -429,6 +452,41 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     return issue(*driver, args, symbol, cuStream, error);
   }
   return launchGraph(exec);
+}
+
+bool CUDAExecutable::Impl::readChecks(const Driver &driver, CUstream stream,
+                                      std::string &error) const {
+  if (CUresult r = driver.streamSynchronize(stream)) {
+    error = "waiting for a run with kernel checks: " + driver.describe(r);
+    return false;
+  }
+  for (CUdeviceptr record : checkRecords) {
+    int64_t words[kernel::kCheckRecordWords] = {0};
+    if (CUresult r = driver.memcpyDtoH(words, record, sizeof(words))) {
+      error = "reading the kernel checks: " + driver.describe(r);
+      return false;
+    }
+    if (!words[0])
+      continue;
+    std::string kernelName = "(unknown)";
+    for (const auto &entry : functions)
+      if (static_cast<int64_t>(kernel::checkKernelId(entry.getKey())) ==
+          words[1])
+        kernelName = entry.getKey().str();
+    error = "tc check failed: kernel " + kernelName + ": argument #" +
+            std::to_string(words[3]);
+    if (words[2] == static_cast<int64_t>(kernel::CheckKind::Alignment))
+      error += " at address " + std::to_string(words[4]) + " is not " +
+               std::to_string(kernel::kGPUBufferAlignment) +
+               "-byte aligned (the kernel did not run)";
+    else
+      error += ": element " + std::to_string(words[4]) +
+               " is out of bounds (the access was skipped)";
+    int64_t zeros[kernel::kCheckRecordWords] = {0};
+    driver.memcpyHtoD(record, zeros, sizeof(zeros));
+    return false;
+  }
+  return true;
 }
 
 CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
@@ -575,6 +633,7 @@ CUDAExecutable::compile(StringRef source, StringRef pipelineOptions,
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
+  impl->checks = options->checks;
   impl->program =
       GPUProgram::compile(source, Target::CUDA, *options, keepStageIR,
                           diagnostics, cacheDir, pipelineOptions);

@@ -189,11 +189,17 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "or tan">,
     Option<"checks", "checks", "bool", "false",
            "Debugging: every kernel checks that its buffers are aligned and "
-           "every access of a buffer argument is in bounds, and on a "
-           "violation prints the kernel, the argument and the index, then "
-           "traps (TC_CUDA_CHECKS=1)">,
+           "every access of a buffer argument is in bounds; a violation is "
+           "printed (the kernel, the argument and the index), recorded for "
+           "the runtime, which raises after the run, and skipped, with no "
+           "trap (TC_CUDA_CHECKS=1)">,
+    Option<"oobForTesting", "oob-for-testing", "bool", "false",
+           "Tests only: each kernel's first load of a buffer argument reads "
+           "one row past its end (a planted out-of-bounds access for the "
+           "checks' tests)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",

@@ -105,9 +105,11 @@ struct StageOptions : public PassPipelineOptions<Derived> {
       llvm::cl::init("")};
   ::mlir::detail::PassOptions::Option<std::string> miscompilePassForTesting{
       *this, "miscompile-pass-for-testing",
-      llvm::cl::desc("Tests only: this optional pass plants a wrong rewrite "
+      llvm::cl::desc("Tests only: this pass plants a wrong rewrite "
                      "(tc-split-reductions: a split reduction leaves out "
-                     "its last chunk), for tc.debug.bisect's tests"),
+                     "its last chunk, for tc.debug.bisect's tests; GPUs' "
+                     "tc-lower-kernel-to-gpu: each kernel's first load of "
+                     "a buffer reads past its end, for the checks' tests)"),
       llvm::cl::init("")};
   ::mlir::detail::PassOptions::Option<int64_t> bisectLimit{
       *this, "bisect-limit",

@@ -7,6 +7,7 @@
 #include "tc/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -685,72 +686,107 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   return func;
 }
 
+/// The module's check record (kernel::kGPUCheckRecordName), made on first
+/// use.
+static memref::GlobalOp checkRecord(gpu::GPUModuleOp module) {
+  if (auto record = module.lookupSymbol<memref::GlobalOp>(
+          kernel::kGPUCheckRecordName))
+    return record;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = MemRefType::get({kernel::kCheckRecordWords}, b.getI64Type());
+  return memref::GlobalOp::create(
+      b, module.getLoc(), kernel::kGPUCheckRecordName,
+      /*sym_visibility=*/b.getStringAttr("public"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(),
+                                                   b.getI64Type()),
+                             int64_t(0)),
+      /*constant=*/false, /*alignment=*/nullptr);
+}
+
 /// Debugging checks (the pass's `checks`): at entry, that each buffer
 /// argument has the alignment the kernel assumes; before each access of a
 /// static buffer argument, that its row-major position is inside the
 /// buffer. A violation prints the kernel, the argument and the offending
-/// address or index, then traps (a sticky error: these checks are for
-/// finding a bug, not for running on). The arguments' alignment is checked
-/// rather than assumed (no `llvm.align`, which would fold the check away),
-/// and LLVM drops the bounds checks it proves (a clamped gather's).
-static void addChecks(gpu::GPUFuncOp func) {
+/// address or index, records the first one in the module's check record
+/// (which the runtime reads after the run and raises: the graph then runs
+/// in eager) and goes on without the access: a misaligned kernel returns
+/// at entry, an out-of-bounds store is skipped and a load or atomic reads
+/// element 0 instead. No trap, so no sticky CUDA error: the process
+/// carries on. The arguments' alignment is checked rather than assumed (no
+/// `llvm.align`, which would fold the check away), and LLVM drops the
+/// bounds checks it proves (a clamped gather's).
+static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   Location loc = func.getLoc();
   StringRef name = func.getName();
+  auto i64 = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  // Prints, and records the first violation of the run.
   auto fail = [&](OpBuilder &b, Value cond, const Twine &format,
-                  ValueRange args) {
+                  kernel::CheckKind kind, int64_t argument, Value value) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
     OpBuilder then = ifOp.getThenBodyBuilder();
-    gpu::PrintfOp::create(then, loc, then.getStringAttr(format.str()), args);
-    LLVM::Trap::create(then, loc);
+    gpu::PrintfOp::create(then, loc, then.getStringAttr(format.str()),
+                          value);
+    Value words = memref::GetGlobalOp::create(
+        then, loc, record.getType(), record.getSymName());
+    auto index = [&](int64_t i) -> Value {
+      return arith::ConstantIndexOp::create(then, loc, i);
+    };
+    Value before = memref::AtomicRMWOp::create(
+        then, loc, arith::AtomicRMWKind::ori, i64(then, 1), words,
+        ValueRange{index(0)});
+    Value first = arith::CmpIOp::create(then, loc, arith::CmpIPredicate::eq,
+                                        before, i64(then, 0));
+    auto firstIf = scf::IfOp::create(then, loc, first, /*withElse=*/false);
+    OpBuilder set = firstIf.getThenBodyBuilder();
+    int64_t id = static_cast<int64_t>(kernel::checkKernelId(name));
+    Value fields[] = {i64(set, id), i64(set, static_cast<int64_t>(kind)),
+                      i64(set, argument), value};
+    for (auto [i, field] : llvm::enumerate(fields))
+      memref::StoreOp::create(
+          set, loc, field, words,
+          ValueRange{arith::ConstantIndexOp::create(set, loc, i + 1)});
   };
-  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+
+  // Bounds, before each access of a static buffer argument.
+  Block &entry = func.getBody().front();
   // The entry block's arguments are the kernel's, then its workgroup
   // arrays (gpu.func's attributions): only the former have argument
   // attributes and come from the caller.
   unsigned numInputs = func.getFunctionType().getNumInputs();
-  for (BlockArgument arg : func.getArguments().take_front(numInputs)) {
-    if (!isa<MemRefType>(arg.getType()))
-      continue;
-    func.removeArgAttr(arg.getArgNumber(),
-                       LLVM::LLVMDialect::getAlignAttrName());
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
-    Value rem = arith::RemUIOp::create(
-        b, loc, address,
-        arith::ConstantIndexOp::create(b, loc, kernel::kGPUBufferAlignment));
-    Value misaligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, rem,
-        arith::ConstantIndexOp::create(b, loc, 0));
-    Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-    fail(b, misaligned,
-         "tc check: kernel " + name + ": argument #" +
-             Twine(arg.getArgNumber()) + " at address %llu is not " +
-             Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n",
-         wide);
-  }
+  SmallVector<Operation *> accesses;
   func.walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
     Value memref;
-    ValueRange indices;
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      memref = load.getMemRef();
-      indices = load.getIndices();
-    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      memref = store.getMemRef();
-      indices = store.getIndices();
-    } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(op)) {
+    MutableOperandRange indices = [&] {
+      if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        memref = load.getMemRef();
+        return load.getIndicesMutable();
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        memref = store.getMemRef();
+        return store.getIndicesMutable();
+      }
+      auto rmw = cast<memref::AtomicRMWOp>(op);
       memref = rmw.getMemref();
-      indices = rmw.getIndices();
-    } else {
-      return;
-    }
+      return rmw.getIndicesMutable();
+    }();
     auto arg = dyn_cast<BlockArgument>(memref);
     auto type = cast<MemRefType>(memref.getType());
-    if (!arg || arg.getOwner() != &func.getBody().front() ||
+    if (!arg || arg.getOwner() != &entry ||
         arg.getArgNumber() >= numInputs || !type.hasStaticShape() ||
         !type.getLayout().isIdentity())
-      return;
+      continue;
     OpBuilder ob(op);
     Value linear = arith::ConstantIndexOp::create(ob, loc, 0);
-    for (auto [i, size] : llvm::zip(indices, type.getShape()))
+    SmallVector<Value> at;
+    for (OpOperand &i : indices)
+      at.push_back(i.get());
+    for (auto [i, size] : llvm::zip(at, type.getShape()))
       linear = arith::AddIOp::create(
           ob, loc,
           arith::MulIOp::create(ob, loc, linear,
@@ -764,8 +800,74 @@ static void addChecks(gpu::GPUFuncOp func) {
          "tc check: kernel " + name + ": argument #" +
              Twine(arg.getArgNumber()) + ": element %lld out of [0, " +
              Twine(type.getNumElements()) + ")\n",
-         arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear)
-             .getResult());
+         kernel::CheckKind::Bounds, arg.getArgNumber(),
+         arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear));
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      // Skipped.
+      Value inside = arith::XOrIOp::create(
+          ob, loc, outside,
+          arith::ConstantIntOp::create(ob, loc, ob.getI1Type(), 1));
+      auto ifOp = scf::IfOp::create(ob, loc, inside, /*withElse=*/false);
+      store->moveBefore(ifOp.thenBlock()->getTerminator());
+      continue;
+    }
+    // Element 0 instead.
+    Value zero = arith::ConstantIndexOp::create(ob, loc, 0);
+    for (OpOperand &i : indices)
+      i.set(arith::SelectOp::create(ob, loc, outside, zero, i.get()));
+  }
+
+  // Alignment, at entry: a misaligned kernel returns at once.
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Value misaligned;
+  for (BlockArgument arg : func.getArguments().take_front(numInputs)) {
+    if (!isa<MemRefType>(arg.getType()))
+      continue;
+    func.removeArgAttr(arg.getArgNumber(),
+                       LLVM::LLVMDialect::getAlignAttrName());
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    Value rem = arith::RemUIOp::create(
+        b, loc, address,
+        arith::ConstantIndexOp::create(b, loc, kernel::kGPUBufferAlignment));
+    Value bad = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, rem,
+        arith::ConstantIndexOp::create(b, loc, 0));
+    Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    fail(b, bad,
+         "tc check: kernel " + name + ": argument #" +
+             Twine(arg.getArgNumber()) + " at address %llu is not " +
+             Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n",
+         kernel::CheckKind::Alignment, arg.getArgNumber(), wide);
+    misaligned = misaligned ? arith::OrIOp::create(b, loc, misaligned, bad)
+                                  .getResult()
+                            : bad;
+  }
+  if (!misaligned)
+    return;
+  Block *rest = entry.splitBlock(b.getInsertionPoint());
+  Block *exit = b.createBlock(rest);
+  gpu::ReturnOp::create(b, loc);
+  b.setInsertionPointToEnd(&entry);
+  cf::CondBranchOp::create(b, loc, misaligned, exit, ValueRange{}, rest,
+                           ValueRange{});
+}
+
+/// Tests only (the pass's `oob-for-testing`): the first load of a buffer
+/// argument in `func` reads one row past the buffer's end.
+static void plantOutOfBounds(gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  func.walk([&](memref::LoadOp load) {
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    if (!arg || arg.getOwner() != &entry || load.getIndices().empty() ||
+        !load.getMemRefType().hasStaticShape())
+      return WalkResult::advance();
+    OpBuilder b(load);
+    OpOperand &first = load.getIndicesMutable()[0];
+    first.set(arith::AddIOp::create(
+        b, load.getLoc(), first.get(),
+        arith::ConstantIndexOp::create(b, load.getLoc(),
+                                       load.getMemRefType().getShape()[0])));
+    return WalkResult::interrupt();
   });
 }
 
@@ -811,8 +913,10 @@ struct ConvertKernelToGPUPass
           GPUKernelLowering(k, schedule, options).run(gpuModule);
       if (failed(func))
         return signalPassFailure();
+      if (oobForTesting)
+        plantOutOfBounds(*func);
       if (checks)
-        addChecks(*func);
+        addChecks(*func, checkRecord(gpuModule));
       schedules[k.getSymNameAttr()] = schedule;
     }
     // Launches name the gpu.func now and say how to launch it.

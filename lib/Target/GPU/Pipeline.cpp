@@ -36,6 +36,8 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.vectorWidth = options.vectorWidth;
   lowering.replicateTrig = options.replicateTrig;
   lowering.checks = options.checks;
+  lowering.oobForTesting =
+      options.miscompilePassForTesting == "tc-lower-kernel-to-gpu";
   pm.addPass(tc::createConvertKernelToGPUPass(lowering));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());

@@ -5,6 +5,7 @@ CPUs; run them on the GPU machine with `utils/gpu/run.sh`). The others check
 what needs no GPU: that the CUDA pipeline compiles graphs to PTX.
 """
 
+import logging
 import os
 
 import pytest
@@ -1104,3 +1105,42 @@ def test_cuda_dynamic_true_compiles_once_for_every_batch(fresh_tc, mode):
         # its third and fourth (the first size's is captured at its third:
         # its first input is read in place, the others are copied).
         assert replays() >= 2 * (len(batches) - 1) + 1, replays()
+
+
+@cuda
+@pytest.mark.runtime_fallback
+def test_cuda_checks_catch_an_out_of_bounds_access_without_a_sticky_error(
+        fresh_tc, monkeypatch, caplog):
+    """TC_CUDA_CHECKS=1 with an out-of-bounds read planted in every kernel
+    (a test option of tc-lower-kernel-to-gpu): the kernel records the
+    violation and skips the access, the runtime raises naming the kernel,
+    the argument and the element, the graph runs in eager (a counted
+    run-time fallback), and the process's CUDA context lives on: PyTorch's
+    own kernels and a clean tc compile run after it."""
+    monkeypatch.setenv("TC_CUDA_CHECKS", "1")
+    monkeypatch.setenv("TC_CUDA_OPTIONS",
+                       "miscompile-pass-for-testing=tc-lower-kernel-to-gpu")
+
+    def f(x, y):
+        return torch.sin(x) * 2 + y
+
+    x = torch.randn(1000, 64, device="cuda")
+    y = torch.randn(1000, 64, device="cuda")
+    with caplog.at_level(logging.WARNING, logger="tc"):
+        out = torch.compile(f, backend="tc")(x, y)
+        torch.cuda.synchronize()
+    torch.testing.assert_close(out, f(x, y))
+    assert tc.counters["runtime_fallbacks"] == 1, dict(tc.counters)
+    failures = [r.getMessage() for r in caplog.records
+                if "failed at run time" in r.getMessage()]
+    assert len(failures) == 1, failures
+    assert "tc check failed: kernel main_fused" in failures[0], failures
+    assert "argument #" in failures[0] and "out of bounds" in failures[0]
+    # No sticky error: the context still runs PyTorch's kernels and tc's.
+    torch.testing.assert_close((x @ y.T).sum(), (x.cpu() @ y.cpu().T).sum(),
+                               rtol=1e-3, atol=1e-1)
+    monkeypatch.delenv("TC_CUDA_OPTIONS")
+    torch._dynamo.reset()
+    tc.compiler.clear_cache()
+    torch.testing.assert_close(torch.compile(f, backend="tc")(x, y), f(x, y))
+    assert tc.counters["runtime_fallbacks"] == 1

@@ -80,8 +80,10 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
   PassOptions::Option<bool> checks{
       *this, "checks",
       llvm::cl::desc("Kernels check their buffers' alignment and every "
-                     "access's bounds, and name the kernel, the argument "
-                     "and the index on a violation (a debugging aid)"),
+                     "access's bounds; a violation is printed (the kernel, "
+                     "the argument and the index), skipped, and raised by "
+                     "the runtime after the run, with no sticky CUDA error "
+                     "(a debugging aid, TC_CUDA_CHECKS=1)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> allowTF32{
       *this, "allow-tf32",

@@ -273,6 +273,14 @@ ROCmExecutable::compile(StringRef source, StringRef pipelineOptions,
                    pipelineOptions.str() + "'\n";
     return nullptr;
   }
+  // Checked kernels record a violation for the runtime to read and skip
+  // the access; only the CUDA runtime reads the record, so here they
+  // would go on silently.
+  if (options->checks) {
+    diagnostics += "error: kernel checks (checks=true) are read by the "
+                   "CUDA runtime only\n";
+    return nullptr;
+  }
   auto impl = std::make_unique<Impl>();
   impl->program =
       GPUProgram::compile(source, Target::ROCm, *options, keepStageIR,

@@ -45,6 +45,7 @@ def main() -> int:
     else:
         from bench_cpu import workloads
     import tc.backend
+    import tc.backend.pipeline
     import tc.compiler
 
     native = tc.compiler.extension.load_native()
@@ -63,9 +64,9 @@ def main() -> int:
 
     timed(native, "compile", "native")
     timed(native, "compile_cuda", "native")
-    timed(tc.backend, "_compile_aten_runner", "aten_compiler")
+    timed(tc.backend.pipeline, "_compile_aten_runner", "aten_compiler")
     timed(tc.compiler, "compile_graph", "compile_graph")
-    timed(tc.backend, "_to_aten", "backend")
+    timed(tc.backend.pipeline, "to_aten", "backend")
 
     torch.set_grad_enabled(False)
     sync = torch.cuda.synchronize if opts.cuda else (lambda: None)

@@ -172,6 +172,7 @@ def phases(name: str, out) -> None:
     import tc.backend
     import tc.compiler
     import tc.backend.segments
+    import tc.backend.tracing
     spent: collections.Counter = collections.Counter()
     patched = []
 
@@ -188,7 +189,7 @@ def phases(name: str, out) -> None:
         setattr(module, attr, timed)
         patched.append((module, attr, original))
 
-    time_it(tc.backend, "_trace_one_pass", "trace")
+    time_it(tc.backend.tracing, "trace_one_pass", "trace")
     time_it(tc.compiler, "compile_graph", "compile")
     time_it(tc.compiler, "compile_training", "compile")
     time_it(tc.backend.segments, "compile_segments", "segments")

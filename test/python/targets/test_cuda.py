@@ -1137,7 +1137,8 @@ def test_cuda_checks_catch_an_out_of_bounds_access_without_a_sticky_error(
     assert "tc check failed: kernel main_fused" in failures[0], failures
     assert "argument #" in failures[0] and "out of bounds" in failures[0]
     # No sticky error: the context still runs PyTorch's kernels and tc's.
-    torch.testing.assert_close((x @ y.T).sum(), (x.cpu() @ y.cpu().T).sum(),
+    torch.testing.assert_close((x @ y.T).sum().cpu(),
+                               (x.cpu() @ y.cpu().T).sum(),
                                rtol=1e-3, atol=1e-1)
     monkeypatch.delenv("TC_CUDA_OPTIONS")
     torch._dynamo.reset()

@@ -112,6 +112,12 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   }
   // Repeated blocks fuse into the same kernels: compile each once.
   optional.add(pm, kernel::createDedupKernelsPass());
+  // Debugging: every access checked, a violation recorded for the runtime.
+  if (options.kernelChecks) {
+    kernel::AddKernelChecksPassOptions checks;
+    checks.plantOutOfBoundsForTesting = options.plantOutOfBoundsForTesting;
+    pm.addPass(kernel::createAddKernelChecksPass(checks));
+  }
   // One arena for the intermediates, reused by liveness.
   pm.addNestedPass<kernel::ScheduleOp>(kernel::createPlanMemoryPass());
 }

@@ -280,7 +280,9 @@ static OwningOpRef<ModuleOp> lowerToLLVM(CPUExecutable::Impl &impl,
   for (Stage stage : kAllStages) {
     // The host program is interpreted by the runtime, the kernels are
     // JITed: the schedule is taken before the kernels go to LLVM.
-    if (stage == Stage::Binary && failed(impl.extractSchedule(*module)))
+    if (stage == Stage::Binary &&
+        (failed(impl.extractSchedule(*module)) ||
+         (decompose.checks && !impl.program.findCheckRecord())))
       return {};
     PassManager pm(&context);
     buildPipeline(pm, Target::CPU, decompose, stage, stage);

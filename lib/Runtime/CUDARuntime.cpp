@@ -10,6 +10,7 @@
 #include "Cudnn.h"
 #include "GPUProgram.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
+#include "tc/Runtime/CheckRecord.h"
 #include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -50,7 +51,7 @@ struct CUDAExecutable::Impl {
   mutable std::set<std::pair<size_t, int64_t>> ltUnavailable;
   /// Kernels compiled with checks (TC_CUDA_CHECKS): each run is issued
   /// directly, waited for, and fails when a kernel recorded a violation in
-  /// its module's check record (kernel::kGPUCheckRecordName).
+  /// its module's check record (tc/Runtime/CheckRecord.h).
   bool checks = false;
   mutable std::vector<CUdeviceptr> checkRecords;
   /// After a run with checks: false with `error` naming the first
@@ -201,8 +202,8 @@ bool CUDAExecutable::Impl::load(const Driver &driver,
       CUdeviceptr record = 0;
       size_t bytes = 0;
       if (driver.moduleGetGlobal(&record, &bytes, module,
-                                 kernel::kGPUCheckRecordName.data()) == 0 &&
-          bytes == kernel::kCheckRecordWords * sizeof(int64_t))
+                                 ::tc::checks::kGPURecordName) == 0 &&
+          bytes == ::tc::checks::kRecordWords * sizeof(int64_t))
         checkRecords.push_back(record);
     }
   if (!p.findKernels<CUmodule>(
@@ -461,28 +462,23 @@ bool CUDAExecutable::Impl::readChecks(const Driver &driver, CUstream stream,
     return false;
   }
   for (CUdeviceptr record : checkRecords) {
-    int64_t words[kernel::kCheckRecordWords] = {0};
+    int64_t words[::tc::checks::kRecordWords] = {0};
     if (CUresult r = driver.memcpyDtoH(words, record, sizeof(words))) {
       error = "reading the kernel checks: " + driver.describe(r);
       return false;
     }
-    if (!words[0])
+    error = ::tc::checks::describe(
+        words,
+        [&](uint64_t id) {
+          for (const auto &entry : functions)
+            if (::tc::checks::kernelId(entry.getKey()) == id)
+              return entry.getKey().str();
+          return std::string();
+        },
+        kernel::kGPUBufferAlignment);
+    if (error.empty())
       continue;
-    std::string kernelName = "(unknown)";
-    for (const auto &entry : functions)
-      if (static_cast<int64_t>(kernel::checkKernelId(entry.getKey())) ==
-          words[1])
-        kernelName = entry.getKey().str();
-    error = "tc check failed: kernel " + kernelName + ": argument #" +
-            std::to_string(words[3]);
-    if (words[2] == static_cast<int64_t>(kernel::CheckKind::Alignment))
-      error += " at address " + std::to_string(words[4]) + " is not " +
-               std::to_string(kernel::kGPUBufferAlignment) +
-               "-byte aligned (the kernel did not run)";
-    else
-      error += ": element " + std::to_string(words[4]) +
-               " is out of bounds (the access was skipped)";
-    int64_t zeros[kernel::kCheckRecordWords] = {0};
+    int64_t zeros[::tc::checks::kRecordWords] = {0};
     driver.memcpyHtoD(record, zeros, sizeof(zeros));
     return false;
   }

@@ -103,13 +103,23 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "of this ATen op (a planted wrong rewrite for "
                      "tc.debug's tests)"),
       llvm::cl::init("")};
+  ::mlir::detail::PassOptions::Option<bool> checks{
+      *this, "checks",
+      llvm::cl::desc("Debugging (TC_CPU_CHECKS=1, TC_CUDA_CHECKS=1): every "
+                     "kernel checks the bounds of its buffer accesses (and "
+                     "on the CPU that it writes no NaN; on GPUs its "
+                     "buffers' alignment); a violation is recorded and "
+                     "skipped, and the runtime raises after the run "
+                     "naming the kernel, the argument and the element"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<std::string> miscompilePassForTesting{
       *this, "miscompile-pass-for-testing",
       llvm::cl::desc("Tests only: this pass plants a wrong rewrite "
                      "(tc-split-reductions: a split reduction leaves out "
-                     "its last chunk, for tc.debug.bisect's tests; GPUs' "
-                     "tc-lower-kernel-to-gpu: each kernel's first load of "
-                     "a buffer reads past its end, for the checks' tests)"),
+                     "its last chunk, for tc.debug.bisect's tests; "
+                     "tc-add-kernel-checks (CPU) and tc-lower-kernel-to-gpu: "
+                     "each kernel's first load of a buffer reads past its "
+                     "end, for the checks' tests)"),
       llvm::cl::init("")};
   ::mlir::detail::PassOptions::Option<int64_t> bisectLimit{
       *this, "bisect-limit",
@@ -200,12 +210,20 @@ struct FuseOptions {
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
   /// Tests only: tc-split-reductions plants a wrong rewrite.
   bool miscompileSplitsForTesting = false;
+  /// Kernels check their accesses (tc-add-kernel-checks: the CPU's; GPUs
+  /// check in their lowering), planting an out-of-bounds load first for a
+  /// test.
+  bool kernelChecks = false;
+  bool plantOutOfBoundsForTesting = false;
 
   /// The CPU pipeline's, given its options.
   static FuseOptions cpu(const DecomposeOptions &decompose) {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
+    options.kernelChecks = decompose.checks;
+    options.plantOutOfBoundsForTesting =
+        decompose.miscompilePassForTesting == "tc-add-kernel-checks";
     return options;
   }
 

@@ -29,7 +29,7 @@ namespace tc::host {
 /// The version heading a disk cache entry's `.plan` (the JIT runtime writes
 /// it; the JIT and tc._runtime read it). Bump whenever the plan format or
 /// the generated code changes: an older tc's entries must not load.
-inline constexpr const char *kCPUCacheVersion = "tc-cpu-cache-5";
+inline constexpr const char *kCPUCacheVersion = "tc-cpu-cache-6";
 
 /// A program compiled with the graph's symbolic size `s` (a batch size; see
 /// docs/DynamicShapes.md) takes its value at each run: sizes marked
@@ -105,6 +105,13 @@ struct HostProgram {
   /// How many object files hold the kernels (a disk cache entry's
   /// `<entry>.<i>.o`: they are compiled in parallel).
   int64_t numObjects = 1;
+  /// With kernel checks (tc-add-kernel-checks): the buffer every launch
+  /// takes last, the check record (tc/Runtime/CheckRecord.h), which run()
+  /// clears first and reads last; -1 without checks.
+  int64_t checkRecord = -1;
+  /// Sets checkRecord to the buffer every launch takes last; false when
+  /// the launches do not agree on one.
+  bool findCheckRecord();
 
   /// Every kernel launch, including GEMM epilogues.
   std::vector<Launch *> launches();

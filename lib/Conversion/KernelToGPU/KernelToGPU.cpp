@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Runtime/CheckRecord.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -686,16 +687,16 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   return func;
 }
 
-/// The module's check record (kernel::kGPUCheckRecordName), made on first
+/// The module's check record (tc/Runtime/CheckRecord.h), made on first
 /// use.
 static memref::GlobalOp checkRecord(gpu::GPUModuleOp module) {
   if (auto record = module.lookupSymbol<memref::GlobalOp>(
-          kernel::kGPUCheckRecordName))
+          ::tc::checks::kGPURecordName))
     return record;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto type = MemRefType::get({kernel::kCheckRecordWords}, b.getI64Type());
+  auto type = MemRefType::get({::tc::checks::kRecordWords}, b.getI64Type());
   return memref::GlobalOp::create(
-      b, module.getLoc(), kernel::kGPUCheckRecordName,
+      b, module.getLoc(), ::tc::checks::kGPURecordName,
       /*sym_visibility=*/b.getStringAttr("public"), type,
       DenseElementsAttr::get(RankedTensorType::get(type.getShape(),
                                                    b.getI64Type()),
@@ -723,7 +724,7 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   };
   // Prints, and records the first violation of the run.
   auto fail = [&](OpBuilder &b, Value cond, const Twine &format,
-                  kernel::CheckKind kind, int64_t argument, Value value) {
+                  ::tc::checks::Kind kind, int64_t argument, Value value) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
     OpBuilder then = ifOp.getThenBodyBuilder();
     gpu::PrintfOp::create(then, loc, then.getStringAttr(format.str()),
@@ -740,7 +741,7 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
                                         before, i64(then, 0));
     auto firstIf = scf::IfOp::create(then, loc, first, /*withElse=*/false);
     OpBuilder set = firstIf.getThenBodyBuilder();
-    int64_t id = static_cast<int64_t>(kernel::checkKernelId(name));
+    int64_t id = static_cast<int64_t>(::tc::checks::kernelId(name));
     Value fields[] = {i64(set, id), i64(set, static_cast<int64_t>(kind)),
                       i64(set, argument), value};
     for (auto [i, field] : llvm::enumerate(fields))
@@ -800,7 +801,7 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
          "tc check: kernel " + name + ": argument #" +
              Twine(arg.getArgNumber()) + ": element %lld out of [0, " +
              Twine(type.getNumElements()) + ")\n",
-         kernel::CheckKind::Bounds, arg.getArgNumber(),
+         ::tc::checks::Kind::Bounds, arg.getArgNumber(),
          arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear));
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       // Skipped.
@@ -837,7 +838,7 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
          "tc check: kernel " + name + ": argument #" +
              Twine(arg.getArgNumber()) + " at address %llu is not " +
              Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n",
-         kernel::CheckKind::Alignment, arg.getArgNumber(), wide);
+         ::tc::checks::Kind::Alignment, arg.getArgNumber(), wide);
     misaligned = misaligned ? arith::OrIOp::create(b, loc, misaligned, bad)
                                   .getResult()
                             : bad;
@@ -872,7 +873,7 @@ static void plantOutOfBounds(gpu::GPUFuncOp func) {
 }
 
 struct ConvertKernelToGPUPass
-    : public tc::impl::ConvertKernelToGPUPassBase<ConvertKernelToGPUPass> {
+    : public mlir::tc::impl::ConvertKernelToGPUPassBase<ConvertKernelToGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tc/Runtime/HostProgram.h"
+#include "tc/Runtime/CheckRecord.h"
 
 #include <cblas.h>
 
@@ -416,6 +417,19 @@ bool HostProgram::symbolic() const {
   return false;
 }
 
+bool HostProgram::findCheckRecord() {
+  checkRecord = -1;
+  for (Launch *launch : launches()) {
+    if (launch->buffers.empty())
+      return false;
+    int64_t last = launch->buffers.back();
+    if (checkRecord >= 0 && last != checkRecord)
+      return false;
+    checkRecord = last;
+  }
+  return checkRecord >= 0;
+}
+
 bool HostProgram::run(void *const *args, size_t count, std::string &error,
                       int64_t symbol) const {
   if (symbol < 0) {
@@ -440,6 +454,10 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
                        ? args[ref.argument]
                        : arena + ref.offset + ref.offsetPerSymbol * symbol);
 
+  auto *record = checkRecord >= 0 ? static_cast<int64_t *>(ptrs[checkRecord])
+                                 : nullptr;
+  if (record)
+    std::fill(record, record + ::tc::checks::kRecordWords, 0);
   // Below this many points a launch runs on the calling thread: waking
   // workers costs more than it saves.
   constexpr int64_t kParallelPoints = 1 << 15;
@@ -478,6 +496,22 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
                  rows * (chunk + 1) / chunks);
     });
     release(step);
+  }
+  if (record) {
+    error = ::tc::checks::describe(
+        record,
+        [&](uint64_t id) {
+          for (const Step &step : steps)
+            for (const Launch *l :
+                 {step.launch ? &*step.launch : nullptr,
+                  step.gemm && step.gemm->epilogue ? &*step.gemm->epilogue
+                                                   : nullptr})
+              if (l && ::tc::checks::kernelId(l->kernel) == id)
+                return l->kernel;
+          return std::string();
+        },
+        /*alignment=*/0);
+    return error.empty();
   }
   return true;
 }
@@ -540,6 +574,8 @@ std::string HostProgram::serialize(const std::string &version) const {
   Line(out, "sizes") << arenaBytes << intermediateBytes << numKernels
                      << arenaBytesPerSymbol;
   Line(out, "objects") << numObjects;
+  if (checkRecord >= 0)
+    Line(out, "checks") << checkRecord;
   for (const BufferRef &ref : buffers)
     Line(out, "buffer") << ref.argument << ref.offset << ref.offsetPerSymbol;
   auto writeLaunch = [&](const char *tag, const Launch &launch) {
@@ -607,6 +643,8 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       arenaBytesPerSymbol = n[3];
       if (arenaBytes < 0 || arenaBytesPerSymbol < 0)
         return false;
+    } else if (tag == "checks" && n.size() == 1 && n[0] >= 0) {
+      checkRecord = n[0];
     } else if (tag == "objects" && n.size() == 1 && n[0] >= 1) {
       numObjects = n[0];
     } else if (tag == "buffer" && n.size() == 3) {
@@ -622,7 +660,7 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       launch.perSymbol = n[2] != 0;
       launch.buffers.assign(n.begin() + 3, n.end());
       if (tag == "launch") {
-        steps.push_back({std::move(launch), std::nullopt, {}});
+        steps.push_back({std::move(launch), std::nullopt, {}, {}, {}});
       } else {
         if (steps.empty() || !steps.back().gemm)
           return false;
@@ -642,7 +680,7 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
       g.n = n[9];
       g.k = n[10];
       g.perSymbol = static_cast<unsigned>(n[11]) & 15u;
-      steps.push_back({std::nullopt, g, {}});
+      steps.push_back({std::nullopt, g, {}, {}, {}});
     } else {
       return false;
     }
@@ -665,5 +703,5 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
         (g.bias != -1 && !valid(g.bias)))
       return false;
   }
-  return true;
+  return checkRecord == -1 || valid(checkRecord);
 }

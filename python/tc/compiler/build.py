@@ -89,6 +89,12 @@ def target_pipeline(device: torch.device, text: str,
         options = f"half-convolutions=true {options}".strip()
     if "expand-convolutions=" not in options:
         options = f"expand-convolutions=false {options}".strip()
+    # TC_CPU_CHECKS=1: every kernel checks its accesses' bounds and that it
+    # writes no NaN; a violation raises after the run, naming the kernel,
+    # the argument and the element (tc-add-kernel-checks; debugging).
+    if os.environ.get("TC_CPU_CHECKS", "0") not in ("", "0") and \
+            "checks=" not in options:
+        options = f"{options} checks=true"
     if variant:
         options = f"{options} {variant}"
     flag = f'--tc-cpu-pipeline="{options}"' if options else "--tc-cpu-pipeline"

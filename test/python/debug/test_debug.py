@@ -3,6 +3,7 @@ wrong rewrite planted in tc-decompose (`miscompile-for-testing`, a test
 option of the CPU pipeline) and on an op tc leaves to eager."""
 
 import importlib
+import logging
 import os
 import subprocess
 import sys
@@ -254,3 +255,76 @@ def test_bisection_names_a_planted_optional_pass_on_cuda(
         pytest.skip("tc-opt is not installed here")
     bisect_names_the_planted_split("cuda", monkeypatch, tmp_path,
                                    "TC_CUDA_OPTIONS")
+
+
+def _sine_plus(x, y):
+    return torch.sin(x) * 2 + y
+
+
+@pytest.mark.requires_native
+@pytest.mark.runtime_fallback
+def test_cpu_checks_catch_a_planted_out_of_bounds_access(
+        fresh_tc, monkeypatch, caplog):
+    """TC_CPU_CHECKS=1 with an out-of-bounds read planted in every kernel
+    (a test option of tc-add-kernel-checks): the kernel records it and
+    reads element 0 instead, the run raises naming the kernel, the
+    argument and the element, and the graph runs in eager (counted)."""
+    monkeypatch.setenv("TC_CPU_CHECKS", "1")
+    monkeypatch.setenv("TC_CPU_OPTIONS",
+                       "miscompile-pass-for-testing=tc-add-kernel-checks")
+    x, y = torch.randn(100, 64), torch.randn(100, 64)
+    with caplog.at_level(logging.WARNING, logger="tc"):
+        out = torch.compile(_sine_plus, backend="tc")(x, y)
+    torch.testing.assert_close(out, _sine_plus(x, y))
+    assert tc.counters["runtime_fallbacks"] == 1, dict(tc.counters)
+    failures = [r.getMessage() for r in caplog.records
+                if "failed at run time" in r.getMessage()]
+    assert len(failures) == 1, failures
+    assert "tc check failed: kernel main_fused_sin_mul_add_0: argument #" \
+        in failures[0], failures
+    assert "is out of bounds (the access was skipped)" in failures[0]
+
+
+@pytest.mark.requires_native
+@pytest.mark.runtime_fallback
+def test_cpu_checks_name_the_kernel_that_wrote_a_nan(fresh_tc, monkeypatch,
+                                                     caplog):
+    """A NaN written by a kernel (log of a negative number) is named: the
+    kernel, its output argument and the element."""
+    monkeypatch.setenv("TC_CPU_CHECKS", "1")
+    x = torch.rand(64) + 0.5
+    x[37] = -1.0
+
+    def f(x):
+        return torch.log(x) * 3
+
+    with caplog.at_level(logging.WARNING, logger="tc"):
+        out = torch.compile(f, backend="tc")(x)
+    torch.testing.assert_close(out, f(x), equal_nan=True)
+    failures = [r.getMessage() for r in caplog.records
+                if "failed at run time" in r.getMessage()]
+    assert len(failures) == 1, failures
+    assert "argument #1: element 37 was written a NaN" in failures[0], \
+        failures
+
+
+@pytest.mark.requires_native
+def test_cpu_checks_leave_a_correct_graph_compiled(fresh_tc, monkeypatch):
+    """With checks and nothing wrong, tc's kernels give eager's results,
+    reductions and GEMMs included, and nothing falls back."""
+    monkeypatch.setenv("TC_CPU_CHECKS", "1")
+
+    def f(x, w):
+        h = torch.relu(x @ w)
+        return torch.softmax(h, dim=-1).sum(0), h.amax()
+
+    x, w = torch.randn(96, 48), torch.randn(48, 80)
+    compiled = torch.compile(f, backend="tc")
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["subgraphs_compiled"] == 1
+    # (Compiled with the checks.)
+    assert [key[2] for key in tc.compiler.build.cache
+            if "checks=true" in key[2]], list(tc.compiler.build.cache)

@@ -77,14 +77,6 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "
                      "trigonometry"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> checks{
-      *this, "checks",
-      llvm::cl::desc("Kernels check their buffers' alignment and every "
-                     "access's bounds; a violation is printed (the kernel, "
-                     "the argument and the index), skipped, and raised by "
-                     "the runtime after the run, with no sticky CUDA error "
-                     "(a debugging aid, TC_CUDA_CHECKS=1)"),
-      llvm::cl::init(false)};
   PassOptions::Option<bool> allowTF32{
       *this, "allow-tf32",
       llvm::cl::desc("Let f32 library convolutions use TF32 tensor cores, "

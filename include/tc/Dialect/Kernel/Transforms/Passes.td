@@ -143,4 +143,37 @@ def DedupKernelsPass : Pass<"tc-dedup-kernels", "::mlir::ModuleOp"> {
   }];
 }
 
+def AddKernelChecksPass : Pass<"tc-add-kernel-checks", "::mlir::ModuleOp"> {
+  let summary = "Check every buffer access of every kernel (debugging)";
+  let description = [{
+    TC_CPU_CHECKS=1 (the CPU pipeline's `checks`). Every kernel launched by
+    the schedule takes one more buffer, last: a record of 5 i64 the
+    schedule allocates (tc/Runtime/CheckRecord.h: a flag, the kernel's id,
+    the kind, the argument, the element), which the runtime clears before a
+    run and reads after it. Before each load or store of a statically
+    shaped buffer argument, the kernel checks that the element's row-major
+    position lies inside the buffer; an out-of-bounds access is recorded
+    (the first of the run) and does not happen (a load reads element 0, a
+    store is skipped). After each store of a float, a NaN is recorded the
+    same way. The runtime then raises, naming the kernel, the argument and
+    the element, and the graph runs in eager.
+
+    ```mlir
+    kernel.launch @k(%x, %out)
+    // becomes
+    %record = memref.alloc() : memref<5xi64>
+    kernel.launch @k(%x, %out, %record)
+    ```
+  }];
+  let options = [
+    Option<"plantOutOfBoundsForTesting", "plant-out-of-bounds-for-testing",
+           "bool", "false",
+           "Tests only: each kernel's first load of a buffer argument reads "
+           "one row past its end, before the checks are added">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TC_DIALECT_KERNEL_TRANSFORMS_PASSES_TD

@@ -106,9 +106,9 @@ struct StageOptions : public PassPipelineOptions<Derived> {
   ::mlir::detail::PassOptions::Option<bool> checks{
       *this, "checks",
       llvm::cl::desc("Debugging (TC_CPU_CHECKS=1, TC_CUDA_CHECKS=1): every "
-                     "kernel checks the bounds of its buffer accesses (and "
-                     "on the CPU that it writes no NaN; on GPUs its "
-                     "buffers' alignment); a violation is recorded and "
+                     "kernel checks the bounds of its buffer accesses and "
+                     "that it writes no NaN (on GPUs also its buffers' "
+                     "alignment); a violation is recorded and "
                      "skipped, and the runtime raises after the run "
                      "naming the kernel, the argument and the element"),
       llvm::cl::init(false)};

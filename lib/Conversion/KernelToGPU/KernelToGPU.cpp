@@ -704,18 +704,18 @@ static memref::GlobalOp checkRecord(gpu::GPUModuleOp module) {
       /*constant=*/false, /*alignment=*/nullptr);
 }
 
-/// Debugging checks (the pass's `checks`): at entry, that each buffer
-/// argument has the alignment the kernel assumes; before each access of a
-/// static buffer argument, that its row-major position is inside the
-/// buffer. A violation prints the kernel, the argument and the offending
-/// address or index, records the first one in the module's check record
-/// (which the runtime reads after the run and raises: the graph then runs
-/// in eager) and goes on without the access: a misaligned kernel returns
+/// Debugging checks (the pass's `checks`): at entry, that each buffer argument
+/// has the alignment the kernel assumes; before each access of a static buffer
+/// argument, that its row-major position is inside the buffer; that no float it
+/// stores is a NaN. A violation prints the kernel, the argument and the
+/// offending address or index, records the first one in the module's check
+/// record (which the runtime reads after the run and raises: the graph then
+/// runs in eager) and goes on without the access: a misaligned kernel returns
 /// at entry, an out-of-bounds store is skipped and a load or atomic reads
-/// element 0 instead. No trap, so no sticky CUDA error: the process
-/// carries on. The arguments' alignment is checked rather than assumed (no
-/// `llvm.align`, which would fold the check away), and LLVM drops the
-/// bounds checks it proves (a clamped gather's).
+/// element 0 instead. No trap, so no sticky CUDA error: the process carries on.
+/// The arguments' alignment is checked rather than assumed (no `llvm.align`,
+/// which would fold the check away), and LLVM drops the bounds checks it proves
+/// (a clamped gather's).
 static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   Location loc = func.getLoc();
   StringRef name = func.getName();
@@ -793,6 +793,18 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
           arith::MulIOp::create(ob, loc, linear,
                                 arith::ConstantIndexOp::create(ob, loc, size)),
           i);
+    Value element =
+        arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear);
+    if (auto store = dyn_cast<memref::StoreOp>(op);
+        store && isa<FloatType>(store.getValueToStore().getType())) {
+      Value value = store.getValueToStore();
+      Value nan = arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::UNO,
+                                        value, value);
+      fail(ob, nan,
+           "tc check: kernel " + name + ": argument #" +
+               Twine(arg.getArgNumber()) + ": element %lld was written a NaN\n",
+           ::tc::checks::Kind::NaN, arg.getArgNumber(), element);
+    }
     // Unsigned: a negative position is out of bounds too.
     Value outside = arith::CmpIOp::create(
         ob, loc, arith::CmpIPredicate::uge, linear,
@@ -801,8 +813,7 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
          "tc check: kernel " + name + ": argument #" +
              Twine(arg.getArgNumber()) + ": element %lld out of [0, " +
              Twine(type.getNumElements()) + ")\n",
-         ::tc::checks::Kind::Bounds, arg.getArgNumber(),
-         arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear));
+         ::tc::checks::Kind::Bounds, arg.getArgNumber(), element);
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       // Skipped.
       Value inside = arith::XOrIOp::create(
@@ -873,7 +884,8 @@ static void plantOutOfBounds(gpu::GPUFuncOp func) {
 }
 
 struct ConvertKernelToGPUPass
-    : public mlir::tc::impl::ConvertKernelToGPUPassBase<ConvertKernelToGPUPass> {
+    : public mlir::tc::impl::ConvertKernelToGPUPassBase<
+          ConvertKernelToGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {

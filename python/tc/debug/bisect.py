@@ -247,3 +247,22 @@ def _required_pass(tc_opt: pathlib.Path, text: str, options: str,
     command = (f"{shlex.quote(str(tc_opt))} {before} "
                f"--tc-fuse-pipeline={shlex.quote(decompose)}")
     return Bisection(passes, "later stages", whole, before, None, command)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tc bisect repro.py [folder]`: bisects the graph of a repro
+    script tc.debug.write_repro wrote (its `Repro` module on its `inputs()`,
+    seeded as the script seeds them); prints the report and exits 1 when a
+    pass is named."""
+    import runpy
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(main.__doc__)
+        return 0 if argv else 2
+    script = runpy.run_path(argv[0], run_name="tc_repro")
+    torch.manual_seed(0)
+    inputs = script["inputs"]()
+    report = bisect(script["Repro"](), *inputs,
+                    folder=argv[1] if len(argv) > 1 else None)
+    print(report)
+    return 1 if report.first_wrong else 0

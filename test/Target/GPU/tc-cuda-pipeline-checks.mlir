@@ -13,7 +13,8 @@
 // kind, the argument, the element or address), which the runtime reads
 // after the run and raises; nothing traps (no sticky CUDA error). A
 // misaligned kernel returns at entry; an out-of-bounds load reads element
-// 0 instead and an out-of-bounds store is skipped. The alignment is then
+// 0 instead and an out-of-bounds store is skipped; a float store checks
+// for a NaN. The alignment is then
 // checked, not assumed (no `.align 16` on the params); LLVM folds the
 // bounds checks it proves (this gather clamps its index), so the PTX
 // keeps the three alignment checks.
@@ -34,6 +35,8 @@
 // CHECK: gpu.printf "tc check: kernel gather_fused_gather_0: argument #0: element %lld out of [0, 40)
 // CHECK: %[[OUT:.*]] = arith.select %{{.*}}, %c0, %{{.*}} : index
 // CHECK: memref.load %arg0[%[[OUT]],
+// CHECK: arith.cmpf uno
+// CHECK: gpu.printf "tc check: kernel gather_fused_gather_0: argument #2: element %lld was written a NaN
 // CHECK: arith.cmpi uge, %{{.*}}, %c24
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %arg2[

@@ -25,9 +25,9 @@ PLANTED = "miscompile-for-testing=aten::erf"
 
 
 def _blocks(x, w):
-    """184 ops: twenty blocks of layer norm, product, tanh and sigmoid;
+    """202 ops: twenty-two blocks of layer norm, product, tanh and sigmoid;
     block 13 adds an erf."""
-    for i in range(20):
+    for i in range(22):
         h = F.layer_norm(x, (64,))
         h = h @ w[i % 4]
         if i == 13:
@@ -52,7 +52,7 @@ def test_minifier_finds_a_planted_miscompile(fresh_tc, monkeypatch,
     monkeypatch.setenv("TC_CPU_OPTIONS", PLANTED)
     gm = torch.fx.symbolic_trace(_blocks)
     inputs = _inputs()
-    assert len(_ops(gm)) >= 180
+    assert len(_ops(gm)) >= 200, len(_ops(gm))
     assert tc.debug.mismatches(gm, inputs)
 
     start = time.monotonic()
@@ -328,3 +328,26 @@ def test_cpu_checks_leave_a_correct_graph_compiled(fresh_tc, monkeypatch):
     # (Compiled with the checks.)
     assert [key[2] for key in tc.compiler.build.cache
             if "checks=true" in key[2]], list(tc.compiler.build.cache)
+
+
+def test_python_m_tc_bisect_runs_a_repro_script(fresh_tc, monkeypatch,
+                                                tmp_path):
+    """`python -m tc bisect repro.py`: the minifier's repro script, bisected
+    in a process of its own, names the planted pass and exits 1; without
+    the plant it names none and exits 0."""
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    gm = torch.fx.symbolic_trace(_erf_and_sine)
+    repro = tc.debug.write_repro(gm, [torch.randn(64)], tmp_path / "r.py")
+    env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"),
+               TC_CPU_OPTIONS=PLANTED)
+    run = subprocess.run([sys.executable, "-m", "tc", "bisect", str(repro),
+                          str(tmp_path / "ir")], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert "first wrong: tc-decompose" in run.stdout, run.stdout
+    env.pop("TC_CPU_OPTIONS")
+    run = subprocess.run([sys.executable, "-m", "tc", "bisect", str(repro)],
+                         env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "eager's after every pass" in run.stdout

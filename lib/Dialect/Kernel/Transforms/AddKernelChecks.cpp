@@ -1,4 +1,4 @@
-//===- AddKernelChecks.cpp - every kernel access checked (debugging) -------===//
+//===- AddKernelChecks.cpp - every kernel access checked (debugging) ------===//
 //
 // Part of the tc project.
 //

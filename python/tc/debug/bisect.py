@@ -33,6 +33,7 @@ import pathlib
 import re
 import shlex
 import subprocess
+import sys
 import tempfile
 from typing import Any, Callable
 
@@ -260,7 +261,11 @@ def main(argv: list[str]) -> int:
         print(main.__doc__)
         return 0 if argv else 2
     script = runpy.run_path(argv[0], run_name="tc_repro")
-    torch.manual_seed(0)
+    if not callable(script.get("Repro")) or not callable(
+            script.get("inputs")):
+        print(f"{argv[0]} is not a repro script tc.debug.write_repro wrote "
+              "(it defines no Repro module and inputs())", file=sys.stderr)
+        return 2
     inputs = script["inputs"]()
     report = bisect(script["Repro"](), *inputs,
                     folder=argv[1] if len(argv) > 1 else None)

@@ -20,7 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
-#include "tc/Runtime/CheckRecord.h"
+#include "tc/Dialect/Kernel/Utils/Checks.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -719,38 +719,19 @@ static memref::GlobalOp checkRecord(gpu::GPUModuleOp module) {
 static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   Location loc = func.getLoc();
   StringRef name = func.getName();
-  auto i64 = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-  };
+  uint64_t id = ::tc::checks::kernelId(name);
   // Prints, and records the first violation of the run.
-  auto fail = [&](OpBuilder &b, Value cond, const Twine &format,
+  auto fail = [&](OpBuilder &b, Value cond, const std::string &format,
                   ::tc::checks::Kind kind, int64_t argument, Value value) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
     OpBuilder then = ifOp.getThenBodyBuilder();
-    gpu::PrintfOp::create(then, loc, then.getStringAttr(format.str()),
-                          value);
-    Value words = memref::GetGlobalOp::create(
-        then, loc, record.getType(), record.getSymName());
-    auto index = [&](int64_t i) -> Value {
-      return arith::ConstantIndexOp::create(then, loc, i);
-    };
-    Value before = memref::AtomicRMWOp::create(
-        then, loc, arith::AtomicRMWKind::ori, i64(then, 1), words,
-        ValueRange{index(0)});
-    Value first = arith::CmpIOp::create(then, loc, arith::CmpIPredicate::eq,
-                                        before, i64(then, 0));
-    auto firstIf = scf::IfOp::create(then, loc, first, /*withElse=*/false);
-    OpBuilder set = firstIf.getThenBodyBuilder();
-    int64_t id = static_cast<int64_t>(::tc::checks::kernelId(name));
-    Value fields[] = {i64(set, id), i64(set, static_cast<int64_t>(kind)),
-                      i64(set, argument), value};
-    for (auto [i, field] : llvm::enumerate(fields))
-      memref::StoreOp::create(
-          set, loc, field, words,
-          ValueRange{arith::ConstantIndexOp::create(set, loc, i + 1)});
+    gpu::PrintfOp::create(then, loc, then.getStringAttr(format), value);
+    Value words = memref::GetGlobalOp::create(then, loc, record.getType(),
+                                              record.getSymName());
+    kernel::recordViolation(then, loc, words, id, kind, argument, value);
   };
 
-  // Bounds, before each access of a static buffer argument.
+  // Bounds and NaNs, at each access of a buffer argument.
   Block &entry = func.getBody().front();
   // The entry block's arguments are the kernel's, then its workgroup
   // arrays (gpu.func's attributions): only the former have argument
@@ -758,75 +739,26 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   unsigned numInputs = func.getFunctionType().getNumInputs();
   SmallVector<Operation *> accesses;
   func.walk([&](Operation *op) {
-    if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
+    if (kernel::accessedBuffer(op))
       accesses.push_back(op);
   });
   for (Operation *op : accesses) {
-    Value memref;
-    MutableOperandRange indices = [&] {
-      if (auto load = dyn_cast<memref::LoadOp>(op)) {
-        memref = load.getMemRef();
-        return load.getIndicesMutable();
-      }
-      if (auto store = dyn_cast<memref::StoreOp>(op)) {
-        memref = store.getMemRef();
-        return store.getIndicesMutable();
-      }
-      auto rmw = cast<memref::AtomicRMWOp>(op);
-      memref = rmw.getMemref();
-      return rmw.getIndicesMutable();
-    }();
+    Value memref = kernel::accessedBuffer(op);
     auto arg = dyn_cast<BlockArgument>(memref);
-    auto type = cast<MemRefType>(memref.getType());
-    if (!arg || arg.getOwner() != &entry ||
-        arg.getArgNumber() >= numInputs || !type.hasStaticShape() ||
-        !type.getLayout().isIdentity())
+    if (!arg || arg.getOwner() != &entry || arg.getArgNumber() >= numInputs)
       continue;
-    OpBuilder ob(op);
-    Value linear = arith::ConstantIndexOp::create(ob, loc, 0);
-    SmallVector<Value> at;
-    for (OpOperand &i : indices)
-      at.push_back(i.get());
-    for (auto [i, size] : llvm::zip(at, type.getShape()))
-      linear = arith::AddIOp::create(
-          ob, loc,
-          arith::MulIOp::create(ob, loc, linear,
-                                arith::ConstantIndexOp::create(ob, loc, size)),
-          i);
-    Value element =
-        arith::IndexCastOp::create(ob, loc, ob.getI64Type(), linear);
-    if (auto store = dyn_cast<memref::StoreOp>(op);
-        store && isa<FloatType>(store.getValueToStore().getType())) {
-      Value value = store.getValueToStore();
-      Value nan = arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::UNO,
-                                        value, value);
-      fail(ob, nan,
-           "tc check: kernel " + name + ": argument #" +
-               Twine(arg.getArgNumber()) + ": element %lld was written a NaN\n",
-           ::tc::checks::Kind::NaN, arg.getArgNumber(), element);
-    }
-    // Unsigned: a negative position is out of bounds too.
-    Value outside = arith::CmpIOp::create(
-        ob, loc, arith::CmpIPredicate::uge, linear,
-        arith::ConstantIndexOp::create(ob, loc, type.getNumElements()));
-    fail(ob, outside,
-         "tc check: kernel " + name + ": argument #" +
-             Twine(arg.getArgNumber()) + ": element %lld out of [0, " +
-             Twine(type.getNumElements()) + ")\n",
-         ::tc::checks::Kind::Bounds, arg.getArgNumber(), element);
-    if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      // Skipped.
-      Value inside = arith::XOrIOp::create(
-          ob, loc, outside,
-          arith::ConstantIntOp::create(ob, loc, ob.getI1Type(), 1));
-      auto ifOp = scf::IfOp::create(ob, loc, inside, /*withElse=*/false);
-      store->moveBefore(ifOp.thenBlock()->getTerminator());
-      continue;
-    }
-    // Element 0 instead.
-    Value zero = arith::ConstantIndexOp::create(ob, loc, 0);
-    for (OpOperand &i : indices)
-      i.set(arith::SelectOp::create(ob, loc, outside, zero, i.get()));
+    std::string prefix = ("tc check: kernel " + name + ": argument #" +
+                          Twine(arg.getArgNumber()) + ": element %lld ")
+                             .str();
+    int64_t size = cast<MemRefType>(memref.getType()).getNumElements();
+    kernel::checkAccess(op, [&](OpBuilder &b, Value cond,
+                                ::tc::checks::Kind kind, Value element) {
+      fail(b, cond,
+           kind == ::tc::checks::Kind::NaN
+               ? prefix + "was written a NaN\n"
+               : prefix + "out of [0, " + std::to_string(size) + ")\n",
+           kind, arg.getArgNumber(), element);
+    });
   }
 
   // Alignment, at entry: a misaligned kernel returns at once.
@@ -846,9 +778,10 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
         arith::ConstantIndexOp::create(b, loc, 0));
     Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     fail(b, bad,
-         "tc check: kernel " + name + ": argument #" +
-             Twine(arg.getArgNumber()) + " at address %llu is not " +
-             Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n",
+         ("tc check: kernel " + name + ": argument #" +
+          Twine(arg.getArgNumber()) + " at address %llu is not " +
+          Twine(kernel::kGPUBufferAlignment) + "-byte aligned\n")
+             .str(),
          ::tc::checks::Kind::Alignment, arg.getArgNumber(), wide);
     misaligned = misaligned ? arith::OrIOp::create(b, loc, misaligned, bad)
                                   .getResult()
@@ -862,25 +795,6 @@ static void addChecks(gpu::GPUFuncOp func, memref::GlobalOp record) {
   b.setInsertionPointToEnd(&entry);
   cf::CondBranchOp::create(b, loc, misaligned, exit, ValueRange{}, rest,
                            ValueRange{});
-}
-
-/// Tests only (the pass's `oob-for-testing`): the first load of a buffer
-/// argument in `func` reads one row past the buffer's end.
-static void plantOutOfBounds(gpu::GPUFuncOp func) {
-  Block &entry = func.getBody().front();
-  func.walk([&](memref::LoadOp load) {
-    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
-    if (!arg || arg.getOwner() != &entry || load.getIndices().empty() ||
-        !load.getMemRefType().hasStaticShape())
-      return WalkResult::advance();
-    OpBuilder b(load);
-    OpOperand &first = load.getIndicesMutable()[0];
-    first.set(arith::AddIOp::create(
-        b, load.getLoc(), first.get(),
-        arith::ConstantIndexOp::create(b, load.getLoc(),
-                                       load.getMemRefType().getShape()[0])));
-    return WalkResult::interrupt();
-  });
 }
 
 struct ConvertKernelToGPUPass
@@ -927,7 +841,8 @@ struct ConvertKernelToGPUPass
       if (failed(func))
         return signalPassFailure();
       if (oobForTesting)
-        plantOutOfBounds(*func);
+        kernel::plantOutOfBoundsLoad(func->getBody(),
+                                     func->getBody().front());
       if (checks)
         addChecks(*func, checkRecord(gpuModule));
       schedules[k.getSymNameAttr()] = schedule;

@@ -161,8 +161,8 @@ def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
     devices = {v.device for v in inputs if isinstance(v, torch.Tensor)}
     device = devices.pop() if len(devices) == 1 else torch.device("cpu")
     if device.type not in ("cpu", "cuda") or devices:
-        raise NotImplementedError(
-            "tc.debug.bisect takes inputs on one CPU or CUDA device")
+        raise ValueError("tc.debug.bisect takes inputs on one device, the "
+                         "CPU or a CUDA (or ROCm) GPU, as tc compiles for")
     tc_opt = tc.tc_opt_path()
     if not tc_opt.exists():
         raise FileNotFoundError(f"tc-opt is not built ({tc_opt})")

@@ -287,12 +287,17 @@ def test_cpu_checks_catch_a_planted_out_of_bounds_access(
 
 @pytest.mark.requires_native
 @pytest.mark.runtime_fallback
-def test_cpu_checks_name_the_kernel_that_wrote_a_nan(fresh_tc, monkeypatch,
-                                                     caplog):
-    """A NaN written by a kernel (log of a negative number) is named: the
-    kernel, its output argument and the element."""
-    monkeypatch.setenv("TC_CPU_CHECKS", "1")
-    x = torch.rand(64) + 0.5
+@pytest.mark.parametrize("device", [
+    "cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs CUDA"))])
+def test_checks_name_the_kernel_that_wrote_a_nan(fresh_tc, monkeypatch,
+                                                 caplog, device):
+    """A NaN written by a kernel (log of a negative number) is named after
+    the run (TC_CPU_CHECKS / TC_CUDA_CHECKS): the kernel, its output
+    argument and the element; the graph runs in eager."""
+    monkeypatch.setenv("TC_CPU_CHECKS" if device == "cpu"
+                       else "TC_CUDA_CHECKS", "1")
+    x = torch.rand(64, device=device) + 0.5
     x[37] = -1.0
 
     def f(x):
@@ -304,8 +309,11 @@ def test_cpu_checks_name_the_kernel_that_wrote_a_nan(fresh_tc, monkeypatch,
     failures = [r.getMessage() for r in caplog.records
                 if "failed at run time" in r.getMessage()]
     assert len(failures) == 1, failures
+    assert "tc check failed: kernel main_fused_log_mul" in failures[0], \
+        failures
     assert "argument #1: element 37 was written a NaN" in failures[0], \
         failures
+    assert tc.counters["runtime_fallbacks"] == 1
 
 
 @pytest.mark.requires_native

@@ -65,6 +65,29 @@ public:
       throw std::runtime_error(error);
   }
 
+  /// As run, timing each step: [(name, seconds, bytes)].
+  nb::list runProfiled(const std::vector<uintptr_t> &pointers,
+                       int64_t symbol) {
+    std::vector<void *> buffers;
+    buffers.reserve(pointers.size());
+    for (uintptr_t p : pointers)
+      buffers.push_back(reinterpret_cast<void *>(p));
+    std::string error;
+    std::vector<tc::host::StepTime> steps;
+    bool ok;
+    {
+      nb::gil_scoped_release release;
+      ok = program.run(buffers.data(), buffers.size(), error,
+                       std::max<int64_t>(symbol, 0), &steps);
+    }
+    if (!ok)
+      throw std::runtime_error(error);
+    nb::list out;
+    for (const tc::host::StepTime &step : steps)
+      out.append(nb::make_tuple(step.name, step.seconds, step.bytes));
+    return out;
+  }
+
   tc::host::HostProgram program;
   void *library;
 };
@@ -98,6 +121,11 @@ NB_MODULE(_runtime, m) {
            nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "Runs the graph on raw buffers: inputs, outputs, then the "
            "arena; `symbol` is the value of its symbolic size, if any.")
+      .def("run_profiled", &CachedGraph::runProfiled, nb::arg("pointers"),
+           nb::arg("symbol") = -1,
+           "As run, timing each step: a list of (kernel name or 'gemm "
+           "MxNxK' or 'library call', seconds, bytes of its buffers or "
+           "-1).")
       .def_prop_ro("target", [](CachedGraph &) { return std::string("cpu"); })
       .def_prop_ro("arena_bytes",
                    [](CachedGraph &g) { return g.program.arenaBytes; })

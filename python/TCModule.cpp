@@ -64,6 +64,39 @@ public:
       throw std::runtime_error(takeMessage(error));
   }
 
+  /// Runs a CPU graph timing each step: [(name, seconds, bytes)].
+  nb::list runProfiled(const std::vector<uintptr_t> &pointers,
+                       int64_t symbol) {
+    std::vector<void *> buffers;
+    buffers.reserve(pointers.size());
+    for (uintptr_t p : pointers)
+      buffers.push_back(reinterpret_cast<void *>(p));
+    char *error = nullptr, *profile = nullptr;
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = tcExecutableRunProfiled(exe, buffers.data(), buffers.size(),
+                                       symbol, &profile, &error);
+    }
+    if (status)
+      throw std::runtime_error(takeMessage(error));
+    std::string text = takeMessage(profile);
+    nb::list steps;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      std::string line = text.substr(start, end - start);
+      start = end == std::string::npos ? text.size() : end + 1;
+      size_t a = line.find('\t'), b = line.rfind('\t');
+      if (a == std::string::npos || a == b)
+        continue;
+      steps.append(nb::make_tuple(line.substr(0, a),
+                                  std::stod(line.substr(a + 1, b - a - 1)),
+                                  std::stoll(line.substr(b + 1))));
+    }
+    return steps;
+  }
+
   nb::dict stageIR() const {
     nb::dict stages;
     for (const char *name :
@@ -212,6 +245,11 @@ NB_MODULE(_tc, m) {
            "(device pointers and a CUstream or hipStream_t for a GPU "
            "graph); `symbol` is the value of the graph's symbolic size "
            "(CPU and CUDA graphs).")
+      .def("run_profiled", &Executable::runProfiled, nb::arg("pointers"),
+           nb::arg("symbol") = -1,
+           "As run, for a CPU graph, timing each step: a list of (kernel "
+           "name or 'gemm MxNxK' or 'library call', seconds, bytes of its "
+           "buffers or -1).")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));

@@ -167,6 +167,31 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
   return 1;
 }
 
+int tcExecutableRunProfiled(TcExecutableRef exe, void *const *buffers,
+                            size_t count, int64_t symbol, char **profile,
+                            char **error) {
+  std::string message;
+  std::vector<tc::host::StepTime> steps;
+  bool ok = false;
+  if (!exe->cpu)
+    message = "per-kernel profiles are the CPU runtime's only";
+  else
+    ok = exe->cpu->run(llvm::ArrayRef<void *>(buffers, count), message,
+                       std::max<int64_t>(symbol, 0), &steps);
+  if (!ok) {
+    if (error)
+      *error = copyString(message);
+    return 1;
+  }
+  std::string text;
+  for (const tc::host::StepTime &step : steps)
+    text += step.name + "\t" + std::to_string(step.seconds) + "\t" +
+            std::to_string(step.bytes) + "\n";
+  if (profile)
+    *profile = copyString(text);
+  return 0;
+}
+
 const char *tcExecutableTarget(TcExecutableRef exe) {
   return exe->cpu ? "cpu" : exe->cuda ? "cuda" : "rocm";
 }

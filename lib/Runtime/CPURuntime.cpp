@@ -119,10 +119,21 @@ public:
 private:
   void onArgument(BlockArgument arg) override {
     p.buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
+    p.bufferBytes.push_back(staticBytes(arg.getType()));
   }
   void onBuffer(kernel::BufferOp buffer) override {
     p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
                          static_cast<int64_t>(buffer.getOffsetPerSymbol())});
+    p.bufferBytes.push_back(staticBytes(buffer.getType()));
+  }
+  /// A buffer's bytes, or -1 where its size is symbolic (for profiles).
+  static int64_t staticBytes(Type type) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || !memref.hasStaticShape() ||
+        !memref.getElementType().isIntOrFloat())
+      return -1;
+    return memref.getNumElements() *
+           llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
   }
   LogicalResult onLaunch(kernel::LaunchOp launch,
                          SmallVector<int64_t> buffers) override {
@@ -642,8 +653,10 @@ bool CPUExecutable::exportGraph(StringRef source, StringRef pipelineOptions,
 }
 
 bool CPUExecutable::run(ArrayRef<void *> buffers, std::string &error,
-                        int64_t symbol) const {
-  return impl->program.run(buffers.data(), buffers.size(), error, symbol);
+                        int64_t symbol,
+                        std::vector<host::StepTime> *profile) const {
+  return impl->program.run(buffers.data(), buffers.size(), error, symbol,
+                           profile);
 }
 int64_t CPUExecutable::arenaBytes() const { return impl->program.arenaBytes; }
 int64_t CPUExecutable::arenaBytesPerSymbol() const {

@@ -15,6 +15,7 @@
 #define TC_RUNTIME_CPURUNTIME_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "tc/Runtime/HostProgram.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -100,7 +101,8 @@ public:
   /// when arenaBytes() is 0). Returns false and sets `error` on failure.
   /// `symbol` is the value of the graph's symbolic size, if it has one.
   bool run(llvm::ArrayRef<void *> buffers, std::string &error,
-           int64_t symbol = 0) const;
+           int64_t symbol = 0,
+           std::vector<::tc::host::StepTime> *profile = nullptr) const;
 
   int64_t arenaBytes() const;
   int64_t arenaBytesPerSymbol() const;

@@ -92,8 +92,20 @@ struct Step {
   std::vector<int64_t> releases;
 };
 
+/// One step of a profiled run (HostProgram::run's `profile`): the kernel's
+/// name (or "gemm MxNxK", "library call"), its wall time, and the bytes of
+/// the buffers it takes (-1 where a size is symbolic or unknown).
+struct StepTime {
+  std::string name;
+  double seconds = 0;
+  int64_t bytes = -1;
+};
+
 struct HostProgram {
   std::vector<BufferRef> buffers;
+  /// Each buffer's bytes where its size is static, else -1 (for profiles;
+  /// empty in a program that did not record them).
+  std::vector<int64_t> bufferBytes;
   std::vector<Step> steps;
   /// Inputs and outputs (the caller passes the arena after them).
   int64_t numArguments = 0;
@@ -134,9 +146,9 @@ struct HostProgram {
   /// arena (arenaBytes + arenaBytesPerSymbol * symbol long, 64-byte
   /// aligned; null when 0), with `symbol` the value of the symbolic size.
   /// Every launch must have its `fn`. Returns false and sets `error` on bad
-  /// arguments.
+  /// arguments. With `profile`, times each step into it (TC_LOGS=kernels).
   bool run(void *const *args, size_t count, std::string &error,
-           int64_t symbol = 0) const;
+           int64_t symbol = 0, std::vector<StepTime> *profile = nullptr) const;
 };
 
 /// Runs `n` chunks on the runtime's threads: the process's OpenMP team

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
@@ -431,7 +432,7 @@ bool HostProgram::findCheckRecord() {
 }
 
 bool HostProgram::run(void *const *args, size_t count, std::string &error,
-                      int64_t symbol) const {
+                      int64_t symbol, std::vector<StepTime> *profile) const {
   if (symbol < 0) {
     error = "the symbolic size is negative (" + std::to_string(symbol) + ")";
     return false;
@@ -470,10 +471,51 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
         if (entry.first == id)
           entry.second.reset();
   };
+  // A profiled run's step: its name, its buffers' bytes, its start.
+  auto started = std::chrono::steady_clock::now();
+  auto timed = [&](const Step &step) {
+    if (!profile)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    StepTime time;
+    time.seconds = std::chrono::duration<double>(now - started).count();
+    std::vector<int64_t> ids;
+    if (step.launch) {
+      time.name = step.launch->kernel;
+      ids = step.launch->buffers;
+    } else if (step.gemm) {
+      const Gemm &g = *step.gemm;
+      time.name = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.n) +
+                  "x" + std::to_string(g.k);
+      ids = {g.a, g.b, g.out};
+      if (g.bias >= 0)
+        ids.push_back(g.bias);
+      if (g.epilogue) {
+        time.name += " + " + g.epilogue->kernel;
+        ids.insert(ids.end(), g.epilogue->buffers.begin(),
+                   g.epilogue->buffers.end());
+      }
+    } else {
+      time.name = "library call";
+      ids = step.customBuffers;
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    time.bytes = 0;
+    for (int64_t id : ids)
+      if (id < 0 || id >= static_cast<int64_t>(bufferBytes.size()) ||
+          bufferBytes[id] < 0)
+        time.bytes = -1;
+      else if (time.bytes >= 0)
+        time.bytes += bufferBytes[id];
+    profile->push_back(std::move(time));
+    started = now;
+  };
   for (const Step &step : steps) {
     if (step.gemm) {
       runGemm(*step.gemm, ptrs, symbol);
       release(step);
+      timed(step);
       continue;
     }
     if (step.custom) {
@@ -481,13 +523,16 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
       if (!error.empty())
         return false;
       release(step);
+      timed(step);
       continue;
     }
     const Launch &launch = *step.launch;
     int64_t rows = launch.perSymbol ? launch.rows * symbol : launch.rows;
     int64_t points = launch.perSymbol ? launch.points * symbol : launch.points;
-    if (rows == 0)
+    if (rows == 0) {
+      timed(step);
       continue;
+    }
     int64_t chunks = points >= kParallelPoints
                          ? std::min<int64_t>(pool.size() * 4, rows)
                          : 1;
@@ -496,6 +541,7 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
                  rows * (chunk + 1) / chunks);
     });
     release(step);
+    timed(step);
   }
   if (record) {
     error = ::tc::checks::describe(
@@ -576,6 +622,11 @@ std::string HostProgram::serialize(const std::string &version) const {
   Line(out, "objects") << numObjects;
   if (checkRecord >= 0)
     Line(out, "checks") << checkRecord;
+  if (!bufferBytes.empty()) {
+    Line line(out, "bytes");
+    for (int64_t b : bufferBytes)
+      line << b;
+  }
   for (const BufferRef &ref : buffers)
     Line(out, "buffer") << ref.argument << ref.offset << ref.offsetPerSymbol;
   auto writeLaunch = [&](const char *tag, const Launch &launch) {
@@ -645,6 +696,8 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
         return false;
     } else if (tag == "checks" && n.size() == 1 && n[0] >= 0) {
       checkRecord = n[0];
+    } else if (tag == "bytes") {
+      bufferBytes.assign(n.begin(), n.end());
     } else if (tag == "objects" && n.size() == 1 && n[0] >= 1) {
       numObjects = n[0];
     } else if (tag == "buffer" && n.size() == 3) {
@@ -703,5 +756,6 @@ bool HostProgram::parse(const std::string &text, const std::string &version) {
         (g.bias != -1 && !valid(g.bias)))
       return false;
   }
-  return checkRecord == -1 || valid(checkRecord);
+  return (checkRecord == -1 || valid(checkRecord)) &&
+         (bufferBytes.empty() || bufferBytes.size() == buffers.size());
 }

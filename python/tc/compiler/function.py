@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import torch
 import torch.fx
 
-from tc import compat
+from tc import compat, logs
 from tc.importer import ImportedGraph
 from tc.compiler import extension
 
@@ -172,6 +172,8 @@ class CompiledFunction:
                              imported.outputs_alias_inputs)]
         self._cuda = device.type == "cuda"
         self._index = device.index
+        #: CPU calls so far (TC_LOGS=kernels profiles the second, warm one).
+        self._cpu_calls = 0
         self._graphs = (self._cuda and torch.version.hip is None
                         and cuda_graphs_enabled())
         #: mode="reduce-overhead" only (stage_inputs): the outputs' pool;
@@ -330,7 +332,11 @@ class CompiledFunction:
                 symbol, 0)
             arena = _cpu_arena(nbytes) if nbytes > 0 else None
             pointers.append(arena.data_ptr() if arena is not None else 0)
-            if self.symbolic:
+            self._cpu_calls += 1
+            if self._cpu_calls == 2 and logs.enabled("kernels"):
+                self._log_profile(self.native.run_profiled(
+                    pointers, symbol=symbol if self.symbolic else -1))
+            elif self.symbolic:
                 self.native.run(pointers, symbol=symbol)
             else:
                 self.native.run(pointers)
@@ -339,6 +345,22 @@ class CompiledFunction:
         if imported.output_structure == "list":
             return outputs
         return tuple(outputs)
+
+    def _log_profile(self, steps: list[tuple[str, float, int]]) -> None:
+        """TC_LOGS=kernels: a warm run's steps, slowest first (the kernel's
+        name says what it fused), with the bytes of their buffers and the
+        bandwidth that makes."""
+        total = sum(seconds for _, seconds, _ in steps) or 1e-12
+        lines = [f"graph {self.imported.name}: {len(steps)} steps, "
+                 f"{total * 1e3:.3f} ms"]
+        for name, seconds, nbytes in sorted(steps, key=lambda s: -s[1]):
+            moved = (f"{nbytes / 1e6:9.3f} MB {nbytes / seconds / 1e9:7.2f} "
+                     "GB/s" if nbytes >= 0 and seconds > 0 else
+                     "        ? MB       ? GB/s")
+            share = 100 * seconds / total
+            lines.append(f"  {seconds * 1e3:9.3f} ms {share:5.1f}%  {moved}  "
+                         f"{name}")
+        logs.channel_logger("kernels").info("\n".join(lines))
 
     def _at_symbol(self, given: Sequence[Any]) -> tuple[int, list, list]:
         """The symbolic size's value in a call (the leading size of the

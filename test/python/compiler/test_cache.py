@@ -228,3 +228,39 @@ def test_graphs_of_other_structure_do_not_share(fresh_tc):
     torch.testing.assert_close(got, torch.sin(x * 3))
     compiled = list(tc.compiler.build.cache.values())
     assert len(compiled) == 2 and compiled[0] is not compiled[1]
+
+
+PROFILED = textwrap.dedent("""
+    import torch, tc
+    torch.manual_seed(0)
+    def f(x, y):
+        h = torch.softmax(torch.sin(x) + y, dim=-1)
+        return h @ y.T, (x * y).sum(0)
+    x, y = torch.randn(256, 96), torch.randn(256, 96)
+    compiled = torch.compile(f, backend="tc")
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+""")
+
+
+def test_tc_logs_kernels_profiles_a_warm_run_cold_and_cached(tmp_path):
+    """TC_LOGS=kernels: the second call of a CPU graph is timed step by
+    step (each kernel by its name, the GEMM by its sizes) with its
+    buffers' bytes, once, in the process that compiled it and in one that
+    loads it from the disk cache (tc._runtime)."""
+    for process in ("cold", "warm"):
+        env = dict(os.environ, TC_CACHE_DIR=str(tmp_path), TC_LOGS="kernels")
+        result = subprocess.run([sys.executable, "-c", PROFILED], env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        profiles = [line for line in result.stderr.splitlines()
+                    if line.startswith("[tc:kernels] graph ")]
+        assert len(profiles) == 1, (process, result.stderr)
+        rows = [line for line in result.stderr.splitlines()
+                if line.startswith("  ") and " ms " in line]
+        assert any(row.endswith("gemm 256x256x96") for row in rows), rows
+        assert any(" main_fused_" in row for row in rows), rows
+        # Every step's buffers are static here: bytes and a bandwidth.
+        assert all(" MB " in row and " GB/s " in row for row in rows), rows
+        assert sum(float(row.split()[2].rstrip("%")) for row in rows) == \
+            pytest.approx(100, abs=1)

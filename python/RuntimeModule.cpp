@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Buffers.h"
+
 #include "tc/Conversion/FXToPrim/CostModel.h"
 #include "tc/Conversion/FXToPrim/Decompositions.h"
 #include "tc/Conversion/FXToPrim/Limits.h"
@@ -49,10 +51,7 @@ public:
 
   void run(const std::vector<uintptr_t> &pointers, uintptr_t /*stream*/,
            int64_t symbol) {
-    std::vector<void *> buffers;
-    buffers.reserve(pointers.size());
-    for (uintptr_t p : pointers)
-      buffers.push_back(reinterpret_cast<void *>(p));
+    std::vector<void *> buffers = toBuffers(pointers);
     std::string error;
     bool ok;
     {
@@ -68,10 +67,7 @@ public:
   /// As run, timing each step: [(name, seconds, bytes)].
   nb::list runProfiled(const std::vector<uintptr_t> &pointers,
                        int64_t symbol) {
-    std::vector<void *> buffers;
-    buffers.reserve(pointers.size());
-    for (uintptr_t p : pointers)
-      buffers.push_back(reinterpret_cast<void *>(p));
+    std::vector<void *> buffers = toBuffers(pointers);
     std::string error;
     std::vector<tc::host::StepTime> steps;
     bool ok;

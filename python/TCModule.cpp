@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Buffers.h"
+
 #include "tc-c/Compiler.h"
 
 #include <nanobind/nanobind.h>
@@ -42,10 +44,7 @@ public:
 
   void run(const std::vector<uintptr_t> &pointers, uintptr_t stream,
            int64_t symbol) {
-    std::vector<void *> buffers;
-    buffers.reserve(pointers.size());
-    for (uintptr_t p : pointers)
-      buffers.push_back(reinterpret_cast<void *>(p));
+    std::vector<void *> buffers = toBuffers(pointers);
     char *error = nullptr;
     int status;
     {
@@ -67,10 +66,7 @@ public:
   /// Runs a CPU graph timing each step: [(name, seconds, bytes)].
   nb::list runProfiled(const std::vector<uintptr_t> &pointers,
                        int64_t symbol) {
-    std::vector<void *> buffers;
-    buffers.reserve(pointers.size());
-    for (uintptr_t p : pointers)
-      buffers.push_back(reinterpret_cast<void *>(p));
+    std::vector<void *> buffers = toBuffers(pointers);
     char *error = nullptr, *profile = nullptr;
     int status;
     {

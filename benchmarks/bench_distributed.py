@@ -26,6 +26,16 @@ step per backend runs under the profiler: `overlap` is the fraction of the
 NCCL kernels' time during which a compute kernel ran too, and its top
 kernels go to distributed-profile-<strategy>-<GPUs>.txt in --out.
 
+`--solo` (with 2 or more GPUs) also gives each backend a one-GPU baseline
+inside the same job: every rank trains one more copy of the model wrapped
+the same way but on a process group of its own rank alone (no
+communication), and each round runs the backend's multi-GPU steps and
+then these solo steps. The row's `scaling_interleaved` is tokens/s on all
+GPUs over one GPU's solo tokens/s, both measured in the same processes,
+minutes apart at most: separate one-GPU and two-GPU jobs on a host-bound
+step moved by up to 20% between jobs (two runs on one 2 x H200 machine:
+one-GPU tc steps of 31.8 and 38.0 ms).
+
     python benchmarks/bench_distributed.py                     # 2 GPUs
     python benchmarks/bench_distributed.py --strategies ddp --gpus 2
     python benchmarks/bench_distributed.py --device cpu --model tiny  # gloo
@@ -122,24 +132,26 @@ def build(model: str, small: bool):
     raise SystemExit(f"unknown model {model!r}")
 
 
-def wrap(strategy: str, backend: str, module, blocks, device):
-    """`module` under DDP or FSDP2, compiled with `backend` as users do:
-    the DDP module whole, FSDP2's blocks one by one."""
+def wrap(strategy: str, backend: str, module, blocks, device, group=None):
+    """`module` under DDP or FSDP2 (on process group `group`, default the
+    world), compiled with `backend` as users do: the DDP module whole,
+    FSDP2's blocks one by one."""
     import torch
     if strategy == "ddp":
         from torch.nn.parallel import DistributedDataParallel as DDP
-        ddp = DDP(module.to(device),
+        ddp = DDP(module.to(device), process_group=group,
                   device_ids=[device.index] if device.type == "cuda" else None)
         return ddp if backend == "eager" else torch.compile(ddp,
                                                             backend=backend)
     import torch.distributed as dist
-    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     module.to(device)
     policy = MixedPrecisionPolicy(
         param_dtype=torch.bfloat16 if device.type == "cuda" else None,
         reduce_dtype=torch.float32)
-    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    mesh = (DeviceMesh.from_group(group, device.type) if group is not None
+            else init_device_mesh(device.type, (dist.get_world_size(),)))
     for block in blocks(module):
         fully_shard(block, mesh=mesh, mp_policy=policy)
     fully_shard(module, mesh=mesh, mp_policy=policy)
@@ -174,13 +186,15 @@ def _overlap(prof) -> dict:
 class Trainer:
     """One backend's copy of the model, its optimizer and its record."""
 
-    def __init__(self, opts, backend: str, rank: int, device):
+    def __init__(self, opts, backend: str, rank: int, device, group=None):
         import torch
         module, vocab, (batch, length), blocks, loss_of, autocast = build(
             opts.model, opts.small)
         self.device, self.backend = device, backend
         self.tokens = batch * length
-        self.model = wrap(opts.strategy, backend, module, blocks, device)
+        self.model = wrap(opts.strategy, backend, module, blocks, device,
+                          group)
+        self.solo = group is not None
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4,
                                      foreach=True)
         self.loss_of, self.autocast = loss_of, autocast
@@ -222,7 +236,8 @@ def _sync(device) -> None:
     dist.barrier()
 
 
-def start_backend(opts, backend: str, rank: int, device) -> Trainer:
+def start_backend(opts, backend: str, rank: int, device,
+                  group=None) -> Trainer:
     """The backend's trainer after its first step (timed: capture and cold
     compile) and the warm-up steps; its peak memory is what it allocated
     beyond what was allocated before it (the other backends' models)."""
@@ -232,7 +247,7 @@ def start_backend(opts, backend: str, rank: int, device) -> Trainer:
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-    trainer = Trainer(opts, backend, rank, device)
+    trainer = Trainer(opts, backend, rank, device, group)
     _sync(device)
     start = time.perf_counter()
     trainer.step()
@@ -272,13 +287,16 @@ def finish_backend(opts, trainer: Trainer, rank: int, world: int,
     import tc
     row = trainer.row
     timed = opts.steps - opts.warmup
-    row["tokens_per_s"] = world * trainer.tokens * timed / trainer.elapsed
+    row["tokens_per_s"] = (1 if trainer.solo else world) * trainer.tokens \
+        * timed / trainer.elapsed
     row["step_ms"] = (statistics.median(b.elapsed_time(e)
                                         for b, e in trainer.events)
                       if trainer.events else 1e3 * trainer.elapsed / timed)
     mean = torch.stack(trainer.losses).float()
     dist.all_reduce(mean)
     row["losses"] = (mean / world).tolist()
+    if trainer.solo:
+        return row
     if opts.profile and world > 1 and device.type == "cuda":
         from torch.profiler import ProfilerActivity, profile
         trainer.losses.pop()  # the last batch once more
@@ -329,15 +347,36 @@ def worker(opts) -> None:
     report = {"strategy": opts.strategy, "model": opts.model,
               "world": world, "rows": []}
     backends = opts.backends.split(",")
-    trainers = []
+    # One-GPU baselines in this job (--solo): a process group per rank.
+    groups = [dist.new_group([r]) for r in range(world)] \
+        if opts.solo and world > 1 else []
+    trainers, solos = [], {}
     for backend in backends:
         trainers.append(start_backend(opts, backend, rank, device))
         if rank == 0:
             print(f"{opts.strategy}/{world}/{backend}: first step "
                   f"{trainers[-1].row['first_step_s']:.1f} s", flush=True)
-    timed_rounds(opts, trainers, device)
+        if groups:
+            solos[backend] = start_backend(opts, backend, rank, device,
+                                           groups[rank])
+    timed_rounds(opts, [t for trainer in trainers for t in
+                        (trainer, solos.get(trainer.backend)) if t], device)
+    solo_rows = {b: finish_backend(opts, t, rank, world, device)
+                 for b, t in solos.items()}
     for trainer in trainers:
         row = finish_backend(opts, trainer, rank, world, device)
+        solo = solo_rows.get(trainer.backend)
+        if solo and rank == 0:
+            reference = solo_rows.get(backends[0], solo)["losses"]
+            row["solo_tokens_per_s"] = solo["tokens_per_s"]
+            row["solo_step_ms"] = solo["step_ms"]
+            row["solo_loss_error"] = max(abs(a - b) / abs(b) for a, b in
+                                         zip(solo["losses"], reference))
+            row["scaling_interleaved"] = (row["tokens_per_s"]
+                                          / solo["tokens_per_s"])
+            for key in ("runtime_fallbacks", "ops_eager"):
+                if f"tc_{key}" in solo:
+                    row[f"solo_tc_{key}"] = solo[f"tc_{key}"]
         if rank == 0:
             reference = report["rows"][0]["losses"] if report["rows"] \
                 else row["losses"]
@@ -349,7 +388,11 @@ def worker(opts) -> None:
             print(f"{opts.strategy}/{world}/{trainer.backend}: "
                   f"{row['tokens_per_s']:.0f} tokens/s, step "
                   f"{row['step_ms']:.2f} ms, first {row['first_step_s']:.1f}"
-                  f" s, loss error {row['loss_error']:.2e}", flush=True)
+                  f" s, loss error {row['loss_error']:.2e}"
+                  + (f"; solo one GPU {row['solo_tokens_per_s']:.0f} tokens/s"
+                     f" (step {row['solo_step_ms']:.2f} ms), scaling "
+                     f"{row['scaling_interleaved']:.3f}x"
+                     if "scaling_interleaved" in row else ""), flush=True)
     dist.destroy_process_group()
 
 
@@ -371,6 +414,7 @@ def launch(opts, strategy: str, gpus: int) -> dict:
            "--steps", str(opts.steps), "--warmup", str(opts.warmup),
            "--rounds", str(opts.rounds)]
     cmd += ["--small"] if opts.small else []
+    cmd += ["--solo"] if opts.solo and gpus > 1 else []
     cmd += [] if opts.profile else ["--no-profile"]
     from bench_models import run_report
     return run_report(cmd, path, opts.timeout)
@@ -407,6 +451,11 @@ def scaling(reports: list[dict]) -> dict:
                     and (worlds[-1], backend) in rows:
                 out[f"{strategy}/{backend}/scaling"] = (
                     rows[(worlds[-1], backend)] / rows[(worlds[0], backend)])
+        for r in reports:
+            for row in r["rows"]:
+                if r["strategy"] == strategy and "scaling_interleaved" in row:
+                    out[f"{strategy}/{row['backend']}/scaling_interleaved"] \
+                        = row["scaling_interleaved"]
         for world in worlds:
             if (world, "tc") in rows and (world, "inductor") in rows:
                 out[f"{strategy}/{world}/tc_over_inductor"] = (
@@ -431,6 +480,9 @@ def main() -> int:
                         help="the timed steps in this many rounds, the "
                         "backends in turn in each")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--solo", action="store_true",
+                        help="with several GPUs, also a one-GPU baseline per "
+                        "backend in the same job, interleaved")
     parser.add_argument("--no-profile", dest="profile", action="store_false")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--out", type=pathlib.Path,
@@ -466,6 +518,8 @@ def main() -> int:
     print(json.dumps(scaling(reports), indent=2))
     bad = [r for r in reports if r["exit_status"]
            or not all(row["agrees"] and row.get("tc_runtime_fallbacks", 0) == 0
+                      and row.get("solo_tc_runtime_fallbacks", 0) == 0
+                      and row.get("solo_loss_error", 0) <= LOSS_TOLERANCE
                       for row in r["rows"])]
     return 1 if bad else 0
 

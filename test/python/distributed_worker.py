@@ -184,8 +184,9 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
 
     import tc
     torch.manual_seed(rank)
-    w = torch.randn(32, 16, requires_grad=True)
-    x = torch.randn(8, 32)
+    place = torch.device("cuda", rank) if device == "cuda" else None
+    w = torch.randn(32, 16).to(place).requires_grad_()
+    x = torch.randn(8, 32).to(place)
 
     def f(x, w):
         h = torch.tanh(x @ w)
@@ -222,7 +223,8 @@ def functional_collectives(rank: int, world: int, device: str) -> dict:
         (grad,) = torch.autograd.grad(loss, w)
         expected_loss = f(x, w)
         (expected,) = torch.autograd.grad(expected_loss, w)
-        results.append((loss.item(), expected_loss.item(), grad, expected))
+        results.append((loss.item(), expected_loss.item(), grad.cpu(),
+                        expected.cpu()))
     return {"results": results, "counters": dict(tc.counters),
             "codes": codes}
 

@@ -131,19 +131,25 @@ def test_ranks_agree_when_one_fails_to_compile():
     assert second["rank_fallbacks"] == 0
 
 
-def test_functional_collectives_in_compiled_graph():
+@pytest.mark.parametrize("device", [
+    "cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+        torch.cuda.device_count() < 2, reason="needs 2 GPUs"))])
+def test_functional_collectives_in_compiled_graph(device):
     """A graph with `all_reduce` and `wait_tensor` (functional
-    collectives): the collective runs once per call as PyTorch's op, the
-    compute around it (forward and backward) in tc's kernels; on rank 1 a
-    compiled piece fails at run time (planted) and reruns alone in eager,
-    without issuing the collective again (which would hang rank 0)."""
-    for rank, result in enumerate(_spawn("funcol")):
+    collectives): the collective runs once per call as PyTorch's op (gloo,
+    or NCCL on its own stream on 2 GPUs), the compute around it (forward
+    and backward) in tc's kernels; on rank 1 a compiled piece fails at run
+    time (planted) and reruns alone in eager, without issuing the
+    collective again (which would hang rank 0)."""
+    # fp32 sums of another order: 1e-5 of the gradient's scale (1e-4 on
+    # GPUs, tc's GPU tolerance as in test_two_gpus_nccl).
+    tolerance = 1e-5 if device == "cpu" else 1e-4
+    for rank, result in enumerate(_spawn("funcol", device=device)):
         for loss, expected_loss, grad, expected in result["results"]:
-            assert loss == pytest.approx(expected_loss, rel=1e-5)
-            # fp32 sums of another order: 1e-5 of the gradient's scale.
+            assert loss == pytest.approx(expected_loss, rel=tolerance)
             torch.testing.assert_close(
-                grad, expected, rtol=1e-5,
-                atol=1e-5 * float(expected.abs().max()))
+                grad, expected, rtol=tolerance,
+                atol=tolerance * float(expected.abs().max()))
         # Forward and backward: compute that does not need the sum (the
         # sigmoid's row sums; their gradient) is a piece of its own between
         # the all-reduce's issue and its wait, so it runs while the

@@ -72,6 +72,30 @@ def _cpu_arena(nbytes: int) -> torch.Tensor:
     return arena
 
 
+# The CUDA devices whose primary context each thread has made current.
+_cuda_threads = threading.local()
+
+
+def _make_context_current(index: int | None) -> None:
+    """Makes device `index`'s primary context (PyTorch's) current on this
+    thread, once per thread and device. A thread whose first CUDA work is a
+    tc graph has none: autograd's device thread running a compiled backward
+    before any eager op there, on device 0, for which PyTorch's device
+    guard makes no runtime call (a fresh thread names device 0 already);
+    tc's driver calls then fail ("no current CUDA context"; found on 2 GPUs
+    by test_functional_collectives_in_compiled_graph[cuda], rank 0). A
+    stream query is a runtime call that needs a context, so the runtime
+    makes the device's primary context current."""
+    if index is None:
+        index = torch.cuda.current_device()
+    devices = getattr(_cuda_threads, "devices", None)
+    if devices is None:
+        devices = _cuda_threads.devices = set()
+    if index not in devices:
+        torch.cuda.current_stream(index).query()
+        devices.add(index)
+
+
 def _shared_arena(index: int, stream: int, nbytes: int) -> torch.Tensor | None:
     """The arena block of device `index` and `stream`, at least `nbytes`
     long (grown, and then at a new address, when a graph needs more); None
@@ -419,6 +443,7 @@ class CompiledFunction:
         when `stable` (reduce-overhead, outside a caller's capture), else a
         block from PyTorch's caching allocator. `symbol`
         is the symbolic size's value (-1 without one)."""
+        _make_context_current(index)
         stream = _raw_stream(index)
         arena = None
         nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(

@@ -443,6 +443,42 @@ def test_cuda_training_through_tc_autodiff(fresh_tc):
     assert tc.counters["training_graphs"] == 1
 
 
+_FIRST_ON_AUTOGRAD_THREAD = """
+import torch, tc
+torch.manual_seed(0)
+w = torch.randn(256, 256, device="cuda", requires_grad=True)
+x = torch.randn(64, 256, device="cuda")
+# A freed block in the caching allocator: the backward's allocations reuse
+# it, so they make no CUDA call on autograd's device thread either.
+block = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+del block
+f = torch.compile(lambda x, w: torch.tanh(x @ w).sum(), backend="tc")
+f(x, w).backward()
+expected, = torch.autograd.grad(torch.tanh(x @ w).sum(), w)
+torch.testing.assert_close(w.grad, expected, rtol=1e-4, atol=1e-4)
+assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+"""
+
+
+@cuda
+def test_cuda_backward_first_on_autograd_thread():
+    """A process whose first CUDA work on autograd's device thread is tc's
+    compiled backward (device 0: PyTorch's device guard makes no CUDA call
+    there, so the thread has no current context until tc makes PyTorch's
+    primary context current): the gradient is eager's and ran in tc's
+    kernels, not in eager after a run-time fallback."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+               CUDA_VISIBLE_DEVICES=os.environ.get("CUDA_VISIBLE_DEVICES",
+                                                   "0"))
+    proc = subprocess.run([sys.executable, "-c", _FIRST_ON_AUTOGRAD_THREAD],
+                          capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+
+
 @cuda
 def test_cuda_half_precision(fresh_tc):
     """fp16 kernels compute in fp16, as eager's ops round each result: they

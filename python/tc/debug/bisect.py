@@ -20,6 +20,11 @@ the result with eager's at torch's tolerance, in two ways:
    assumes the stages after decomposition are right: a required pass of
    theirs shows up as the first decomposition pass.
 
+A result is wrong when it leaves eager's at torch's tolerance and is
+further from the float64 truth than eager's own (tc.debug.accuracy). The
+report names the pass, the ops it added and removed, and the largest
+difference from eager's result per output.
+
     report = tc.debug.bisect(fn, x)
     print(report)
 
@@ -42,6 +47,7 @@ import torch.fx
 
 import tc
 from tc import importer
+from tc.debug import accuracy
 from tc.compiler import CompiledFunction, build, extension
 
 _DUMP = re.compile(r"^// -----// IR Dump After (\S+) \(([^)]*)\).*//----- //$",
@@ -67,15 +73,31 @@ class Bisection:
     #: For an optional pass: the bisect limit that runs it (one less runs
     #: the pipeline without it and gives eager's result).
     limit: int | None = None
+    #: The largest absolute difference from eager's result per output
+    #: (None: that output is right).
+    differences: list[float | None] = dataclasses.field(default_factory=list)
+    #: The ops the pass added (positive) and removed (negative), by name.
+    changed_ops: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Whether eager's float64 result judged the differences.
+    float64: bool = False
 
     def __str__(self) -> str:
         if self.first_wrong is None:
             return "tc's result is eager's after every pass"
         where = (f"optional pass {self.limit} of the pipeline"
-                 if self.limit is not None else
-                 f"before: {self.before}, after: {self.after}")
-        return (f"first wrong: {self.first_wrong} (largest difference "
-                f"{self.difference:.3g}); {where}; rerun: {self.command}")
+                 if self.limit is not None else "")
+        files = (f"before: {self.before}, after: {self.after}"
+                 if self.after is not None else "")
+        outputs = ", ".join(f"#{i}: {d:.3g}" for i, d in
+                            enumerate(self.differences) if d is not None)
+        changed = ", ".join(f"{n:+d} {op}" for op, n in
+                            sorted(self.changed_ops.items()))
+        return "; ".join(part for part in (
+            f"first wrong: {self.first_wrong} (largest difference "
+            f"{self.difference:.3g}; by output {outputs or '-'}"
+            + (", float64 reference" if self.float64 else "") + ")",
+            where, f"ops changed: {changed}" if changed else "", files,
+            f"rerun: {self.command}") if part)
 
 
 def _top_level(pipeline: str) -> list[str]:
@@ -96,23 +118,24 @@ def _top_level(pipeline: str) -> list[str]:
     return [item for item in items if item]
 
 
-def _difference(actual: Any, expected: Any) -> float | None:
-    """None when `actual` is `expected` at torch's tolerance, else the
-    largest absolute difference (inf for a shape or dtype mismatch)."""
-    try:
-        torch.testing.assert_close(actual, expected, equal_nan=True)
-        return None
-    except AssertionError:
-        pass
-    pairs = zip(actual, expected) if isinstance(expected, (tuple, list)) \
-        else [(actual, expected)]
-    largest = 0.0
-    for a, e in pairs:
-        if not isinstance(a, torch.Tensor) or a.shape != e.shape:
-            return float("inf")
-        diff = (a.double() - e.double()).abs().nan_to_num(float("inf"))
-        largest = max(largest, float(diff.max()) if diff.numel() else 0.0)
-    return largest
+_OP = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([a-z_]\w*\.[\w.]+)"?[\s(<{]')
+
+
+def _ops(text: str) -> dict[str, int]:
+    """How many of each op an IR text holds (by name)."""
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        match = _OP.match(line)
+        if match:
+            counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+    return counts
+
+
+def _changed_ops(before: str, after: str) -> dict[str, int]:
+    """The ops `after` has more (positive) or fewer (negative) of."""
+    old, new = _ops(before), _ops(after)
+    return {op: new.get(op, 0) - old.get(op, 0) for op in set(old) | set(new)
+            if new.get(op, 0) != old.get(op, 0)}
 
 
 def _leaves(pipeline: str) -> list[str]:
@@ -173,14 +196,16 @@ def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
     _, flag, options = build.target_pipeline(device, imported.text)
     flag_name = flag.split("=", 1)[0]
     expected = gm(*inputs)
+    expected64 = accuracy.float64_reference(gm, inputs)
     graph = folder / "0-fx.mlir"
     graph.write_text(imported.text)
 
-    def wrong(text: str, limit: int | None = None) -> float | None:
+    def wrong(text: str, limit: int | None = None
+              ) -> list[float | None] | None:
         variant = "" if limit is None else f"bisect-limit={limit}"
         native = build.compile_module(text, device, False, variant)
         actual = CompiledFunction(native, imported, gm, device)(*inputs)
-        return _difference(actual, expected)
+        return accuracy.differences(actual, expected, expected64)
 
     def limited(limit: int) -> str:
         return f"{flag_name}={options} bisect-limit={limit}"
@@ -206,15 +231,61 @@ def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
                    f"{shlex.quote(limited(bad))} "
                    f"--mlir-print-ir-before={name} "
                    f"--mlir-print-ir-after={name} -o /dev/null")
-        return Bisection(passes, name, wrong(imported.text, bad), graph,
-                         None, command, limit=bad)
-    return _required_pass(tc_opt, imported.text, options, passes, wrong,
-                          folder, whole)
+        differences = wrong(imported.text, bad) or []
+        before, after = _optional_pass_irs(
+            tc_opt, imported.text, limited(right), limited(bad), folder)
+        return Bisection(
+            passes, name, accuracy.largest(differences), before or graph,
+            after, command, limit=bad, differences=differences,
+            changed_ops=_changed_ops(before.read_text(), after.read_text())
+            if before and after else {}, float64=expected64 is not None)
+    report = _required_pass(tc_opt, imported.text, options, passes, wrong,
+                            folder, whole)
+    report.float64 = expected64 is not None
+    return report
+
+
+def _ir_dumps(tc_opt: pathlib.Path, text: str, flag: str
+              ) -> list[tuple[str, str]]:
+    """(pass, module IR after it) for every pass `tc-opt <flag>` runs."""
+    dumped = subprocess.run(
+        [str(tc_opt), "-", flag, "--mlir-print-ir-after-all",
+         "--mlir-print-ir-module-scope", "--mlir-disable-threading",
+         "-o", "/dev/null"], input=text, capture_output=True,
+        text=True, check=True).stderr
+    marks = list(_DUMP.finditer(dumped))
+    return [(m.group(2), dumped[m.end():(marks[i + 1].start()
+                                         if i + 1 < len(marks)
+                                         else len(dumped))].strip() + "\n")
+            for i, m in enumerate(marks)]
+
+
+def _optional_pass_irs(tc_opt: pathlib.Path, text: str, right: str,
+                       bad: str, folder: pathlib.Path
+                       ) -> tuple[pathlib.Path | None, pathlib.Path | None]:
+    """The input and output IR of the optional pass that limit `bad` adds
+    to limit `right`: where the two pipelines' passes first differ."""
+    try:
+        without, with_it = (_ir_dumps(tc_opt, text, right),
+                            _ir_dumps(tc_opt, text, bad))
+    except subprocess.CalledProcessError:
+        return None, None
+    before_ir = text
+    for index, (name, ir) in enumerate(with_it):
+        if index >= len(without) or without[index][0] != name:
+            before = folder / f"optional-{index}-before.mlir"
+            after = folder / f"optional-{index}-{name}.mlir"
+            before.write_text(before_ir)
+            after.write_text(ir)
+            return before, after
+        before_ir = ir
+    return None, None
 
 
 def _required_pass(tc_opt: pathlib.Path, text: str, options: str,
-                   passes: list[str], wrong: Callable[[str], float | None],
-                   folder: pathlib.Path, whole: float) -> Bisection:
+                   passes: list[str], wrong: Callable[[str], Any],
+                   folder: pathlib.Path, whole: list[float | None]
+                   ) -> Bisection:
     """The first decomposition pass whose output the rest of the pipeline
     compiles to another result (see the module's comment)."""
     decompose = " ".join(
@@ -223,31 +294,24 @@ def _required_pass(tc_opt: pathlib.Path, text: str, options: str,
             "miscompile-for-testing=", "crash-for-testing=")))
     stage = f"--tc-decompose-pipeline={decompose}"
     stage_passes = _top_level(_dump(tc_opt, stage))
-    dumped = subprocess.run(
-        [str(tc_opt), "-", stage, "--mlir-print-ir-after-all",
-         "--mlir-print-ir-module-scope", "--mlir-disable-threading",
-         "-o", "/dev/null"], input=text, capture_output=True,
-        text=True, check=True).stderr
-    marks = list(_DUMP.finditer(dumped))
-    irs = [dumped[m.end():(marks[i + 1].start() if i + 1 < len(marks)
-                           else len(dumped))].strip() + "\n"
-           for i, m in enumerate(marks)]
     before = folder / "0-fx.mlir"
-    for index, (mark, ir) in enumerate(zip(marks, irs)):
-        after = folder / f"{index + 1}-{mark.group(2)}.mlir"
+    for index, (name, ir) in enumerate(_ir_dumps(tc_opt, text, stage)):
+        after = folder / f"{index + 1}-{name}.mlir"
         after.write_text(ir)
-        difference = wrong(ir)
-        if difference is not None:
+        differences = wrong(ir)
+        if differences is not None:
             item = (stage_passes[index] if index < len(stage_passes)
-                    else mark.group(2))
+                    else name)
             command = (f"{shlex.quote(str(tc_opt))} {before} --pass-pipeline="
                        f"{shlex.quote(f'builtin.module({item})')}")
-            return Bisection(passes, mark.group(2), difference, before,
-                             after, command)
+            return Bisection(passes, name, accuracy.largest(differences),
+                             before, after, command, differences=differences,
+                             changed_ops=_changed_ops(before.read_text(), ir))
         before = after
     command = (f"{shlex.quote(str(tc_opt))} {before} "
                f"--tc-fuse-pipeline={shlex.quote(decompose)}")
-    return Bisection(passes, "later stages", whole, before, None, command)
+    return Bisection(passes, "later stages", accuracy.largest(whole), before,
+                     None, command, differences=whole)
 
 
 def main(argv: list[str]) -> int:

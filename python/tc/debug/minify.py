@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx
 
+from tc.debug import accuracy
+
 #: A failure test: true when tc fails on the graph and inputs.
 Failure = Callable[[torch.fx.GraphModule, Sequence[Any]], bool]
 
@@ -34,15 +36,18 @@ def _tc_compile(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable:
 
 
 def mismatches(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> bool:
-    """Whether tc's result differs from eager's beyond torch's tolerance for
-    the dtypes (a compile error counts as a failure too)."""
+    """Whether tc's result is wrong: off eager's beyond torch's tolerance
+    for the dtypes and further from the float64 truth than eager's
+    (tc.debug.accuracy; a compile error counts as a failure too)."""
     expected = gm(*inputs)
     try:
         actual = _tc_compile(gm, inputs)(*inputs)
-        torch.testing.assert_close(actual, expected, equal_nan=True)
-    except Exception:  # noqa: BLE001 - any difference is the failure
+    except Exception:  # noqa: BLE001 - any error is the failure
         return True
-    return False
+    if accuracy.differences(actual, expected) is None:
+        return False
+    return accuracy.differences(
+        actual, expected, accuracy.float64_reference(gm, inputs)) is not None
 
 
 def falls_back(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> bool:

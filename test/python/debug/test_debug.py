@@ -166,8 +166,14 @@ def test_bisection_names_the_pass_that_planted_the_wrong_rewrite(
                              folder=tmp_path)
     assert report.first_wrong == "tc-decompose", str(report)
     assert report.difference == pytest.approx(2.0)
+    assert report.differences == [pytest.approx(2.0)]
+    assert report.float64
     assert report.before.name == "0-fx.mlir"
     assert "prim.erf" in report.after.read_text()
+    # The ops the pass changed: the fx calls became prim ops.
+    assert report.changed_ops["prim.erf"] == 1
+    assert report.changed_ops["fx.call_function"] < 0
+    assert "ops changed:" in str(report) and "+1 prim.erf" in str(report)
     # The command runs that pass alone on the saved IR: the planted add
     # follows the erf.
     rerun = subprocess.run(report.command, shell=True, capture_output=True,
@@ -185,6 +191,43 @@ def test_bisection_of_a_correct_compile_names_no_pass(fresh_tc, tmp_path):
                              folder=tmp_path)
     assert report.first_wrong is None
     assert report.passes[0].startswith("tc-decompose")
+
+
+def test_accuracy_judges_rounding_by_the_float64_result():
+    """A result off eager's by more than torch's tolerance is still right
+    when it is no further from the float64 truth than twice eager's own
+    distance (both rounded, in another order); further, it is wrong. Each
+    output is judged on its own."""
+    from tc.debug.accuracy import differences as difference
+    truth = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    eager = torch.tensor([1.001, 2.0, 3.0])
+    rounded = torch.tensor([0.999, 2.0, 3.0])
+    worse = torch.tensor([1.003, 2.0, 3.0])
+    assert difference(rounded, eager) == [pytest.approx(2e-3, rel=1e-3)]
+    assert difference(rounded, eager, truth) is None
+    assert difference(worse, eager, truth) == [pytest.approx(2e-3, rel=1e-3)]
+    assert difference((eager, worse), (eager, eager), (truth, truth)) == [
+        None, pytest.approx(2e-3, rel=1e-3)]
+    assert difference(eager.half(), eager, truth) == [float("inf")]
+
+
+def test_accuracy_float64_reference_widens_inputs_constants_and_dtypes():
+    """Eager's float64 run of an ATen graph: inputs, the tensors it holds
+    (a module's parameters) and dtype arguments go to float64."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from tc.debug.accuracy import float64_reference
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4)
+
+    def f(x):
+        return linear(x) + torch.ones(3, dtype=torch.float32)
+
+    wide = float64_reference(make_fx(f)(x), (x,))
+    assert wide.dtype == torch.float64
+    expected = torch.nn.functional.linear(
+        x.double(), linear.weight.double(), linear.bias.double()) + 1
+    torch.testing.assert_close(wide, expected, rtol=1e-12, atol=1e-12)
 
 
 def _sum_twice(x):
@@ -207,6 +250,9 @@ def bisect_names_the_planted_split(device: str, monkeypatch, tmp_path,
     assert report.first_wrong == "tc-split-reductions", str(report)
     assert report.limit is not None and report.limit > 0
     assert report.difference > 1e-3
+    # The pass's input and output IR: it added the partial sums' kernel.
+    assert report.after.name.endswith("tc-split-reductions.mlir")
+    assert report.changed_ops.get("kernel.kernel", 0) >= 1, str(report)
     assert any(p.startswith("tc-split-reductions") for p in report.passes)
     rerun = subprocess.run(report.command, shell=True, capture_output=True,
                            text=True)

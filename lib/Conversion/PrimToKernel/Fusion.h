@@ -337,6 +337,15 @@ private:
   /// position).
   FailureOr<std::pair<Value, Value>> emitWindowMax(prim::WindowArgmaxOp op,
                                                    ArrayRef<Value> idx);
+  /// The window's maximum alone (NaN if a point is NaN), as a vectorizable
+  /// chain of maxima; for max pooling's values when nothing reads the
+  /// argmax.
+  FailureOr<Value> emitWindowMaxValue(prim::WindowArgmaxOp op,
+                                      ArrayRef<Value> idx);
+  /// Per window dimension and offset of `op` at `idx`: the input
+  /// coordinate (clamped into the input) and whether it lies inside.
+  WindowCoordinates windowInputCoordinates(prim::WindowArgmaxOp op,
+                                           ArrayRef<Value> idx);
   FailureOr<Value> emitWindowGather(prim::WindowGatherOp op,
                                     ArrayRef<Value> idx);
   FailureOr<Value> emitWindowScatter(prim::WindowScatterOp op,

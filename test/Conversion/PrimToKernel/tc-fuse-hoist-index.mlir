@@ -26,15 +26,31 @@ func.func @rows(%x: tensor<32x1000xf32>) -> tensor<32x1000xf32> {
   return %o : tensor<32x1000xf32>
 }
 
-// A 3x3x3 window's argmax fused into the gather that reads it: 27 points,
-// each select reading the previous best. Hoisting the gather's index walked
-// every path of that chain (2^27: max_pool3d with ceil_mode never finished
-// compiling); each op is visited once now.
-// CHECK-LABEL: kernel.kernel @pool3d_fused_window_argmax_window_gather_0
+// A 3x3x3 window's argmax rescanned by the gather that reads it, the argmax
+// an output too (training): 27 points, each select reading the previous
+// best. Hoisting the gather's index walked every path of that chain (2^27:
+// max_pool3d with ceil_mode never finished compiling); each op is visited
+// once now.
+// CHECK-LABEL: kernel.kernel @pool3d_fused_window_gather_1
 // CHECK-COUNT-26: arith.cmpf ogt
 // CHECK: kernel.return
-func.func @pool3d(%x: tensor<1x2x3x6x5xf32>) -> tensor<1x2x1x3x2xf32> {
+func.func @pool3d(%x: tensor<1x2x3x6x5xf32>) -> (tensor<1x2x1x3x2xf32>, tensor<1x2x1x3x2xi8>) {
   %0 = prim.window_argmax %x, window [3, 3, 3], strides [2, 2, 2], padding [0, 0, 0], dilation [1, 1, 1] : tensor<1x2x3x6x5xf32> -> tensor<1x2x1x3x2xi8>
   %1 = prim.window_gather %x[%0], window [3, 3, 3], strides [2, 2, 2], padding [0, 0, 0], dilation [1, 1, 1] : tensor<1x2x3x6x5xf32>, tensor<1x2x1x3x2xi8> -> tensor<1x2x1x3x2xf32>
-  return %1 : tensor<1x2x1x3x2xf32>
+  return %1, %0 : tensor<1x2x1x3x2xf32>, tensor<1x2x1x3x2xi8>
+}
+
+// The values alone (inference: nothing else reads the argmax): a chain of
+// NaN-propagating maxima, without a bound test of a dimension every window
+// keeps inside the input (the last, window 1 and stride 1: a channels-last
+// channel, whose clamp kept LLVM from seeing consecutive loads).
+// CHECK-LABEL: kernel.kernel @pool_values_fused_window_argmax_window_gather_0
+// CHECK-NOT: arith.cmpf
+// CHECK-COUNT-9: arith.maximumf
+// CHECK-NOT: arith.maximumf
+// CHECK: kernel.return
+func.func @pool_values(%x: tensor<2x6x5x4xf32>) -> tensor<2x3x3x4xf32> {
+  %0 = prim.window_argmax %x, window [3, 3, 1], strides [2, 2, 1], padding [1, 1, 0], dilation [1, 1, 1] : tensor<2x6x5x4xf32> -> tensor<2x3x3x4xi8>
+  %1 = prim.window_gather %x[%0], window [3, 3, 1], strides [2, 2, 1], padding [1, 1, 0], dilation [1, 1, 1] : tensor<2x6x5x4xf32>, tensor<2x3x3x4xi8> -> tensor<2x3x3x4xf32>
+  return %1 : tensor<2x3x3x4xf32>
 }

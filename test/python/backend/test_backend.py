@@ -1041,6 +1041,36 @@ def test_max_pool_indices_and_ties(fresh_tc, dtype):
     torch.testing.assert_close(got_x.grad, want_x.grad, equal_nan=True)
 
 
+@pytest.mark.requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["channels_first", "channels_last"])
+def test_max_pool_values_alone(fresh_tc, dtype, layout):
+    """Inference max pooling (no indices read): the values as a chain of
+    maxima, at a ResNet stem's pooling size, from channels-first or
+    channels-last memory (the latter pooled channels-last without a
+    convolution in the graph); NaN wins its window, a window of -inf stays
+    -inf, ceil mode's partial windows."""
+    def f(x):
+        return torch.relu(F.max_pool2d(x, 3, 2, 1)), F.max_pool2d(
+            x[:, :, :15, :13], 3, 2, 0, ceil_mode=True)
+
+    torch.manual_seed(0)
+    x = torch.randn(4, 64, 56, 57).to(dtype)
+    x[0, 3, 10, 10] = float("nan")
+    x[1, 5, :3, :3] = float("-inf")
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        got = torch.compile(f, backend="tc")(x)
+        want = f(x)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["kernels"] > 0
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+        assert g.stride() == w.stride()
+
+
 def test_fullgraph_names_the_graph_break(fresh_tc):
     """fullgraph=True is torch.compile's: a graph break is an error that
     names it, before tc sees a graph; without it, each side of the break is

@@ -110,6 +110,19 @@ def cases(device: str, quick: bool):
         f"searchsorted {n} in 4096": (
             lambda b, x: torch.searchsorted(b, x),
             lambda: (torch.sort(randn(4096)).values, randn(n))),
+        # A CNN's pooling at ResNet's sizes, compiled apart from its
+        # convolutions (a graph break): channels-last and -first memory.
+        "max_pool2d 3x3/2 [8,64,112,112] channels-last": (
+            lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1),
+            lambda: (randn(8, 64, 112, 112).contiguous(
+                memory_format=torch.channels_last),)),
+        "max_pool2d 3x3/2 [8,64,112,112]": (
+            lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1),
+            lambda: (randn(8, 64, 112, 112),)),
+        "global avg pool [8,2048,7,7] channels-last": (
+            lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 1),
+            lambda: (randn(8, 2048, 7, 7).contiguous(
+                memory_format=torch.channels_last),)),
         "embedding_bag sum 50257x256, 8192 bags of 8": (
             lambda w, i, o: torch.nn.functional.embedding_bag(
                 i, w, o, mode="sum"),

@@ -66,19 +66,33 @@ static int64_t saturatingProduct(int64_t a, int64_t b) {
 
 kernel::ReduceOp KernelLowering::columnReduction() {
   ArrayRef<int64_t> domain = kernel.getDomain();
-  if (domain.empty() || hasSymbolicDomain(kernel) || domain.back() < 16)
+  if (domain.empty() || hasSymbolicDomain(kernel))
+    return {};
+  // Trailing unit dimensions (a keepdim reduction's [N, C, 1, 1]: global
+  // average pooling) move no point: the column is the last dimension of
+  // more than one point.
+  size_t columnDim = domain.size();
+  while (columnDim > 1 && domain[columnDim - 1] == 1)
+    --columnDim;
+  if (domain[columnDim - 1] < 16)
     return {};
   Block &body = kernel.getBody().front();
   kernel::ReduceOp reduce;
   Value column;
   for (Operation &op : body.without_terminator()) {
     if (auto index = dyn_cast<kernel::IndexOp>(op)) {
-      if (index.getDim() + 1 == domain.size())
+      if (index.getDim() + 1 == columnDim)
         column = index.getResult();
       continue;
     }
-    if (isa<kernel::LoopOp>(op))
-      return {};
+    // After the reduction, a loop over a unit dimension (the stores of a
+    // [N, C, 1, 1] result) is one more point's worth of scalar work.
+    if (auto loop = dyn_cast<kernel::LoopOp>(op)) {
+      auto size = loop.getSize().getDefiningOp<arith::ConstantIndexOp>();
+      if (!reduce || !size || size.value() != 1)
+        return {};
+      continue;
+    }
     if (auto r = dyn_cast<kernel::ReduceOp>(op)) {
       if (reduce)
         return {};

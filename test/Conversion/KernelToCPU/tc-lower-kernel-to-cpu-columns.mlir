@@ -78,3 +78,38 @@ kernel.kernel @row_sum_scaled(%x: memref<32x1000xf32>, %w: memref<32xf32>, %out:
   memref.store %s, %out[%c] : memref<32xf32>
   kernel.return
 }
+
+// -----
+
+// Global average pooling of a channels-last [2, 7, 7, 64] activation into
+// a [2, 64, 1, 1] result: the unit dimension moves no point, so the
+// channel (the last dimension of more than one point) is the column, and
+// the unit loop of stores after the reduction is per-point work.
+// CHECK-LABEL: func.func @global_average_pool
+// CHECK: %[[ACC:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c49
+// CHECK: memref.load %{{.*}} : memref<2x7x7x64xf32>
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+kernel.kernel @global_average_pool(%x: memref<2x7x7x64xf32>, %out: memref<2x64x1x1xf32>) attributes {domain = array<i64: 2, 64, 1>} {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 49.0 : f32
+  %c7 = arith.constant 7 : index
+  %c49 = arith.constant 49 : index
+  %c1 = arith.constant 1 : index
+  %b = kernel.index 0
+  %c = kernel.index 1
+  %u = kernel.index 2
+  %s = kernel.reduce add %c49 init %zero : f32 {
+  ^bb0(%r: index):
+    %w = arith.remui %r, %c7 : index
+    %h = arith.divui %r, %c7 : index
+    %v = memref.load %x[%b, %h, %w, %c] : memref<2x7x7x64xf32>
+    kernel.yield %v : f32
+  }
+  kernel.loop %c1 {
+  ^bb0(%i: index):
+    %m = arith.divf %s, %n : f32
+    memref.store %m, %out[%b, %c, %u, %i] : memref<2x64x1x1xf32>
+  }
+  kernel.return
+}

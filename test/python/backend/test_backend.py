@@ -1071,6 +1071,27 @@ def test_max_pool_values_alone(fresh_tc, dtype, layout):
         assert g.stride() == w.stride()
 
 
+@pytest.mark.requires_native
+@pytest.mark.parametrize("layout", ["channels_first", "channels_last"])
+def test_global_average_pooling(fresh_tc, layout):
+    """ResNet-50's head: a global average pool of a [N, 2048, 7, 7]
+    activation to [N, 2048, 1, 1] (on the CPU a column reduction over the
+    channels-last rows, its unit dimensions moving no point), then
+    flattened; eager's values, compiled."""
+    def f(x):
+        return torch.flatten(F.adaptive_avg_pool2d(torch.relu(x), 1), 1)
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 2048, 7, 7)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    got = torch.compile(f, backend="tc")(x)
+    torch.testing.assert_close(got, f(x), rtol=1e-5, atol=1e-5)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["kernels"] > 0
+
+
 def test_fullgraph_names_the_graph_break(fresh_tc):
     """fullgraph=True is torch.compile's: a graph break is an error that
     names it, before tc sees a graph; without it, each side of the break is

@@ -84,9 +84,15 @@ kernel.kernel @row_sum_scaled(%x: memref<32x1000xf32>, %w: memref<32xf32>, %out:
 // Global average pooling of a channels-last [2, 7, 7, 64] activation into
 // a [2, 64, 1, 1] result: the unit dimension moves no point, so the
 // channel (the last dimension of more than one point) is the column, and
-// the unit loop of stores after the reduction is per-point work.
+// the unit loop of stores after the reduction is per-point work. A block
+// within one row of channels takes its first point's coordinates with the
+// channel advanced (consecutive loads), others each point's own.
 // CHECK-LABEL: func.func @global_average_pool
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: %[[COLUMN:.*]] = arith.remui %{{.*}}, %c64
+// CHECK: %[[END:.*]] = arith.addi %[[COLUMN]], %{{.*}}
+// CHECK: %[[ONE_ROW:.*]] = arith.cmpi ule, %[[END]], %c64
+// CHECK: scf.if %[[ONE_ROW]]
 // CHECK: scf.for %{{.*}} = %c0 to %c49
 // CHECK: memref.load %{{.*}} : memref<2x7x7x64xf32>
 // CHECK: memref.store %{{.*}}, %[[ACC]]

@@ -119,9 +119,9 @@ def cases(device: str, quick: bool):
         "max_pool2d 3x3/2 [8,64,112,112]": (
             lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1),
             lambda: (randn(8, 64, 112, 112),)),
-        "global avg pool [8,2048,7,7] channels-last": (
+        "global avg pool [64,2048,7,7] channels-last": (
             lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 1),
-            lambda: (randn(8, 2048, 7, 7).contiguous(
+            lambda: (randn(64, 2048, 7, 7).contiguous(
                 memory_format=torch.channels_last),)),
         "embedding_bag sum 50257x256, 8192 bags of 8": (
             lambda w, i, o: torch.nn.functional.embedding_bag(

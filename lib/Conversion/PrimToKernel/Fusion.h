@@ -200,6 +200,14 @@ private:
     return permute.getOperand();
   }
 
+  /// Whether window op `op` is max pooling's values alone: an argmax whose
+  /// only reader is the gather of its maxima (nothing reads the positions).
+  static bool poolsValuesAlone(Operation *op);
+  /// Whether `v` is elementwise arithmetic (no division, root or
+  /// transcendental) of realized values, arguments, constants and
+  /// broadcasts.
+  bool elementwiseOfRealized(Value v);
+
   /// Whether computing one element of `v` inline takes a division, a
   /// square root or a transcendental function (a cast or a product does
   /// not make a value worth a kernel of its own).

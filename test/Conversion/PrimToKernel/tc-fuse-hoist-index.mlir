@@ -54,3 +54,18 @@ func.func @pool_values(%x: tensor<2x6x5x4xf32>) -> tensor<2x3x3x4xf32> {
   %1 = prim.window_gather %x[%0], window [3, 3, 1], strides [2, 2, 1], padding [1, 1, 0], dilation [1, 1, 1] : tensor<2x6x5x4xf32>, tensor<2x3x3x4xi8> -> tensor<2x3x3x4xf32>
   return %1 : tensor<2x3x3x4xf32>
 }
+
+// A ReLU before the values alone is computed at each window point in the
+// pooling's one kernel (as Inductor fuses it), not realized and read back.
+// CHECK-LABEL: kernel.kernel @relu_pool_fused_maximum_window_argmax_window_gather_0
+// CHECK-NOT: kernel.kernel
+// CHECK: kernel.schedule @relu_pool
+// CHECK-NEXT: kernel.launch @relu_pool_fused_maximum_window_argmax_window_gather_0
+// CHECK-NEXT: kernel.return
+func.func @relu_pool(%x: tensor<2x6x5x4xf32>) -> tensor<2x3x3x4xf32> {
+  %zero = prim.constant dense<0.0> : tensor<2x6x5x4xf32>
+  %r = prim.maximum %x, %zero : tensor<2x6x5x4xf32>
+  %0 = prim.window_argmax %r, window [3, 3, 1], strides [2, 2, 1], padding [1, 1, 0], dilation [1, 1, 1] : tensor<2x6x5x4xf32> -> tensor<2x3x3x4xi8>
+  %1 = prim.window_gather %r[%0], window [3, 3, 1], strides [2, 2, 1], padding [1, 1, 0], dilation [1, 1, 1] : tensor<2x6x5x4xf32>, tensor<2x3x3x4xi8> -> tensor<2x3x3x4xf32>
+  return %1 : tensor<2x3x3x4xf32>
+}

@@ -42,11 +42,23 @@ def convolution(kind: int, x: torch.Tensor, w: torch.Tensor, y: torch.Tensor,
     (the copy was a tenth of ResNet-50's time on two cores, and evicted the
     result from the cache before its consumer read it). Else returns None."""
     tc.counters["library_convolutions"] += 1
-    zeros = [0] * len(stride)
     # The graph decided its types: a user's autocast region must not cast
-    # the call's operands.
-    with torch.autocast("cpu", enabled=False), torch.no_grad(), \
-            torch.profiler.record_function(PROFILER_NAME):
+    # the call's operands. (The views of the graph's buffers need no grad
+    # mode: they do not require grad, so no result records a graph.)
+    if torch.is_autocast_enabled("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            return _convolution(kind, x, w, y, stride, padding, dilation,
+                                groups, may_return)
+    return _convolution(kind, x, w, y, stride, padding, dilation, groups,
+                        may_return)
+
+
+def _convolution(kind: int, x: torch.Tensor, w: torch.Tensor,
+                 y: torch.Tensor, stride: list[int], padding: list[int],
+                 dilation: list[int], groups: int,
+                 may_return: bool) -> torch.Tensor | None:
+    zeros = [0] * len(stride)
+    with torch.profiler.record_function(PROFILER_NAME):
         if kind == FORWARD:
             result, written = torch.ops.aten.convolution(
                 x, w, None, stride, padding, dilation, False, zeros,

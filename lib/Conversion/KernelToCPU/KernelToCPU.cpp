@@ -64,16 +64,22 @@ static int64_t saturatingProduct(int64_t a, int64_t b) {
       std::min<uint64_t>(product, std::numeric_limits<int64_t>::max()));
 }
 
+/// The number of leading domain dimensions up to the column's: trailing
+/// unit dimensions (a keepdim reduction's [N, C, 1, 1]: global average
+/// pooling) move no point, so the column is the last dimension of more
+/// than one point.
+static size_t columnDimensions(ArrayRef<int64_t> domain) {
+  size_t dims = domain.size();
+  while (dims > 1 && domain[dims - 1] == 1)
+    --dims;
+  return dims;
+}
+
 kernel::ReduceOp KernelLowering::columnReduction() {
   ArrayRef<int64_t> domain = kernel.getDomain();
   if (domain.empty() || hasSymbolicDomain(kernel))
     return {};
-  // Trailing unit dimensions (a keepdim reduction's [N, C, 1, 1]: global
-  // average pooling) move no point: the column is the last dimension of
-  // more than one point.
-  size_t columnDim = domain.size();
-  while (columnDim > 1 && domain[columnDim - 1] == 1)
-    --columnDim;
+  size_t columnDim = columnDimensions(domain);
   if (domain[columnDim - 1] < 16)
     return {};
   Block &body = kernel.getBody().front();
@@ -164,9 +170,7 @@ LogicalResult KernelLowering::lowerColumnReduction(kernel::ReduceOp reduce,
   // vectorizes them. Recomputed from the linear index they are not
   // (global average pooling's [8, 2048, 1] domain ran at 4x eager's time).
   ArrayRef<int64_t> domain = kernel.getDomain();
-  size_t columnDim = domain.size();
-  while (columnDim > 1 && domain[columnDim - 1] == 1)
-    --columnDim;
+  size_t columnDim = columnDimensions(domain);
   delinearize(b, loc, first);
   SmallVector<Value> base = point;
   Value oneRow = arith::CmpIOp::create(

@@ -208,6 +208,14 @@ private:
   /// broadcasts.
   bool elementwiseOfRealized(Value v);
 
+  /// Whether `op` is a division, a power, a square root or a
+  /// transcendental function: what makes an inlined value slow.
+  static bool computesSlowlyAlone(Operation *op) {
+    return isa<prim::DivOp, prim::PowOp, prim::SqrtOp, prim::RsqrtOp,
+               prim::ExpOp, prim::Expm1Op, prim::LogOp, prim::Log1pOp,
+               prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op);
+  }
+
   /// Whether computing one element of `v` inline takes a division, a
   /// square root or a transcendental function (a cast or a product does
   /// not make a value worth a kernel of its own).
@@ -220,9 +228,7 @@ private:
       if (!op || (next != v && realized.contains(next)) ||
           !seen.insert(next).second)
         continue;
-      if (isa<prim::DivOp, prim::PowOp, prim::SqrtOp, prim::RsqrtOp,
-              prim::ExpOp, prim::Expm1Op, prim::LogOp, prim::Log1pOp,
-              prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op))
+      if (computesSlowlyAlone(op))
         return true;
       llvm::append_range(worklist, op->getOperands());
     }

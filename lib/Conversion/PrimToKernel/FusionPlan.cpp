@@ -273,11 +273,9 @@ bool FusionPlan::elementwiseOfRealized(Value v) {
     // or realized as a broadcast source).
     if (!op || isa<prim::ConstantOp, prim::BroadcastInDimOp>(op))
       continue;
-    if (!op->hasTrait<OpTrait::Elementwise>() && !isa<prim::PermuteOp>(op))
-      return false;
-    if (isa<prim::DivOp, prim::PowOp, prim::SqrtOp, prim::RsqrtOp,
-            prim::ExpOp, prim::Expm1Op, prim::LogOp, prim::Log1pOp,
-            prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op))
+    if ((!op->hasTrait<OpTrait::Elementwise>() &&
+         !isa<prim::PermuteOp>(op)) ||
+        computesSlowlyAlone(op))
       return false;
     llvm::append_range(worklist, op->getOperands());
   }

@@ -83,16 +83,18 @@ def _make_context_current(index: int | None) -> None:
     before any eager op there, on device 0, for which PyTorch's device
     guard makes no runtime call (a fresh thread names device 0 already);
     tc's driver calls then fail ("no current CUDA context"; found on 2 GPUs
-    by test_functional_collectives_in_compiled_graph[cuda], rank 0). A
-    stream query is a runtime call that needs a context, so the runtime
-    makes the device's primary context current."""
+    by test_functional_collectives_in_compiled_graph[cuda], rank 0). Asking
+    whether the current stream captures is a runtime call that needs a
+    context, so the runtime makes the device's primary context current,
+    and one that is legal while a stream captures (a query of the stream
+    would end a user's CUDA graph capture)."""
     if index is None:
         index = torch.cuda.current_device()
     devices = getattr(_cuda_threads, "devices", None)
     if devices is None:
         devices = _cuda_threads.devices = set()
     if index not in devices:
-        torch.cuda.current_stream(index).query()
+        torch.cuda.is_current_stream_capturing()
         devices.add(index)
 
 

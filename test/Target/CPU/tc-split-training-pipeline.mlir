@@ -11,11 +11,11 @@
 // CHECK-SAME: (%[[X:[a-z0-9]*]]: tensor<8x4xf32>, %{{[a-z0-9]*}}: tensor<3x4xf32> {fx.name = "w"}) -> (tensor<8x3xf32>, tensor<8x4xf32>, tensor<8x3xi1>)
 // CHECK-NOT: tc.requires_grad
 // CHECK: prim.dot
-// CHECK: %[[MASK:.*]] = prim.compare gt
+// CHECK: %[[MASK:.*]] = prim.compare le
 // CHECK: return %{{.*}}, %[[X]], %[[MASK]]
 // CHECK-LABEL: func.func @linear_relu_backward
 // CHECK-SAME: (%{{[a-z0-9]*}}: tensor<8x4xf32>, %[[SMASK:[a-z0-9]*]]: tensor<8x3xi1>, %[[G:[a-z0-9]*]]: tensor<8x3xf32>) -> tensor<3x4xf32>
-// CHECK: prim.where %[[SMASK]], %[[G]]
+// CHECK: prim.where %[[SMASK]], %{{.*}}, %[[G]]
 // CHECK: prim.dot
 // CHECK: return
 

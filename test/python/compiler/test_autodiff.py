@@ -227,3 +227,34 @@ def test_gradient_matches_finite_differences(name, fn, makers, marks):
     analytic = sum((g * v).sum() for g, v in
                    zip(grads, [v for v, m in zip(directions, marks) if m]))
     torch.testing.assert_close(analytic, numeric, rtol=1e-6, atol=1e-7)
+
+
+def _with_nans_and_ties(*shape):
+    """Random values with NaNs and exact ties with another such input (the
+    same seed's zeros) scattered in."""
+    x = torch.randn(*shape)
+    x.view(-1)[::7] = float("nan")
+    x.view(-1)[3::11] = 0.0
+    return x
+
+
+@pytest.mark.parametrize("name,fn,count", [
+    ("relu", torch.relu, 1),
+    ("maximum", torch.maximum, 2),
+    ("minimum", torch.minimum, 2),
+], ids=["relu", "maximum", "minimum"])
+def test_max_and_min_gradients_at_nans_and_ties(name, fn, count):
+    """Eager's rule where the operands do not compare: an operand that is
+    NaN (or faces a NaN) takes the gradient (ReLU's threshold_backward
+    passes it on), ties split it (ReLU's zero: none), as torch.autograd."""
+    torch.manual_seed(0)
+    inputs = [_with_nans_and_ties(4, 8) for _ in range(count)]
+    joint = _compile_joint(fn, inputs, [True] * count)
+    cotangent = torch.randn(4, 8)
+    got = joint(*inputs, cotangent)
+    torch.testing.assert_close(got[0], fn(*inputs), equal_nan=True)
+    leaves = [x.clone().requires_grad_() for x in inputs]
+    reference = torch.autograd.grad(fn(*leaves), leaves,
+                                    grad_outputs=cotangent)
+    for grad, ref in zip(got[1:], reference):
+        torch.testing.assert_close(grad, ref, equal_nan=True)

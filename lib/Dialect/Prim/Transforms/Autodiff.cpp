@@ -434,21 +434,29 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
     if (active.contains(e))
       accumulate(e, mul(grad, mul(y, LogOp::create(b, loc, a))));
   } else if (isa<MaximumOp, MinimumOp>(op)) {
-    // PyTorch's rule: the larger (smaller) operand takes the gradient, ties
-    // split it evenly. Against a value without gradient (ReLU's zero) a tie
-    // gives nothing, as ReLU's threshold_backward does.
+    // PyTorch's rule: an operand takes the gradient unless it is the
+    // smaller (larger) one, ties split it evenly, and against a value
+    // without gradient (ReLU's zero) a tie gives nothing, as ReLU's
+    // threshold_backward does. A NaN compares neither way: its operand
+    // takes the gradient (eager's NaN gradient through a ReLU of a NaN),
+    // and so does the other.
     bool isMax = isa<MaximumOp>(op);
     Value a = operand(0), c = operand(1);
     Value half = mul(grad, splat(typeOf(grad), 0.5));
     Value zero = zerosLike(grad);
     auto share = [&](Value self, Value other) {
-      Value wins = compare(isMax ? ComparisonPredicate::GT
-                                 : ComparisonPredicate::LT,
-                           self, other);
+      // Against a constant: nothing where self <= other (>= for the
+      // minimum), one mask to save, as threshold_backward's.
+      if (!active.contains(other))
+        return select(compare(isMax ? ComparisonPredicate::LE
+                                    : ComparisonPredicate::GE,
+                              self, other),
+                      zero, grad);
+      Value loses = compare(isMax ? ComparisonPredicate::LT
+                                  : ComparisonPredicate::GT,
+                            self, other);
       Value ties = compare(ComparisonPredicate::EQ, self, other);
-      bool otherIsConstant = !active.contains(other);
-      return select(wins, grad,
-                    otherIsConstant ? zero : select(ties, half, zero));
+      return select(loses, zero, select(ties, half, grad));
     };
     if (active.contains(a))
       accumulate(a, share(a, c));

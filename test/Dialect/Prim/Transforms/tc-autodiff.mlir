@@ -53,12 +53,13 @@ func.func @row_max(%x: tensor<4x8xf32> {tc.requires_grad}) -> tensor<4xf32> {
 
 // -----
 
-// ReLU as a maximum with zero: the gradient passes where x > 0 (a tie with
-// the constant gives nothing, as PyTorch's ReLU).
+// ReLU as a maximum with zero: the gradient is zero where x <= 0 and
+// passes elsewhere, NaN included (a tie with the constant gives nothing):
+// PyTorch's threshold_backward, one mask.
 // CHECK-LABEL: func.func @relu
-// CHECK: %[[GT:.*]] = prim.compare gt, %[[X:.*]], %[[ZERO:.*]] : tensor<4xf32>
-// CHECK: prim.where %[[GT]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>
-// CHECK-NOT: prim.compare eq
+// CHECK: %[[LE:.*]] = prim.compare le, %[[X:.*]], %[[ZERO:.*]] : tensor<4xf32>
+// CHECK: prim.where %[[LE]], %{{.*}}, %arg1 : tensor<4xi1>, tensor<4xf32>
+// CHECK-NOT: prim.compare
 func.func @relu(%x: tensor<4xf32> {tc.requires_grad}) -> tensor<4xf32> {
   %zero = prim.constant dense<0.0> : tensor<4xf32>
   %0 = prim.maximum %x, %zero : tensor<4xf32>

@@ -20,18 +20,18 @@ func.func @chain(%x: tensor<64xf32> {tc.requires_grad}) -> tensor<64xf32> {
 // -----
 
 // ReLU of a matrix product: the product is not recomputed (a GEMM); the
-// backward needs only where it was positive, so the bool mask (1 byte per
+// backward needs only where it was not positive, so the bool mask (1 byte per
 // element) is saved instead of the float product (4 bytes), and x for the
 // weight gradient.
 // CHECK-LABEL: func.func @relu_dot_forward
 // CHECK-SAME: -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<8x32xi1>) attributes {tc.saved_bytes = 768 : i64}
 // CHECK: %[[DOT:.*]] = prim.dot
-// CHECK: %[[MASK:.*]] = prim.compare gt, %[[DOT]]
+// CHECK: %[[MASK:.*]] = prim.compare le, %[[DOT]]
 // CHECK: return %{{.*}}, %arg0, %[[MASK]]
 // CHECK-LABEL: func.func @relu_dot_backward
 // CHECK-SAME: (%[[SX:.*]]: tensor<8x16xf32>, %[[SMASK:.*]]: tensor<8x32xi1>, %[[G:.*]]: tensor<8x32xf32>) -> tensor<16x32xf32>
 // CHECK-NOT: prim.dot %[[SX]], %{{.*}}, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x32xf32>
-// CHECK: prim.where %[[SMASK]], %[[G]]
+// CHECK: prim.where %[[SMASK]], %{{.*}}, %[[G]]
 // CHECK: prim.dot
 // CHECK-NEXT: return
 func.func @relu_dot(%x: tensor<8x16xf32>, %w: tensor<16x32xf32> {tc.requires_grad}) -> tensor<8x32xf32> {

@@ -356,6 +356,13 @@ private:
   /// argmax.
   FailureOr<Value> emitWindowMaxValue(prim::WindowArgmaxOp op,
                                       ArrayRef<Value> idx);
+  /// Emits `op`'s operand at each point of the window at `idx`, in
+  /// row-major order, and calls `visit(k, inside, value)` with the point's
+  /// position, whether it lies inside the input, and its value.
+  LogicalResult forEachWindowPoint(prim::WindowArgmaxOp op,
+                                   ArrayRef<Value> idx,
+                                   function_ref<void(int64_t, Value, Value)>
+                                       visit);
   /// Per window dimension and offset of `op` at `idx`: the input
   /// coordinate (clamped into the input) and whether it lies inside.
   WindowCoordinates windowInputCoordinates(prim::WindowArgmaxOp op,

@@ -138,6 +138,23 @@ KernelBuilder::windowInputCoordinates(prim::WindowArgmaxOp op,
   return coordinates;
 }
 
+LogicalResult KernelBuilder::forEachWindowPoint(
+    prim::WindowArgmaxOp op, ArrayRef<Value> idx,
+    function_ref<void(int64_t, Value, Value)> visit) {
+  WindowGeometry g(op);
+  WindowCoordinates coordinates = windowInputCoordinates(op, idx);
+  size_t lead = idx.size() - g.window.size();
+  for (int64_t k = 0, e = g.positions(); k < e; ++k) {
+    auto [at, valid] =
+        windowPoint(b, loc, g, idx.take_front(lead), coordinates, k);
+    FailureOr<Value> x = emit(op.getOperand(), at);
+    if (failed(x))
+      return failure();
+    visit(k, valid, *x);
+  }
+  return success();
+}
+
 FailureOr<Value>
 KernelBuilder::emitWindowMaxValue(prim::WindowArgmaxOp op,
                                   ArrayRef<Value> idx) {
@@ -146,24 +163,17 @@ KernelBuilder::emitWindowMaxValue(prim::WindowArgmaxOp op,
   // zero tied with another), without its chain of "found" flags and
   // selects, which LLVM's cost model would not vectorize (max pooling ran
   // at 11-13 GB/s on the CPU, 4-7x Inductor's time).
-  WindowGeometry g(op);
   Type elt = tensorType(op.getOperand()).getElementType();
   auto floatType = cast<FloatType>(elt);
-  WindowCoordinates coordinates = windowInputCoordinates(op, idx);
-  size_t lead = idx.size() - g.window.size();
   Value lowest = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(elt, APFloat::getInf(floatType.getFloatSemantics(),
                                                   /*Negative=*/true)));
   Value best = lowest;
-  for (int64_t k = 0, e = g.positions(); k < e; ++k) {
-    auto [at, valid] =
-        windowPoint(b, loc, g, idx.take_front(lead), coordinates, k);
-    FailureOr<Value> x = emit(op.getOperand(), at);
-    if (failed(x))
-      return failure();
-    Value point = arith::SelectOp::create(b, loc, valid, *x, lowest);
-    best = arith::MaximumFOp::create(b, loc, best, point);
-  }
+  if (failed(forEachWindowPoint(op, idx, [&](int64_t, Value valid, Value x) {
+        Value point = arith::SelectOp::create(b, loc, valid, x, lowest);
+        best = arith::MaximumFOp::create(b, loc, best, point);
+      })))
+    return failure();
   return best;
 }
 
@@ -172,44 +182,38 @@ KernelBuilder::emitWindowMax(prim::WindowArgmaxOp op, ArrayRef<Value> idx) {
   // Scan the window in row-major order, keeping the first maximum: a later
   // point wins if it is greater or NaN (PyTorch's rule), and the first
   // point inside the input wins unconditionally.
-  WindowGeometry g(op);
   Type elt = tensorType(op.getOperand()).getElementType();
   auto positionType = cast<IntegerType>(tensorType(op).getElementType());
-  size_t lead = idx.size() - g.window.size();
-  WindowCoordinates coordinates = windowInputCoordinates(op, idx);
   Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   Value best, bestPosition, found;
-  for (int64_t k = 0, e = g.positions(); k < e; ++k) {
-    auto [at, valid] =
-        windowPoint(b, loc, g, idx.take_front(lead), coordinates, k);
-    FailureOr<Value> x = emit(op.getOperand(), at);
-    if (failed(x))
-      return failure();
+  auto scan = [&](int64_t k, Value valid, Value x) {
     Value position = arith::ConstantOp::create(
         b, loc, b.getIntegerAttr(positionType, k));
     if (k == 0) {
-      best = *x;
+      best = x;
       bestPosition = position;
       found = valid;
-      continue;
+      return;
     }
     Value greater;
     if (isa<FloatType>(elt))
       greater = arith::OrIOp::create(
           b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, *x, best),
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, *x, *x));
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, best),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x));
     else
-      greater = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, *x,
+      greater = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x,
                                       best);
     Value notFound = arith::XOrIOp::create(b, loc, found, yes);
     Value take = arith::AndIOp::create(
         b, loc, valid, arith::OrIOp::create(b, loc, notFound, greater));
-    best = arith::SelectOp::create(b, loc, take, *x, best);
+    best = arith::SelectOp::create(b, loc, take, x, best);
     bestPosition = arith::SelectOp::create(b, loc, take, position,
                                            bestPosition);
     found = arith::OrIOp::create(b, loc, found, valid);
-  }
+  };
+  if (failed(forEachWindowPoint(op, idx, scan)))
+    return failure();
   return std::make_pair(best, bestPosition);
 }
 

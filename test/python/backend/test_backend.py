@@ -1065,6 +1065,7 @@ def test_max_pool_values_alone(fresh_tc, dtype, layout):
         want = f(x)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["kernels"] > 0
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
@@ -1089,6 +1090,7 @@ def test_global_average_pooling(fresh_tc, layout):
     torch.testing.assert_close(got, f(x), rtol=1e-5, atol=1e-5)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["kernels"] > 0
 
 

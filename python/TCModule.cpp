@@ -63,16 +63,17 @@ public:
       throw std::runtime_error(takeMessage(error));
   }
 
-  /// Runs a CPU graph timing each step: [(name, seconds, bytes)].
+  /// Runs a CPU or CUDA graph timing each step: [(name, seconds, bytes)].
   nb::list runProfiled(const std::vector<uintptr_t> &pointers,
-                       int64_t symbol) {
+                       uintptr_t stream, int64_t symbol) {
     std::vector<void *> buffers = toBuffers(pointers);
     char *error = nullptr, *profile = nullptr;
     int status;
     {
       nb::gil_scoped_release release;
-      status = tcExecutableRunProfiled(exe, buffers.data(), buffers.size(),
-                                       symbol, &profile, &error);
+      status = tcExecutableRunProfiledOnStream(
+          exe, buffers.data(), buffers.size(),
+          reinterpret_cast<void *>(stream), symbol, &profile, &error);
     }
     if (status)
       throw std::runtime_error(takeMessage(error));
@@ -242,10 +243,12 @@ NB_MODULE(_tc, m) {
            "graph); `symbol` is the value of the graph's symbolic size "
            "(CPU and CUDA graphs).")
       .def("run_profiled", &Executable::runProfiled, nb::arg("pointers"),
-           nb::arg("symbol") = -1,
-           "As run, for a CPU graph, timing each step: a list of (kernel "
-           "name or 'gemm MxNxK' or 'library call', seconds, bytes of its "
-           "buffers or -1).")
+           nb::arg("stream") = 0, nb::arg("symbol") = -1,
+           "As run, for a CPU or CUDA graph, timing each step: a list of "
+           "(kernel name or 'gemm MxNxK' or 'library call' / "
+           "'convolution', seconds, bytes of its buffers or -1). A CUDA "
+           "graph's steps are timed by CUDA events around each, and the "
+           "call waits for the run.")
       .def_prop_ro("target",
                    [](Executable &e) {
                      return std::string(tcExecutableTarget(e.exe));

@@ -97,13 +97,21 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
                                     size_t count, void *stream,
                                     int64_t symbol, char **error);
 
-/// As tcExecutableRunSymbolic for a CPU graph (`symbol` < 0: none), timing
-/// each step: `*profile` gets a malloc'ed text of one line per step,
+/// As tcExecutableRunSymbolic (`symbol` < 0: none), timing each step:
+/// `*profile` gets a malloc'ed text of one line per step,
 /// "<name>\t<seconds>\t<bytes>" (bytes -1 where unknown). Returns 1 with
-/// `*error` set for a GPU graph or a failed run.
+/// `*error` set for a ROCm graph or a failed run.
 int tcExecutableRunProfiled(TcExecutableRef exe, void *const *buffers,
                             size_t count, int64_t symbol, char **profile,
                             char **error);
+
+/// tcExecutableRunProfiled on `stream` (a CUDA graph's: each step between
+/// two CUDA events, the launches issued one by one; the stream must not be
+/// capturing; the call waits for the run).
+int tcExecutableRunProfiledOnStream(TcExecutableRef exe,
+                                    void *const *buffers, size_t count,
+                                    void *stream, int64_t symbol,
+                                    char **profile, char **error);
 
 /// "cpu", "cuda" or "rocm".
 const char *tcExecutableTarget(TcExecutableRef exe);

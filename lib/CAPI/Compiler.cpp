@@ -170,14 +170,25 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
 int tcExecutableRunProfiled(TcExecutableRef exe, void *const *buffers,
                             size_t count, int64_t symbol, char **profile,
                             char **error) {
+  return tcExecutableRunProfiledOnStream(exe, buffers, count, nullptr, symbol,
+                                         profile, error);
+}
+
+int tcExecutableRunProfiledOnStream(TcExecutableRef exe,
+                                    void *const *buffers, size_t count,
+                                    void *stream, int64_t symbol,
+                                    char **profile, char **error) {
   std::string message;
   std::vector<tc::host::StepTime> steps;
+  llvm::ArrayRef<void *> args(buffers, count);
+  int64_t at = std::max<int64_t>(symbol, 0);
   bool ok = false;
-  if (!exe->cpu)
-    message = "per-kernel profiles are the CPU runtime's only";
+  if (exe->cpu)
+    ok = exe->cpu->run(args, message, at, &steps);
+  else if (exe->cuda)
+    ok = exe->cuda->runProfiled(args, stream, at, steps, message);
   else
-    ok = exe->cpu->run(llvm::ArrayRef<void *>(buffers, count), message,
-                       std::max<int64_t>(symbol, 0), &steps);
+    message = "per-kernel profiles are the CPU's and CUDA's only";
   if (!ok) {
     if (error)
       *error = copyString(message);

@@ -76,6 +76,15 @@ const Driver *Driver::get(std::string &error) {
             !bindSymbol(lib, "cuStreamIsCapturing", driver.streamIsCapturing,
                         optional))
           driver.streamCreate = nullptr;
+        if (!bindSymbol(lib, "cuEventCreate", driver.eventCreate, optional) ||
+            !bindSymbol(lib, "cuEventRecord", driver.eventRecord, optional) ||
+            !bindSymbol(lib, "cuEventSynchronize", driver.eventSynchronize,
+                        optional) ||
+            !bindSymbol(lib, "cuEventElapsedTime", driver.eventElapsedTime,
+                        optional) ||
+            !bindSymbol(lib, "cuEventDestroy_v2", driver.eventDestroy,
+                        optional))
+          driver.eventCreate = nullptr;
         return ok;
       },
       error);

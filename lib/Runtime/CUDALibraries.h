@@ -31,6 +31,7 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
+using CUevent = struct CUevent_st *;
 using CUdeviceptr = unsigned long long;
 using CUdevice = int;
 constexpr int kAttributeComputeMajor = 75, kAttributeComputeMinor = 76;
@@ -92,11 +93,22 @@ struct Driver {
   CUresult (*graphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*streamDestroy)(CUstream) = nullptr;
   CUresult (*streamIsCapturing)(CUstream, int *) = nullptr;
+  // Events, for profiled runs (TC_LOGS=kernels; null where missing).
+  CUresult (*eventCreate)(CUevent *, unsigned) = nullptr;
+  CUresult (*eventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*eventSynchronize)(CUevent) = nullptr;
+  CUresult (*eventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+  CUresult (*eventDestroy)(CUevent) = nullptr;
 
   bool hasGraphs() const {
     return streamCreate && streamBeginCapture && streamEndCapture &&
            graphInstantiate && graphLaunch && graphDestroy &&
            graphExecDestroy && streamDestroy && streamIsCapturing;
+  }
+
+  bool hasEvents() const {
+    return eventCreate && eventRecord && eventSynchronize &&
+           eventElapsedTime && eventDestroy;
   }
 
   /// The process's driver, or null with `error` set.

@@ -12,6 +12,7 @@
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
 #include "tc/Runtime/CheckRecord.h"
 #include "tc/Pipelines/Pipelines.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
@@ -121,8 +122,10 @@ struct CUDAExecutable::Impl {
   bool growOnes(const Driver &driver, int64_t rows, std::string &error) const;
   /// Issues the launch sequence on `stream`, one launch or library call at
   /// a time, at value `symbol` of the symbolic size.
+  /// `around`, where given, is GPUProgram::execute's (a profile's marks).
   bool issue(const Driver &driver, ArrayRef<void *> args, int64_t symbol,
-             CUstream stream, std::string &error) const;
+             CUstream stream, std::string &error,
+             llvm::function_ref<bool(size_t, bool)> around = {}) const;
   /// Captures the sequence for `args` and `symbol` into a graph of
   /// `graphs`; null (nothing run, no error) when it cannot be captured.
   CUgraphExec capture(const Driver &driver, ArrayRef<void *> args,
@@ -133,6 +136,13 @@ struct CUDAExecutable::Impl {
              ArrayRef<void *> ptrs, CUstream stream) const;
   bool run(ArrayRef<void *> args, void *stream, int64_t symbol,
            std::string &error) const;
+  /// Loads the kernels on first use and sizes the bias GEMMs' ones for
+  /// `symbol` (not while `capturing`).
+  bool prepare(const Driver &driver, int64_t symbol, bool capturing,
+               std::string &error) const;
+  bool runProfiled(ArrayRef<void *> args, void *stream, int64_t symbol,
+                   std::vector<::tc::host::StepTime> &profile,
+                   std::string &error) const;
 };
 
 bool CUDAExecutable::Impl::load(const Driver &driver,
@@ -378,16 +388,8 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
   int capturing = 0;
   if (driver->streamIsCapturing(cuStream, &capturing))
     capturing = 1;
-  {
-    std::lock_guard<std::mutex> lock(loadMutex);
-    if (!load(*driver, error))
-      return false;
-    // Ones for this size's bias GEMMs (allocating is not allowed while
-    // the caller's stream captures; the GEMM then reports it).
-    if (biasRowsPerSymbol && !capturing &&
-        !growOnes(*driver, biasRowsPerSymbol * symbol, error))
-      return false;
-  }
+  if (!prepare(*driver, symbol, capturing, error))
+    return false;
   if (checks)
     return issue(*driver, args, symbol, cuStream, error) &&
            readChecks(*driver, cuStream, error);
@@ -453,6 +455,82 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     return issue(*driver, args, symbol, cuStream, error);
   }
   return launchGraph(exec);
+}
+
+bool CUDAExecutable::Impl::prepare(const Driver &driver, int64_t symbol,
+                                   bool capturing, std::string &error) const {
+  std::lock_guard<std::mutex> lock(loadMutex);
+  if (!load(driver, error))
+    return false;
+  // Ones for this size's bias GEMMs (allocating is not allowed while the
+  // caller's stream captures; the GEMM then reports it).
+  return !biasRowsPerSymbol || capturing ||
+         growOnes(driver, biasRowsPerSymbol * symbol, error);
+}
+
+bool CUDAExecutable::Impl::runProfiled(ArrayRef<void *> args, void *stream,
+                                       int64_t symbol,
+                                       std::vector<::tc::host::StepTime> &profile,
+                                       std::string &error) const {
+  const Driver *driver = Driver::get(error);
+  if (!driver)
+    return false;
+  if (!driver->hasEvents()) {
+    error = "the CUDA driver has no events to time the steps with";
+    return false;
+  }
+  auto cuStream = static_cast<CUstream>(stream);
+  int capturing = 0;
+  if (driver->streamIsCapturing(cuStream, &capturing) || capturing) {
+    error = "a profiled run cannot be captured";
+    return false;
+  }
+  if (!prepare(*driver, symbol, /*capturing=*/false, error))
+    return false;
+  // An event before and after each step that runs: the GPU's time between
+  // them is the step's (the launch sequence issued one by one, no graph).
+  std::vector<CUevent> events;
+  std::vector<size_t> ran;
+  llvm::scope_exit destroy([&] {
+    for (CUevent event : events)
+      driver->eventDestroy(event);
+  });
+  auto around = [&](size_t index, bool done) {
+    CUevent event = nullptr;
+    if (CUresult r = driver->eventCreate(&event, /*CU_EVENT_DEFAULT=*/0)) {
+      error = "creating a CUDA event: " + driver->describe(r);
+      return false;
+    }
+    events.push_back(event);
+    if (!done)
+      ran.push_back(index);
+    if (CUresult r = driver->eventRecord(event, cuStream)) {
+      error = "recording a CUDA event: " + driver->describe(r);
+      return false;
+    }
+    return true;
+  };
+  if (!issue(*driver, args, symbol, cuStream, error, around))
+    return false;
+  if (checks && !readChecks(*driver, cuStream, error))
+    return false;
+  if (!events.empty()) {
+    if (CUresult r = driver->eventSynchronize(events.back())) {
+      error = "waiting for the profiled run: " + driver->describe(r);
+      return false;
+    }
+  }
+  for (auto [i, index] : llvm::enumerate(ran)) {
+    float ms = 0;
+    if (CUresult r = driver->eventElapsedTime(&ms, events[2 * i],
+                                              events[2 * i + 1])) {
+      error = "timing a step: " + driver->describe(r);
+      return false;
+    }
+    profile.push_back({program->stepName(index), ms * 1e-3,
+                       program->stepBytes(index, symbol)});
+  }
+  return true;
 }
 
 bool CUDAExecutable::Impl::readChecks(const Driver &driver, CUstream stream,
@@ -541,9 +619,10 @@ static int runHalfGemm(const Cublas &cublas, CublasHandle handle,
                        kGemmDefaultAlgo);
 }
 
-bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
-                                 int64_t symbol, CUstream cuStream,
-                                 std::string &error) const {
+bool CUDAExecutable::Impl::issue(
+    const Driver &drv, ArrayRef<void *> args, int64_t symbol,
+    CUstream cuStream, std::string &error,
+    llvm::function_ref<bool(size_t, bool)> around) const {
   const Driver *driver = &drv;
   auto launch = [&](const Launch &launch, int64_t grid, void **params) {
     CUresult r = driver->launchKernel(
@@ -607,7 +686,7 @@ bool CUDAExecutable::Impl::issue(const Driver &drv, ArrayRef<void *> args,
         static_cast<char *>(args.back()) + workspaceOffsets[index];
     return convPlans[index]->run(ptrs, workspace, cuStream, error);
   };
-  return program->execute(args, symbol, launch, gemm, conv, error);
+  return program->execute(args, symbol, launch, gemm, conv, error, around);
 }
 
 //===----------------------------------------------------------------------===//
@@ -683,6 +762,12 @@ bool CUDAExecutable::fromCache() const {
 bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
                          std::string &error, int64_t symbol) const {
   return impl->run(buffers, stream, symbol, error);
+}
+bool CUDAExecutable::runProfiled(ArrayRef<void *> buffers, void *stream,
+                                 int64_t symbol,
+                                 std::vector<::tc::host::StepTime> &profile,
+                                 std::string &error) const {
+  return impl->runProfiled(buffers, stream, symbol, profile, error);
 }
 bool CUDAExecutable::symbolic() const { return impl->program->symbolic(); }
 int64_t CUDAExecutable::arenaBytesPerSymbol() const {

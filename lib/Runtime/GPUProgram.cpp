@@ -51,17 +51,29 @@ public:
       : p(p), platform(platform) {}
 
 private:
-  void onArgument(BlockArgument arg) override {
-    p.buffers.push_back({static_cast<int64_t>(arg.getArgNumber()), 0});
-  }
-  void onBuffer(kernel::BufferOp buffer) override {
-    auto type = cast<MemRefType>(buffer.getType());
-    // Bytes in all, or per unit of the symbolic size.
+  /// A buffer's bytes in all (`perSymbol` false), or per unit of the
+  /// symbolic size.
+  static int64_t bytesOf(MemRefType type, bool &perSymbol) {
     int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
     for (int64_t size : type.getShape())
       if (!ShapedType::isDynamic(size))
         bytes *= size;
-    bool perSymbol = !type.hasStaticShape();
+    perSymbol = !type.hasStaticShape();
+    return bytes;
+  }
+  void onArgument(BlockArgument arg) override {
+    // An argument's bytes only name what a profiled step moves.
+    BufferRef ref{static_cast<int64_t>(arg.getArgNumber()), 0};
+    if (auto type = dyn_cast<MemRefType>(arg.getType())) {
+      bool perSymbol = false;
+      int64_t bytes = bytesOf(type, perSymbol);
+      (perSymbol ? ref.bytesPerSymbol : ref.bytes) = bytes;
+    }
+    p.buffers.push_back(ref);
+  }
+  void onBuffer(kernel::BufferOp buffer) override {
+    bool perSymbol = false;
+    int64_t bytes = bytesOf(cast<MemRefType>(buffer.getType()), perSymbol);
     p.buffers.push_back({-1, static_cast<int64_t>(buffer.getOffset()),
                          perSymbol ? 0 : bytes,
                          static_cast<int64_t>(buffer.getOffsetPerSymbol()),
@@ -196,6 +208,31 @@ static void usedBy(const Step &step, SmallVectorImpl<int64_t> &ids) {
   }
   if (step.conv)
     ids.append({step.conv->input, step.conv->weight, step.conv->output});
+}
+
+std::string GPUProgram::stepName(size_t index) const {
+  const Step &step = steps[index];
+  if (step.launch)
+    return step.launch->kernel;
+  if (step.gemm)
+    return "gemm " + std::to_string(step.gemm->m) + "x" +
+           std::to_string(step.gemm->n) + "x" + std::to_string(step.gemm->k);
+  return "convolution";
+}
+
+int64_t GPUProgram::stepBytes(size_t index, int64_t symbol) const {
+  SmallVector<int64_t> ids;
+  usedBy(steps[index], ids);
+  llvm::sort(ids);
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  int64_t bytes = 0;
+  for (int64_t id : ids) {
+    const BufferRef &ref = buffers[id];
+    if (ref.bytes == 0 && ref.bytesPerSymbol == 0)
+      return -1; // not recorded (a program from an older cache)
+    bytes += ref.bytes + ref.bytesPerSymbol * symbol;
+  }
+  return bytes;
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -200,6 +201,13 @@ struct GPUProgram {
     return true;
   }
 
+  /// What step `index` is called in a profile (TC_LOGS=kernels): the
+  /// kernel's name (which says what it fused), "gemm MxNxK" or
+  /// "convolution"; and the bytes of the buffers it takes at value
+  /// `symbol` of the symbolic size (-1 where not recorded).
+  std::string stepName(size_t index) const;
+  int64_t stepBytes(size_t index, int64_t symbol) const;
+
   /// Whether the host program calls a library convolution.
   bool hasConvolutions() const {
     return llvm::any_of(steps, [](const Step &step) { return step.conv; });
@@ -211,10 +219,13 @@ struct GPUProgram {
   /// parameter array, for each GEMM `gemm(gemm, stepIndex, buffers)` (the
   /// GEMM's sizes at `symbol`), for each convolution
   /// `conv(call, stepIndex, buffers)`. Each returns false with `error` set
-  /// to stop the run.
+  /// to stop the run. `around(stepIndex, done)`, where given, is called
+  /// before (`done` false) and after each step that runs (a profile's
+  /// marks).
   template <typename LaunchFn, typename GemmFn, typename ConvFn>
   bool execute(ArrayRef<void *> args, int64_t symbol, LaunchFn launch,
-               GemmFn gemm, ConvFn conv, std::string &error) const {
+               GemmFn gemm, ConvFn conv, std::string &error,
+               llvm::function_ref<bool(size_t, bool)> around = {}) const {
     if (args.size() != static_cast<size_t>(numArguments) + 1) {
       error = "expected " + std::to_string(numArguments + 1) +
               " buffers, got " + std::to_string(args.size());
@@ -233,13 +244,17 @@ struct GPUProgram {
     for (size_t index = 0, e = steps.size(); index < e; ++index) {
       const Step &step = steps[index];
       if (step.gemm) {
-        if (!gemm(step.gemm->perSymbol ? step.gemm->at(symbol) : *step.gemm,
-                  index, ArrayRef<void *>(ptrs)))
+        if ((around && !around(index, false)) ||
+            !gemm(step.gemm->perSymbol ? step.gemm->at(symbol) : *step.gemm,
+                  index, ArrayRef<void *>(ptrs)) ||
+            (around && !around(index, true)))
           return false;
         continue;
       }
       if (step.conv) {
-        if (!conv(*step.conv, index, ArrayRef<void *>(ptrs)))
+        if ((around && !around(index, false)) ||
+            !conv(*step.conv, index, ArrayRef<void *>(ptrs)) ||
+            (around && !around(index, true)))
           return false;
         continue;
       }
@@ -255,7 +270,9 @@ struct GPUProgram {
       int64_t grid = step.launch->gridAt(symbol);
       if (grid == 0)
         continue; // no rows to run
-      if (!launch(*step.launch, grid, params.data()))
+      if ((around && !around(index, false)) ||
+          !launch(*step.launch, grid, params.data()) ||
+          (around && !around(index, true)))
         return false;
     }
     return true;

@@ -16,6 +16,7 @@
 #ifndef TC_RUNTIME_CUDARUNTIME_H
 #define TC_RUNTIME_CUDARUNTIME_H
 
+#include "tc/Runtime/HostProgram.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::tc {
 
@@ -55,6 +57,14 @@ public:
   /// of arenaBytes() + symbol * arenaBytesPerSymbol().
   bool run(llvm::ArrayRef<void *> buffers, void *stream, std::string &error,
            int64_t symbol = 0) const;
+
+  /// As run(), timing each step that runs with CUDA events around it (the
+  /// launch sequence issued one by one, never a CUDA graph; the stream
+  /// must not be capturing): `profile` gets each step's name, GPU seconds
+  /// and the bytes of its buffers (TC_LOGS=kernels). Waits for the run.
+  bool runProfiled(llvm::ArrayRef<void *> buffers, void *stream,
+                   int64_t symbol, std::vector<::tc::host::StepTime> &profile,
+                   std::string &error) const;
 
   /// Whether the graph has the symbolic size.
   bool symbolic() const;

@@ -198,8 +198,10 @@ class CompiledFunction:
                              imported.outputs_alias_inputs)]
         self._cuda = device.type == "cuda"
         self._index = device.index
-        #: CPU calls so far (TC_LOGS=kernels profiles the second, warm one).
+        # Runs so far: the second is profiled under TC_LOGS=kernels (the
+        # first pays for loading, allocating and planning).
         self._cpu_calls = 0
+        self._cuda_calls = 0
         self._graphs = (self._cuda and torch.version.hip is None
                         and cuda_graphs_enabled())
         #: mode="reduce-overhead" only (stage_inputs): the outputs' pool;
@@ -375,10 +377,11 @@ class CompiledFunction:
     def _log_profile(self, steps: list[tuple[str, float, int]]) -> None:
         """TC_LOGS=kernels: a warm run's steps, slowest first (the kernel's
         name says what it fused), with the bytes of their buffers and the
-        bandwidth that makes."""
+        bandwidth that makes. A CPU step's time is the host's wall clock,
+        a CUDA step's the GPU's between events around it."""
         total = sum(seconds for _, seconds, _ in steps) or 1e-12
-        lines = [f"graph {self.imported.name}: {len(steps)} steps, "
-                 f"{total * 1e3:.3f} ms"]
+        lines = [f"graph {self.imported.name} on {self.device}: "
+                 f"{len(steps)} steps, {total * 1e3:.3f} ms"]
         for name, seconds, nbytes in sorted(steps, key=lambda s: -s[1]):
             moved = (f"{nbytes / 1e6:9.3f} MB {nbytes / seconds / 1e9:7.2f} "
                      "GB/s" if nbytes >= 0 and seconds > 0 else
@@ -461,7 +464,13 @@ class CompiledFunction:
                 arena = torch.empty(nbytes, dtype=torch.uint8,
                                     device=self.device)
         pointers.append(arena.data_ptr() if arena is not None else 0)
-        if self.symbolic:
+        self._cuda_calls += 1
+        if (self._cuda_calls == 2 and logs.enabled("kernels")
+                and self.native.target == "cuda"
+                and not torch.cuda.is_current_stream_capturing()):
+            self._log_profile(self.native.run_profiled(
+                pointers, stream, symbol=symbol if self.symbolic else -1))
+        elif self.symbolic:
             self.native.run(pointers, stream, symbol=symbol)
         else:
             self.native.run(pointers, stream)

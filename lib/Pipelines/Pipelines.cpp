@@ -71,6 +71,7 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
+  from = std::max(from, options.startStage.getValue());
   OptionalPasses optional = optionalPasses(options, from);
   if (inRange(Stage::Prim, from, upTo))
     buildDecomposePipeline(pm, options.decomposeStage(), optional);
@@ -78,7 +79,8 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
     buildFusePipeline(pm, withTestOptions(FuseOptions::cpu(options), options),
                       optional);
   if (inRange(Stage::Lowered, from, upTo))
-    buildCPULoopsPipeline(pm);
+    buildCPULoopsPipeline(pm, options.miscompilePassForTesting ==
+                                  "tc-lower-kernel-to-cpu");
   if (inRange(Stage::Binary, from, upTo))
     buildCPULLVMPipeline(pm);
 }
@@ -88,6 +90,7 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
+  from = std::max(from, options.startStage.getValue());
   OptionalPasses optional = optionalPasses(options, from);
   if (inRange(Stage::Prim, from, upTo))
     buildDecomposePipeline(pm, options.decomposeStage(), optional);

@@ -125,6 +125,11 @@ def ConvertKernelToCPUPass : Pass<"tc-lower-kernel-to-cpu", "ModuleOp"> {
     The function records its domain as `tc.domain` and its output's point
     count as `tc.points`; `kernel.schedule` stays, as the host program.
   }];
+  let options = [
+    Option<"miscompileForTesting", "miscompile-for-testing", "bool", "false",
+           "Tests only: every float a kernel stores gets 1 added (a "
+           "planted wrong rewrite for tc.debug.bisect's tests)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect",

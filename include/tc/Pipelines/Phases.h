@@ -22,6 +22,11 @@
 
 namespace mlir::tc {
 
+/// The stages of a target's pipeline, in order (see Pipelines.h).
+enum class Stage { Prim, Kernel, Lowered, Binary };
+constexpr Stage kAllStages[] = {Stage::Prim, Stage::Kernel, Stage::Lowered,
+                                Stage::Binary};
+
 /// Which convolutions run channels-last (tc-channels-last-convolutions):
 /// none, the f16/bf16 ones (what CUDA runs: cuDNN's fast kernels are
 /// channels-last), or all float ones (the CPU's reference convolutions
@@ -116,7 +121,9 @@ struct StageOptions : public PassPipelineOptions<Derived> {
       *this, "miscompile-pass-for-testing",
       llvm::cl::desc("Tests only: this pass plants a wrong rewrite "
                      "(tc-split-reductions: a split reduction leaves out "
-                     "its last chunk, for tc.debug.bisect's tests; "
+                     "its last chunk; tc-lower-kernel-to-cpu: every float "
+                     "a kernel stores gets 1 added; both for "
+                     "tc.debug.bisect's tests; "
                      "tc-add-kernel-checks (CPU) and tc-lower-kernel-to-gpu: "
                      "each kernel's first load of a buffer reads past its "
                      "end, for the checks' tests)"),
@@ -128,6 +135,18 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "CSE, layout, split reductions, ...; "
                      "tc.debug.bisect); negative runs all"),
       llvm::cl::init(-1)};
+  ::mlir::detail::PassOptions::Option<Stage> startStage{
+      *this, "start-stage",
+      llvm::cl::desc("The first stage to run: the input is at the level "
+                     "the stages before it leave (tc.debug.bisect compiles "
+                     "a later stage's IR through the rest)"),
+      llvm::cl::init(Stage::Prim),
+      llvm::cl::values(
+          clEnumValN(Stage::Prim, "prim", "from fx (every stage)"),
+          clEnumValN(Stage::Kernel, "kernel", "from prim"),
+          clEnumValN(Stage::Lowered, "lowered", "from planned kernels"),
+          clEnumValN(Stage::Binary, "binary",
+                     "from loop nests or GPU kernels"))};
   ::mlir::detail::PassOptions::Option<std::string> crashForTesting{
       *this, "crash-for-testing",
       llvm::cl::desc("Tests only: tc-decompose stops with a fatal error (a "

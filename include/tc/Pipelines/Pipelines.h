@@ -29,11 +29,6 @@ namespace mlir::tc {
 /// What tc compiles for.
 enum class Target { CPU, CUDA, ROCm };
 
-/// The stages of a target's pipeline, in order (see the file comment).
-enum class Stage { Prim, Kernel, Lowered, Binary };
-constexpr Stage kAllStages[] = {Stage::Prim, Stage::Kernel, Stage::Lowered,
-                                Stage::Binary};
-
 /// The name a stage goes by in the logs and in a compile's stage IR and
 /// times: "prim", "kernel", then "loops" and "llvm" on the CPU, "gpu" and
 /// "schedule" on GPUs.

@@ -69,8 +69,23 @@ static std::string kernelName(const FusionPlan &plan, StringRef graph,
 }
 
 LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
+  // A function of another level (the loop nests the CPU lowering makes of
+  // kernels take memrefs and indices) is not tc-fuse's: it is left alone,
+  // as a module fed to the pipeline again at a later stage leaves it.
+  auto isTensor = [](Type type) { return isa<RankedTensorType>(type); };
+  if (!llvm::all_of(func.getArgumentTypes(), isTensor) ||
+      !llvm::all_of(func.getResultTypes(), isTensor))
+    return success();
   if (func.getBody().getBlocks().size() != 1)
     return func.emitOpError() << "tc-fuse expects a single-block function";
+  // The fusion plan knows prim ops alone.
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op) || isa<prim::PrimDialect>(op.getDialect()))
+      continue;
+    return op.emitOpError()
+           << "is not a prim op: tc-fuse fuses functions of prim ops "
+              "(run tc-decompose first)";
+  }
   FusionPlan plan(func, weightsChannelsFirst, realizeBroadcastSources);
   if (failed(plan.build()))
     return failure();

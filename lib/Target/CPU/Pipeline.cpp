@@ -13,9 +13,12 @@
 
 using namespace mlir;
 
-void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm) {
+void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm,
+                                     bool miscompileForTesting) {
   // Kernels to chunked loop nests; math to vectorizable polynomials.
-  pm.addPass(tc::createConvertKernelToCPUPass());
+  tc::ConvertKernelToCPUPassOptions lowering;
+  lowering.miscompileForTesting = miscompileForTesting;
+  pm.addPass(tc::createConvertKernelToCPUPass(lowering));
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());

@@ -11,14 +11,20 @@ the result with eager's at torch's tolerance, in two ways:
    the first N of them, and the smallest N that gives another result names
    the N-th (`tc-opt --dump-pass-pipeline` tells which pass that is).
 2. When the result is wrong with no optional pass at all, the fault is in
-   a required pass: the decomposition stage is run pass by pass (`tc-opt
-   --mlir-print-ir-after-all`), the IR after each is compiled through the
-   rest of the pipeline, and the first pass whose output computes another
-   result is named, with its IR before and after and the `tc-opt` command
-   that runs it alone; "later stages" when every decomposition pass is
-   right (fusion, memory planning or the target's lowering). This
-   assumes the stages after decomposition are right: a required pass of
-   theirs shows up as the first decomposition pass.
+   a required pass: the pipeline runs with its required passes alone
+   (`bisect-limit=0`, `tc-opt --mlir-print-ir-after-all`), and the IR
+   after each pass is run from there on a reference path, the CPU
+   pipeline's later stages with required passes only and no test option
+   (`start-stage=`, the stage after the IR's level: prim IR through
+   fusion and the CPU lowering, planned kernels through the CPU lowering,
+   loop nests to LLVM), on the CPU, against eager. The first pass whose
+   IR computes another result there is named, with its IR before and
+   after and the `tc-opt` command that shows them. A GPU's lowering has
+   no reference (its IR runs on the device only): a fault after its
+   kernel stage names the passes from there on. The reference path is
+   trusted: when it computes another result from the graph itself (a
+   fault in a required pass every path runs), that is what the report
+   says.
 
 A result is wrong when it leaves eager's at torch's tolerance and is
 further from the float64 truth than eager's own (tc.debug.accuracy). The
@@ -80,6 +86,10 @@ class Bisection:
     changed_ops: dict[str, int] = dataclasses.field(default_factory=dict)
     #: Whether eager's float64 result judged the differences.
     float64: bool = False
+    #: For a required pass: the passes the fault may be in, in order (one
+    #: when located exactly; more where the IR between them cannot run on
+    #: the reference path: a GPU's code).
+    candidates: list[str] = dataclasses.field(default_factory=list)
 
     def __str__(self) -> str:
         if self.first_wrong is None:
@@ -92,8 +102,12 @@ class Bisection:
                             enumerate(self.differences) if d is not None)
         changed = ", ".join(f"{n:+d} {op}" for op, n in
                             sorted(self.changed_ops.items()))
+        named = self.first_wrong
+        if len(self.candidates) > 1:
+            named = (f"one of {', '.join(self.candidates)} (the IR between "
+                     "them runs on the device only)")
         return "; ".join(part for part in (
-            f"first wrong: {self.first_wrong} (largest difference "
+            f"first wrong: {named} (largest difference "
             f"{self.difference:.3g}; by output {outputs or '-'}"
             + (", float64 reference" if self.float64 else "") + ")",
             where, f"ops changed: {changed}" if changed else "", files,
@@ -239,8 +253,10 @@ def bisect(fn: Callable | torch.fx.GraphModule, *inputs: Any,
             after, command, limit=bad, differences=differences,
             changed_ops=_changed_ops(before.read_text(), after.read_text())
             if before and after else {}, float64=expected64 is not None)
-    report = _required_pass(tc_opt, imported.text, options, passes, wrong,
-                            folder, whole)
+    reference = _Reference(gm, imported, inputs, expected, expected64)
+    report = _required_pass(tc_opt, imported.text,
+                            f"{flag_name}={options} bisect-limit=0", passes,
+                            reference, folder, whole)
     report.float64 = expected64 is not None
     return report
 
@@ -282,36 +298,137 @@ def _optional_pass_irs(tc_opt: pathlib.Path, text: str, right: str,
     return None, None
 
 
-def _required_pass(tc_opt: pathlib.Path, text: str, options: str,
-                   passes: list[str], wrong: Callable[[str], Any],
+#: The stage a reference run starts at, by the level of the IR it takes.
+_NEXT_STAGE = {"fx": "prim", "prim": "kernel", "kernel": "lowered",
+               "lowered": "binary"}
+#: The reference path: the CPU pipeline's required passes without any
+#: test option (the last of a repeated option wins).
+_REFERENCE_OPTIONS = ("bisect-limit=0 checks=false miscompile-for-testing= "
+                      "miscompile-pass-for-testing= crash-for-testing=")
+
+
+def _level(ir: str) -> str | None:
+    """The level of a module's IR: "fx", "prim", "kernel" (planned
+    kernels), "lowered" (the CPU's loop nests), or None (LLVM or a GPU's
+    code: no reference runs it)."""
+    if "fx.graph" in ir:
+        return "fx"
+    if "gpu.module" in ir or "llvm.func" in ir:
+        return None
+    if "kernel.schedule" not in ir:
+        return "prim"
+    if re.search(r"^\s*kernel\.kernel @", ir, re.MULTILINE):
+        return "kernel"
+    return "lowered"
+
+
+def _on_cpu(value: Any) -> Any:
+    return value.cpu() if isinstance(value, torch.Tensor) else value
+
+
+class _Reference:
+    """Runs a module of any level from there on the reference path, on the
+    CPU, and judges its result against eager's (`tc.debug.accuracy`)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, imported: Any,
+                 inputs: tuple, expected: Any, expected64: Any):
+        import copy
+        self.gm = copy.deepcopy(gm)
+        for name, value in list(vars(self.gm).items()):
+            if isinstance(value, torch.Tensor):
+                setattr(self.gm, name, value.cpu())
+        self.gm = self.gm.cpu()
+        self.imported = imported
+        self.inputs = [_on_cpu(v) for v in inputs]
+        outputs = lambda value: (type(value)(_on_cpu(v) for v in value)
+                                 if isinstance(value, (tuple, list))
+                                 else _on_cpu(value))
+        self.expected = outputs(expected)
+        self.expected64 = (outputs(expected64) if expected64 is not None
+                           else None)
+
+    def __call__(self, ir: str, level: str
+                 ) -> tuple[bool, list[float | None] | None]:
+        """(whether it ran, its differences from eager's: None if
+        right)."""
+        cpu = torch.device("cpu")
+        variant = f"{_REFERENCE_OPTIONS} start-stage={_NEXT_STAGE[level]}"
+        try:
+            native = build.compile_module(ir, cpu, False, variant)
+            actual = CompiledFunction(native, self.imported, self.gm,
+                                      cpu)(*self.inputs)
+        except Exception:  # this IR cannot run on the reference path
+            return False, None
+        return True, accuracy.differences(actual, self.expected,
+                                          self.expected64)
+
+
+def _required_pass(tc_opt: pathlib.Path, text: str, flag: str,
+                   passes: list[str], reference: _Reference,
                    folder: pathlib.Path, whole: list[float | None]
                    ) -> Bisection:
-    """The first decomposition pass whose output the rest of the pipeline
-    compiles to another result (see the module's comment)."""
-    decompose = " ".join(
-        token for token in options.split() if token.startswith((
-            "expand-convolutions=", "channels-last=",
-            "miscompile-for-testing=", "crash-for-testing=")))
-    stage = f"--tc-decompose-pipeline={decompose}"
-    stage_passes = _top_level(_dump(tc_opt, stage))
+    """The first required pass after which the IR computes another result
+    on the reference path (see the module's comment)."""
     before = folder / "0-fx.mlir"
-    for index, (name, ir) in enumerate(_ir_dumps(tc_opt, text, stage)):
+    ran, differences = reference(text, "fx")
+    if ran and differences is not None:
+        return Bisection(passes, "the reference path",
+                         accuracy.largest(differences), before, None,
+                         f"{shlex.quote(str(tc_opt))} {before} "
+                         f"--tc-cpu-pipeline={shlex.quote(_REFERENCE_OPTIONS)}",
+                         differences=differences)
+    try:
+        dumps = _ir_dumps(tc_opt, text, flag)
+    except subprocess.CalledProcessError:
+        dumps = []
+    # The passes that changed the IR since the last IR that ran right on
+    # the reference path (`before`), in order.
+    pending: list[str] = []
+    previous = before_ir = text
+    for index, (name, ir) in enumerate(dumps):
+        if ir == previous:
+            continue
+        previous = ir
+        if not pending or pending[-1] != name:
+            pending.append(name)
+        level = _level(ir)
+        if level is None:
+            # A GPU's code (or LLVM's) from here on: no reference runs it.
+            for later, later_ir in dumps[index + 1:]:
+                if later_ir != previous and later not in pending:
+                    pending.append(later)
+                previous = later_ir
+            break
+        ran, differences = reference(ir, level)
+        if not ran:
+            continue
         after = folder / f"{index + 1}-{name}.mlir"
         after.write_text(ir)
-        differences = wrong(ir)
-        if differences is not None:
-            item = (stage_passes[index] if index < len(stage_passes)
-                    else name)
-            command = (f"{shlex.quote(str(tc_opt))} {before} --pass-pipeline="
-                       f"{shlex.quote(f'builtin.module({item})')}")
-            return Bisection(passes, name, accuracy.largest(differences),
-                             before, after, command, differences=differences,
-                             changed_ops=_changed_ops(before.read_text(), ir))
-        before = after
-    command = (f"{shlex.quote(str(tc_opt))} {before} "
-               f"--tc-fuse-pipeline={shlex.quote(decompose)}")
-    return Bisection(passes, "later stages", accuracy.largest(whole), before,
-                     None, command, differences=whole)
+        if differences is None:
+            before, before_ir, pending = after, ir, []
+            continue
+        return Bisection(passes, pending[0], accuracy.largest(differences),
+                         before, after,
+                         _show_command(tc_opt, folder, flag, pending[0]),
+                         differences=differences,
+                         changed_ops=_changed_ops(before_ir, ir),
+                         candidates=pending)
+    # Right on the reference path as far as it runs the IR: the fault is in
+    # the passes after that, which run on the device alone.
+    first = pending[0] if pending else "later stages"
+    return Bisection(passes, first, accuracy.largest(whole), before, None,
+                     _show_command(tc_opt, folder, flag, first)
+                     if pending else "", differences=whole,
+                     candidates=pending)
+
+
+def _show_command(tc_opt: pathlib.Path, folder: pathlib.Path, flag: str,
+                  name: str) -> str:
+    """The tc-opt command that prints pass `name`'s input and output IR in
+    the pipeline of `flag` on the saved graph."""
+    return (f"{shlex.quote(str(tc_opt))} {folder / '0-fx.mlir'} "
+            f"{shlex.quote(flag)} --mlir-print-ir-before={name} "
+            f"--mlir-print-ir-after={name} -o /dev/null")
 
 
 def main(argv: list[str]) -> int:

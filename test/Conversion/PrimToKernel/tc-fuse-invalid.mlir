@@ -14,3 +14,13 @@ func.func @literal(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = prim.add %a, %c : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// An op of another dialect in a function of tensors: a diagnostic, not a
+// crash in the fusion plan.
+func.func @not_prim(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is not a prim op: tc-fuse fuses functions of prim ops}}
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -174,14 +174,42 @@ def test_bisection_names_the_pass_that_planted_the_wrong_rewrite(
     assert report.changed_ops["prim.erf"] == 1
     assert report.changed_ops["fx.call_function"] < 0
     assert "ops changed:" in str(report) and "+1 prim.erf" in str(report)
-    # The command runs that pass alone on the saved IR: the planted add
-    # follows the erf.
+    assert report.candidates == ["tc-decompose"]
+    # The command prints that pass's input and output IR on the saved
+    # graph: in the output, the planted add follows the erf.
     rerun = subprocess.run(report.command, shell=True, capture_output=True,
                            text=True)
     assert rerun.returncode == 0, rerun.stderr
-    lines = rerun.stdout.splitlines()
+    lines = rerun.stderr.split("IR Dump After", 1)[1].splitlines()
     erf = next(i for i, line in enumerate(lines) if "prim.erf" in line)
     assert "prim.add" in "".join(lines[erf + 1:erf + 3])
+
+
+def test_bisection_names_a_required_pass_after_decomposition(
+        fresh_tc, monkeypatch, tmp_path):
+    """A wrong rewrite planted in the CPU lowering (tc-lower-kernel-to-cpu:
+    every float a kernel stores gets 1 added), a required pass three stages
+    after decomposition: the IR after each required pass runs on the
+    reference path (the later stages without the planted option), and the
+    first pass whose IR computes another result is that one; the IR
+    before it (planned kernels) runs right."""
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not built here")
+    monkeypatch.setenv("TC_CPU_OPTIONS",
+                       "miscompile-pass-for-testing=tc-lower-kernel-to-cpu")
+    report = tc.debug.bisect(_erf_and_sine, torch.randn(64),
+                             folder=tmp_path)
+    assert report.first_wrong == "tc-lower-kernel-to-cpu", str(report)
+    assert report.candidates == ["tc-lower-kernel-to-cpu"]
+    assert report.differences == [pytest.approx(1.0)]
+    assert "kernel.kernel @" in report.before.read_text()
+    assert "kernel.kernel @" not in report.after.read_text()
+    assert report.changed_ops.get("kernel.kernel", 0) < 0
+    rerun = subprocess.run(report.command, shell=True, capture_output=True,
+                           text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "IR Dump After ConvertKernelToCPUPass" in rerun.stderr or \
+        "(tc-lower-kernel-to-cpu)" in rerun.stderr
 
 
 def test_bisection_of_a_correct_compile_names_no_pass(fresh_tc, tmp_path):
@@ -301,6 +329,23 @@ def test_bisection_names_a_planted_optional_pass_on_cuda(
         pytest.skip("tc-opt is not installed here")
     bisect_names_the_planted_split("cuda", monkeypatch, tmp_path,
                                    "TC_CUDA_OPTIONS")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_bisection_on_cuda_runs_required_passes_on_the_reference_path(
+        fresh_tc, monkeypatch, tmp_path):
+    """The CUDA pipeline with a wrong rewrite planted in tc-decompose: the
+    prim IR the CUDA pipeline makes runs on the CPU's reference path and
+    is named, at a real size (4096 x 768 on the GPU)."""
+    if not tc.tc_opt_path().exists():
+        pytest.skip("tc-opt is not installed here")
+    monkeypatch.setenv("TC_CUDA_OPTIONS", PLANTED)
+    torch.manual_seed(0)
+    x = torch.randn(4096, 768, device="cuda")
+    report = tc.debug.bisect(_erf_and_sine, x, folder=tmp_path)
+    assert report.first_wrong == "tc-decompose", str(report)
+    assert report.candidates == ["tc-decompose"]
+    assert report.differences == [pytest.approx(2.0)]
 
 
 def _sine_plus(x, y):

@@ -16,8 +16,10 @@
 
 namespace mlir::tc {
 
-/// kernel -> scf loop nests the CPU runtime calls.
-void buildCPULoopsPipeline(OpPassManager &pm);
+/// kernel -> scf loop nests the CPU runtime calls (`miscompileForTesting`:
+/// tc-lower-kernel-to-cpu's planted wrong rewrite, tests only).
+void buildCPULoopsPipeline(OpPassManager &pm,
+                           bool miscompileForTesting = false);
 
 /// loop nests -> LLVM dialect (the kernel.schedule host program stays).
 void buildCPULLVMPipeline(OpPassManager &pm);

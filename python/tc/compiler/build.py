@@ -103,11 +103,15 @@ def target_pipeline(device: torch.device, text: str,
 
 def split_options(options: str) -> str:
     """The options of tc-split-training-pipeline that a target pipeline's
-    `options` imply: whether convolutions are expanded before autodiff, and
-    which run channels-last (before the partition)."""
+    `options` imply: whether convolutions are expanded before autodiff,
+    which run channels-last (before the partition), and the decomposition's
+    test options (a planted wrong rewrite or crash reaches training graphs
+    too)."""
     return " ".join(token for token in options.split()
                     if token.startswith(("expand-convolutions=",
-                                         "channels-last=")))
+                                         "channels-last=",
+                                         "miscompile-for-testing=",
+                                         "crash-for-testing=")))
 
 #
 # A CPU graph's entry is `tc.cache_dir()/cpu/<key>`: `<key>.plan` (the host

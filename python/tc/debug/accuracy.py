@@ -15,12 +15,13 @@ TC_REPRO=accuracy) judge by it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 import torch.fx
 
-__all__ = ["FLOAT64_SLACK", "differences", "float64_reference", "largest"]
+__all__ = ["FLOAT64_SLACK", "differences", "float64_graph", "float64_inputs",
+           "float64_reference", "largest"]
 
 #: How much further from the float64 truth than eager's own result a
 #: result may be and still be right (Inductor's accuracy check uses 2).
@@ -83,34 +84,48 @@ def largest(differences: list[float | None]) -> float:
 _LOW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 
-def float64_reference(gm: torch.fx.GraphModule, inputs: tuple) -> Any:
-    """Eager's result of `gm` with its floats in float64 (inputs, tensor
-    attributes, dtype arguments); None where an op does not take
-    float64."""
+def float64_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A copy of `gm` with its floats in float64: the tensors it holds and
+    its dtype arguments (its inputs are widened by `float64_inputs`)."""
     import copy
 
     def widen(value: Any) -> Any:
         return torch.float64 if value in _LOW_FLOATS else value
 
+    graph = copy.deepcopy(gm)
+    for node in graph.graph.nodes:
+        node.args = torch.fx.node.map_aggregate(node.args, widen)
+        node.kwargs = torch.fx.node.map_aggregate(node.kwargs, widen)
+        if node.op == "get_attr":
+            owner, _, name = node.target.rpartition(".")
+            module = graph.get_submodule(owner) if owner else graph
+            value = getattr(module, name)
+            if isinstance(value, torch.Tensor) \
+                    and value.dtype in _LOW_FLOATS:
+                wide = value.detach().double()
+                if isinstance(value, torch.nn.Parameter):
+                    wide = torch.nn.Parameter(wide, value.requires_grad)
+                setattr(module, name, wide)
+    graph.recompile()
+    return graph
+
+
+def float64_inputs(inputs: Sequence[Any]) -> list[Any]:
+    """`inputs` with their low-precision floats in float64 (a tensor that
+    requires grad gives a float64 leaf that requires grad)."""
+    return [v.detach().double().requires_grad_(v.requires_grad)
+            if isinstance(v, torch.Tensor) and v.dtype in _LOW_FLOATS
+            else v for v in inputs]
+
+
+def float64_reference(gm: torch.fx.GraphModule, inputs: Sequence[Any]
+                      ) -> Any:
+    """Eager's result of `gm` with its floats in float64 (inputs, tensor
+    attributes, dtype arguments); None where an op does not take
+    float64."""
     try:
-        graph = copy.deepcopy(gm)
-        for node in graph.graph.nodes:
-            node.args = torch.fx.node.map_aggregate(node.args, widen)
-            node.kwargs = torch.fx.node.map_aggregate(node.kwargs, widen)
-            if node.op == "get_attr":
-                owner, _, name = node.target.rpartition(".")
-                module = graph.get_submodule(owner) if owner else graph
-                value = getattr(module, name)
-                if isinstance(value, torch.Tensor) \
-                        and value.dtype in _LOW_FLOATS:
-                    wide = value.detach().double()
-                    if isinstance(value, torch.nn.Parameter):
-                        wide = torch.nn.Parameter(wide, value.requires_grad)
-                    setattr(module, name, wide)
-        graph.recompile()
-        wide_inputs = [v.double() if isinstance(v, torch.Tensor)
-                       and v.dtype in _LOW_FLOATS else v for v in inputs]
+        graph = float64_graph(gm)
         with torch.no_grad():
-            return graph(*wide_inputs)
+            return graph(*float64_inputs(inputs))
     except Exception:  # an op without float64: eager's result decides
         return None

@@ -35,10 +35,48 @@ def _tc_compile(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable:
     return _backend()(gm, list(inputs))
 
 
+def trains(inputs: Sequence[Any]) -> bool:
+    """Whether a graph called on `inputs` is trained: some input requires
+    grad (tc compiles its forward and backward)."""
+    return any(isinstance(v, torch.Tensor) and v.requires_grad
+               for v in inputs)
+
+
+def outputs_and_gradients(fn: Callable, inputs: Sequence[Any]
+                          ) -> list[Any]:
+    """`fn`'s outputs on fresh leaves like `inputs` (those that require
+    grad still do), then the gradients of those leaves for the outputs'
+    seeded random cotangents (zeros where unused): what a training step
+    reads of a graph."""
+    leaves = [v.detach().clone().requires_grad_(v.requires_grad)
+              if isinstance(v, torch.Tensor) else v for v in inputs]
+    out = fn(*leaves)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    differentiable = [o for o in outs
+                      if isinstance(o, torch.Tensor) and o.requires_grad]
+    wanted = [v for v in leaves
+              if isinstance(v, torch.Tensor) and v.requires_grad]
+    grads: list[Any] = []
+    if differentiable and wanted:
+        seeded = torch.Generator().manual_seed(0)
+        cotangents = [torch.randn(o.shape, generator=seeded).to(o)
+                      for o in differentiable]
+        found = torch.autograd.grad(differentiable, wanted, cotangents,
+                                    allow_unused=True)
+        grads = [torch.zeros_like(v) if g is None else g
+                 for v, g in zip(wanted, found)]
+    return [o.detach() if isinstance(o, torch.Tensor) else o
+            for o in outs] + grads
+
+
 def mismatches(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> bool:
     """Whether tc's result is wrong: off eager's beyond torch's tolerance
     for the dtypes and further from the float64 truth than eager's
-    (tc.debug.accuracy; a compile error counts as a failure too)."""
+    (tc.debug.accuracy; a compile error counts as a failure too). A
+    trained graph (`trains`) is judged by its outputs and its inputs'
+    gradients (`outputs_and_gradients`)."""
+    if trains(inputs):
+        return _gradients_mismatch(gm, inputs)
     expected = gm(*inputs)
     try:
         actual = _tc_compile(gm, inputs)(*inputs)
@@ -48,6 +86,23 @@ def mismatches(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> bool:
         return False
     return accuracy.differences(
         actual, expected, accuracy.float64_reference(gm, inputs)) is not None
+
+
+def _gradients_mismatch(gm: torch.fx.GraphModule,
+                        inputs: Sequence[Any]) -> bool:
+    expected = outputs_and_gradients(gm, inputs)
+    try:
+        actual = outputs_and_gradients(_tc_compile(gm, inputs), inputs)
+    except Exception:  # noqa: BLE001 - any error is the failure
+        return True
+    if accuracy.differences(actual, expected) is None:
+        return False
+    try:
+        wide = outputs_and_gradients(accuracy.float64_graph(gm),
+                                     accuracy.float64_inputs(inputs))
+    except Exception:  # noqa: BLE001 - an op without float64
+        wide = None
+    return accuracy.differences(actual, expected, wide) is not None
 
 
 def falls_back(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> bool:
@@ -159,7 +214,8 @@ def _spell_input(value: Any) -> str:
         high = int(value.max()) + 1 if value.numel() else 1
         base = (f"torch.randint({low}, {high}, ({storage},), dtype={dtype}, "
                 f"device={device})")
-    return f"({base}).as_strided({shape}, {tuple(value.stride())})"
+    spelled = f"({base}).as_strided({shape}, {tuple(value.stride())})"
+    return spelled + ".requires_grad_()" if value.requires_grad else spelled
 
 
 def write_repro(gm: torch.fx.GraphModule, inputs: Sequence[Any],
@@ -178,11 +234,17 @@ def write_repro(gm: torch.fx.GraphModule, inputs: Sequence[Any],
 
 Hands the graph below to tc's torch.compile backend as Dynamo would (an FX
 graph and example inputs) on random inputs of the recorded shapes, dtypes
-and strides, and fails when tc's result differs from eager's or tc leaves
-an op to eager.
+and strides (those that required grad still do: tc compiles the forward
+and the backward, and their gradients are compared too), and fails when
+tc's result differs from eager's or tc leaves an op to eager.
 """
 
 import operator  # noqa: F401 - the graph's code may use it
+import os
+
+# The repro checks tc itself: TC_REPRO (which wrote it) would run a wrong
+# graph in eager and hide the failure.
+os.environ.pop("TC_REPRO", None)
 
 import torch
 from torch import device  # noqa: F401 - the graph's code may use it
@@ -205,8 +267,15 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     args = inputs()
     graph = torch.fx.symbolic_trace(Repro())
-    expected = graph(*args)
-    actual = tc.backend.tc_backend(graph, args)(*args)
+    if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        # A training graph: its outputs and its inputs' gradients.
+        from tc.debug.minify import outputs_and_gradients
+        expected = outputs_and_gradients(graph, args)
+        actual = outputs_and_gradients(tc.backend.tc_backend(graph, args),
+                                       args)
+    else:
+        expected = graph(*args)
+        actual = tc.backend.tc_backend(graph, args)(*args)
     torch.testing.assert_close(actual, expected, equal_nan=True)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
     assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)

@@ -5,8 +5,10 @@ ops to eager is looked at. Where tc's result differs (or ops fell back),
 the graph is minified (tc.debug.minify) and its repro written to
 `$TC_REPRO_DIR` (default `tc_repro/`), with a warning naming the file; a
 graph whose result differs runs in eager from then on (a run-time
-fallback), that call included. Graphs whose inputs require grad
-(training) are not checked."""
+fallback), that call included. A graph whose inputs require grad
+(training) is judged by its outputs and its inputs' gradients
+(tc.debug.minify.outputs_and_gradients: its forward and backward run
+again, in eager and with tc, on copies of the inputs)."""
 
 from __future__ import annotations
 
@@ -32,9 +34,9 @@ _numbers = itertools.count()
 
 def repro_on_failure(gm: torch.fx.GraphModule, compiled: Callable,
                      mode: str, fell_back: bool) -> Callable:
-    """`compiled`, whose first call (outside a repro's own compiles, with no
-    input requiring grad) writes a repro of `gm` when it fails as `mode`
-    says: "accuracy", a result unlike eager's; else ops left to eager
+    """`compiled`, whose first call (outside a repro's own compiles) writes
+    a repro of `gm` when it fails as `mode` says: "accuracy", a result (or
+    a training graph's gradients) unlike eager's; else ops left to eager
     (`fell_back`: tc's compile of gm left some)."""
     if _active:
         return compiled
@@ -44,12 +46,11 @@ def repro_on_failure(gm: torch.fx.GraphModule, compiled: Callable,
         nonlocal checked, wrong
         if wrong:
             return gm(*args)
-        if checked or any(isinstance(a, torch.Tensor) and a.requires_grad
-                          for a in args):
+        if checked:
             return compiled(*args)
         checked = True
-        saved = [a.detach().clone() if isinstance(a, torch.Tensor) else a
-                 for a in args]
+        saved = [a.detach().clone().requires_grad_(a.requires_grad)
+                 if isinstance(a, torch.Tensor) else a for a in args]
         if mode == "accuracy":
             if _write(gm, saved, mismatches,
                       "tc's result differs from eager's"):

@@ -450,3 +450,72 @@ def test_python_m_tc_bisect_runs_a_repro_script(fresh_tc, monkeypatch,
                          env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "eager's after every pass" in run.stdout
+
+
+class _TrainBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(16)
+        self.up = torch.nn.Linear(16, 32)
+        self.down = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.down(torch.erf(self.up(self.norm(x))))
+
+
+def test_tc_repro_checks_a_training_graph_by_its_gradients(
+        fresh_tc, monkeypatch, tmp_path, tc_logs):
+    """TC_REPRO=accuracy on training steps (the parameters require grad):
+    the first call's forward and backward run again, in eager and with
+    tc, on copies of the inputs; the planted difference is found, the
+    graph is minified to the erf and written as a repro that compares
+    gradients too (it fails alone with the planted option and passes
+    without); the steps' losses and gradients are eager's (the graph runs
+    in eager from then on)."""
+    import copy
+    monkeypatch.setenv("TC_CPU_OPTIONS", PLANTED)
+    monkeypatch.setenv("TC_REPRO", "accuracy")
+    monkeypatch.setenv("TC_REPRO_DIR", str(tmp_path / "repros"))
+    torch.manual_seed(0)
+    model = _TrainBlock()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="tc")
+    for _ in range(2):
+        x = torch.randn(8, 16)
+        loss = compiled(x).square().mean()
+        loss.backward()
+        want = reference(x).square().mean()
+        want.backward()
+        torch.testing.assert_close(loss, want)
+    for got, expected in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, expected.grad)
+    assert tc.counters["training_graphs"] >= 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 1, dict(tc.counters)
+    repros = sorted((tmp_path / "repros").glob("repro_*.py"))
+    assert len(repros) == 1, repros
+    text = repros[0].read_text()
+    assert "erf" in text and ".requires_grad_()" in text
+    assert "linear" not in text and "layer_norm" not in text
+    assert "TC_REPRO" in tc_logs.text
+    env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"))
+    failed = subprocess.run([sys.executable, str(repros[0])], env=env,
+                            capture_output=True, text=True)
+    assert failed.returncode != 0 and "AssertionError" in failed.stderr
+    env.pop("TC_CPU_OPTIONS")
+    passed = subprocess.run([sys.executable, str(repros[0])], env=env,
+                            capture_output=True, text=True)
+    assert passed.returncode == 0, passed.stderr
+    assert "tc matches eager" in passed.stdout
+
+
+def test_tc_repro_leaves_a_correct_training_run_alone(
+        fresh_tc, monkeypatch, tmp_path):
+    monkeypatch.setenv("TC_REPRO", "accuracy")
+    monkeypatch.setenv("TC_REPRO_DIR", str(tmp_path / "repros"))
+    torch.manual_seed(0)
+    model = _TrainBlock()
+    x = torch.randn(8, 16)
+    torch.compile(model, backend="tc")(x).square().mean().backward()
+    assert tc.counters["training_graphs"] >= 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert not (tmp_path / "repros").exists()

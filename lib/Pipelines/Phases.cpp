@@ -95,6 +95,8 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.cacheRows = options.cacheRows;
   fuse.weightsChannelsFirst = options.weightsChannelsFirst;
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
+  fuse.fuseNothing = options.fuseNothing;
+  fuse.miscompileForTesting = options.miscompileFuseForTesting;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
   // Index checks in the kernel that reads the indices anyway.
   optional.add(pm, kernel::createFuseIndexChecksPass());

@@ -58,11 +58,15 @@ static OptionalPasses optionalPasses(const Options &options, Stage from) {
   return optional;
 }
 
-/// `fuse` with the test options of `options` (a planted wrong rewrite).
+/// `fuse` with the debugging options of `options`: a planted wrong
+/// rewrite (tests), one kernel per op (bisection's reference path).
 template <typename Options>
 static FuseOptions withTestOptions(FuseOptions fuse, const Options &options) {
   fuse.miscompileSplitsForTesting =
       options.miscompilePassForTesting == "tc-split-reductions";
+  fuse.miscompileFuseForTesting =
+      options.miscompilePassForTesting == "tc-fuse";
+  fuse.fuseNothing = options.fuseNothing;
   return fuse;
 }
 

@@ -99,6 +99,13 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Option<"realizeBroadcastSources", "realize-broadcast-sources", "bool",
            "false",
            "Realize small computed values broadcast to 16x their size">,
+    Option<"fuseNothing", "fuse-nothing", "bool", "false",
+           "Realize every value: one kernel per op (the reference path of "
+           "tc.debug.bisect, whose result does not depend on fusion)">,
+    Option<"miscompileForTesting", "miscompile-for-testing", "bool",
+           "false",
+           "Tests only: every float a kernel stores gets 1 added (a "
+           "planted wrong rewrite for tc.debug.bisect's tests)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

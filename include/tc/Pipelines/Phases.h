@@ -121,8 +121,8 @@ struct StageOptions : public PassPipelineOptions<Derived> {
       *this, "miscompile-pass-for-testing",
       llvm::cl::desc("Tests only: this pass plants a wrong rewrite "
                      "(tc-split-reductions: a split reduction leaves out "
-                     "its last chunk; tc-lower-kernel-to-cpu: every float "
-                     "a kernel stores gets 1 added; both for "
+                     "its last chunk; tc-fuse and tc-lower-kernel-to-cpu: "
+                     "every float a kernel stores gets 1 added; all for "
                      "tc.debug.bisect's tests; "
                      "tc-add-kernel-checks (CPU) and tc-lower-kernel-to-gpu: "
                      "each kernel's first load of a buffer reads past its "
@@ -135,6 +135,12 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "CSE, layout, split reductions, ...; "
                      "tc.debug.bisect); negative runs all"),
       llvm::cl::init(-1)};
+  ::mlir::detail::PassOptions::Option<bool> fuseNothing{
+      *this, "fuse-nothing",
+      llvm::cl::desc("tc-fuse realizes every value, one kernel per op "
+                     "(tc.debug.bisect's reference path: a result that "
+                     "does not depend on fusion)"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<Stage> startStage{
       *this, "start-stage",
       llvm::cl::desc("The first stage to run: the input is at the level "
@@ -227,6 +233,10 @@ struct FuseOptions {
   bool alignHalfProducts = false;
   /// Which 2-d convolutions run channels-last.
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
+  /// tc-fuse realizes every value (the reference path of bisection).
+  bool fuseNothing = false;
+  /// Tests only: tc-fuse plants a wrong rewrite.
+  bool miscompileFuseForTesting = false;
   /// Tests only: tc-split-reductions plants a wrong rewrite.
   bool miscompileSplitsForTesting = false;
   /// Kernels check their accesses (tc-add-kernel-checks: the CPU's; GPUs

@@ -6,6 +6,7 @@
 
 #include "tc/Conversion/Passes.h"
 
+#include "tc/Dialect/Kernel/Utils/Checks.h"
 #include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -407,25 +408,8 @@ struct LowerF32Trig : public OpRewritePattern<TrigOp> {
 };
 
 struct ConvertKernelToCPUPass
-    : public tc::impl::ConvertKernelToCPUPassBase<ConvertKernelToCPUPass> {
+    : public mlir::tc::impl::ConvertKernelToCPUPassBase<ConvertKernelToCPUPass> {
   using ConvertKernelToCPUPassBase::ConvertKernelToCPUPassBase;
-
-  /// Tests only (miscompile-for-testing): every float a lowered kernel
-  /// stores gets 1 added, a wrong rewrite in a required pass after
-  /// decomposition for tc.debug.bisect's tests.
-  static void plantWrongStores(ModuleOp module) {
-    module.walk([](memref::StoreOp store) {
-      auto type = dyn_cast<FloatType>(store.getValueToStore().getType());
-      auto func = store->getParentOfType<func::FuncOp>();
-      if (!type || !func || !func->hasAttr("tc.domain"))
-        return;
-      OpBuilder b(store);
-      Value one = arith::ConstantOp::create(b, store.getLoc(),
-                                            b.getFloatAttr(type, 1.0));
-      store.getValueMutable().assign(arith::AddFOp::create(
-          b, store.getLoc(), store.getValueToStore(), one));
-    });
-  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -433,8 +417,11 @@ struct ConvertKernelToCPUPass
     for (kernel::KernelOp k : kernels)
       if (failed(KernelLowering(k).run()))
         return signalPassFailure();
+    // Tests only: every float a lowered kernel stores gets 1 added.
     if (miscompileForTesting)
-      plantWrongStores(module);
+      for (auto func : module.getOps<func::FuncOp>())
+        if (func->hasAttr("tc.domain"))
+          kernel::plantWrongStores(func.getBody());
 
     // Math on half-precision values runs in f32, rounded back after each
     // op (LLVM would otherwise promote through compiler-rt calls).

@@ -147,9 +147,10 @@ constexpr int64_t kBroadcastRatioToRealize = 16;
 class FusionPlan {
 public:
   FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
-             bool realizeBroadcastSources)
+             bool realizeBroadcastSources, bool fuseNothing = false)
       : func(func), weightsChannelsFirst(weightsChannelsFirst),
-        realizeBroadcastSources(realizeBroadcastSources) {}
+        realizeBroadcastSources(realizeBroadcastSources),
+        fuseNothing(fuseNothing) {}
 
   LogicalResult build();
 
@@ -283,6 +284,8 @@ private:
   func::FuncOp func;
   bool weightsChannelsFirst;
   bool realizeBroadcastSources;
+  /// Every op's tensor result realized (its own kernel).
+  bool fuseNothing;
   llvm::SetVector<Value> realized;
   llvm::DenseMap<Value, Gemm> gemms;
   llvm::DenseMap<Value, Conv> convs;

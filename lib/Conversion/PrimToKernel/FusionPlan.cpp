@@ -218,6 +218,20 @@ LogicalResult FusionPlan::build() {
         realized.insert(source);
     });
 
+  // The reference path: one kernel per op, whatever the costs below say.
+  // (A product whose bias epilogue the library call computes is no value
+  // of its own.)
+  if (fuseNothing)
+    func.walk([&](Operation *op) {
+      bool library = isa<prim::DotOp, prim::ConvolutionOp,
+                         prim::ConvolutionBackwardInputOp,
+                         prim::ConvolutionBackwardWeightOp>(op);
+      for (Value v : op->getResults())
+        if (isa<RankedTensorType>(v.getType()) &&
+            (!library || gemms.count(v) || convs.count(v)))
+          realized.insert(v);
+    });
+
   // A reduction inlined into several kernels would be recomputed by each:
   // realize it once instead. So is a value that reads many large tensors
   // per element (a pooling's or a convolution's input gradient: a sum over

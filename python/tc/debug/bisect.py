@@ -14,7 +14,8 @@ the result with eager's at torch's tolerance, in two ways:
    a required pass: the pipeline runs with its required passes alone
    (`bisect-limit=0`, `tc-opt --mlir-print-ir-after-all`), and the IR
    after each pass is run from there on a reference path, the CPU
-   pipeline's later stages with required passes only and no test option
+   pipeline's later stages with required passes only, one kernel per op
+   (`fuse-nothing`) and no test option
    (`start-stage=`, the stage after the IR's level: prim IR through
    fusion and the CPU lowering, planned kernels through the CPU lowering,
    loop nests to LLVM), on the CPU, against eager. The first pass whose
@@ -23,8 +24,8 @@ the result with eager's at torch's tolerance, in two ways:
    no reference (its IR runs on the device only): a fault after its
    kernel stage names the passes from there on. The reference path is
    trusted: when it computes another result from the graph itself (a
-   fault in a required pass every path runs), that is what the report
-   says.
+   fault in a required pass every path runs: the decomposition or a
+   kernel's own code), that is what the report says.
 
 A result is wrong when it leaves eager's at torch's tolerance and is
 further from the float64 truth than eager's own (tc.debug.accuracy). The
@@ -301,10 +302,12 @@ def _optional_pass_irs(tc_opt: pathlib.Path, text: str, right: str,
 #: The stage a reference run starts at, by the level of the IR it takes.
 _NEXT_STAGE = {"fx": "prim", "prim": "kernel", "kernel": "lowered",
                "lowered": "binary"}
-#: The reference path: the CPU pipeline's required passes without any
-#: test option (the last of a repeated option wins).
-_REFERENCE_OPTIONS = ("bisect-limit=0 checks=false miscompile-for-testing= "
-                      "miscompile-pass-for-testing= crash-for-testing=")
+#: The reference path: the CPU pipeline's required passes, one kernel per
+#: op (its result does not depend on fusion), without any test option (the
+#: last of a repeated option wins).
+_REFERENCE_OPTIONS = ("bisect-limit=0 fuse-nothing=true checks=false "
+                      "miscompile-for-testing= miscompile-pass-for-testing= "
+                      "crash-for-testing=")
 
 
 def _level(ir: str) -> str | None:

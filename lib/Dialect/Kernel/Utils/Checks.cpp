@@ -99,6 +99,19 @@ void kernel::checkAccess(Operation *access, ReportViolation report) {
     i.set(arith::SelectOp::create(b, loc, outside, zero, i.get()));
 }
 
+void kernel::plantWrongStores(Region &body) {
+  body.walk([](memref::StoreOp store) {
+    auto type = dyn_cast<FloatType>(store.getValueToStore().getType());
+    if (!type)
+      return;
+    OpBuilder b(store);
+    Value one = arith::ConstantOp::create(b, store.getLoc(),
+                                          b.getFloatAttr(type, 1.0));
+    store.getValueMutable().assign(arith::AddFOp::create(
+        b, store.getLoc(), store.getValueToStore(), one));
+  });
+}
+
 void kernel::plantOutOfBoundsLoad(Region &body, Block &entry) {
   body.walk([&](memref::LoadOp load) {
     auto arg = dyn_cast<BlockArgument>(load.getMemRef());

@@ -47,6 +47,10 @@ void checkAccess(Operation *access, ReportViolation report);
 /// `entry` reads one row past the buffer's end.
 void plantOutOfBoundsLoad(Region &body, Block &entry);
 
+/// Tests only: every float a memref.store in `body` writes gets 1 added
+/// (a wrong rewrite planted for tc.debug.bisect's tests).
+void plantWrongStores(Region &body);
+
 } // namespace mlir::tc::kernel
 
 #endif // TC_DIALECT_KERNEL_UTILS_CHECKS_H

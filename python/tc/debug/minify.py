@@ -218,13 +218,50 @@ def _spell_input(value: Any) -> str:
     return spelled + ".requires_grad_()" if value.requires_grad else spelled
 
 
+def _write_mlir(gm: torch.fx.GraphModule, inputs: Sequence[Any],
+                path: pathlib.Path) -> str:
+    """Writes `gm`'s ATen graph on `inputs` to `path` as tc's fx dialect
+    (inputs that require grad marked `tc.requires_grad`: the compiler
+    builds the joint forward and backward) and returns the `tc-opt`
+    command that compiles it for the inputs' device; "" when it cannot."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    import tc
+    from tc import importer
+    from tc.compiler import build
+    try:
+        aten = make_fx(gm)(*inputs)
+        grads = [isinstance(v, torch.Tensor) and v.requires_grad
+                 for v in inputs]
+        text = importer.import_graph(aten, "main", lift_get_attrs=True,
+                                     requires_grad=grads if any(grads)
+                                     else ()).text
+        devices = {v.device for v in inputs if isinstance(v, torch.Tensor)}
+        device = devices.pop() if len(devices) == 1 else torch.device("cpu")
+        _, flag, _ = build.target_pipeline(device, text)
+    except Exception:  # noqa: BLE001 - the script is the repro; this helps
+        return ""
+    path.write_text(text)
+    return f"{tc.tc_opt_path()} {path} {flag}"
+
+
 def write_repro(gm: torch.fx.GraphModule, inputs: Sequence[Any],
                 path: str | pathlib.Path, what: str = "tc's result differs "
                 "from eager's") -> pathlib.Path:
     """Writes `gm` as a standalone script that hands it to tc's backend (as
     Dynamo does) on random inputs like `inputs` and raises (exit status 1)
     when `what` happens again: tc's result differs from eager's, or tc
-    leaves ops to eager."""
+    leaves ops to eager; beside it, the graph in tc's fx dialect (`.mlir`)
+    and, in the script's docstring, the `tc-opt` command that compiles
+    it."""
+    path = pathlib.Path(path)
+    command = _write_mlir(gm, inputs, path.with_suffix(".mlir"))
+    compiled_by = (f"""
+
+The graph in tc's fx dialect is {path.with_suffix('.mlir').name} beside this
+script; tc-opt compiles it (pass by pass with --mlir-print-ir-after-all):
+
+    {command}""" if command else "")
     code = gm.code.strip("\n")
     body = "\n".join("    " + line for line in code.splitlines())
     args = ",\n        ".join(_spell_input(v) for v in inputs)
@@ -236,7 +273,7 @@ Hands the graph below to tc's torch.compile backend as Dynamo would (an FX
 graph and example inputs) on random inputs of the recorded shapes, dtypes
 and strides (those that required grad still do: tc compiles the forward
 and the backward, and their gradients are compared too), and fails when
-tc's result differs from eager's or tc leaves an op to eager.
+tc's result differs from eager's or tc leaves an op to eager.{compiled_by}
 """
 
 import operator  # noqa: F401 - the graph's code may use it
@@ -281,7 +318,6 @@ if __name__ == "__main__":
     assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
     print("tc matches eager")
 '''
-    path = pathlib.Path(path)
     path.write_text(text)
     return path
 

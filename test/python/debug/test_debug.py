@@ -65,6 +65,18 @@ def test_minifier_finds_a_planted_miscompile(fresh_tc, monkeypatch,
     # The repro fails alone, in a process of its own, the same way; with
     # the compiler unplanted it passes.
     repro = tc.debug.write_repro(small, small_inputs, tmp_path / "repro.py")
+    # Beside it, the graph in the fx dialect and the tc-opt command that
+    # compiles it (with the planted option: the erf's result plus 1).
+    mlir = tmp_path / "repro.mlir"
+    assert "aten::erf" in mlir.read_text()
+    if tc.tc_opt_path().exists():
+        command = next(line.strip() for line in repro.read_text().splitlines()
+                       if line.strip().startswith(str(tc.tc_opt_path())))
+        assert str(mlir) in command and PLANTED in command
+        compiled = subprocess.run(command, shell=True, capture_output=True,
+                                  text=True)
+        assert compiled.returncode == 0, compiled.stderr
+        assert "llvm.func" in compiled.stdout
     env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"))
     failed = subprocess.run([sys.executable, str(repro)], env=env,
                             capture_output=True, text=True)
@@ -498,6 +510,9 @@ def test_tc_repro_checks_a_training_graph_by_its_gradients(
     assert len(repros) == 1, repros
     text = repros[0].read_text()
     assert "erf" in text and ".requires_grad_()" in text
+    # Its fx-dialect graph marks the input that requires grad: tc-opt
+    # builds the joint forward and backward of it.
+    assert "tc.requires_grad" in repros[0].with_suffix(".mlir").read_text()
     assert "linear" not in text and "layer_norm" not in text
     assert "TC_REPRO" in tc_logs.text
     env = dict(os.environ, TC_CACHE_DIR=str(tmp_path / "cache"))

@@ -39,24 +39,26 @@ StringRef tc::getTargetName(Target target) {
   llvm_unreachable("unknown target");
 }
 
-/// Whether `stage` lies in [from, upTo].
-static bool inRange(Stage stage, Stage from, Stage upTo) {
-  return stage >= from && stage <= upTo;
-}
+namespace {
+/// Where each stage of a pipeline built from `from` to `upTo` goes: the
+/// stages in range into the pipeline, those before `from` into a pass
+/// manager that never runs. `bisect-limit` counts optional passes from the
+/// pipeline's first stage, so a runtime that builds the stages one at a
+/// time skips the same passes as one pipeline would: the stages before
+/// `from` are built to be counted, not run.
+struct StageSink {
+  OpPassManager &pm;
+  Stage from, upTo;
+  OpPassManager counted;
 
-/// The optional passes a pipeline built from stage `from` runs: its
-/// `bisect-limit` counts from the pipeline's first stage, so a runtime
-/// that builds the stages one at a time skips the same passes as one
-/// pipeline would (the stages before `from` are counted, not run).
-template <typename Options>
-static OptionalPasses optionalPasses(const Options &options, Stage from) {
-  OptionalPasses optional(options.bisectLimit);
-  if (options.bisectLimit >= 0 && from > Stage::Prim) {
-    OpPassManager counted;
-    buildDecomposePipeline(counted, options.decomposeStage(), optional);
+  /// The pass manager stage `stage` is built into; null past `upTo`.
+  OpPassManager *operator()(Stage stage) {
+    if (stage > upTo)
+      return nullptr;
+    return stage < from ? &counted : &pm;
   }
-  return optional;
-}
+};
+} // namespace
 
 /// `fuse` with the debugging options of `options`: a planted wrong
 /// rewrite (tests), one kernel per op (bisection's reference path).
@@ -75,18 +77,20 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
-  from = std::max(from, options.startStage.getValue());
-  OptionalPasses optional = optionalPasses(options, from);
-  if (inRange(Stage::Prim, from, upTo))
-    buildDecomposePipeline(pm, options.decomposeStage(), optional);
-  if (inRange(Stage::Kernel, from, upTo))
-    buildFusePipeline(pm, withTestOptions(FuseOptions::cpu(options), options),
+  OptionalPasses optional(options.bisectLimit);
+  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo, {}};
+  if (OpPassManager *stage = sink(Stage::Prim))
+    buildDecomposePipeline(*stage, options.decomposeStage(), optional);
+  if (OpPassManager *stage = sink(Stage::Kernel))
+    buildFusePipeline(*stage,
+                      withTestOptions(FuseOptions::cpu(options), options),
                       optional);
-  if (inRange(Stage::Lowered, from, upTo))
-    buildCPULoopsPipeline(pm, options.miscompilePassForTesting ==
-                                  "tc-lower-kernel-to-cpu");
-  if (inRange(Stage::Binary, from, upTo))
-    buildCPULLVMPipeline(pm);
+  if (OpPassManager *stage = sink(Stage::Lowered))
+    buildCPULoopsPipeline(*stage, optional,
+                          options.miscompilePassForTesting ==
+                              "tc-lower-kernel-to-cpu");
+  if (OpPassManager *stage = sink(Stage::Binary))
+    buildCPULLVMPipeline(*stage);
 }
 
 void tc::buildPipeline(OpPassManager &pm, Target target,
@@ -94,27 +98,27 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                        Stage from) {
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
-  from = std::max(from, options.startStage.getValue());
-  OptionalPasses optional = optionalPasses(options, from);
-  if (inRange(Stage::Prim, from, upTo))
-    buildDecomposePipeline(pm, options.decomposeStage(), optional);
+  OptionalPasses optional(options.bisectLimit);
+  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo, {}};
+  if (OpPassManager *stage = sink(Stage::Prim))
+    buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
   // channels-last.
-  if (inRange(Stage::Kernel, from, upTo))
+  if (OpPassManager *stage = sink(Stage::Kernel))
     buildFusePipeline(
-        pm,
+        *stage,
         withTestOptions(FuseOptions::gpu(/*halfGemms=*/cuda,
                                          cuda ? options.channelsLast
                                               : ChannelsLastMode::Off),
                         options),
         optional);
-  if (inRange(Stage::Lowered, from, upTo))
-    buildGPUKernelsPipeline(pm, options);
-  if (inRange(Stage::Binary, from, upTo)) {
+  if (OpPassManager *stage = sink(Stage::Lowered))
+    buildGPUKernelsPipeline(*stage, options, optional);
+  if (OpPassManager *stage = sink(Stage::Binary)) {
     if (cuda)
-      buildCUDABinaryPipeline(pm, options);
+      buildCUDABinaryPipeline(*stage, options);
     else
-      buildROCmBinaryPipeline(pm, options);
+      buildROCmBinaryPipeline(*stage, options);
   }
 }
 

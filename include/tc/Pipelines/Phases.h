@@ -40,10 +40,11 @@ inline auto channelsLastValues() {
       clEnumValN(ChannelsLastMode::All, "all", "every float type"));
 }
 
-/// The optional passes of the target-independent phases: those whose
-/// absence changes no result, only the code's speed (canonicalization,
-/// CSE, the channels-last layout, reassociated reductions, moved index
-/// checks, split reductions, deduplicated kernels). A pipeline's
+/// The optional passes of every stage: those whose absence changes no
+/// result, only the code's speed (canonicalization, CSE, the channels-last
+/// layout, reassociated reductions, moved index checks, split reductions,
+/// deduplicated kernels; the lowerings' cleanups: canonicalization, CSE,
+/// hoisting, 32-bit index division). A pipeline's
 /// `bisect-limit=N` runs only the first N of them, in pipeline order, as
 /// LLVM's -opt-bisect-limit does: tc.debug.bisect searches N for the first
 /// one after which the numbers change. A negative limit runs them all.

@@ -14,14 +14,15 @@
 using namespace mlir;
 
 void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm,
+                                     OptionalPasses &optional,
                                      bool miscompileForTesting) {
   // Kernels to chunked loop nests; math to vectorizable polynomials.
   tc::ConvertKernelToCPUPassOptions lowering;
   lowering.miscompileForTesting = miscompileForTesting;
   pm.addPass(tc::createConvertKernelToCPUPass(lowering));
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
+  optional.addNested<func::FuncOp>(pm, createCanonicalizerPass());
+  optional.addNested<func::FuncOp>(pm, createCSEPass());
+  optional.addNested<func::FuncOp>(pm, createLoopInvariantCodeMotionPass());
 }
 
 void mlir::tc::buildCPULLVMPipeline(OpPassManager &pm) {

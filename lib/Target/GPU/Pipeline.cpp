@@ -28,7 +28,8 @@ using namespace mlir;
 #endif
 
 void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
-                                       const GPUPipelineOptions &options) {
+                                       const GPUPipelineOptions &options,
+                                       OptionalPasses &optional) {
   tc::ConvertKernelToGPUPassOptions lowering;
   lowering.maxBlockSize = options.maxBlockSize;
   lowering.maxReductionBlockSize = options.maxReductionBlockSize;
@@ -39,13 +40,15 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.oobForTesting =
       options.miscompilePassForTesting == "tc-lower-kernel-to-gpu";
   pm.addPass(tc::createConvertKernelToGPUPass(lowering));
-  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
-  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
-  pm.addNestedPass<gpu::GPUModuleOp>(createLoopInvariantCodeMotionPass());
+  optional.addNested<gpu::GPUModuleOp>(pm, createCanonicalizerPass());
+  optional.addNested<gpu::GPUModuleOp>(pm, createCSEPass());
+  optional.addNested<gpu::GPUModuleOp>(pm,
+                                       createLoopInvariantCodeMotionPass());
   // Index division in 32 bits where the known block and grid sizes and
   // the static shapes prove it fits.
-  pm.addNestedPass<gpu::GPUModuleOp>(tc::createNarrowIndexDivisionPass());
-  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  optional.addNested<gpu::GPUModuleOp>(pm,
+                                       tc::createNarrowIndexDivisionPass());
+  optional.addNested<gpu::GPUModuleOp>(pm, createCanonicalizerPass());
 }
 
 /// The lowering inside the gpu.module and its serialization, shared by both

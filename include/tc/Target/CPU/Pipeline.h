@@ -13,12 +13,15 @@
 #define TC_TARGET_CPU_PIPELINE_H
 
 #include "mlir/Pass/PassManager.h"
+#include "tc/Pipelines/Phases.h"
 
 namespace mlir::tc {
 
-/// kernel -> scf loop nests the CPU runtime calls (`miscompileForTesting`:
-/// tc-lower-kernel-to-cpu's planted wrong rewrite, tests only).
-void buildCPULoopsPipeline(OpPassManager &pm,
+/// kernel -> scf loop nests the CPU runtime calls, their cleanups
+/// (canonicalization, CSE, hoisting) through `optional`
+/// (`miscompileForTesting`: tc-lower-kernel-to-cpu's planted wrong rewrite,
+/// tests only).
+void buildCPULoopsPipeline(OpPassManager &pm, OptionalPasses &optional,
                            bool miscompileForTesting = false);
 
 /// loop nests -> LLVM dialect (the kernel.schedule host program stays).

@@ -96,9 +96,12 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// kernel -> gpu.func kernels in one gpu.module, launches configured.
+/// kernel -> gpu.func kernels in one gpu.module, launches configured; its
+/// cleanups (canonicalization, CSE, hoisting, 32-bit index division)
+/// through `optional`.
 void buildGPUKernelsPipeline(OpPassManager &pm,
-                             const GPUPipelineOptions &options);
+                             const GPUPipelineOptions &options,
+                             OptionalPasses &optional);
 
 /// gpu.module -> NVVM -> PTX/cubin, as a gpu.binary.
 void buildCUDABinaryPipeline(OpPassManager &pm,

@@ -41,19 +41,21 @@ StringRef tc::getTargetName(Target target) {
 
 namespace {
 /// Where each stage of a pipeline built from `from` to `upTo` goes: the
-/// stages in range into the pipeline, those before `from` into a pass
-/// manager that never runs. `bisect-limit` counts optional passes from the
-/// pipeline's first stage, so a runtime that builds the stages one at a
-/// time skips the same passes as one pipeline would: the stages before
-/// `from` are built to be counted, not run.
+/// stages in range into the pipeline; with a `bisect-limit` (`counting`),
+/// those before `from` into a pass manager that never runs.
+/// `bisect-limit` counts optional passes from the pipeline's first stage,
+/// so a runtime that builds the stages one at a time skips the same passes
+/// as one pipeline would: the stages before `from` are built to be
+/// counted, not run.
 struct StageSink {
   OpPassManager &pm;
   Stage from, upTo;
+  bool counting;
   OpPassManager counted;
 
-  /// The pass manager stage `stage` is built into; null past `upTo`.
+  /// The pass manager stage `stage` is built into; null for none.
   OpPassManager *operator()(Stage stage) {
-    if (stage > upTo)
+    if (stage > upTo || (stage < from && !counting))
       return nullptr;
     return stage < from ? &counted : &pm;
   }
@@ -78,7 +80,8 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
   OptionalPasses optional(options.bisectLimit);
-  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo, {}};
+  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo,
+                 options.bisectLimit >= 0, {}};
   if (OpPassManager *stage = sink(Stage::Prim))
     buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   if (OpPassManager *stage = sink(Stage::Kernel))
@@ -99,7 +102,8 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
   OptionalPasses optional(options.bisectLimit);
-  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo, {}};
+  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo,
+                 options.bisectLimit >= 0, {}};
   if (OpPassManager *stage = sink(Stage::Prim))
     buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are

@@ -48,6 +48,14 @@ namespace {
 /// as one pipeline would: the stages before `from` are built to be
 /// counted, not run.
 struct StageSink {
+  /// The stages `from` to `upTo` of a pipeline of `options` (its
+  /// `start-stage` moves `from` on).
+  template <typename Options>
+  StageSink(OpPassManager &pm, const Options &options, Stage from,
+            Stage upTo)
+      : pm(pm), from(std::max(from, options.startStage.getValue())),
+        upTo(upTo), counting(options.bisectLimit >= 0) {}
+
   OpPassManager &pm;
   Stage from, upTo;
   bool counting;
@@ -80,8 +88,7 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
   assert(target == Target::CPU && "the CPU's options build the CPU pipeline");
   (void)target;
   OptionalPasses optional(options.bisectLimit);
-  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo,
-                 options.bisectLimit >= 0, {}};
+  StageSink sink(pm, options, from, upTo);
   if (OpPassManager *stage = sink(Stage::Prim))
     buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   if (OpPassManager *stage = sink(Stage::Kernel))
@@ -102,8 +109,7 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
   assert(target != Target::CPU && "GPU options build a GPU pipeline");
   bool cuda = target == Target::CUDA;
   OptionalPasses optional(options.bisectLimit);
-  StageSink sink{pm, std::max(from, options.startStage.getValue()), upTo,
-                 options.bisectLimit >= 0, {}};
+  StageSink sink(pm, options, from, upTo);
   if (OpPassManager *stage = sink(Stage::Prim))
     buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are

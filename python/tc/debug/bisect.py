@@ -329,6 +329,13 @@ def _on_cpu(value: Any) -> Any:
     return value.cpu() if isinstance(value, torch.Tensor) else value
 
 
+def _outputs_on_cpu(value: Any) -> Any:
+    """A graph's result (a tensor or a sequence of them) on the CPU."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_on_cpu(v) for v in value)
+    return _on_cpu(value)
+
+
 class _Reference:
     """Runs a module of any level from there on the reference path, on the
     CPU, and judges its result against eager's (`tc.debug.accuracy`)."""
@@ -343,12 +350,9 @@ class _Reference:
         self.gm = self.gm.cpu()
         self.imported = imported
         self.inputs = [_on_cpu(v) for v in inputs]
-        outputs = lambda value: (type(value)(_on_cpu(v) for v in value)
-                                 if isinstance(value, (tuple, list))
-                                 else _on_cpu(value))
-        self.expected = outputs(expected)
-        self.expected64 = (outputs(expected64) if expected64 is not None
-                           else None)
+        self.expected = _outputs_on_cpu(expected)
+        self.expected64 = (_outputs_on_cpu(expected64)
+                           if expected64 is not None else None)
 
     def __call__(self, ir: str, level: str
                  ) -> tuple[bool, list[float | None] | None]:

@@ -112,6 +112,9 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
     optional.add(pm, kernel::createSplitReductionsPass(split));
     optional.add(pm, createCanonicalizerPass());
   }
+  // Epilogues over the value they read (a convolution's): one buffer.
+  if (options.inPlaceLaunches)
+    optional.add(pm, kernel::createInPlaceLaunchesPass());
   // Repeated blocks fuse into the same kernels: compile each once.
   optional.add(pm, kernel::createDedupKernelsPass());
   // Debugging: every access checked, a violation recorded for the runtime.

@@ -57,29 +57,42 @@ def _convolution(kind: int, x: torch.Tensor, w: torch.Tensor,
                  y: torch.Tensor, stride: list[int], padding: list[int],
                  dilation: list[int], groups: int,
                  may_return: bool) -> torch.Tensor | None:
-    zeros = [0] * len(stride)
-    with torch.profiler.record_function(PROFILER_NAME):
-        if kind == FORWARD:
-            result, written = torch.ops.aten.convolution(
-                x, w, None, stride, padding, dilation, False, zeros,
-                groups), y
-        else:
-            # The gradient needs only the shape of the buffer it writes.
-            mask = [kind == INPUT_GRADIENT, kind == WEIGHT_GRADIENT, False]
-            grads = torch.ops.aten.convolution_backward(
-                y, x, w, None, stride, padding, dilation, False, zeros,
-                groups, mask)
-            result, written = ((grads[0], x) if kind == INPUT_GRADIENT
-                               else (grads[1], w))
-        if (may_return and result.dtype == written.dtype
-                and result.shape == written.shape
-                and result.stride() == written.stride()
-                and result.storage_offset() == 0
-                and result.data_ptr() % _ALIGNMENT == 0):
-            return result
-        written.copy_(result)
-        return None
+    if _profiling():
+        with torch.profiler.record_function(PROFILER_NAME):
+            return _run(kind, x, w, y, stride, padding, dilation, groups,
+                        may_return)
+    return _run(kind, x, w, y, stride, padding, dilation, groups, may_return)
 
+
+def _run(kind: int, x: torch.Tensor, w: torch.Tensor, y: torch.Tensor,
+         stride: list[int], padding: list[int], dilation: list[int],
+         groups: int, may_return: bool) -> torch.Tensor | None:
+    zeros = [0] * len(stride)
+    if kind == FORWARD:
+        result = torch.convolution(x, w, None, stride, padding, dilation,
+                                   False, zeros, groups)
+        written = y
+    else:
+        # The gradient needs only the shape of the buffer it writes.
+        mask = [kind == INPUT_GRADIENT, kind == WEIGHT_GRADIENT, False]
+        grads = torch.ops.aten.convolution_backward(
+            y, x, w, None, stride, padding, dilation, False, zeros, groups,
+            mask)
+        result, written = ((grads[0], x) if kind == INPUT_GRADIENT
+                           else (grads[1], w))
+    if (may_return and result.dtype == written.dtype
+            and result.shape == written.shape
+            and result.stride() == written.stride()
+            and result.storage_offset() == 0
+            and result.data_ptr() % _ALIGNMENT == 0):
+        return result
+    written.copy_(result)
+    return None
+
+
+#: Whether PyTorch's profiler records ops now (the name it gives the call
+#: costs microseconds per call otherwise spent for nothing).
+_profiling = getattr(torch.autograd, "_profiler_enabled", lambda: True)
 
 #: The alignment tc's CPU kernels may assume of a buffer (bytes): a returned
 #: result must have it (PyTorch's CPU allocator gives 64).

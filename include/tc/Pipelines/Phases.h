@@ -234,6 +234,11 @@ struct FuseOptions {
   bool alignHalfProducts = false;
   /// Which 2-d convolutions run channels-last.
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
+  /// Pointwise launches write over the input they read last
+  /// (tc-in-place-launches: the CPU's; GPU kernels take their buffers as
+  /// non-overlapping, and tc-plan-memory's arena placement does as much
+  /// there).
+  bool inPlaceLaunches = false;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
   /// Tests only: tc-fuse plants a wrong rewrite.
@@ -250,6 +255,7 @@ struct FuseOptions {
   static FuseOptions cpu(const DecomposeOptions &decompose) {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
+    options.inPlaceLaunches = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
     options.kernelChecks = decompose.checks;
     options.plantOutOfBoundsForTesting =

@@ -586,10 +586,14 @@ def test_cpu_library_convolutions_hand_over_their_results(fresh_tc, dtype):
     import tc.library
 
     calls = []
+    # Each result handed over, and a copy of it as the call returned it.
+    kept = []
 
     def spy(kind, x, w, y, *rest):
         result = tc.library.convolution(kind, x, w, y, *rest)
         calls.append((kind, x.dtype, result is not None))
+        if result is not None:
+            kept.append((result, result.clone()))
         return result
 
     native = tc.compiler.extension.load_native()
@@ -619,10 +623,16 @@ def test_cpu_library_convolutions_hand_over_their_results(fresh_tc, dtype):
         model.eval()
         reference.eval()
         calls.clear()
+        kept.clear()
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), reference(x),
                                        **tolerance)
         assert calls == [(tc.library.FORWARD, dtype, True)] * 2, calls
+        # The first batch norm and ReLU wrote over the convolution's result
+        # (tc-in-place-launches), not into the arena. (The second writes
+        # the flattened rows the linear layer reads: another shape.)
+        result, as_returned = kept[0]
+        assert (as_returned < 0).any() and (result >= 0).all()
     finally:
         native.set_cpu_convolution(tc.library.convolution)
     assert tc.counters["training_graphs"] == 1, dict(tc.counters)

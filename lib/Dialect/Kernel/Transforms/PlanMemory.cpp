@@ -8,6 +8,7 @@
 #include "tc/Dialect/Kernel/Transforms/ArenaPlacement.h"
 
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
+#include "tc/Dialect/Kernel/Utils/InPlace.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -36,65 +37,6 @@ struct Interval {
   /// LiveBlock::inPlaceOf); -1: none.
   int64_t inPlaceOf = -1;
 };
-
-/// Whether `kernel` reads its argument `in` and writes its argument `out`
-/// only as a pointwise map does: one store to `out`, after every load of
-/// `in` in the same block and at the same indices, no other use of either,
-/// no reduction, the same shape and element size; the store either at the
-/// top level of a kernel without loops, or in the body of its one loop,
-/// indexed by the loop's induction variable. Each element of `in` is then
-/// read once, by the thread, iteration or vector lane that writes the same
-/// element of `out` right after, so `out` may be `in`'s memory. (A store
-/// outside the row loop of a row-per-block GPU kernel is thread 0's while
-/// every thread computes the row's scalars; a store in a loop that does
-/// not index by it would write an element again after reading it.)
-static bool writesPointwise(KernelOp kernel, unsigned in, unsigned out) {
-  Block &body = kernel.getBody().front();
-  Value source = body.getArgument(in), result = body.getArgument(out);
-  auto sourceType = cast<MemRefType>(source.getType());
-  auto resultType = cast<MemRefType>(result.getType());
-  if (!sourceType.hasStaticShape() ||
-      sourceType.getShape() != resultType.getShape() ||
-      sourceType.getElementTypeBitWidth() !=
-          resultType.getElementTypeBitWidth())
-    return false;
-  memref::StoreOp store;
-  SmallVector<memref::LoadOp> loads;
-  bool pointwise = true;
-  kernel.walk([&](Operation *op) {
-    if (isa<ReduceOp>(op))
-      pointwise = false;
-    for (Value operand : op->getOperands()) {
-      if (operand != source && operand != result)
-        continue;
-      auto load = dyn_cast<memref::LoadOp>(op);
-      auto write = dyn_cast<memref::StoreOp>(op);
-      if (load && load.getMemRef() == source)
-        loads.push_back(load);
-      else if (write && write.getMemRef() == result &&
-               write.getValueToStore() != result && !store)
-        store = write;
-      else
-        pointwise = false;
-    }
-  });
-  if (!pointwise || !store || loads.empty())
-    return false;
-  SmallVector<LoopOp> loops;
-  kernel.walk([&](LoopOp loop) { loops.push_back(loop); });
-  Block *at = store->getBlock();
-  if (loops.empty() ? at != &body
-                    : loops.size() != 1 ||
-                          at != &loops.front().getBody().front() ||
-                          !llvm::is_contained(store.getIndices(),
-                                              at->getArgument(0)))
-    return false;
-  return llvm::all_of(loads, [&](memref::LoadOp load) {
-    return load->getBlock() == store->getBlock() &&
-           load->isBeforeInBlock(store) &&
-           llvm::equal(load.getIndices(), store.getIndices());
-  });
-}
 
 struct PlanMemoryPass
     : public kernel::impl::PlanMemoryPassBase<PlanMemoryPass> {

@@ -122,6 +122,39 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def InPlaceLaunchesPass : Pass<"tc-in-place-launches", "::mlir::ModuleOp"> {
+  let summary = "One buffer for a pointwise launch's input and output";
+  let description = [{
+    Where a launch of a schedule reads an intermediate buffer for the last
+    time and writes another of the same type for the first time, and its
+    kernel reads each element of the first just before it writes the same
+    element of the second (tc-plan-memory's in-place condition: a batch
+    norm and ReLU after a convolution), the launch writes its result over
+    its input: the kernel takes one buffer for both and the schedule's
+    later uses of the output read the input's buffer.
+
+    Unlike an output that tc-plan-memory places over its input in the
+    arena, the kernel then knows the two are one: the CPU's kernels need
+    no run-time overlap test (LLVM's vectorizer falls back to scalar code
+    when two arguments overlap), and a library call's result that the
+    runtime takes in place of the input's buffer (a CPU convolution's) is
+    the output's memory too, as an in-place epilogue after an extern
+    convolution is in Inductor's code.
+
+    ```mlir
+    %c = memref.alloc() : memref<64xf32>
+    kernel.conv ... -> %c
+    %d = memref.alloc() : memref<64xf32>
+    kernel.launch @relu(%c, %d) : memref<64xf32>, memref<64xf32>
+    // becomes: @relu takes one buffer, loads and stores it, and
+    kernel.launch @relu(%c) : memref<64xf32>
+    ```
+
+    A kernel with other launches is cloned (tc-dedup-kernels merges the
+    copies again).
+  }];
+}
+
 def DedupKernelsPass : Pass<"tc-dedup-kernels", "::mlir::ModuleOp"> {
   let summary = "Keep one copy of kernels that are the same code";
   let description = [{

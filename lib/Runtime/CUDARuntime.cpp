@@ -62,7 +62,7 @@ struct CUDAExecutable::Impl {
                   std::string &error) const;
   /// Per step: a convolution's cuDNN plan (made at compile time) and the
   /// arena offset of its workspace.
-  std::vector<std::unique_ptr<CudnnConvolution>> convPlans;
+  std::vector<std::shared_ptr<const CudnnConvolution>> convPlans;
   SmallVector<int64_t> workspaceOffsets;
 
   /// Plans every convolution of the program and places the arena's buffers
@@ -262,10 +262,16 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
   GPUProgram &p = *program;
   convPlans.resize(p.steps.size());
   SmallVector<int64_t> workspace(p.steps.size(), 0);
+  // Plans are made in (and shared within) the current context.
+  CUcontext device = nullptr;
+  std::string unavailable;
+  if (const Driver *driver = Driver::get(unavailable))
+    driver->ctxGetCurrent(&device);
   for (auto [index, step] : llvm::enumerate(p.steps)) {
     if (!step.conv)
       continue;
-    convPlans[index] = CudnnConvolution::plan(*step.conv, allowTF32, error);
+    convPlans[index] =
+        CudnnConvolution::planShared(*step.conv, allowTF32, device, error);
     if (!convPlans[index])
       return false;
     workspace[index] = static_cast<int64_t>(convPlans[index]->workspaceBytes());
@@ -288,8 +294,8 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
       if (!step.conv || workspace[index] <= room)
         continue;
       std::string ignored;
-      if (auto smaller = CudnnConvolution::plan(
-              *step.conv, allowTF32, ignored,
+      if (auto smaller = CudnnConvolution::planShared(
+              *step.conv, allowTF32, device, ignored,
               static_cast<size_t>(std::max<int64_t>(room, 0)))) {
         workspace[index] = static_cast<int64_t>(smaller->workspaceBytes());
         convPlans[index] = std::move(smaller);
@@ -680,11 +686,13 @@ bool CUDAExecutable::Impl::issue(
               ") failed with status " + std::to_string(status);
     return status == 0;
   };
-  auto conv = [&](const runtime::ConvCall &, size_t index,
+  auto conv = [&](const runtime::ConvCall &call, size_t index,
                   ArrayRef<void *> ptrs) {
     void *workspace =
         static_cast<char *>(args.back()) + workspaceOffsets[index];
-    return convPlans[index]->run(ptrs, workspace, cuStream, error);
+    return convPlans[index]->run(ptrs[call.input], ptrs[call.weight],
+                                 ptrs[call.output], workspace, cuStream,
+                                 error);
   };
   return program->execute(args, symbol, launch, gemm, conv, error, around);
 }

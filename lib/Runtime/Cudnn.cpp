@@ -8,6 +8,9 @@
 
 #include "GPUProgram.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <mutex>
 
 using namespace mlir;
@@ -268,6 +271,45 @@ CudnnConvolution::plan(const runtime::ConvCall &call, bool allowTF32,
     return nullptr;
   conv->planGraph(allowTF32);
   return conv;
+}
+
+std::shared_ptr<const CudnnConvolution>
+CudnnConvolution::planShared(const runtime::ConvCall &call, bool allowTF32,
+                             const void *device, std::string &error,
+                             size_t workspaceLimit) {
+  // Everything a plan depends on; buffer ids are the steps' own.
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto list = [&](ArrayRef<int64_t> values) {
+    for (int64_t v : values)
+      os << v << ',';
+    os << ';';
+  };
+  os << device << ';' << static_cast<int>(call.kind) << ';'
+     << static_cast<int>(call.element) << ';' << call.groups << ';'
+     << call.channelsLast << call.weightChannelsFirst << allowTF32 << ';'
+     << workspaceLimit << ';';
+  list(call.inputShape);
+  list(call.weightShape);
+  list(call.outputShape);
+  list(call.stride);
+  list(call.padding);
+  list(call.dilation);
+  static std::mutex mutex;
+  static auto *plans =
+      new llvm::StringMap<std::shared_ptr<const CudnnConvolution>>();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = plans->find(key);
+    if (it != plans->end())
+      return it->second;
+  }
+  std::shared_ptr<const CudnnConvolution> made =
+      plan(call, allowTF32, error, workspaceLimit);
+  if (!made)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  return plans->try_emplace(key, std::move(made)).first->second;
 }
 
 bool CudnnConvolution::planLegacy(bool allowTF32, std::string &error) {
@@ -592,8 +634,9 @@ size_t CudnnConvolution::workspaceBytes() const {
 // Running
 //===----------------------------------------------------------------------===//
 
-bool CudnnConvolution::run(ArrayRef<void *> ptrs, void *workspace,
-                           void *stream, std::string &error) const {
+bool CudnnConvolution::run(void *xPtr, void *wPtr, void *yPtr,
+                           void *workspace, void *stream,
+                           std::string &error) const {
   const Cudnn *c = Cudnn::get(error);
   if (!c)
     return false;
@@ -601,8 +644,6 @@ bool CudnnConvolution::run(ArrayRef<void *> ptrs, void *workspace,
   if (!h)
     return false;
   c->setStream(h, stream);
-  void *xPtr = ptrs[call.input], *wPtr = ptrs[call.weight],
-       *yPtr = ptrs[call.output];
   auto aligned = [](void *p) {
     return reinterpret_cast<uintptr_t>(p) % kPlanAlignment == 0;
   };

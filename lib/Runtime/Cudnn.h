@@ -39,6 +39,16 @@ public:
   static std::unique_ptr<CudnnConvolution>
   plan(const runtime::ConvCall &call, bool allowTF32, std::string &error,
        size_t workspaceLimit = SIZE_MAX);
+  /// `plan`, made once per process for each distinct convolution on each
+  /// `device` (an opaque key: the CUDA context the plan is made in): the
+  /// plan depends on the call's kind, element type, shapes, window and
+  /// layout, not on its buffers, so the repeated blocks of a network (23
+  /// distinct convolutions among ResNet-50's 53) and the graphs of one
+  /// process share their plans. Failures are not kept.
+  static std::shared_ptr<const CudnnConvolution>
+  planShared(const runtime::ConvCall &call, bool allowTF32,
+             const void *device, std::string &error,
+             size_t workspaceLimit = SIZE_MAX);
 
   ~CudnnConvolution();
   CudnnConvolution(const CudnnConvolution &) = delete;
@@ -49,8 +59,9 @@ public:
   /// Whether runs take the graph API's execution plan.
   bool hasExecutionPlan() const { return executionPlan != nullptr; }
 
-  /// Runs the convolution on `ptrs` (the buffers by id) on `stream`.
-  bool run(llvm::ArrayRef<void *> ptrs, void *workspace, void *stream,
+  /// Runs the convolution on the buffers `x` (input), `w` (weight) and `y`
+  /// (output), whichever of them the call's kind writes, on `stream`.
+  bool run(void *x, void *w, void *y, void *workspace, void *stream,
            std::string &error) const;
 
 private:

@@ -208,9 +208,16 @@ def partition_and_compile(gm: torch.fx.GraphModule,
     compiled_any = False
     if partitions:
         fused = partitioner.fuse_partitions(partitions)
-        for node, sub in fused_subgraphs(fused):
-            ops = op_nodes(sub.graph)
-            compiled = compile_subgraph(sub, node.target, ops, settings)
+        # On a GPU every subgraph's compile starts before the first is
+        # waited for: the distinct ones compile at once. (The CPU's
+        # compiles use every core already.)
+        at_once = not settings.autotune and _on_cuda(gm)
+        parts = [(node, sub, op_nodes(sub.graph),
+                  start_subgraph(sub, settings) if at_once else None)
+                 for node, sub in fused_subgraphs(fused)]
+        for node, sub, ops, started in parts:
+            compiled = compile_subgraph(sub, node.target, ops, settings,
+                                        compile=started)
             if compiled is None:
                 eager_ops += len(ops)
                 continue
@@ -272,6 +279,42 @@ def _compile_whole_graph(gm: torch.fx.GraphModule,
     tc.counters["ops_compiled"] += len(ops)
     tc.counters["graphs_compiled"] += 1
     return Guarded(compiled, gm, "graph")
+
+
+def _on_cuda(gm: torch.fx.GraphModule) -> bool:
+    """Whether `gm` computes on a CUDA device (not a ROCm one)."""
+    try:
+        device = compiler.graph_device(gm)
+    except Exception:  # mixed devices: each subgraph says so itself
+        return False
+    return device.type == "cuda" and torch.version.hip is None
+
+
+def start_subgraph(sub: torch.fx.GraphModule,
+                   settings: common.Settings) -> Callable[[], Any]:
+    """What `compile_subgraph(sub, ...)` compiles `sub` with (its inputs
+    and outputs laid out as `layouts` reads and writes them in place), its
+    native compile started now (`compiler.start_graph`); an error in the
+    import is raised by the call, where compile_subgraph logs it."""
+    try:
+        work, permutations = layouts.read_in_place(sub)
+        work, written = layouts.write_in_place(work)
+        wait = compiler.start_graph(work, dump_stages=settings.dump_stages)
+    except Exception as error:  # compile_subgraph logs it
+        failure = error
+
+        def fail() -> Any:
+            raise failure
+        return fail
+
+    def finish() -> Any:
+        compiled = wait()
+        if any(p is not None for p in permutations):
+            compiled.read_inputs_permuted(permutations)
+        if any(p is not None for p in written):
+            compiled.write_outputs_permuted(written)
+        return compiled
+    return finish
 
 
 def compile_subgraph(sub: torch.fx.GraphModule, name: str,

@@ -146,14 +146,16 @@ def compile_segments(gm: torch.fx.GraphModule,
             outputs = _output_marks(sub, marks)
             module_marks[node] = outputs
             sub_ops = partition.op_nodes(sub.graph)
-            functions = training_graph.compile_split(
-                sub, sub_ops, settings, marks)
-            if functions is None or any(
+            # Every segment's compile starts before the first is waited
+            # for: the distinct ones compile at once.
+            pending = training_graph.start_split(sub, sub_ops, settings,
+                                                 marks)
+            if pending is None or any(
                     a is not None
-                    for a in functions.forward.imported.outputs_alias_inputs):
+                    for a in pending.forward_imported.outputs_alias_inputs):
                 return None
-            compiled.append((node, sub, sub_ops, marks, outputs, functions))
-            if functions.output_structure == "single" and outputs[0]:
+            compiled.append((node, sub, sub_ops, marks, outputs, pending))
+            if pending.output_structure == "single" and outputs[0]:
                 marked.add(node)
         elif node.op == "call_function":
             source = node.args[0] if node.args else None
@@ -163,6 +165,13 @@ def compile_segments(gm: torch.fx.GraphModule,
             elif _carries_gradient(node, marked):
                 marked.add(node)
 
+    for i, (node, sub, sub_ops, marks, outputs, pending) in enumerate(
+            compiled):
+        functions = training_graph.compile_split(sub, sub_ops, settings,
+                                                 marks, pending=pending)
+        if functions is None:
+            return None
+        compiled[i] = (node, sub, sub_ops, marks, outputs, functions)
     for node, sub, sub_ops, marks, outputs, functions in compiled:
         # (_TrainingGraph falls back to the segment in eager on its own.)
         setattr(fused, node.target, partition.TcSubgraph(

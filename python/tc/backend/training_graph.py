@@ -4,7 +4,7 @@ and backward (`TrainingGraph`), and the compile of the pair."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -16,17 +16,39 @@ logger = logging.getLogger("tc")
 
 
 def compile_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
-                  settings: common.Settings, marks: Sequence[bool]
-                  ) -> compiler.TrainingFunctions | None:
+                  settings: common.Settings, marks: Sequence[bool],
+                  pending: Callable[[], compiler.TrainingFunctions]
+                  | None = None) -> compiler.TrainingFunctions | None:
     """The forward and backward functions of a training graph, or None
-    (after logging, as `partition.compile_subgraph`)."""
+    (after logging, as `partition.compile_subgraph`); with `pending`
+    (`start_split`'s), those it started."""
     if settings.autotune:
         logger.info("tc: mode='max-autotune' compiles training graphs with "
                     "the default schedule")
     return partition.compile_subgraph(
         gm, "training", ops, settings,
-        compile=lambda: compiler.compile_training(
-            gm, marks, dump_stages=settings.dump_stages))
+        compile=pending or (lambda: compiler.compile_training(
+            gm, marks, dump_stages=settings.dump_stages)))
+
+
+def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
+                settings: common.Settings, marks: Sequence[bool]
+                ) -> compiler.PendingTraining | None:
+    """`compile_split`'s first part: the graph imported and split, its
+    halves' native compiles started (`compiler.start_training`), so that
+    a graph's segments compile at once; `compile_split(...,
+    pending=...)` waits for them. None (after logging, as compile_split)
+    when the graph does not import or split."""
+    try:
+        return compiler.start_training(gm, marks,
+                                       dump_stages=settings.dump_stages)
+    except Exception as error:  # logged and counted by compile_split
+        failure = error
+
+        def fail() -> compiler.TrainingFunctions:
+            raise failure
+        compile_split(gm, ops, settings, marks, pending=fail)
+        return None
 
 
 class TrainingGraph:

@@ -30,7 +30,7 @@ native extensions, `CompileError`), `function` (`CompiledFunction`),
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -44,11 +44,13 @@ from tc.compiler.extension import (CompileError, decomposition_limits,
                                    graph_device, native_available,
                                    native_error)
 from tc.compiler.function import CompiledFunction, cuda_graphs_enabled
-from tc.compiler.training import TrainingFunctions, compile_training
+from tc.compiler.training import (PendingTraining, TrainingFunctions,
+                                 compile_training, start_training)
 from tc.importer import import_graph
 
 __all__ = ["CompileError", "CompiledFunction", "TrainingFunctions",
            "clear_cache", "compile_graph", "compile_training",
+           "PendingTraining", "start_graph", "start_training",
            "cuda_graphs_enabled", "decomposition_limits",
            "decomposition_table", "dump_ir",
            "graph_device", "native_available", "native_error",
@@ -111,3 +113,19 @@ def compile_graph(gm: torch.fx.GraphModule, *,
         return tuner.compile_graph(gm, imported, device, dump_stages)
     native = build.compile_module(text, device, dump_stages)
     return CompiledFunction(native, imported, gm, device)
+
+
+def start_graph(gm: torch.fx.GraphModule, *,
+                dump_stages: bool = False) -> Callable[[], "CompiledFunction"]:
+    """`compile_graph(gm, dump_stages=...)` with its native compile
+    started in a worker thread (`build.start_module`): calling the result
+    waits for it. A graph compiled in parts starts every part before it
+    waits, so that the distinct parts compile at once. Import errors raise
+    here, compile errors from the wait."""
+    device = graph_device(gm)
+    imported = import_graph(gm, extension.GRAPH_NAME, lift_get_attrs=True)
+    if logs.enabled("graph_code"):
+        logs.channel_logger("graph_code").info("fx graph:\n%s",
+                                               imported.text)
+    wait = build.start_module(imported.text, device, dump_stages)
+    return lambda: CompiledFunction(wait(), imported, gm, device)

@@ -4,6 +4,7 @@ cache, and the CPU disk cache (`tc.cache_dir()/cpu`)."""
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import functools
 import hashlib
 import os
@@ -12,7 +13,7 @@ import platform
 import shutil
 import subprocess
 import time
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.fx
@@ -38,6 +39,10 @@ _by_structure: dict[tuple[str, str], Any] = {}
 # CPU graphs this process loaded from the disk cache (without the
 # compiler, so without their structure yet): (text, options, graph).
 _loaded_unkeyed: list[tuple[str, str, Any]] = []
+# Compiles `start_module` started in worker threads, by structure (see
+# there), and the threads.
+_inflight: dict[tuple, concurrent.futures.Future] = {}
+_workers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
 
 
 def clear_cache() -> None:
@@ -48,6 +53,7 @@ def clear_cache() -> None:
     _failures.clear()
     _by_structure.clear()
     _loaded_unkeyed.clear()
+    _inflight.clear()
     function.arenas.clear()
 
 
@@ -236,6 +242,67 @@ def wait_for_cache_links(timeout: float = 30.0) -> None:
 
 
 atexit.register(wait_for_cache_links)
+
+
+def _worker_count(device: torch.device) -> int:
+    """How many native compiles run at once for `device`: on a CUDA host
+    up to 8, half its cores (the compiler's own threads use the rest); two
+    on the CPU, whose compiles use every core already (a training graph's
+    forward and backward)."""
+    if device.type == "cuda" and torch.version.hip is None:
+        return max(2, min(8, (os.cpu_count() or 2) // 2))
+    return 2
+
+
+def start_module(text: str, device: torch.device,
+                 dump_stages: bool) -> Callable[[], Any]:
+    """Starts `compile_module(text, device, dump_stages)` in a worker
+    thread (the native compiler releases the GIL) and returns what waits
+    for it: its result, or its error. A graph compiled in parts (the
+    subgraphs between eager ops, a training graph's segments and their
+    forward and backward halves) starts every part first and waits after,
+    so that its distinct parts compile at once. A part whose structure
+    (`_tc.graph_structure`) is already compiling is not started again: its
+    wait waits for that one and then compiles, from the in-process or disk
+    cache that one filled (a transformer's repeated layers)."""
+
+    def serial() -> Any:
+        return compile_module(text, device, dump_stages)
+
+    native = load_native()
+    if native is None or device.type not in ("cpu", "cuda"):
+        return serial
+    platform, _, options = target_pipeline(device, text)
+    dump = dump_stages or logs.enabled("output_code")
+    if (text, dump, options, str(device)) in cache:
+        return serial
+    structure = (native.graph_structure(text), options, str(device), dump)
+    first = _inflight.get(structure)
+    if first is not None:
+        def after_first() -> Any:
+            concurrent.futures.wait([first])
+            return serial()
+        return after_first
+    index = None
+    if device.type == "cuda":
+        index = (device.index if device.index is not None
+                 else torch.cuda.current_device())
+
+    def run() -> Any:
+        if index is not None:
+            # The kernels load into the graph's device's context, which
+            # the worker makes current.
+            torch.cuda.set_device(index)
+        return serial()
+
+    count = _worker_count(device)
+    pool = _workers.get(count)
+    if pool is None:
+        pool = _workers[count] = concurrent.futures.ThreadPoolExecutor(
+            count, thread_name_prefix="tc-compile")
+    future = pool.submit(run)
+    _inflight[structure] = future
+    return future.result
 
 
 def compile_module(text: str, device: torch.device,

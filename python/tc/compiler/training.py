@@ -3,11 +3,10 @@ backward function (`compile_training`)."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
 import time
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 import torch
 import torch.fx
@@ -64,8 +63,17 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
     `requires_grad`; tc-partition splits it, saving or recomputing each
     forward value the backward reads by a min-cut over bytes
     (`tc-split-training-pipeline`). Both halves are then compiled like any
-    graph. Errors as `compile_graph`.
+    graph, at once. Errors as `compile_graph`.
     """
+    return start_training(gm, requires_grad, dump_stages=dump_stages)()
+
+
+def start_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
+                   *, dump_stages: bool = False
+                   ) -> "PendingTraining":
+    """`compile_training`, with the halves' native compiles started in
+    worker threads (`build.start_module`): calling the result waits for
+    them. Import and split errors raise here."""
     device = graph_device(gm)
     imported = import_graph(gm, GRAPH_NAME, lift_get_attrs=True,
                             requires_grad=requires_grad)
@@ -131,28 +139,38 @@ def compile_training(gm: torch.fx.GraphModule, requires_grad: Sequence[bool],
         output_specs=gradients,
         outputs_alias_inputs=[None] * len(gradients),
         output_structure="tuple", seed_index=None)
-    # The two halves compile at once: the native compiler releases the GIL.
-    # A CUDA worker thread makes the graph's device current first, so that
-    # its kernels load (the driver compiles their PTX) in the thread too.
-    index = None
-    if device.type == "cuda" and torch.version.hip is None:
-        index = (device.index if device.index is not None
-                 else torch.cuda.current_device())
+    # The two halves compile at once (and with other graphs' halves: a
+    # training graph's segments).
+    halves = [build.start_module(text, device, dump_stages)
+              for text in (forward_text, backward_text)]
 
-    def compile_half(text: str) -> Any:
-        if index is not None:
-            torch.cuda.set_device(index)
-        return build.compile_module(text, device, dump_stages)
+    def finish() -> TrainingFunctions:
+        forward_native, backward_native = [wait() for wait in halves]
+        forward = CompiledFunction(forward_native, forward_imported, gm,
+                                   device)
+        backward = CompiledFunction(backward_native, backward_imported, gm,
+                                    device)
+        return TrainingFunctions(forward, backward, saved, saved_bytes,
+                                 num_outputs, imported.output_structure)
 
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        halves = [pool.submit(compile_half, text)
-                  for text in (forward_text, backward_text)]
-        forward_native, backward_native = [h.result() for h in halves]
-    forward = CompiledFunction(forward_native, forward_imported, gm, device)
-    backward = CompiledFunction(backward_native, backward_imported, gm,
-                                device)
-    return TrainingFunctions(forward, backward, saved, saved_bytes,
-                             num_outputs, imported.output_structure)
+    return PendingTraining(finish, forward_imported,
+                           imported.output_structure)
+
+
+class PendingTraining:
+    """A training graph whose halves are compiling (`start_training`):
+    calling it waits for them and returns the TrainingFunctions; the
+    forward's signature is known before."""
+
+    def __init__(self, finish: Callable[[], TrainingFunctions],
+                 forward_imported: ImportedGraph, output_structure: str):
+        self._finish = finish
+        self.forward_imported = forward_imported
+        #: The graph's own output structure (TrainingFunctions').
+        self.output_structure = output_structure
+
+    def __call__(self) -> TrainingFunctions:
+        return self._finish()
 
 
 def _check_training_inputs(imported: ImportedGraph) -> None:

@@ -154,6 +154,8 @@ def _plant_compile_failure(rank: int) -> None:
 
     compiler.compile_training = fail
     compiler.compile_graph = fail
+    compiler.start_training = fail
+    compiler.start_graph = fail
 
 
 def scenario(name: str, rank: int, world: int, device: str) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -127,6 +127,15 @@ def dynamic_reason(example_inputs: Sequence[Any]) -> str | None:
                 return (f"input #{i} has a symbolic shape "
                         f"{tuple(value.shape)} (dynamic shapes)")
     return None
+
+
+def raising(error: BaseException) -> Callable[[], Any]:
+    """A compile step that raises `error` when called: a part whose compile
+    failed while it started fails where its compile is waited for (and
+    logged, as `partition.compile_subgraph` logs)."""
+    def fail() -> Any:
+        raise error
+    return fail
 
 
 def internal_error(what: str, error: BaseException) -> None:

@@ -213,7 +213,7 @@ def partition_and_compile(gm: torch.fx.GraphModule,
         # compiles use every core already.)
         at_once = not settings.autotune and _on_cuda(gm)
         parts = [(node, sub, op_nodes(sub.graph),
-                  start_subgraph(sub, settings) if at_once else None)
+                  start_subgraph(sub, settings, True) if at_once else None)
                  for node, sub in fused_subgraphs(fused)]
         for node, sub, ops, started in parts:
             compiled = compile_subgraph(sub, node.target, ops, settings,
@@ -290,22 +290,25 @@ def _on_cuda(gm: torch.fx.GraphModule) -> bool:
     return device.type == "cuda" and torch.version.hip is None
 
 
-def start_subgraph(sub: torch.fx.GraphModule,
-                   settings: common.Settings) -> Callable[[], Any]:
-    """What `compile_subgraph(sub, ...)` compiles `sub` with (its inputs
-    and outputs laid out as `layouts` reads and writes them in place), its
-    native compile started now (`compiler.start_graph`); an error in the
-    import is raised by the call, where compile_subgraph logs it."""
+def start_subgraph(sub: torch.fx.GraphModule, settings: common.Settings,
+                   at_once: bool) -> Callable[[], Any]:
+    """What `compile_subgraph(sub, ...)` compiles `sub` with: its inputs
+    and outputs laid out as `layouts` reads and writes them in place, and
+    with `at_once` its native compile started now (`compiler.start_graph`;
+    an error in the import is raised by the call, where compile_subgraph
+    logs it), else compiled when called."""
     try:
         work, permutations = layouts.read_in_place(sub)
         work, written = layouts.write_in_place(work)
-        wait = compiler.start_graph(work, dump_stages=settings.dump_stages)
+        if at_once:
+            wait = compiler.start_graph(work,
+                                        dump_stages=settings.dump_stages)
+        else:
+            def wait() -> Any:
+                return compiler.compile_graph(
+                    work, dump_stages=settings.dump_stages)
     except Exception as error:  # compile_subgraph logs it
-        failure = error
-
-        def fail() -> Any:
-            raise failure
-        return fail
+        return common.raising(error)
 
     def finish() -> Any:
         compiled = wait()
@@ -329,14 +332,7 @@ def compile_subgraph(sub: torch.fx.GraphModule, name: str,
             compiled = compiler.compile_graph(
                 sub, dump_stages=settings.dump_stages, autotune=True)
         else:
-            work, permutations = layouts.read_in_place(sub)
-            work, written = layouts.write_in_place(work)
-            compiled = compiler.compile_graph(
-                work, dump_stages=settings.dump_stages)
-            if any(p is not None for p in permutations):
-                compiled.read_inputs_permuted(permutations)
-            if any(p is not None for p in written):
-                compiled.write_outputs_permuted(written)
+            compiled = start_subgraph(sub, settings, at_once=False)()
         if settings.reduce_overhead:
             functions = ([compiled.forward, compiled.backward]
                          if isinstance(compiled, compiler.TrainingFunctions)

@@ -43,11 +43,8 @@ def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
         return compiler.start_training(gm, marks,
                                        dump_stages=settings.dump_stages)
     except Exception as error:  # logged and counted by compile_split
-        failure = error
-
-        def fail() -> compiler.TrainingFunctions:
-            raise failure
-        compile_split(gm, ops, settings, marks, pending=fail)
+        compile_split(gm, ops, settings, marks,
+                      pending=common.raising(error))
         return None
 
 

@@ -310,21 +310,23 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
-/// An f32 sin or cos, written out: x = k * pi/2 + r with k = round(x * 2/pi)
-/// and r = x - k * pi/2, pi/2 in three f32 parts subtracted by fused
-/// multiply-adds (Cody and Waite's reduction: the first leaves x - k * p1
-/// exact before its one rounding, the others add the next 48 bits of
-/// pi/2), so r is within about an ulp for |x| up to 2^24 quarter turns;
-/// then sin(r) or cos(r) by minimax polynomials on [-pi/4, pi/4] (the
-/// coefficients of MLIR's approximation), chosen and negated by k's
-/// quadrant. MLIR's own approximation reduces the argument in one f32
-/// step, off by 2e-4 at |x| = 4096 and 7e-3 at 1e5 (rotary embeddings and
-/// positional encodings reach such arguments), and lost the relative
-/// precision of small negative arguments; reducing in f64 before it (this
-/// pattern's first form) took sin + cos of 2^22 values to 0.6x Inductor's
-/// time. Eager's (libm, SLEEF) are accurate to an ulp too. (tan has no
-/// polynomial approximation: it stays libm's `tanf`, which reduces its
-/// argument itself.)
+/// An f32 sin or cos, written out: x = k * pi + r with k = round(x / pi)
+/// (for cos, x = k * pi + pi/2 + r with k = round(x / pi - 1/2)), pi in
+/// three f32 parts subtracted by fused multiply-adds (Cody and Waite's
+/// reduction: the first leaves x - k * p1 exact before its one rounding,
+/// the others add the next 48 bits of pi), so r is within about an ulp for
+/// |x| up to 2^24 half turns; then sin(r) = r + r^3 P(r^2) by a degree-11
+/// odd polynomial fitted to sine's relative error on [-pi/2, pi/2] (2e-11,
+/// under 2 ulp in f32), negated for odd k (for cos, even k). One
+/// polynomial and a sign where the quarter-turn form chose between the
+/// sine's and the cosine's coefficients lane by lane (SLEEF's form, which
+/// eager's vectorized sin and cos use): compute-bound sin + cos of 2^22
+/// floats had run 1-2% behind Inductor's. MLIR's own approximation reduces
+/// the argument in one f32 step, off by 2e-4 at |x| = 4096 and 7e-3 at
+/// 1e5 (rotary embeddings and positional encodings reach such arguments).
+/// sin(+-0) is +-0. Eager's (libm, SLEEF) are accurate to
+/// an ulp too. (tan has no polynomial approximation: it stays libm's
+/// `tanf`, which reduces its argument itself.)
 template <typename TrigOp>
 struct LowerF32Trig : public OpRewritePattern<TrigOp> {
   using OpRewritePattern<TrigOp>::OpRewritePattern;
@@ -354,50 +356,45 @@ struct LowerF32Trig : public OpRewritePattern<TrigOp> {
     auto fma = [&](Value a, Value b, Value c) -> Value {
       return math::FmaOp::create(rewriter, loc, a, b, c);
     };
-    constexpr double kHalfPi = 1.5707963267948966192313216916398;
+    constexpr double kPi = 3.14159265358979323846264338327950288;
     Value x = op.getOperand();
-    Value k = math::RoundEvenOp::create(
-        rewriter, loc,
-        arith::MulFOp::create(rewriter, loc, x, f(float(1.0 / kHalfPi))));
-    Value minusK = arith::NegFOp::create(rewriter, loc, k);
-    float p1 = float(kHalfPi);
-    float p2 = float(kHalfPi - double(p1));
-    float p3 = float(kHalfPi - double(p1) - double(p2));
+    // k = round(x / pi); for cos, k + 1/2 = round(x / pi - 1/2) + 1/2, the
+    // nearest odd multiple of pi/2.
+    Value quotient =
+        arith::MulFOp::create(rewriter, loc, x, f(float(1.0 / kPi)));
+    if (!isSin)
+      quotient = arith::SubFOp::create(rewriter, loc, quotient, f(0.5f));
+    Value k = math::RoundEvenOp::create(rewriter, loc, quotient);
+    Value turns = isSin ? k : arith::AddFOp::create(rewriter, loc, k,
+                                                    f(0.5f));
+    Value minusTurns = arith::NegFOp::create(rewriter, loc, turns);
+    float p1 = float(kPi);
+    float p2 = float(kPi - double(p1));
+    float p3 = float(kPi - double(p1) - double(p2));
     Value r = x;
     for (float part : {p1, p2, p3})
-      r = fma(minusK, f(part), r);
-    // Quadrant: k mod 4 (two's complement keeps it right for negative k);
-    // cos(x) = sin(x + pi/2) is the next quadrant's sine.
-    Value quadrant = arith::FPToSIOp::create(rewriter, loc, intType, k);
-    if (!isSin)
-      quadrant = arith::AddIOp::create(rewriter, loc, quadrant, i(1));
-    quadrant = arith::AndIOp::create(rewriter, loc, quadrant, i(3));
-    // Odd quadrants take the cosine polynomial, quadrants 2 and 3 negate.
-    Value odd = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(rewriter, loc, quadrant, i(1)), i(0));
-    Value negate = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(rewriter, loc, quadrant, i(2)), i(0));
-    auto pick = [&](float cosine, float sine) -> Value {
-      return arith::SelectOp::create(rewriter, loc, odd, f(cosine), f(sine));
-    };
-    // sin(r) = r (1 + r^2 (s1 + r^2 (s2 + ...))), cos(r) = 1 + r^2 (c1 +
-    // ...): one chain with the chosen coefficients.
+      r = fma(minusTurns, f(part), r);
+    // sin(r) = r + r^3 (c1 + r^2 (c2 + ...)).
     Value r2 = arith::MulFOp::create(rewriter, loc, r, r);
-    Value poly = pick(-2.59630184e-7f, -2.50293279e-8f);
-    poly = fma(r2, poly, pick(2.47562348e-5f, 2.76001265e-6f));
-    poly = fma(r2, poly, pick(-1.38883304e-3f, -1.98426045e-4f));
-    poly = fma(r2, poly, pick(4.16666418e-2f, 8.33334774e-3f));
-    poly = fma(r2, poly, pick(-0.5f, -0.166666672f));
-    poly = fma(r2, poly, f(1.0f));
-    Value factor = arith::SelectOp::create(rewriter, loc, odd, f(1.0f), r);
-    Value value = arith::MulFOp::create(rewriter, loc, factor, poly);
-    Value result = arith::SelectOp::create(
-        rewriter, loc, negate, arith::NegFOp::create(rewriter, loc, value),
-        value);
+    Value poly = f(-2.38889548e-8f);
+    for (float c : {2.75253888e-6f, -1.98408685e-4f, 8.33333097e-3f,
+                    -0.166666672f})
+      poly = fma(r2, poly, f(c));
+    Value r3 = arith::MulFOp::create(rewriter, loc, r, r2);
+    Value value = fma(r3, poly, r);
+    // sin(x) = (-1)^k sin(r); cos(x) = sin(x + pi/2) = (-1)^(k+1) sin(r):
+    // the parity flips the sign bit.
+    Value parity = arith::FPToSIOp::create(rewriter, loc, intType, k);
+    if (!isSin)
+      parity = arith::AddIOp::create(rewriter, loc, parity, i(1));
+    Value sign = arith::ShLIOp::create(
+        rewriter, loc, arith::AndIOp::create(rewriter, loc, parity, i(1)),
+        i(31));
+    Value bits = arith::BitcastOp::create(rewriter, loc, intType, value);
+    Value result = arith::BitcastOp::create(
+        rewriter, loc, type, arith::XOrIOp::create(rewriter, loc, bits, sign));
     if (isSin) {
-      // sin(-0) is -0 (the reduction turns it into +0).
+      // sin(-0) is -0 (the reduction's sum of +0 and -0 is +0).
       Value isZero = arith::CmpFOp::create(
           rewriter, loc, arith::CmpFPredicate::OEQ, x, f(0.0f));
       result = arith::SelectOp::create(rewriter, loc, isZero, x, result);

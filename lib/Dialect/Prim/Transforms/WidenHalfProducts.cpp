@@ -26,6 +26,36 @@ using namespace mlir::tc::prim;
 
 namespace {
 
+static Value throughLayout(PatternRewriter &rewriter, Location loc,
+                           Value wide, ArrayRef<Operation *> layout) {
+  for (Operation *step : llvm::reverse(layout)) {
+    if (auto reshape = dyn_cast<ReshapeOp>(step))
+      wide = ReshapeOp::create(rewriter, loc, wide, reshape.getShapeAttr());
+    else
+      wide = PermuteOp::create(rewriter, loc, wide,
+                               cast<PermuteOp>(step).getPermutationAttr());
+  }
+  return wide;
+}
+
+/// `v` in f32, converted where it is computed and then through the
+/// permutes and reshapes between (a convert commutes with them): a
+/// transposed weight then stays a transpose of a dense conversion, which a
+/// GEMM reads with its transpose flag, where converting the transpose was
+/// a strided copy (ResNet-50's bf16 classifier weight: 4 ms of a 190 ms
+/// CPU step, against 0.9 for its GEMM).
+static Value widenBelowLayout(PatternRewriter &rewriter, Location loc,
+                              Value v) {
+  SmallVector<Operation *> layout;
+  while (isa_and_nonnull<ReshapeOp, PermuteOp>(v.getDefiningOp())) {
+    layout.push_back(v.getDefiningOp());
+    v = v.getDefiningOp()->getOperand(0);
+  }
+  Value wide = ConvertOp::create(rewriter, loc, v,
+                                 TypeAttr::get(rewriter.getF32Type()));
+  return throughLayout(rewriter, loc, wide, layout);
+}
+
 struct WidenHalfDot : public OpRewritePattern<DotOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -35,9 +65,8 @@ struct WidenHalfDot : public OpRewritePattern<DotOp> {
     if (!elt.isF16() && !elt.isBF16())
       return rewriter.notifyMatchFailure(op, "not a half-precision product");
     Location loc = op.getLoc();
-    TypeAttr f32 = TypeAttr::get(rewriter.getF32Type());
-    Value lhs = ConvertOp::create(rewriter, loc, op.getLhs(), f32);
-    Value rhs = ConvertOp::create(rewriter, loc, op.getRhs(), f32);
+    Value lhs = widenBelowLayout(rewriter, loc, op.getLhs());
+    Value rhs = widenBelowLayout(rewriter, loc, op.getRhs());
     Value product = DotOp::create(
         rewriter, loc, lhs, rhs, op.getLhsBatchAttr(), op.getRhsBatchAttr(),
         op.getLhsContractingAttr(), op.getRhsContractingAttr());
@@ -130,18 +159,6 @@ static Value widenedProduct(Value v, SmallVectorImpl<Operation *> &layout) {
 }
 
 /// `wide` through the layout ops `layout` (outermost first), rebuilt.
-static Value throughLayout(PatternRewriter &rewriter, Location loc,
-                           Value wide, ArrayRef<Operation *> layout) {
-  for (Operation *step : llvm::reverse(layout)) {
-    if (auto reshape = dyn_cast<ReshapeOp>(step))
-      wide = ReshapeOp::create(rewriter, loc, wide, reshape.getShapeAttr());
-    else
-      wide = PermuteOp::create(rewriter, loc, wide,
-                               cast<PermuteOp>(step).getPermutationAttr());
-  }
-  return wide;
-}
-
 struct AddToWidenedProduct : public OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 

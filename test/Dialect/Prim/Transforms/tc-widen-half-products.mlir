@@ -21,6 +21,20 @@ func.func @products(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %ha: tensor<2x
   return %0, %1, %2 : tensor<8x4xbf16>, tensor<2x3x7xf16>, tensor<2x2xf32>
 }
 
+// A transposed weight (a linear layer's) is widened where it is stored and
+// transposed after: the GEMM reads the transpose with its flag, where a
+// conversion of the transpose was a strided copy.
+// CHECK-LABEL: func.func @transposed_weight
+// CHECK: %[[X:.*]] = prim.convert %arg0 to f32 : tensor<8x16xbf16>
+// CHECK: %[[W:.*]] = prim.convert %arg1 to f32 : tensor<4x16xbf16>
+// CHECK: %[[T:.*]] = prim.permute %[[W]], [1, 0] : tensor<4x16xf32>
+// CHECK: prim.dot %[[X]], %[[T]], batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x4xf32>
+func.func @transposed_weight(%x: tensor<8x16xbf16>, %w: tensor<4x16xbf16>) -> tensor<8x4xbf16> {
+  %t = prim.permute %w, [1, 0] : tensor<4x16xbf16>
+  %0 = prim.dot %x, %t, batch [] x [], contract [1] x [0] : tensor<8x16xbf16>, tensor<16x4xbf16>
+  return %0 : tensor<8x4xbf16>
+}
+
 // A bias added to a widened product, through the layout ops of an expanded
 // convolution: the add in f32 and one rounding, as eager's epilogue (the
 // product rounded, then the sum, was 1 ulp off in f16).

@@ -336,18 +336,19 @@ def _tc_replays() -> int:
 
 
 def _profile(title: str, step, path: str) -> None:
-    """Appends the 40 kernels that take the most device time in one step
-    to `path`."""
+    """Appends the 40 ops that take the most device time in one step to
+    `path`, then its kernels by kind and name (kernel_table)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU,
                              ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
+    import kernel_table
     table = prof.key_averages().table(sort_by="self_device_time_total",
                                       row_limit=40, max_name_column_width=70)
     with open(path, "a") as f:
-        f.write(f"== {title}\n{table}\n")
+        f.write(f"== {title}\n{table}\n{kernel_table.summarize(prof)}\n")
 
 
 def agreement(out, reference,

@@ -84,6 +84,10 @@ def main() -> int:
         print(f"== {name}: first step {total:.3f} s")
         for key, seconds in spent.most_common():
             print(f"  {seconds * 1e3:9.1f} ms {calls[key]:4d} calls  {key}")
+        try:  # Dynamo's own phases (a private table; absent on some torch)
+            print(torch._dynamo.utils.compile_times(repr="str"))
+        except Exception as error:  # noqa: BLE001
+            print(f"  (no Dynamo compile times: {error})")
         sys.stdout.flush()
         del step, base
         torch._dynamo.reset()

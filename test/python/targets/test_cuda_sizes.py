@@ -125,6 +125,22 @@ def test_weight_gradient_over_batch_and_sequence(fresh_tc, dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 1024, 1024), (8, 512, 768),
+                                   (3, 333, 97)])
+def test_norm_weight_gradient_with_row_statistic(fresh_tc, dtype, shape):
+    """RMSNorm's (and layer norm's) weight gradient: the sum over rows of
+    dy * x * rstd reads a per-row statistic along its index. It is a column
+    sum split in partials all the same (taken for a row reduction, it ran a
+    block per column striding down 4096 rows: 160 us a layer of Llama's
+    backward, 315 GB/s)."""
+    g = randn(*shape, dtype=dtype)
+    x = torch.randn(*shape, device="cuda")
+    rstd = torch.rand(*shape[:-1], 1, device="cuda") + 0.5
+    check(lambda g, x, rstd: (g.float() * (x * rstd)).sum((0, 1)),
+          g, x, rstd, atol=1e-1 * shape[0] ** 0.5, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("offset", [1, 3, 8])
 def test_pointwise_on_views(fresh_tc, dtype, offset):
     """GELU on a column slice starting `offset` elements in (an input at

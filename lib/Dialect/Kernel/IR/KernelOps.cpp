@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "tc/Dialect/Utils/FunctionLike.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -17,30 +18,54 @@ using namespace mlir::tc::kernel;
 
 #include "tc/Dialect/Kernel/IR/KernelEnums.cpp.inc"
 
+/// Bytes of `type`, a dynamic dimension counted as kDynamicWeight elements
+/// (a symbolic row count: the static dimensions then decide).
+static int64_t accessWeight(MemRefType type) {
+  constexpr int64_t kDynamicWeight = 1024;
+  int64_t elements = 1;
+  for (int64_t size : type.getShape())
+    elements *= ShapedType::isDynamic(size) ? kDynamicWeight : size;
+  int64_t bits = type.getElementType().isIntOrFloat()
+                     ? type.getElementType().getIntOrFloatBitWidth()
+                     : 64;
+  return elements * std::max<int64_t>(1, bits / 8);
+}
+
 bool mlir::tc::kernel::indexesInnermostDim(Value iv) {
   SetVector<Value> derived;
   derived.insert(iv);
-  for (size_t i = 0; i < derived.size(); ++i) {
-    for (OpOperand &use : derived[i].getUses()) {
-      Operation *user = use.getOwner();
-      if (auto load = dyn_cast<memref::LoadOp>(user)) {
-        if (!load.getIndices().empty() && load.getIndices().back() == derived[i])
-          return true;
-        continue;
-      }
-      if (auto store = dyn_cast<memref::StoreOp>(user)) {
-        if (!store.getIndices().empty() &&
-            store.getIndices().back() == derived[i])
-          return true;
-        continue;
-      }
-      if (user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
+  for (size_t i = 0; i < derived.size(); ++i)
+    for (Operation *user : derived[i].getUsers())
+      if (!isa<memref::LoadOp, memref::StoreOp>(user) &&
+          user->getNumResults() == 1 &&
+          user->getResult(0).getType().isIndex())
         derived.insert(user->getResult(0));
+  // Each access `iv` indexes, weighted by its buffer's bytes: along its
+  // innermost dimension (contiguous) or across it (strided).
+  int64_t contiguous = 0, strided = 0;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  for (Value value : derived) {
+    for (Operation *user : value.getUsers()) {
+      ValueRange indices;
+      MemRefType type;
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        indices = load.getIndices();
+        type = load.getMemRefType();
+      } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        indices = store.getIndices();
+        type = store.getMemRefType();
+      } else {
+        continue;
+      }
+      if (indices.empty() || !seen.insert(user).second ||
+          !llvm::any_of(indices, [&](Value v) { return derived.contains(v); }))
+        continue;
+      (derived.contains(indices.back()) ? contiguous : strided) +=
+          accessWeight(type);
     }
   }
-  return false;
+  return contiguous > 0 && contiguous >= strided;
 }
-
 
 TypedAttr mlir::tc::kernel::getCombinerIdentity(Builder &b, CombinerKind kind,
                                                 Type type) {

@@ -251,3 +251,48 @@ kernel.schedule @main(%x: memref<1608224xi32>, %out: memref<i32>) {
   kernel.launch @ragged(%x, %out) : memref<1608224xi32>, memref<i32>
   kernel.return
 }
+
+// -----
+
+// RMSNorm's weight gradient: a column sum over 4 x 1024 rows of
+// dy[r, c] * x[r, c] * rstd[r]. Its index walks the per-row statistic
+// rstd contiguously but the big buffers across their rows: a column sum
+// (4 KiB read along it, 24 MiB across), split with the partials last, not
+// taken for a row reduction (then it had 1024 points and stayed whole:
+// Llama's step spent 160 us there).
+// WIDE-LABEL: kernel.kernel @rms_weight_grad_partial
+// WIDE-SAME: memref<1024x128xf32>) attributes {domain = array<i64: 128, 1024>}
+// WIDE: kernel.reduce add %c32
+// WIDE-LABEL: kernel.kernel @rms_weight_grad(
+// WIDE: kernel.reduce add %c128
+kernel.kernel @rms_weight_grad(%dy: memref<4096x1024xbf16>, %x: memref<4x1024x1024xf32>, %rstd: memref<4x1024xf32>, %out: memref<1024xf32>) attributes {domain = array<i64>} {
+  %c4 = arith.constant 4 : index
+  %c1024 = arith.constant 1024 : index
+  kernel.loop %c1024 {
+  ^bb0(%c: index):
+    %zero = arith.constant 0.0 : f32
+    %s = kernel.reduce add %c4 init %zero : f32 {
+    ^bb0(%b: index):
+      %zero2 = arith.constant 0.0 : f32
+      %base = arith.muli %b, %c1024 : index
+      %t = kernel.reduce add %c1024 init %zero2 : f32 {
+      ^bb0(%r: index):
+        %row = arith.addi %base, %r : index
+        %g = memref.load %dy[%row, %c] : memref<4096x1024xbf16>
+        %gf = arith.extf %g : bf16 to f32
+        %v = memref.load %x[%b, %r, %c] : memref<4x1024x1024xf32>
+        %k = memref.load %rstd[%b, %r] : memref<4x1024xf32>
+        %n = arith.mulf %v, %k : f32
+        %p = arith.mulf %gf, %n : f32
+        kernel.yield %p : f32
+      }
+      kernel.yield %t : f32
+    }
+    memref.store %s, %out[%c] : memref<1024xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%dy: memref<4096x1024xbf16>, %x: memref<4x1024x1024xf32>, %rstd: memref<4x1024xf32>, %out: memref<1024xf32>) {
+  kernel.launch @rms_weight_grad(%dy, %x, %rstd, %out) : memref<4096x1024xbf16>, memref<4x1024x1024xf32>, memref<4x1024xf32>, memref<1024xf32>
+  kernel.return
+}

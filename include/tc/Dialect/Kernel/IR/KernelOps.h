@@ -30,9 +30,12 @@ namespace mlir::tc::kernel {
 /// integer for max, +inf or the largest for min).
 TypedAttr getCombinerIdentity(Builder &b, CombinerKind kind, Type type);
 
-/// Whether `iv` (a loop's or reduction's induction variable) flows, through
-/// index arithmetic, into the innermost index of a load or store: then
-/// neighbouring iterations touch neighbouring addresses.
+/// Whether `iv` (a loop's or reduction's induction variable) walks memory
+/// contiguously: it flows, through index arithmetic, into the innermost
+/// index of the loads and stores it indexes, weighted by their buffers'
+/// bytes, at least as much as into other indices. A column sum that also
+/// reads a per-row statistic (RMSNorm's weight gradient: x[r, c] * dy[r, c]
+/// * rstd[r] summed over r) walks across its big buffers and is not.
 bool indexesInnermostDim(Value iv);
 
 } // namespace mlir::tc::kernel

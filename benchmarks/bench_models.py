@@ -51,6 +51,7 @@ table. TF32 is off everywhere.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -249,6 +250,12 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
 
     eager_lines = _FallbackLines() if backend == "tc" else None
     _sync(device)
+    # Each backend's first step starts from a collected heap: the garbage
+    # of the backend before (the objects Inductor's compile leaves) made the
+    # collector's passes in the next backend's first step cost 0.6-0.9 s
+    # (BERT, GPT-2 training on the H100, `probe_backend_phases.py --after
+    # inductor`), charged to the wrong backend.
+    gc.collect()
     start = time.perf_counter()
     result = step()
     _sync(device)

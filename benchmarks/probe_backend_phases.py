@@ -13,9 +13,12 @@ import argparse
 import collections
 import copy
 import functools
+import gc
 import importlib
+import os
 import pathlib
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -43,7 +46,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="gpt2")
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--after", default="eager",
+                        help="backends whose first steps come before tc's "
+                        "(bench_models runs eager, then inductor)")
     opts = parser.parse_args()
+    # Fresh caches, as bench_models' processes have: every compile is real.
+    cache = tempfile.mkdtemp(prefix="tc-probe-phases-")
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TC_CACHE_DIR",
+                "CUDA_CACHE_PATH"):
+        os.environ[var] = os.path.join(cache, var.lower())
     import torch
     import tc  # noqa: F401
     spent: collections.Counter = collections.Counter()
@@ -61,6 +72,28 @@ def main() -> int:
                 spent[_key] += time.perf_counter() - start
                 calls[_key] += 1
         setattr(module, attr, functools.wraps(original)(timed))
+    # Time the garbage collector takes during tc's first step.
+    collecting: dict = {"start": 0.0, "spent": 0.0, "runs": 0}
+
+    def on_gc(phase, info):
+        if phase == "start":
+            collecting["start"] = time.perf_counter()
+        else:
+            collecting["spent"] += time.perf_counter() - collecting["start"]
+            collecting["runs"] += 1
+    gc.callbacks.append(on_gc)
+    # _trace_node by the node's target: which ops make_fx traces alone.
+    import tc.direct
+    traced_by: collections.Counter = collections.Counter()
+    trace_node = tc.direct._trace_node
+
+    def by_target(b, node):
+        start = time.perf_counter()
+        try:
+            return trace_node(b, node)
+        finally:
+            traced_by[str(node.target)[:60]] += time.perf_counter() - start
+    tc.direct._trace_node = by_target
     device = torch.device(opts.device)
     for name in opts.models.split(","):
         spent.clear()
@@ -69,7 +102,17 @@ def main() -> int:
         eager = copy.deepcopy(base)
         bench_models.make_step(name, eager, eager, inputs, training)()
         del eager
+        for other in opts.after.split(","):
+            if other and other != "eager":
+                copied = copy.deepcopy(base)
+                bench_models.make_step(
+                    name, torch.compile(copied, backend=other), copied,
+                    inputs, training)()
+                del copied
         torch._dynamo.reset()
+        traced_by.clear()
+        gc.collect()  # as bench_models does before each first step
+        collecting.update(spent=0.0, runs=0)
         import tc.backend
         step = bench_models.make_step(
             name, torch.compile(base, backend=tc.backend.tc_backend), base,
@@ -81,9 +124,13 @@ def main() -> int:
         if device.type == "cuda":
             torch.cuda.synchronize()
         total = time.perf_counter() - start
-        print(f"== {name}: first step {total:.3f} s")
+        print(f"== {name}: first step {total:.3f} s (after "
+              f"{opts.after}; gc {collecting['spent'] * 1e3:.0f} ms in "
+              f"{collecting['runs']} runs)")
         for key, seconds in spent.most_common():
             print(f"  {seconds * 1e3:9.1f} ms {calls[key]:4d} calls  {key}")
+        for target, seconds in traced_by.most_common(6):
+            print(f"  {seconds * 1e3:9.1f} ms  traced alone: {target}")
         try:  # Dynamo's own phases (a private table; absent on some torch)
             print(torch._dynamo.utils.compile_times(repr="str"))
         except Exception as error:  # noqa: BLE001

@@ -7,7 +7,8 @@ warm-up calls.
 
 Cases: max pooling 3x3/2 of a [8, 64, 112, 112] activation channels-last
 in memory (ResNet's stem pooling compiled apart from its convolution)
-and after a ReLU; global average pooling of ResNet-50's [8, 2048, 7, 7]
+and after a ReLU, and after a ReLU in bf16 at ResNet-50 bf16's batch 16;
+global average pooling of ResNet-50's [8, 2048, 7, 7]
 head, channels-last, after a ReLU, flattened; a column sum [4096, 1024].
 Each result is checked against eager's.
 """
@@ -44,6 +45,10 @@ def main() -> int:
         "relu + max_pool2d 3x3/2 [8,64,112,112] channels-last": (
             lambda x: F.max_pool2d(x.relu(), 3, 2, 1),
             torch.randn(8, 64, 112, 112).contiguous(memory_format=last)),
+        "relu + max_pool2d 3x3/2 [16,64,112,112] bf16 channels-last": (
+            lambda x: F.max_pool2d(x.relu(), 3, 2, 1),
+            torch.randn(16, 64, 112, 112).to(torch.bfloat16).contiguous(
+                memory_format=last)),
         "relu + global avg pool [8,2048,7,7] channels-last": (
             lambda x: F.adaptive_avg_pool2d(x.relu(), 1).flatten(1),
             torch.randn(8, 2048, 7, 7).contiguous(memory_format=last)),

@@ -6,6 +6,8 @@
 
 #include "tc/Conversion/Passes.h"
 
+#include "ExactRoundings.h"
+
 #include "tc/Dialect/Kernel/Utils/Checks.h"
 #include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 
@@ -477,6 +479,14 @@ struct ConvertKernelToCPUPass
       if (isa<arith::ExtFOp, arith::TruncFOp>(op))
         op->removeAttr("fastmath");
     });
+    // Roundings of values bf16 holds exactly (a chain of maxima: max
+    // pooling, ReLU) are the identity: the chain runs in f32.
+    {
+      RewritePatternSet exact(&getContext());
+      populateExactRoundingPatterns(exact);
+      if (failed(applyPatternsGreedily(module, std::move(exact))))
+        return signalPassFailure();
+    }
     RewritePatternSet expansion(&getContext());
     arith::populateExpandBFloat16Patterns(expansion);
     if (failed(applyPatternsGreedily(module, std::move(expansion))))

@@ -65,3 +65,38 @@ kernel.kernel @bf16_select(%x: memref<4xbf16>, %y: memref<4xbf16>, %out: memref<
   memref.store %r, %out[%i] : memref<4xbf16>
   kernel.return
 }
+
+// A max pooling window over ReLU's outputs, with a padded position's
+// choice of -inf: each maximum, ReLU and choice returns one of its
+// operands, a bf16 value, so the chain runs in f32 and rounds once, before
+// the store (one rounding: one truncation to 16 bits, the store's).
+// CHECK-LABEL: func.func @bf16_max_chain
+// CHECK-NOT: arith.trunci
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.trunci
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.trunci
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.trunci
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK-NOT: arith.trunci
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<4x8xbf16>
+kernel.kernel @bf16_max_chain(%x: memref<4x8xbf16>, %y: memref<4x8xbf16>, %pad: memref<4xi1>, %out: memref<4x8xbf16>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : bf16
+  %lowest = arith.constant 0xFF80 : bf16
+  %p = memref.load %pad[%i] : memref<4xi1>
+  kernel.loop %c8 {
+  ^bb0(%j: index):
+    %a = memref.load %x[%i, %j] : memref<4x8xbf16>
+    %ra = arith.maximumf %a, %zero : bf16
+    %sa = arith.select %p, %ra, %lowest : bf16
+    %b = memref.load %y[%i, %j] : memref<4x8xbf16>
+    %rb = arith.maximumf %b, %zero : bf16
+    %m = arith.maximumf %sa, %rb : bf16
+    memref.store %m, %out[%i, %j] : memref<4x8xbf16>
+  }
+  kernel.return
+}

@@ -201,6 +201,34 @@ kernel.kernel @colsum(%x: memref<4096x1000xf32>, %out: memref<1000xf32>) attribu
 
 // -----
 
+// The same with a per-row statistic read along the index (RMSNorm's weight
+// gradient: dy * x * rstd summed over the rows): the index walks rstd
+// contiguously but the big buffers across their rows, so this is still a
+// column sum, a thread per column (as a row reduction, each column's block
+// of threads strode down the rows: uncoalesced).
+// CHECK-LABEL: gpu.func @colsum_row_statistic
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: scf.for %[[R:.*]] = %c0 to %c4096 step %c1 iter_args
+// CHECK: memref.load %{{.*}}[%[[R]], %{{.*}}] : memref<4096x1000xf32>
+// CHECK: memref.load %{{.*}}[%[[R]]] : memref<4096xf32>
+// CHECK-NOT: gpu.all_reduce
+kernel.kernel @colsum_row_statistic(%x: memref<4096x1000xf32>, %rstd: memref<4096xf32>, %out: memref<1000xf32>) attributes {domain = array<i64: 1000>} {
+  %j = kernel.index 0
+  %c4096 = arith.constant 4096 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %c4096 init %zero : f32 {
+  ^bb0(%r: index):
+    %v = memref.load %x[%r, %j] : memref<4096x1000xf32>
+    %k = memref.load %rstd[%r] : memref<4096xf32>
+    %p = arith.mulf %v, %k : f32
+    kernel.yield %p : f32
+  }
+  memref.store %s, %out[%j] : memref<1000xf32>
+  kernel.return
+}
+
+// -----
+
 // 64-bit sums have no shuffle-based block reduction: row per thread.
 // CHECK-LABEL: gpu.func @rowsum_i64
 // CHECK-NOT: gpu.all_reduce

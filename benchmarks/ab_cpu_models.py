@@ -30,8 +30,14 @@ def main() -> int:
     with torch.no_grad():
         inductor = torch.compile(model)
         compiled = torch.compile(model, backend="tc")
-        torch.testing.assert_close(compiled(*inputs), model(*inputs),
-                                   rtol=1e-3, atol=1e-3)
+        # bf16 rows at bench_models' bf16 bound (relative L2 error 5e-2).
+        expected, got = model(*inputs), compiled(*inputs)
+        if name in models_cpu.BF16:
+            error = float((got.float() - expected.float()).norm()
+                          / expected.float().norm())
+            assert error <= 5e-2, f"relative L2 error {error:.3g}"
+        else:
+            torch.testing.assert_close(got, expected, rtol=1e-3, atol=1e-3)
         for _ in range(3):
             inductor(*inputs)
             compiled(*inputs)

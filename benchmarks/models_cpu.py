@@ -99,3 +99,18 @@ def optimizer(model):
     """The CPU rows' optimizer: plain SGD (issue 32's steps)."""
     import torch
     return torch.optim.SGD(model.parameters(), lr=1e-3)
+
+
+def warm_inference_pair(name: str):
+    """CPU model `name` (seed 0, eval mode), its inputs, and Inductor's and
+    tc's compiled copies, each called 3 times; call under no_grad."""
+    import torch
+    torch.manual_seed(0)
+    model, inputs, _ = build(name, False, torch.device("cpu"))
+    model.eval()
+    compiled = {"inductor": torch.compile(model),
+                "tc": torch.compile(model, backend="tc")}
+    for fn in compiled.values():
+        for _ in range(3):
+            fn(*inputs)
+    return model, inputs, compiled

@@ -23,15 +23,8 @@ def main() -> int:
     import tc  # noqa: F401 - registers the backend
     from torch.profiler import ProfilerActivity, profile
     name = sys.argv[1] if len(sys.argv) > 1 else "resnet50"
-    torch.manual_seed(0)
-    model, inputs, _ = models_cpu.build(name, False, torch.device("cpu"))
-    model.eval()
     with torch.no_grad():
-        compiled = {"inductor": torch.compile(model),
-                    "tc": torch.compile(model, backend="tc")}
-        for _ in range(3):
-            for fn in compiled.values():
-                fn(*inputs)
+        _, inputs, compiled = models_cpu.warm_inference_pair(name)
         for label, fn in compiled.items():
             with profile(activities=[ProfilerActivity.CPU]) as prof:
                 for _ in range(5):

@@ -55,15 +55,8 @@ def main() -> int:
     # up at each call.
     tc.library._run = timed(tc.library._run, 1)
     extern_kernels.convolution = timed(extern_kernels.convolution, 0)
-    torch.manual_seed(0)
-    model, inputs, _ = models_cpu.build(name, False, torch.device("cpu"))
-    model.eval()
     with torch.no_grad():
-        compiled = {"inductor": torch.compile(model),
-                    "tc": torch.compile(model, backend="tc")}
-        for fn in compiled.values():
-            for _ in range(3):
-                fn(*inputs)
+        _, inputs, compiled = models_cpu.warm_inference_pair(name)
         calls.clear()
         steps = {k: [] for k in compiled}
         convs = {k: [] for k in compiled}

@@ -215,6 +215,28 @@ def test_nan_and_inf_propagate(fresh_tc):
     same(got, expected)
 
 
+def test_bf16_chains_of_maxima_round_once_exactly(fresh_tc):
+    """bf16 maxima, minima, clamps, ReLU and a max pooling window (its
+    padding -inf) return one of their operands: tc's CPU lowering rounds
+    such a chain once, at its store (ExactRoundings.cpp). Bit for bit
+    eager's, NaN, infinities and -0 included."""
+    def f(x, y):
+        pooled = torch.nn.functional.max_pool2d(torch.relu(x), 3, 2, 1)
+        chain = torch.minimum(torch.maximum(x, y).abs(), -y).clamp(-2, 2)
+        return pooled, chain, torch.where(x > 0, x, -x).amax(-1)
+
+    x = torch.randn(2, 8, 9, 9).to(torch.bfloat16)
+    y = torch.randn(2, 8, 9, 9).to(torch.bfloat16)
+    x[0, 0, 0, 0] = float("nan")
+    x[0, 1, 4, 4] = float("inf")
+    x[1, 2, 3, 3] = -float("inf")
+    y[1, 0, 2, 2] = float("nan")
+    x[1, 3, 1, 1] = -0.0
+    got, expected, *_ = run_both(f, x, y)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=0, atol=0, equal_nan=True)
+
+
 # -- integer division and overflow ------------------------------------------
 
 def test_integer_division_rounding(fresh_tc):

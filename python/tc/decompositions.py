@@ -24,7 +24,8 @@ from tc.support import SUPPORTED_OPS
 
 __all__ = ["DecomposedOps", "aten_op", "core_aten_decompositions",
            "decomposed_ops", "explicit_decompositions",
-           "forward_decompositions", "joint_decompositions"]
+           "explicit_forward_decompositions", "forward_decompositions",
+           "joint_decompositions", "table_decomposes"]
 
 
 #: Ops outside the core ATen set whose PyTorch decompositions reach ops tc
@@ -179,6 +180,29 @@ def forward_decompositions() -> dict:
     for name in _INFERENCE_ONLY_DECOMPOSITIONS:
         table.pop(aten_op(name), None)
     return table
+
+
+@functools.lru_cache(maxsize=1)
+def explicit_forward_decompositions() -> dict:
+    """`explicit_decompositions()` for a training graph's forward: what
+    `forward_decompositions()` is to `core_aten_decompositions()`."""
+    table = dict(explicit_decompositions())
+    for name in _INFERENCE_ONLY_DECOMPOSITIONS:
+        table.pop(aten_op(name), None)
+    return table
+
+
+def table_decomposes(op: Any, training: bool) -> bool:
+    """Whether `core_aten_decompositions()` (`forward_decompositions()`
+    with `training`) decomposes ATen op `op`, without building it. An op
+    of another namespace is never left by a trace with the explicit table
+    alone: the whole table adds only CompositeImplicitAutograd ops to it,
+    which make_fx decomposes anyway."""
+    if not isinstance(op, torch._ops.OpOverload) or op.namespace != "aten":
+        return False
+    if training and op in {aten_op(n) for n in _INFERENCE_ONLY_DECOMPOSITIONS}:
+        return False
+    return str(op) in decomposed_ops()
 
 
 class DecomposedOps:

@@ -15,7 +15,9 @@ import torch.fx
 import tc
 from tc import compat
 from tc.decompositions import (core_aten_decompositions, decomposed_ops,
-                               explicit_decompositions, forward_decompositions)
+                               explicit_decompositions,
+                               explicit_forward_decompositions,
+                               forward_decompositions, table_decomposes)
 
 logger = logging.getLogger("tc")
 
@@ -196,6 +198,32 @@ _GLOBAL_STATE_TARGETS = ("_set_grad_enabled", "autocast", "set_autocast",
 
 
 
+def _make_fx_decomposed(gm: torch.fx.GraphModule, inputs: list,
+                        training: bool) -> torch.fx.GraphModule:
+    """make_fx of `gm` with tc's table (`forward_decompositions()` for a
+    training graph's forward, else `core_aten_decompositions()`), traced
+    first with its explicit part, built in milliseconds where the whole
+    table takes 0.1-0.2 s once a process (a sizeable part of a training
+    graph's first step): the two traces differ only where the first keeps
+    an op the whole table decomposes, and then it is traced again."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    explicit = (explicit_forward_decompositions() if training
+                else explicit_decompositions())
+    grad_enabled = torch.is_grad_enabled()
+    traced = make_fx(gm, decomposition_table=explicit)(*inputs)
+    left = sorted({str(node.target) for node in traced.graph.nodes
+                   if node.op == "call_function"
+                   and table_decomposes(node.target, training)})
+    if not left:
+        return traced
+    logger.debug("tc: traced again with the whole table: %s", left)
+    whole = forward_decompositions() if training \
+        else core_aten_decompositions()
+    torch.set_grad_enabled(grad_enabled)  # as the first trace began
+    return make_fx(gm, decomposition_table=whole)(*inputs)
+
+
 def trace_one_pass(gm: torch.fx.GraphModule,
                    example_inputs: Sequence[Any], direct: bool = False
                    ) -> torch.fx.GraphModule | None:
@@ -253,7 +281,6 @@ def trace_one_pass(gm: torch.fx.GraphModule,
 
     from torch._guards import TracingContext, detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     fake_mode = detect_fake_mode(example_inputs)
     if fake_mode is None:
@@ -275,9 +302,8 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             with fake_mode:
                 inputs = [fake_mode.from_tensor(x, static_shapes=True)
                           for x in example_inputs]
-                traced = make_fx(gm, decomposition_table=(
-                    core_aten_decompositions() if direct
-                    else forward_decompositions()))(*inputs)
+                traced = _make_fx_decomposed(gm, inputs,
+                                             training=not direct)
     except Exception as error:  # AOTAutograd may still manage
         logger.debug("tc: one-pass ATen trace failed (%s: %s); using "
                      "AOTAutograd", type(error).__name__, error)

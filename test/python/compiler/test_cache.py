@@ -149,6 +149,57 @@ def test_decomposed_ops_are_answered_without_the_table():
     assert checked > 2000
 
 
+def test_the_forward_table_is_answered_without_the_table():
+    """A training graph's trace asks the same per op of the forward table
+    (the whole table less the inference-only decompositions)."""
+    from tc import decompositions
+
+    forward = decompositions.forward_decompositions()
+    explicit = decompositions.explicit_forward_decompositions()
+    assert set(explicit) <= set(forward)
+    checked = 0
+    for op in decompositions.core_aten_decompositions():
+        if getattr(op, "namespace", None) != "aten":
+            continue
+        assert decompositions.table_decomposes(op, False), op
+        assert decompositions.table_decomposes(op, True) == (op in forward), op
+        checked += 1
+    assert checked > 500
+    mm = torch.ops.aten.mm.default
+    assert not decompositions.table_decomposes(mm, True)
+
+
+TRAINING_PROGRAM = textwrap.dedent("""
+    import json, torch, tc, tc.decompositions as d
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                            torch.nn.LayerNorm(32), torch.nn.Linear(32, 4))
+    x = torch.randn(8, 16)
+    loss = torch.compile(m, backend="tc")(x).square().mean()
+    loss.backward()
+    grads = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    m(x).square().mean().backward()
+    for g, p in zip(grads, m.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    print(json.dumps(dict(tc.counters, built=[
+        f.cache_info().currsize for f in (d.forward_decompositions,
+                                          d.core_aten_decompositions)])))
+""")
+
+
+def test_a_training_trace_builds_no_whole_table(tmp_path):
+    """make_fx traces a training graph's forward with the table's explicit
+    part; the whole table (0.1-0.2 s to build) only where that trace keeps
+    an op the table decomposes. A small model's first training step builds
+    neither table, and its gradients are eager's."""
+    result = run(tmp_path, TRAINING_PROGRAM)
+    assert result["training_graphs"] == 1, result
+    assert result["aten_one_pass"] == 1, result
+    assert result["ops_eager"] == 0 and result["fallback_graphs"] == 0
+    assert result["built"] == [0, 0], result
+
+
 PRECOMPILE_PROGRAM = textwrap.dedent("""
     import json, os, sys, time, torch, torch._dynamo, tc
     torch.manual_seed(0)

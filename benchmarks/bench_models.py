@@ -201,6 +201,20 @@ class _FallbackLines:
         tc.set_logs()
 
 
+def tc_step_after_eager(name: str, base, inputs, training: bool):
+    """tc's step of `base` (make_step of its compiled model), after one
+    eager step of a copy, as the first steps here are taken (PyTorch's own
+    lazy setup done)."""
+    import copy
+    import torch
+    import tc.backend
+    eager = copy.deepcopy(base)
+    make_step(name, eager, eager, inputs, training)()
+    del eager
+    return make_step(name, torch.compile(base, backend=tc.backend.tc_backend),
+                     base, inputs, training)
+
+
 def make_step(name: str, fn, model, inputs, training: bool):
     """One step of model `name` through `fn` (the model, or its compiled
     wrapper): for training, the loss's backward and a foreach AdamW step

@@ -6,7 +6,6 @@ then the 30 with the most of their own.
     python3 benchmarks/cprofile_first_step.py bert
 """
 
-import copy
 import cProfile
 import pathlib
 import pstats
@@ -18,16 +17,10 @@ import bench_models  # noqa: E402
 
 def main() -> int:
     import torch
-    import tc.backend
     name = sys.argv[1] if len(sys.argv) > 1 else "bert"
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     base, inputs, training = bench_models.build(name, False, device)
-    eager = copy.deepcopy(base)
-    bench_models.make_step(name, eager, eager, inputs, training)()
-    del eager
-    step = bench_models.make_step(
-        name, torch.compile(base, backend=tc.backend.tc_backend), base,
-        inputs, training)
+    step = bench_models.tc_step_after_eager(name, base, inputs, training)
     profiler = cProfile.Profile()
     profiler.enable()
     step()

@@ -8,7 +8,6 @@ whole decomposition tables were built in it.
 
 from __future__ import annotations
 
-import copy
 import pathlib
 import sys
 import time
@@ -22,17 +21,11 @@ def main() -> int:
     import bench_models
     import models_cpu
     import tc
-    import tc.backend
     from tc import decompositions
     name = sys.argv[1] if len(sys.argv) > 1 else "mlp-train"
     base, inputs, training = models_cpu.build(name, False,
                                               torch.device("cpu"))
-    eager = copy.deepcopy(base)
-    bench_models.make_step(name, eager, eager, inputs, training)()
-    del eager
-    step = bench_models.make_step(
-        name, torch.compile(base, backend=tc.backend.tc_backend), base,
-        inputs, training)
+    step = bench_models.tc_step_after_eager(name, base, inputs, training)
     start = time.perf_counter()
     step()
     first = time.perf_counter() - start

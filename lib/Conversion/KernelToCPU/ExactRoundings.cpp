@@ -20,8 +20,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
@@ -47,25 +47,36 @@ static bool isBF16Constant(Value value) {
 
 /// Whether f32 `value` holds a bf16 value exactly: a widened bf16 value, a
 /// bf16 constant, or the maximum, minimum, choice, negation or absolute
-/// value of such values. `depth` bounds the walk.
-static bool holdsBF16(Value value, unsigned depth = 0) {
+/// value of such values. `known` memoizes the answers (a chain's values are
+/// shared: without it a DAG of maxima over one value walks exponentially
+/// many paths); `depth` bounds the walk.
+static bool holdsBF16(Value value, llvm::DenseMap<Value, bool> &known,
+                      unsigned depth = 0) {
   if (depth > 64)
     return false;
+  auto it = known.find(value);
+  if (it != known.end())
+    return it->second;
+  auto holds = [&](Value operand) {
+    return holdsBF16(operand, known, depth + 1);
+  };
+  bool answer = false;
   Operation *def = value.getDefiningOp();
   if (!def)
-    return false;
-  if (auto ext = dyn_cast<arith::ExtFOp>(def))
-    return isa<BFloat16Type>(getElementTypeOrSelf(ext.getIn().getType()));
-  if (isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
-          arith::MinNumFOp>(def))
-    return holdsBF16(def->getOperand(0), depth + 1) &&
-           holdsBF16(def->getOperand(1), depth + 1);
-  if (auto select = dyn_cast<arith::SelectOp>(def))
-    return holdsBF16(select.getTrueValue(), depth + 1) &&
-           holdsBF16(select.getFalseValue(), depth + 1);
-  if (isa<arith::NegFOp, math::AbsFOp>(def))
-    return holdsBF16(def->getOperand(0), depth + 1);
-  return isBF16Constant(value);
+    answer = false;
+  else if (auto ext = dyn_cast<arith::ExtFOp>(def))
+    answer = isa<BFloat16Type>(getElementTypeOrSelf(ext.getIn().getType()));
+  else if (isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+               arith::MinNumFOp>(def))
+    answer = holds(def->getOperand(0)) && holds(def->getOperand(1));
+  else if (auto select = dyn_cast<arith::SelectOp>(def))
+    answer = holds(select.getTrueValue()) && holds(select.getFalseValue());
+  else if (isa<arith::NegFOp, math::AbsFOp>(def))
+    answer = holds(def->getOperand(0));
+  else
+    answer = isBF16Constant(value);
+  known[value] = answer;
+  return answer;
 }
 
 /// `extf(truncf(x))` -> `x` where x holds a bf16 value; through a select
@@ -81,10 +92,11 @@ struct DropExactRounding : public OpRewritePattern<arith::ExtFOp> {
         !getElementTypeOrSelf(wide).isF32())
       return failure();
     // The f32 value `narrow` was rounded from, if exact; else null.
+    llvm::DenseMap<Value, bool> known;
     auto unrounded = [&](Value narrow) -> Value {
       auto trunc = narrow.getDefiningOp<arith::TruncFOp>();
       if (trunc && trunc.getIn().getType() == wide &&
-          holdsBF16(trunc.getIn()))
+          holdsBF16(trunc.getIn(), known))
         return trunc.getIn();
       return {};
     };

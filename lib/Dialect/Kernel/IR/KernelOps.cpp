@@ -19,16 +19,19 @@ using namespace mlir::tc::kernel;
 #include "tc/Dialect/Kernel/IR/KernelEnums.cpp.inc"
 
 /// Bytes of `type`, a dynamic dimension counted as kDynamicWeight elements
-/// (a symbolic row count: the static dimensions then decide).
+/// (a symbolic row count: the static dimensions then decide), saturating
+/// at 2^48 (the weights are only compared).
 static int64_t accessWeight(MemRefType type) {
-  constexpr int64_t kDynamicWeight = 1024;
-  int64_t elements = 1;
-  for (int64_t size : type.getShape())
-    elements *= ShapedType::isDynamic(size) ? kDynamicWeight : size;
+  constexpr int64_t kDynamicWeight = 1024, kMost = int64_t(1) << 48;
   int64_t bits = type.getElementType().isIntOrFloat()
                      ? type.getElementType().getIntOrFloatBitWidth()
                      : 64;
-  return elements * std::max<int64_t>(1, bits / 8);
+  int64_t bytes = std::max<int64_t>(1, bits / 8);
+  for (int64_t size : type.getShape()) {
+    int64_t extent = ShapedType::isDynamic(size) ? kDynamicWeight : size;
+    bytes = extent != 0 && bytes > kMost / extent ? kMost : bytes * extent;
+  }
+  return std::min(bytes, kMost);
 }
 
 bool mlir::tc::kernel::indexesInnermostDim(Value iv) {

@@ -197,6 +197,7 @@ def test_a_training_trace_builds_no_whole_table(tmp_path):
     assert result["training_graphs"] == 1, result
     assert result["aten_one_pass"] == 1, result
     assert result["ops_eager"] == 0 and result["fallback_graphs"] == 0
+    assert result["runtime_fallbacks"] == 0, result
     assert result["built"] == [0, 0], result
 
 

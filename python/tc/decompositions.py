@@ -192,6 +192,23 @@ def explicit_forward_decompositions() -> dict:
     return table
 
 
+class _ForwardDecomposedOps:
+    """`decomposed_ops()` for a training graph's forward: what
+    `forward_decompositions()` decomposes, by name."""
+
+    def __init__(self) -> None:
+        self._kept = {str(op) for op in map(
+            aten_op, _INFERENCE_ONLY_DECOMPOSITIONS) if op is not None}
+
+    def __contains__(self, name: object) -> bool:
+        return name not in self._kept and name in decomposed_ops()
+
+
+@functools.lru_cache(maxsize=1)
+def forward_decomposed_ops() -> _ForwardDecomposedOps:
+    return _ForwardDecomposedOps()
+
+
 def table_decomposes(op: Any, training: bool) -> bool:
     """Whether `core_aten_decompositions()` (`forward_decompositions()`
     with `training`) decomposes ATen op `op`, without building it. An op

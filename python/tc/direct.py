@@ -1,4 +1,4 @@
-"""Dynamo's graph to core ATen without tracing the whole graph (inference).
+"""Dynamo's graph to core ATen without tracing the whole graph.
 
 `make_fx` re-runs a Dynamo graph under fake tensors through PyTorch's
 dispatcher, proxy mode and decomposition table: ~1-2 ms per node, most of
@@ -22,15 +22,26 @@ neither a tensor nor a constant) returns None and the caller traces the
 whole graph with `make_fx` as before. In-place ops (`nn.ReLU(inplace=True)`,
 `out += identity`) are written as the in-place ATen ops, which the caller
 rewrites out of place as it does a traced graph's. Only graphs without
-global state reach here (the caller's checks), and none run under the
-caller's autocast (traced whole: autocast's casts are in the trace).
+global state reach here (the caller's checks); a graph entering an autocast
+region of its own is traced whole.
+
+A training graph's forward (tc differentiates the ATen graph itself) is
+written the same way, with the forward's decomposition table. Under the
+caller's autocast an op's dtype comes from the dispatcher's casts, which a
+rule does not write: the rules' values are computed with autocast off, and
+a node whose dtype then differs from Dynamo's, or whose rule refuses its
+operands, is traced alone under the caller's autocast, which writes its
+casts down. (An op autocast casts has operands of its dtype already, or
+gets another result dtype without the casts, or refuses operands of two
+dtypes; those it widens are widened alike by type promotion.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
-from typing import Any, Callable, Container
+from typing import Any, Callable, Container, Iterator
 
 import torch
 import torch.fx
@@ -97,7 +108,9 @@ def _trace_node(b: Builder, node: torch.fx.Node) -> Any:
 
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    with b.fake_mode:
+    # Under the caller's autocast, as the whole graph's trace would run:
+    # its casts are written down as `_to_copy` nodes.
+    with b.fake_mode, _autocast(b.autocast):
         traced = make_fx(run, decomposition_table=b.explicit())(*values)
     left = [str(n.target) for n in traced.graph.nodes
             if isinstance(n.target, torch._ops.OpOverload)
@@ -105,7 +118,7 @@ def _trace_node(b: Builder, node: torch.fx.Node) -> Any:
     if left:
         # An op the whole table decomposes, which make_fx left whole.
         _debug("%s traced again with the whole table: %s", node.name, left)
-        with b.fake_mode:
+        with b.fake_mode, _autocast(b.autocast):
             traced = make_fx(run, decomposition_table=b.table())(*values)
     entry = _Trace(traced, {})
     result = _splice(b, node, entry, inputs, replay=False)
@@ -174,6 +187,13 @@ def _splice(b: Builder, node: torch.fx.Node, entry: _Trace,
     return env[result]
 
 
+def _value_of(mapped: Any) -> Any:
+    """The value of a written node, or the values of a tuple of them."""
+    if isinstance(mapped, tuple):
+        return tuple(None if n is None else n.meta["val"] for n in mapped)
+    return mapped.meta["val"]
+
+
 def _has_autocast_region(gm: torch.fx.GraphModule) -> bool:
     """Whether the graph enters an autocast region of its own. Traced
     whole: traced alone, its entering node ran (autocast's nesting count
@@ -184,17 +204,30 @@ def _has_autocast_region(gm: torch.fx.GraphModule) -> bool:
     return any(node.target in markers for node in gm.graph.nodes)
 
 
-def _autocast_enabled(gm: torch.fx.GraphModule) -> bool:
-    """Whether the caller runs the graph under autocast (for the CPU, CUDA
-    or its inputs' device): an op's dtype then comes from the dispatcher's
-    casts, which make_fx's trace writes as `_to_copy` nodes and a rule
-    would leave out (an f32 result where eager's is bf16)."""
+def _autocast_states(gm: torch.fx.GraphModule
+                     ) -> tuple[tuple[str, torch.dtype], ...]:
+    """The devices (the CPU, CUDA, the inputs') whose autocast the caller
+    runs the graph under, with its dtypes: an op's dtype then comes from
+    the dispatcher's casts."""
     devices = {"cpu", "cuda"}
     for node in gm.graph.nodes:
         value = node.meta.get("example_value")
         if node.op == "placeholder" and isinstance(value, torch.Tensor):
             devices.add(value.device.type)
-    return any(torch.is_autocast_enabled(device) for device in devices)
+    return tuple((device, torch.get_autocast_dtype(device))
+                 for device in sorted(devices)
+                 if torch.is_autocast_enabled(device))
+
+
+@contextlib.contextmanager
+def _autocast(states: tuple[tuple[str, torch.dtype], ...],
+              enabled: bool = True) -> Iterator[None]:
+    """Autocast on (or off) for each of `states`' devices."""
+    with contextlib.ExitStack() as stack:
+        for device, dtype in states:
+            stack.enter_context(torch.autocast(device, dtype=dtype,
+                                               enabled=enabled))
+        yield
 
 
 def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
@@ -212,8 +245,9 @@ def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
     leave an op the table decomposes. New values are computed in the fake
     mode of Dynamo's example values.
     """
-    if _autocast_enabled(gm) or _has_autocast_region(gm):
+    if _has_autocast_region(gm):
         return None
+    casts = _autocast_states(gm)
     modes = {id(node.meta["example_value"].fake_mode): node.meta[
         "example_value"].fake_mode for node in gm.graph.nodes
         if node.op == "placeholder" and isinstance(
@@ -221,7 +255,16 @@ def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
     if len(modes) != 1:
         return None
     b = Builder(next(iter(modes.values())), decompositions, table,
-                 explicit)
+                 explicit, autocast=casts)
+    # Values computed by the rules are the ATen ops' own, without
+    # autocast's casts (`_trace_node` runs under them).
+    with _autocast(casts, enabled=False):
+        return _write(b, gm)
+
+
+def _write(b: Builder, gm: torch.fx.GraphModule
+           ) -> tuple[torch.nn.Module, torch.fx.Graph] | None:
+    """`direct_aten`'s graph written by `b`, or None."""
     alone = 0
     #: Written nodes whose strides differ from Dynamo's example values.
     diverged: set[torch.fx.Node] = set()
@@ -249,17 +292,28 @@ def direct_aten(gm: torch.fx.GraphModule, decompositions: Container[str],
                         b.env.get(arg), torch.fx.Node)
                     and b.env[arg] in diverged for arg in
                     pytree.tree_leaves((node.args, node.kwargs)))
+                expected = node.meta.get("example_value")
                 try:
-                    mapped = map_node(b, node)
+                    try:
+                        mapped = map_node(b, node)
+                    except Unmapped:
+                        raise
+                    except Exception as error:
+                        if not b.autocast:
+                            raise
+                        # Operands of two dtypes that autocast would cast.
+                        raise Unmapped(f"{type(error).__name__}") from None
+                    if b.autocast and not _same(_value_of(mapped), expected,
+                                           strides=False):
+                        # An op autocast casts: only a trace writes its
+                        # casts down (the rule's nodes stay, dead).
+                        raise Unmapped("autocast's casts")
                 except Unmapped as why:
                     _debug("%s traced alone: %s", node.name, why)
                     mapped = _trace_node(b, node)
                     alone += 1
                     layout_free = True
-                expected = node.meta.get("example_value")
-                got = (tuple(None if n is None else n.meta["val"]
-                             for n in mapped)
-                       if isinstance(mapped, tuple) else mapped.meta["val"])
+                got = _value_of(mapped)
                 if not _same(got, expected, strides=not layout_free):
                     _debug("not written directly: %s gives %s, Dynamo %s",
                            node.format_node(), got, expected)

@@ -63,8 +63,12 @@ def _is_number(x: Any) -> bool:
 class Builder:
     def __init__(self, fake_mode, decompositions: Container[str],
                  table: Callable[[], dict],
-                 explicit: Callable[[], dict]) -> None:
+                 explicit: Callable[[], dict],
+                 autocast: tuple[tuple[str, torch.dtype], ...] = ()) -> None:
         self.graph = torch.fx.Graph()
+        #: (device, dtype) of each autocast the caller runs the graph
+        #: under (nodes are traced alone under it).
+        self.autocast = autocast
         self.env: dict[torch.fx.Node, Any] = {}
         self.fake_mode = fake_mode
         self.decompositions = decompositions

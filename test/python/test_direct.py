@@ -5,6 +5,8 @@ took the direct path (or, for the declined cases, the make_fx path), that
 tc compiled every op, and that the result equals eager's on random inputs.
 """
 
+import contextlib
+import copy
 import math
 
 import pytest
@@ -107,7 +109,7 @@ def test_integer_promotion_matches_eager():
     assert counters["aten_direct"] == 1
 
 
-def test_training_graphs_are_not_written_directly():
+def test_training_graphs_are_written_directly():
     torch.manual_seed(0)
     w = torch.randn(5, requires_grad=True)
     x = torch.randn(3, 5)
@@ -116,16 +118,46 @@ def test_training_graphs_are_not_written_directly():
     out = torch.compile(lambda a, b: (a * b).tanh().sum(dim=1),
                         backend="tc")(x, w)
     out.sum().backward()
-    assert tc.counters["aten_direct"] == 0
+    assert tc.counters["aten_direct"] == 1
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["runtime_fallbacks"] == 0
     expected = torch.autograd.grad((x * w).tanh().sum(), w)[0]
     torch.testing.assert_close(w.grad, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_training_under_autocast_is_written_with_its_casts():
+    # Under autocast the linear layers run in bf16 and the layer norm in
+    # f32: casts only the nodes traced alone write down. The written graph
+    # is differentiated by tc; loss and gradients are eager's.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.LayerNorm(128),
+                          nn.Linear(128, 32))
+    reference = copy.deepcopy(model)
+    x = torch.randn(4, 16, 64)
+    tc.reset_counters()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="tc")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = compiled(x)
+        expected = reference(x)
+    assert got.dtype == expected.dtype == torch.bfloat16
+    torch.testing.assert_close(got, expected)
+    got.float().square().mean().backward()
+    expected.float().square().mean().backward()
+    for a, b in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, rtol=2e-2, atol=2e-3)
+    assert tc.counters["aten_direct"] == 1
+    assert tc.counters["training_graphs"] == 1
+    # (The output's reshape stays a view of tc's result.)
+    assert tc.counters["ops_compiled"] >= 10
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 class Attention(nn.Module):
     """A GPT-style block: embedding, fused QKV split into heads, causal
     attention, heads merged, residual and layer norm, a GELU MLP."""
 
-    def __init__(self, width=64, heads=4):
+    def __init__(self, width=64, heads=4, dropout=0.1):
         super().__init__()
         self.heads = heads
         self.emb = nn.Embedding(100, width)
@@ -133,7 +165,7 @@ class Attention(nn.Module):
         self.out = nn.Linear(width, width)
         self.norm = nn.LayerNorm(width)
         self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(),
-                                 nn.Linear(2 * width, width), nn.Dropout(0.1))
+                                 nn.Linear(2 * width, width), nn.Dropout(dropout))
 
     def layer(self, x):
         b, t, c = x.shape
@@ -169,9 +201,10 @@ class Conv(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
-def _graphs(module, *inputs):
+def _graphs(module, *inputs, training=False, autocast=False):
     """The ATen graphs of `module`'s one Dynamo graph: written directly,
-    and traced whole by make_fx."""
+    and traced whole by make_fx (under no_grad, or as a training graph's
+    forward; under the CPU's bf16 autocast if `autocast`)."""
     import tc.backend
     import tc.direct
 
@@ -180,19 +213,22 @@ def _graphs(module, *inputs):
     def backend(gm, example_inputs):
         tc.reset_counters()
         graphs["direct"] = tc.backend.tracing.trace_one_pass(
-            gm, example_inputs, direct=True)
+            gm, example_inputs, direct=True, training=training)
         graphs["written"] = tc.counters["aten_direct"]
         original = tc.direct.direct_aten
         tc.direct.direct_aten = lambda *args: None
         try:
             graphs["make_fx"] = tc.backend.tracing.trace_one_pass(
-                gm, example_inputs, direct=True)
+                gm, example_inputs, direct=True, training=training)
         finally:
             tc.direct.direct_aten = original
         return gm.forward
 
     torch._dynamo.reset()
-    with torch.no_grad():
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    cast = (torch.autocast("cpu", dtype=torch.bfloat16) if autocast
+            else contextlib.nullcontext())
+    with grad, cast:
         torch.compile(module, backend=backend)(*inputs)
     return graphs
 
@@ -220,6 +256,23 @@ def test_models_are_written_as_make_fx_traces_them(module, make_input):
     assert counters["aten_direct"] == 1
 
 
+@pytest.mark.parametrize("training,autocast", [
+    (True, False), (False, True), (True, True)])
+def test_training_and_autocast_graphs_are_written_as_make_fx_traces_them(
+        training, autocast):
+    # A training graph's forward, and a graph under the caller's autocast:
+    # the nodes autocast casts are traced alone under it, and the graph
+    # holds the ATen ops (casts included) of make_fx's whole trace.
+    torch.manual_seed(0)
+    model = Attention(dropout=0.0).train(training)
+    graphs = _graphs(model, torch.randint(0, 100, (2, 16)),
+                     training=training, autocast=autocast)
+    assert graphs["written"] == 1
+    assert _ops(graphs["direct"]) == _ops(graphs["make_fx"])
+    if autocast:
+        assert _ops(graphs["direct"])["aten._to_copy.default"] > 0
+
+
 def test_repeated_layers_trace_their_attention_once(monkeypatch):
     import torch.fx.experimental.proxy_tensor as proxy_tensor
 
@@ -240,10 +293,10 @@ def test_repeated_layers_trace_their_attention_once(monkeypatch):
     assert len(calls) == 3
 
 
-def test_graphs_under_autocast_are_traced_with_its_casts():
+def test_graphs_under_autocast_are_written_with_its_casts():
     # Under the caller's autocast an op's dtype comes from the dispatcher's
-    # casts, which only a trace writes down: a written graph gave f32
-    # where eager gives bf16.
+    # casts, which only a trace writes down: a graph written by the rules
+    # alone gave f32 where eager gives bf16.
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.GELU(),
                           nn.Linear(128, 32)).eval()
@@ -255,7 +308,7 @@ def test_graphs_under_autocast_are_traced_with_its_casts():
         got = torch.compile(model, backend="tc")(x)
     assert got.dtype == expected.dtype == torch.bfloat16
     torch.testing.assert_close(got, expected)
-    assert tc.counters["aten_direct"] == 0
+    assert tc.counters["aten_direct"] == 1
     assert tc.counters["aten_one_pass"] == 1
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["runtime_fallbacks"] == 0

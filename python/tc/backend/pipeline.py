@@ -34,7 +34,8 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         isinstance(x, torch.Tensor) and x.requires_grad
         for x in example_inputs)
     tracing.dropout_as_native(gm)
-    traced = tracing.trace_one_pass(gm, example_inputs, direct=not is_training)
+    traced = tracing.trace_one_pass(gm, example_inputs, direct=True,
+                                    training=is_training)
     if traced is not None:
         tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not is_training:

@@ -17,6 +17,7 @@ from tc import compat
 from tc.decompositions import (core_aten_decompositions, decomposed_ops,
                                explicit_decompositions,
                                explicit_forward_decompositions,
+                               forward_decomposed_ops,
                                forward_decompositions, table_decomposes)
 
 logger = logging.getLogger("tc")
@@ -225,8 +226,8 @@ def _make_fx_decomposed(gm: torch.fx.GraphModule, inputs: list,
 
 
 def trace_one_pass(gm: torch.fx.GraphModule,
-                   example_inputs: Sequence[Any], direct: bool = False
-                   ) -> torch.fx.GraphModule | None:
+                   example_inputs: Sequence[Any], direct: bool = False,
+                   training: bool = False) -> torch.fx.GraphModule | None:
     """Dynamo's graph traced to core ATen in one pass, or None.
 
     AOTAutograd traces an inference graph twice (once to collect metadata
@@ -235,9 +236,10 @@ def trace_one_pass(gm: torch.fx.GraphModule,
     state needs one trace of `make_fx` under Dynamo's fake mode (the forward
     only: below autograd). That is a large part of a small graph's compile
     time. None means "use AOTAutograd" (mutations, global state, anything
-    odd). With `direct` (inference), the graph is first written to ATen
-    node by node (`tc.direct`, counted as `aten_direct`), tracing alone
-    only the nodes it has no rule for.
+    odd). With `direct`, the graph is first written to ATen node by node
+    (`tc.direct`, counted as `aten_direct`), tracing alone only the nodes
+    it has no rule for. With `training`, the graph is a training graph's
+    forward, traced with `forward_decompositions()`.
     """
     if not all(isinstance(x, torch.Tensor) for x in example_inputs):
         return None
@@ -292,8 +294,14 @@ def trace_one_pass(gm: torch.fx.GraphModule,
     if direct:
         from tc.direct import direct_aten
 
-        written = direct_aten(gm, decomposed_ops(), core_aten_decompositions,
-                              explicit_decompositions)
+        if training:
+            written = direct_aten(gm, forward_decomposed_ops(),
+                                  forward_decompositions,
+                                  explicit_forward_decompositions)
+        else:
+            written = direct_aten(gm, decomposed_ops(),
+                                  core_aten_decompositions,
+                                  explicit_decompositions)
         if written is not None:
             tc.counters["aten_direct"] += 1
     grad_enabled = torch.is_grad_enabled()
@@ -302,8 +310,7 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             with fake_mode:
                 inputs = [fake_mode.from_tensor(x, static_shapes=True)
                           for x in example_inputs]
-                traced = _make_fx_decomposed(gm, inputs,
-                                             training=not direct)
+                traced = _make_fx_decomposed(gm, inputs, training)
     except Exception as error:  # AOTAutograd may still manage
         logger.debug("tc: one-pass ATen trace failed (%s: %s); using "
                      "AOTAutograd", type(error).__name__, error)
@@ -319,7 +326,7 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             node.target in ERROR_CHECKS or (
                 isinstance(node.target, torch._ops.OpOverload)
                 and node.target._schema.is_mutable)))))
-    if direct:
+    if written is not None or not training:
         # `nn.ReLU(inplace=True)` (torchvision's ResNets): out of place.
         _functionalize_inplace_intermediates(graph)
     elif not _functionalize_buffer_updates(traced):

@@ -16,7 +16,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compiler, layouts, logs
+from tc import compat, compiler, layouts, logs
 from tc.compiler import CompileError
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import VIEW_OPS, is_supported
@@ -184,7 +184,7 @@ def partition_and_compile(gm: torch.fx.GraphModule,
     if _all_supported(gm):
         return _compile_whole_graph(gm, settings)
 
-    work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    work = compat.graph_module(gm, copy.deepcopy(gm.graph))
     support = Support()
     partitioner = CapabilityBasedPartitioner(
         work, support, allows_single_node_partition=True)

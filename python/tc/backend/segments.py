@@ -34,7 +34,7 @@ import torch
 import torch.fx
 
 import tc
-from tc import logs
+from tc import compat, logs
 from tc.backend import partition, tracing, training_graph
 
 _fallbacks = logs.channel_logger("fallbacks")
@@ -104,7 +104,7 @@ def compile_segments(gm: torch.fx.GraphModule,
     if any(n.target not in _EAGER_WITH_AUTOGRAD for n in eager):
         return None
 
-    work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    work = compat.graph_module(gm, copy.deepcopy(gm.graph))
     constants = _lift_constants(work)
     partitions = partition.runs_in_order(work.graph, support)
     for part in partitions:

@@ -85,14 +85,20 @@ def _trace_node(b: Builder, node: torch.fx.Node) -> Any:
     where = [i for i, leaf in enumerate(leaves)
              if isinstance(leaf, torch.fx.Node)]
     inputs = [b.tensor(leaves[i]) for i in where]
-    values = [n.meta["val"] for n in inputs]
+    # Each value requires grad as eager's (Dynamo's example value) does: a
+    # trace can depend on it (CUDA attention computes the log-sum-exp its
+    # backward reads only for inputs that require grad), and values spliced
+    # from traces carry none.
+    with b.fake_mode:
+        values = [_requiring_grad(n.meta["val"], leaves[i])
+                  for n, i in zip(inputs, where)]
     key = None
     if all(isinstance(leaf, (torch.fx.Node, *_KEY_TYPES)) for leaf in leaves):
         key = (node.op, node.target, str(spec),
                repr([None if i in where else leaf
                      for i, leaf in enumerate(leaves)]),
                tuple((v.shape, v.stride(), v.storage_offset(), v.dtype,
-                      v.device) for v in values))
+                      v.device, v.requires_grad) for v in values))
     entry = b.traces.get(key) if key is not None else None
     if entry is not None:
         return _splice(b, node, entry, inputs, replay=True)
@@ -128,6 +134,18 @@ def _trace_node(b: Builder, node: torch.fx.Node) -> Any:
             for n in traced.graph.nodes):
         b.traces[key] = entry
     return result
+
+
+def _requiring_grad(value: torch.Tensor, node: torch.fx.Node
+                    ) -> torch.Tensor:
+    """`value` (a written node's), requiring grad where Dynamo's example
+    value of `node` does (an alias of it otherwise)."""
+    example = node.meta.get("example_value")
+    wanted = (isinstance(example, torch.Tensor) and example.requires_grad
+              and torch.is_grad_enabled())
+    if value.requires_grad == wanted:
+        return value
+    return value.detach().requires_grad_(wanted)
 
 
 class _Trace:

@@ -273,6 +273,37 @@ def test_training_and_autocast_graphs_are_written_as_make_fx_traces_them(
         assert _ops(graphs["direct"])["aten._to_copy.default"] > 0
 
 
+def test_nodes_traced_alone_see_eagers_requires_grad(monkeypatch):
+    # A training graph's attention is traced alone on the values of nodes
+    # spliced from other traces (the split of the fused QKV), whose fake
+    # values carry no requires_grad: CUDA's attention then left out the
+    # log-sum-exp its backward reads, and every gradient came out NaN.
+    import torch.fx.experimental.proxy_tensor as proxy_tensor
+
+    flags = []
+    make_fx = proxy_tensor.make_fx
+
+    def recording(fn, *args, **kwargs):
+        traced = make_fx(fn, *args, **kwargs)
+
+        def trace(*values):
+            flags.append([v.requires_grad for v in values
+                          if isinstance(v, torch.Tensor)
+                          and v.is_floating_point()])
+            return traced(*values)
+        return trace
+
+    monkeypatch.setattr(proxy_tensor, "make_fx", recording)
+    torch.manual_seed(0)
+    graphs = _graphs(Attention(dropout=0.0).train(),
+                     torch.randint(0, 100, (2, 16)), training=True)
+    assert graphs["written"] == 1
+    # The attention's query, key and value (the first trace is the
+    # split's, on the fused projection, which requires grad too).
+    assert [True, True, True] in flags
+    assert all(all(f) for f in flags)
+
+
 def test_repeated_layers_trace_their_attention_once(monkeypatch):
     import torch.fx.experimental.proxy_tensor as proxy_tensor
 

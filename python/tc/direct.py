@@ -138,14 +138,16 @@ def _trace_node(b: Builder, node: torch.fx.Node) -> Any:
 
 def _requiring_grad(value: torch.Tensor, node: torch.fx.Node
                     ) -> torch.Tensor:
-    """`value` (a written node's), requiring grad where Dynamo's example
-    value of `node` does (an alias of it otherwise)."""
+    """`value` (a written node's), or under grad mode an alias of it that
+    requires grad where Dynamo's example value of `node` does and it does
+    not. (Without grad mode, values are passed as they are: a parameter's
+    requires grad, as in make_fx's trace of the whole graph.)"""
     example = node.meta.get("example_value")
-    wanted = (isinstance(example, torch.Tensor) and example.requires_grad
-              and torch.is_grad_enabled())
-    if value.requires_grad == wanted:
+    if (not torch.is_grad_enabled() or value.requires_grad
+            or not isinstance(example, torch.Tensor)
+            or not example.requires_grad):
         return value
-    return value.detach().requires_grad_(wanted)
+    return value.detach().requires_grad_(True)
 
 
 class _Trace:

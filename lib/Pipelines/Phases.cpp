@@ -94,6 +94,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   tc::ConvertPrimToKernelPassOptions fuse;
   fuse.cacheRows = options.cacheRows;
   fuse.weightsChannelsFirst = options.weightsChannelsFirst;
+  fuse.unitWeightsChannelsFirst = options.unitWeightsChannelsFirst;
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
   fuse.fuseNothing = options.fuseNothing;
   fuse.miscompileForTesting = options.miscompileFuseForTesting;

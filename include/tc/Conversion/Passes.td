@@ -78,11 +78,15 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     back, instead of being computed twice: the row is in the CPU's cache.
     On GPUs the row stays in registers and is recomputed instead.
 
-    With `weights-channels-first` (the CPU's choice), a channels-last
-    convolution (or input gradient) whose weight is a graph input permuted
-    to channels-last, and read by nothing else, reads the input itself
-    (`kernel.conv ... weight_channels_first`): the CPU's library call takes
-    any strides, and the permute would copy every weight at each call.
+    With `weights-channels-first`, a channels-last convolution (or input
+    gradient) whose weight is a graph input permuted to channels-last, and
+    read by nothing else, reads the input itself (`kernel.conv ...
+    weight_channels_first`): the CPU's library call takes any strides, and
+    the permute would copy every weight at each call. With
+    `unit-weights-channels-first` (the CPU's choice) only weights of a 1x1
+    window are read so, whose two layouts are the same memory; a larger
+    window's weight is copied to channels-last by tc's kernel, which on
+    the CPU costs less than the library's own conversion inside each call.
 
     With `realize-broadcast-sources` (the CPU's choice), a small computed
     value broadcast to at least 16 times its size (batch norm's
@@ -96,6 +100,10 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Option<"weightsChannelsFirst", "weights-channels-first", "bool",
            "false",
            "Library convolutions read graph-input weights channels-first">,
+    Option<"unitWeightsChannelsFirst", "unit-weights-channels-first",
+           "bool", "false",
+           "Library convolutions read graph-input weights of a 1x1 window "
+           "as they are (their two layouts are one)">,
     Option<"realizeBroadcastSources", "realize-broadcast-sources", "bool",
            "false",
            "Realize small computed values broadcast to 16x their size">,

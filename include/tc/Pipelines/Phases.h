@@ -207,8 +207,13 @@ struct FuseOptions {
   bool cacheRows = true;
   /// tc-fuse's weights-channels-first: channels-last library convolutions
   /// read graph-input weights in PyTorch's layout (the CPU's library call
-  /// takes any strides; cuDNN wants its filter in the tensors' layout).
-  bool weightsChannelsFirst = true;
+  /// takes any strides, but converts such a weight inside every call, in
+  /// more time than tc's copy kernel: ResNet-50 on two cores 0.95 -> 0.99x
+  /// Inductor's; cuDNN wants its filter in the tensors' layout).
+  bool weightsChannelsFirst = false;
+  /// tc-fuse's unit-weights-channels-first: those of a 1x1 window only,
+  /// whose two layouts are one (the CPU's choice: no copy).
+  bool unitWeightsChannelsFirst = true;
   /// tc-fuse's realize-broadcast-sources (the CPU's choice: GPUs recompute
   /// a per-channel scale at no cost and save the launch).
   bool realizeBroadcastSources = true;
@@ -269,7 +274,7 @@ struct FuseOptions {
   gpu(bool halfGemms, ChannelsLastMode channelsLast = ChannelsLastMode::Off) {
     FuseOptions options;
     options.cacheRows = false;
-    options.weightsChannelsFirst = false;
+    options.unitWeightsChannelsFirst = false;
     options.realizeBroadcastSources = false;
     options.splitMinParallelism = 32768;
     options.splitMaxSplits = 256;

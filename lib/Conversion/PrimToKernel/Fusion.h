@@ -147,8 +147,10 @@ constexpr int64_t kBroadcastRatioToRealize = 16;
 class FusionPlan {
 public:
   FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
-             bool realizeBroadcastSources, bool fuseNothing = false)
+             bool unitWeightsChannelsFirst, bool realizeBroadcastSources,
+             bool fuseNothing = false)
       : func(func), weightsChannelsFirst(weightsChannelsFirst),
+        unitWeightsChannelsFirst(unitWeightsChannelsFirst),
         realizeBroadcastSources(realizeBroadcastSources),
         fuseNothing(fuseNothing) {}
 
@@ -172,15 +174,24 @@ public:
   }
 
 private:
-  /// With `weightsChannelsFirst`, the graph input a channels-last
-  /// convolution's weight `w` permutes to channels-last, where every
-  /// reader of that permute is a convolution's weight (a forward or input
-  /// gradient, channels-last): those read the input in PyTorch's layout
-  /// and the permute is never computed. Null otherwise.
+  /// With `weightsChannelsFirst` (`unitWeightsChannelsFirst`: for a 1x1
+  /// window), the graph input a channels-last convolution's weight `w`
+  /// permutes to channels-last, where every reader of that permute is a
+  /// convolution's weight (a forward or input gradient, channels-last):
+  /// those read the input in PyTorch's layout and the permute is never
+  /// computed. Null otherwise.
   Value channelsFirstWeight(Value w) const {
     auto permute = w.getDefiningOp<prim::PermuteOp>();
-    if (!weightsChannelsFirst || !permute ||
-        !isa<BlockArgument>(permute.getOperand()))
+    if (!permute || !isa<BlockArgument>(permute.getOperand()))
+      return {};
+    // PyTorch's layout: [O, I, window...].
+    auto shape =
+        cast<RankedTensorType>(permute.getOperand().getType()).getShape();
+    bool unitWindow = shape.size() > 2 && llvm::all_of(shape.drop_front(2),
+                                                       [](int64_t size) {
+                                                         return size == 1;
+                                                       });
+    if (!weightsChannelsFirst && !(unitWeightsChannelsFirst && unitWindow))
       return {};
     int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
     SmallVector<int64_t> toLast = prim::toChannelsLast(rank);
@@ -283,6 +294,7 @@ private:
 
   func::FuncOp func;
   bool weightsChannelsFirst;
+  bool unitWeightsChannelsFirst;
   bool realizeBroadcastSources;
   /// Every op's tensor result realized (its own kernel).
   bool fuseNothing;

@@ -91,8 +91,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
            << "is not a prim op: tc-fuse fuses functions of prim ops "
               "(run tc-decompose first)";
   }
-  FusionPlan plan(func, weightsChannelsFirst, realizeBroadcastSources,
-                  fuseNothing);
+  FusionPlan plan(func, weightsChannelsFirst, unitWeightsChannelsFirst,
+                  realizeBroadcastSources, fuseNothing);
   if (failed(plan.build()))
     return failure();
 

@@ -208,8 +208,8 @@ struct FuseOptions {
   /// tc-fuse's weights-channels-first: channels-last library convolutions
   /// read graph-input weights in PyTorch's layout (the CPU's library call
   /// takes any strides, but converts such a weight inside every call, in
-  /// more time than tc's copy kernel: ResNet-50 on two cores 0.95 -> 0.99x
-  /// Inductor's; cuDNN wants its filter in the tensors' layout).
+  /// more time than tc's copy kernel: ResNet-50 on two cores 0.94-0.97x ->
+  /// 0.98-1.02x Inductor's; cuDNN wants its filter in the tensors' layout).
   bool weightsChannelsFirst = false;
   /// tc-fuse's unit-weights-channels-first: those of a 1x1 window only,
   /// whose two layouts are one (the CPU's choice: no copy).

@@ -209,15 +209,28 @@ def test_embedding_padding_idx_inference(fresh_tc):
     _all_in_tc()
 
 
-def test_embedding_padding_idx_training_falls_back_soundly(fresh_tc):
-    """tc does not differentiate padding_idx yet: training takes
-    AOTAutograd's path, and the padding row gets no gradient."""
-    emb = nn.Embedding(10, 4, padding_idx=0)
-    indices = torch.tensor([[0, 1, 2], [3, 0, 0]])
-    torch.compile(emb, backend="tc")(indices).sum().backward()
-    assert torch.count_nonzero(emb.weight.grad[0]) == 0
-    assert torch.equal(emb.weight.grad[1], torch.ones(4))
-    assert tc.counters["training_graphs"] == 0
+def test_embedding_padding_idx_training_gives_the_padding_row_no_gradient(
+        fresh_tc):
+    """tc differentiates an embedding with padding_idx itself: the padding
+    row gets no gradient, even where it holds non-zero values, and every
+    gradient is eager's."""
+    torch.manual_seed(0)
+    emb = nn.Embedding(10, 4, padding_idx=3)
+    with torch.no_grad():
+        emb.weight[3] = 0.5
+    reference = nn.Embedding(10, 4, padding_idx=3)
+    reference.load_state_dict(emb.state_dict())
+    indices = torch.tensor([[3, 1, 2], [3, 3, 9], [1, 0, 3]])
+    upstream = torch.randn(3, 3, 4)
+    out = torch.compile(emb, backend="tc")(indices)
+    out.backward(upstream)
+    expected = reference(indices)
+    expected.backward(upstream)
+    assert torch.equal(out, expected)
+    assert torch.count_nonzero(emb.weight.grad[3]) == 0
+    torch.testing.assert_close(emb.weight.grad, reference.weight.grad)
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
 
 
 class _TokenClassifier(nn.Module):

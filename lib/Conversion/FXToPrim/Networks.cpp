@@ -428,9 +428,10 @@ FailureOr<SmallVector<Value>> Decomposer::randomOf(StringRef target) {
 
 /// aten::embedding: the rows of the table the indices select, a gather
 /// along dimension 0. `padding_idx` only changes the gradient (the padding
-/// row gets none): it is honoured when nothing is differentiated, and
-/// refused in a graph that tc-autodiff differentiates, as are
-/// `scale_grad_by_freq` and `sparse`.
+/// row gets none): in a graph that tc-autodiff differentiates, the rows at
+/// the positions whose index is `padding_idx` come from a second gather
+/// that stops gradients (the same values). `scale_grad_by_freq` and
+/// `sparse` are refused.
 FailureOr<SmallVector<Value>> Decomposer::embedding() {
   RankedTensorType type = resultType();
   Value table = operands[0], indices = operands[1];
@@ -446,11 +447,24 @@ FailureOr<SmallVector<Value>> Decomposer::embedding() {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     differentiated |=
         static_cast<bool>(func.getArgAttr(i, prim::kRequiresGradAttrName));
-  if (intArg("padding_idx", -1) >= 0 && differentiated)
-    return fail("padding_idx in a differentiated graph is not supported yet "
-                "(the padding row's gradient must be zero)");
-  return SmallVector<Value>{
-      coerce(prim::GatherOp::create(b, loc, table, indices, 0), type)};
+  Value rows = prim::GatherOp::create(b, loc, table, indices, 0);
+  int64_t padding = intArg("padding_idx", -1);
+  if (padding >= 0 && differentiated) {
+    auto still = prim::GatherOp::create(b, loc, table, indices, 0);
+    still->setAttr(prim::PrimDialect::getStopGradientAttrName(),
+                   b.getUnitAttr());
+    RankedTensorType indexType = typeOf(indices);
+    Value isPadding =
+        prim::CompareOp::create(b, loc, prim::ComparisonPredicate::EQ,
+                                indices, splat(indexType, padding));
+    // [indices..., D]: the mask spans each selected row.
+    SmallVector<int64_t> dims =
+        llvm::to_vector(llvm::seq<int64_t>(0, indexType.getRank()));
+    Value mask = prim::BroadcastInDimOp::create(
+        b, loc, isPadding, typeOf(rows).getShape(), dims);
+    rows = prim::WhereOp::create(b, loc, mask, still, rows);
+  }
+  return SmallVector<Value>{coerce(rows, type)};
 }
 
 /// aten::convolution (not transposed) as prim.convolution, its bias as an

@@ -15,8 +15,17 @@ fx.graph @embedding(%w: tensor<10x8xf32>, %i: tensor<3x5xi64>) -> (tensor<3x5x8x
 
 // -----
 
+// In a differentiated graph, the rows at the padding index come from a
+// gather that stops gradients: the padding row gets none.
+// CHECK-LABEL: func.func @padding_grad
+// CHECK-SAME: (%[[W:.*]]: tensor<10x8xf32> {tc.requires_grad}, %[[I:.*]]: tensor<3xi64>)
+// CHECK: %[[R:.*]] = prim.gather %[[W]][%[[I]]], dim 0 : tensor<10x8xf32>, tensor<3xi64>
+// CHECK: %[[S:.*]] = prim.gather %[[W]][%[[I]]], dim 0 {prim.stop_gradient} : tensor<10x8xf32>, tensor<3xi64>
+// CHECK: %[[P:.*]] = prim.compare eq, %[[I]], %{{.*}} : tensor<3xi64>
+// CHECK: %[[M:.*]] = prim.broadcast_in_dim %[[P]], shape [3, 8], dims [0] : tensor<3xi1>
+// CHECK: %[[O:.*]] = prim.where %[[M]], %[[S]], %[[R]]
+// CHECK: return %[[O]]
 fx.graph @padding_grad(%w: tensor<10x8xf32> {tc.requires_grad}, %i: tensor<3xi64>) -> tensor<3x8xf32> {
-  // expected-error @+1 {{cannot decompose 'aten::embedding': padding_idx in a differentiated graph is not supported yet}}
   %0 = fx.call_function "aten::embedding"(%w, %i) {args = {padding_idx = 0 : i64}} : (tensor<10x8xf32>, tensor<3xi64>) -> tensor<3x8xf32>
   fx.output %0 : tensor<3x8xf32>
 }

@@ -230,6 +230,7 @@ def test_embedding_padding_idx_training_gives_the_padding_row_no_gradient(
     assert torch.count_nonzero(emb.weight.grad[3]) == 0
     torch.testing.assert_close(emb.weight.grad, reference.weight.grad)
     assert tc.counters["training_graphs"] == 1
+    assert tc.counters["runtime_fallbacks"] == 0
     _all_in_tc()
 
 

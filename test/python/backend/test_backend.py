@@ -1011,6 +1011,37 @@ def test_graph_of_gemms_only_compiles(fresh_tc):
 
 
 @pytest.mark.requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 8])
+def test_products_of_few_rows(fresh_tc, dtype, rows):
+    """Products of a few rows (a decode step, a classifier at a small
+    batch) split B's columns over the threads, as matrix-vector products
+    up to 4 rows: with a bias and a ReLU after them, a transposed left
+    operand, B read either way, a batch of them; eager's results."""
+    torch.manual_seed(0)
+    w, bias = torch.randn(1000, 512, dtype=dtype), torch.randn(1000,
+                                                               dtype=dtype)
+
+    def f(x, xt, b, p, q):
+        return (torch.relu(F.linear(x, w, bias)), xt.t() @ b,
+                torch.bmm(p, q))
+
+    x = torch.randn(rows, 512, dtype=dtype)
+    xt = torch.randn(512, rows, dtype=dtype)
+    b = torch.randn(512, 1000, dtype=dtype)
+    p = torch.randn(3, rows, 256, dtype=dtype)
+    q = torch.randn(3, 256, 640, dtype=dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else {}
+    for got, want in zip(torch.compile(f, backend="tc")(x, xt, b, p, q),
+                         f(x, xt, b, p, q)):
+        torch.testing.assert_close(got, want, **tol)
+    assert tc.counters["subgraphs_compiled"] == 1
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
+@pytest.mark.requires_native
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_max_pool_indices_and_ties(fresh_tc, dtype):
     """Max pooling's values, indices and gradient, as eager's, compiled by

@@ -96,6 +96,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.weightsChannelsFirst = options.weightsChannelsFirst;
   fuse.unitWeightsChannelsFirst = options.unitWeightsChannelsFirst;
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
+  fuse.splitConcatenations = options.splitConcatenations;
   fuse.fuseNothing = options.fuseNothing;
   fuse.miscompileForTesting = options.miscompileFuseForTesting;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));

@@ -93,6 +93,11 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     per-channel scale) is realized rather than computed again at every
     point: channels-last, the broadcast dimension is the inner loop, out of
     which the compiler cannot hoist it.
+
+    With `split-concatenations` (the CPU's choice), a kernel that stores a
+    concatenation along the last dimension runs one inner loop per part,
+    each reading its part alone, rather than one loop that reads every
+    part at each point and selects one.
   }];
   let options = [
     Option<"cacheRows", "cache-rows", "bool", "true",
@@ -107,6 +112,9 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Option<"realizeBroadcastSources", "realize-broadcast-sources", "bool",
            "false",
            "Realize small computed values broadcast to 16x their size">,
+    Option<"splitConcatenations", "split-concatenations", "bool", "false",
+           "A kernel storing a concatenation along the last dimension runs "
+           "one inner loop per part">,
     Option<"fuseNothing", "fuse-nothing", "bool", "false",
            "Realize every value: one kernel per op (the reference path of "
            "tc.debug.bisect, whose result does not depend on fusion)">,

@@ -244,6 +244,9 @@ struct FuseOptions {
   /// non-overlapping, and tc-plan-memory's arena placement does as much
   /// there).
   bool inPlaceLaunches = false;
+  /// tc-fuse's split-concatenations (the CPU's choice: each part's loop
+  /// vectorizes; GPUs' kernels over points flatten one loop only).
+  bool splitConcatenations = false;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
   /// Tests only: tc-fuse plants a wrong rewrite.
@@ -261,6 +264,7 @@ struct FuseOptions {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
     options.inPlaceLaunches = true;
+    options.splitConcatenations = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
     options.kernelChecks = decompose.checks;
     options.plantOutOfBoundsForTesting =

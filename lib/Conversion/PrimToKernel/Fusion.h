@@ -338,8 +338,10 @@ std::optional<WindowFamily> windowFamily(prim::ConcatenateOp concat,
 
 class KernelBuilder {
 public:
-  KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows)
-      : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows) {}
+  KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows,
+                bool splitConcatenations)
+      : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows),
+        splitConcatenations(splitConcatenations) {}
 
   /// What a kernel built for a value does: compute it point by point, or
   /// (for a scatter-add's result) fill it with zeros or add its updates.
@@ -428,6 +430,8 @@ private:
   OpBuilder b;
   Location loc;
   bool cacheRows;
+  /// A stored concatenation along the last dimension: one loop per part.
+  bool splitConcatenations;
   llvm::DenseMap<Value, Value> buffers;
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::DenseMap<int64_t, Value> indexConstants;

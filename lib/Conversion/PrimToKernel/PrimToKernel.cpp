@@ -151,7 +151,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   auto launch = [&](Value value, Value out,
                     Mode mode = Mode::Compute) -> LogicalResult {
     SmallVector<Value> inputs;
-    KernelBuilder builder(plan, value.getLoc(), cacheRows);
+    KernelBuilder builder(plan, value.getLoc(), cacheRows,
+                          splitConcatenations);
     FailureOr<kernel::KernelOp> kernel = builder.build(
         value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
         inputs, mode);

@@ -1195,3 +1195,34 @@ def test_cpu_arena_is_kept_between_runs(fresh_tc):
     torch.testing.assert_close(compiled(big), f(big), rtol=1e-4, atol=1e-3)
     assert tc.compiler.function.cpu_arenas.block.numel() > size
     assert tc.counters["runtime_fallbacks"] == 0
+
+
+@pytest.mark.requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_concatenation_along_last_dim_of_computed_parts(fresh_tc, dtype):
+    """A concatenation along the last dimension of computed parts (a
+    rotary embedding's halves, parts of odd widths, an empty one) gives
+    eager's values: on the CPU each part is written by its own loop."""
+    torch.manual_seed(0)
+
+    def f(x, y, z):
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        parts = torch.cat([y * 3, (z - 1)[..., :0], z * y[..., :5], y + 1],
+                          dim=-1)
+        return rotated, parts, torch.cat([x, x * 2], dim=1)
+
+    if dtype.is_floating_point:
+        x, y = torch.randn(3, 7, 64, dtype=dtype), torch.randn(5, 13,
+                                                               dtype=dtype)
+        z = torch.randn(5, 5, dtype=dtype)
+    else:
+        x = torch.randint(-9, 9, (3, 7, 64), dtype=dtype)
+        y = torch.randint(-9, 9, (5, 13), dtype=dtype)
+        z = torch.randint(-9, 9, (5, 5), dtype=dtype)
+    for got, want in zip(torch.compile(f, backend="tc")(x, y, z), f(x, y, z)):
+        torch.testing.assert_close(got, want)
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["kernels"] > 0

@@ -33,6 +33,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
 
 
 namespace mlir::tc::fuse {
@@ -430,8 +431,21 @@ private:
   OpBuilder b;
   Location loc;
   bool cacheRows;
-  /// A stored concatenation along the last dimension: one loop per part.
+  /// Concatenations along the last dimension split the inner loop.
   bool splitConcatenations;
+  /// While the inner loop is split: the loop's index (the point's last
+  /// coordinate) and, per concatenation that the point reads at it, the
+  /// part that holds the loop's range.
+  Value splitIndex;
+  llvm::DenseMap<Operation *, unsigned> splitParts;
+  /// The most ranges a split loop has (more: one loop that selects).
+  static constexpr size_t kMaxLoopSplits = 64;
+  /// Collects into `cuts` the part boundaries of the concatenations along
+  /// the last dimension that `v` reads at the point's last coordinate
+  /// (through elementwise ops and broadcasts that keep that dimension),
+  /// each into splitParts.
+  void findLastDimConcatenations(Value v, bool root, std::set<int64_t> &cuts,
+                                 llvm::DenseSet<Value> &seen);
   llvm::DenseMap<Value, Value> buffers;
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::DenseMap<int64_t, Value> indexConstants;

@@ -265,6 +265,45 @@ LogicalResult KernelBuilder::collectInputs(Value v,
   return success();
 }
 
+void KernelBuilder::findLastDimConcatenations(Value v, bool root,
+                                              std::set<int64_t> &cuts,
+                                              llvm::DenseSet<Value> &seen) {
+  if ((!root && buffers.count(v)) || !seen.insert(v).second)
+    return;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return;
+  RankedTensorType type = tensorType(v);
+  int64_t last = type.getRank() - 1;
+  if (auto concat = dyn_cast<prim::ConcatenateOp>(op)) {
+    if (concat.getDim() != last || windowFamily(concat, plan))
+      return;
+    int64_t offset = 0;
+    for (Value input : concat.getInputs()) {
+      offset += tensorType(input).getDimSize(last);
+      if (offset > 0 && offset < type.getDimSize(last))
+        cuts.insert(offset);
+    }
+    splitParts[concat] = 0;
+    return;
+  }
+  // The loop's index reaches an operand unchanged through elementwise ops
+  // and broadcasts that keep the last dimension.
+  if (auto bcast = dyn_cast<prim::BroadcastInDimOp>(op)) {
+    RankedTensorType in = tensorType(bcast.getOperand());
+    ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+    if (!dims.empty() && dims.back() == last &&
+        in.getDimSize(in.getRank() - 1) == type.getDimSize(last))
+      findLastDimConcatenations(bcast.getOperand(), false, cuts, seen);
+    return;
+  }
+  if (!op->hasTrait<OpTrait::Elementwise>())
+    return;
+  for (Value operand : op->getOperands())
+    if (tensorType(operand).getShape() == type.getShape())
+      findLastDimConcatenations(operand, false, cuts, seen);
+}
+
 FailureOr<kernel::KernelOp>
 KernelBuilder::build(Value value, StringRef name, Operation *before,
                      SmallVectorImpl<Value> &inputs, Mode mode) {
@@ -349,47 +388,66 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     memref::StoreOp::create(b, loc, *scalar, out, point);
     return success();
   };
-  // A concatenation along the last dimension, stored as it is (the
-  // transformed tiles of a Winograd convolution side by side): one inner
-  // loop per part, each reading its part alone. One loop over all of them
-  // read every part at each point and selected one (16 parts: a 3x3
-  // convolution's input transform at 1 GB/s).
-  auto parts = value.getDefiningOp<prim::ConcatenateOp>();
-  if (parts && splitConcatenations && mode == Mode::Compute && !block &&
-      !shape.empty() &&
-      !symbolicRows && parts.getDim() + 1 == int64_t(shape.size()) &&
-      parts.getInputs().size() > 1 && !windowFamily(parts, plan)) {
+  // Concatenations along the last dimension that the point reads at the
+  // inner loop's index (a rotary embedding's halves, parts side by side):
+  // the loop is split at their parts' boundaries, one loop per range, in
+  // which each concatenation reads one part. One loop for all read every
+  // part at each point (at clamped indices, which LLVM does not vectorize)
+  // and selected one: a rotary embedding's halves ran at 4x Inductor's
+  // time.
+  SmallVector<int64_t> cuts;
+  if (splitConcatenations && mode == Mode::Compute && !block &&
+      !shape.empty() && !symbolicRows) {
+    std::set<int64_t> at;
+    llvm::DenseSet<Value> seen;
+    splitParts.clear();
+    findLastDimConcatenations(value, /*root=*/true, at, seen);
+    cuts.assign(at.begin(), at.end());
+    if (cuts.size() > kMaxLoopSplits)
+      cuts.clear();
+  }
+  if (!cuts.empty()) {
     mayCacheRows = false;
-    int64_t offset = 0;
-    for (Value input : parts.getInputs()) {
-      int64_t size = tensorType(input).getDimSize(parts.getDim());
-      if (size == 0)
-        continue;
-      auto loop = kernel::LoopOp::create(b, loc, index(size));
+    SmallVector<int64_t> bounds = {0};
+    llvm::append_range(bounds, cuts);
+    bounds.push_back(shape.back());
+    for (auto [begin, end] : llvm::zip(ArrayRef(bounds).drop_back(),
+                                       ArrayRef(bounds).drop_front())) {
+      // The part of each concatenation that holds [begin, end).
+      for (auto &[op, part] : splitParts) {
+        auto concat = cast<prim::ConcatenateOp>(op);
+        int64_t offset = 0;
+        for (auto [i, input] : llvm::enumerate(concat.getInputs())) {
+          int64_t size = tensorType(input).getDimSize(concat.getDim());
+          if (size > 0 && begin >= offset && begin < offset + size)
+            part = i;
+          offset += size;
+        }
+      }
+      auto loop = kernel::LoopOp::create(b, loc, index(end - begin));
       Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
                                   {loc});
       pushScope(body, nullptr);
       scopes[0]->nested = loop;
       b.setInsertionPointToEnd(body);
       Value inner = body->getArgument(0);
-      loopIndex = inner;
-      SmallVector<Value> at(idx);
-      at.push_back(inner);
-      FailureOr<Value> scalar = emit(input, at);
-      if (failed(scalar))
+      splitIndex = begin == 0 ? inner
+                              : arith::AddIOp::create(b, loc, inner,
+                                                      index(begin))
+                                    .getResult();
+      loopIndex = splitIndex;
+      SmallVector<Value> point(idx);
+      point.push_back(splitIndex);
+      if (failed(emitPoint(point)))
         return failure();
       setInsertionPoint(1);
-      at.back() = offset == 0 ? inner
-                              : arith::AddIOp::create(b, loc, inner,
-                                                      index(offset))
-                                    .getResult();
-      memref::StoreOp::create(b, loc, *scalar, out, at);
       kernel::YieldOp::create(b, loc);
       scopes.pop_back();
       scopes[0]->nested = nullptr;
       b.setInsertionPointAfter(loop);
-      offset += size;
     }
+    splitIndex = Value();
+    splitParts.clear();
   } else if (!shape.empty() && !symbolicRows) {
     Value blockIndex = block ? idx.pop_back_val() : Value();
     auto loop =

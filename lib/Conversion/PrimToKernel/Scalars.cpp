@@ -362,6 +362,19 @@ FailureOr<Value> KernelBuilder::emitOp(Operation *op, Value v,
   if (auto concat = dyn_cast<prim::ConcatenateOp>(op)) {
     if (std::optional<WindowFamily> family = windowFamily(concat, plan))
       return emitWindows(concat, *family, idx);
+    // In a split inner loop the point reads the part that holds the
+    // loop's range.
+    if (auto it = splitParts.find(concat);
+        it != splitParts.end() && idx[concat.getDim()] == splitIndex) {
+      int64_t offset = 0;
+      for (Value input : concat.getInputs().take_front(it->second))
+        offset += tensorType(input).getDimSize(concat.getDim());
+      SmallVector<Value> inIdx(idx);
+      if (offset)
+        inIdx[concat.getDim()] =
+            arith::SubIOp::create(b, loc, splitIndex, index(offset));
+      return emit(concat.getInputs()[it->second], inIdx);
+    }
     // Each input is read at the index clamped into its part (always a valid
     // load) and the part the point falls in is selected.
     int64_t dim = concat.getDim();

@@ -1201,16 +1201,21 @@ def test_cpu_arena_is_kept_between_runs(fresh_tc):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
 def test_concatenation_along_last_dim_of_computed_parts(fresh_tc, dtype):
     """A concatenation along the last dimension of computed parts (a
-    rotary embedding's halves, parts of odd widths, an empty one) gives
-    eager's values: on the CPU each part is written by its own loop."""
+    rotary embedding's halves, parts of odd widths, an empty one), stored
+    or read by elementwise ops and broadcasts (the rotated half times the
+    sine, two concatenations with different parts), gives eager's values:
+    on the CPU the inner loop splits at the parts' boundaries."""
     torch.manual_seed(0)
 
     def f(x, y, z):
         half = x.shape[-1] // 2
         rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        sine = torch.sin(x[0]) if x.is_floating_point() else x[0] * 3
         parts = torch.cat([y * 3, (z - 1)[..., :0], z * y[..., :5], y + 1],
                           dim=-1)
-        return rotated, parts, torch.cat([x, x * 2], dim=1)
+        other = torch.cat([y[:, :7], z, y + 2, y[:, 7:] - y[:, :6]], dim=-1)
+        return (rotated, x * 2 + rotated * sine, parts, parts * other,
+                torch.cat([x, x * 2], dim=1))
 
     if dtype.is_floating_point:
         x, y = torch.randn(3, 7, 64, dtype=dtype), torch.randn(5, 13,

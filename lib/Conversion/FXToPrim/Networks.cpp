@@ -118,12 +118,33 @@ FailureOr<SmallVector<Value>> Decomposer::batchNorm(bool training) {
   }
   Value rstd = prim::RsqrtOp::create(
       b, loc, prim::AddOp::create(b, loc, var, splat(statType, eps)));
-  Value y = prim::MulOp::create(
-      b, loc, prim::SubOp::create(b, loc, x, toInput(mean)), toInput(rstd));
-  if (present[1])
-    y = prim::MulOp::create(b, loc, y, toInput(present[1]));
-  if (present[2])
-    y = prim::AddOp::create(b, loc, y, toInput(present[2]));
+  Value y;
+  if (training) {
+    y = prim::MulOp::create(
+        b, loc, prim::SubOp::create(b, loc, x, toInput(mean)), toInput(rstd));
+    if (present[1])
+      y = prim::MulOp::create(b, loc, y, toInput(present[1]));
+    if (present[2])
+      y = prim::AddOp::create(b, loc, y, toInput(present[2]));
+  } else {
+    // Evaluation as eager's CPU kernel computes it: per channel
+    // alpha = rstd * weight and beta = bias - mean * alpha, then
+    // x * alpha + beta, one multiply and one add a point (with four
+    // per-channel operands, each converted from bf16 at every point,
+    // ResNet-50's bf16 batch norms ran at a third of the memory's speed).
+    Value alpha = present[1] ? prim::MulOp::create(b, loc, rstd,
+                                                   convert(present[1], elt))
+                                   .getResult()
+                             : rstd;
+    Value shift = prim::MulOp::create(b, loc, mean, alpha);
+    Value beta = present[2] ? prim::SubOp::create(
+                                  b, loc, convert(present[2], elt), shift)
+                                  .getResult()
+                            : prim::NegOp::create(b, loc, shift).getResult();
+    y = prim::AddOp::create(
+        b, loc, prim::MulOp::create(b, loc, x, toInput(alpha)),
+        toInput(beta));
+  }
   SmallVector<Value> results = {coerce(y, type)};
   for (unsigned i : {1u, 2u}) {
     RankedTensorType t = resultType(i);

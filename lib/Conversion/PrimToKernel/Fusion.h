@@ -248,6 +248,31 @@ private:
     return false;
   }
 
+  /// Whether computing one element of `v` inline reads more than one
+  /// tensor (graph inputs, realized values): batch norm's per-channel
+  /// `bias - mean * alpha`, three loads (and, in bf16, three conversions)
+  /// where its realized value is one.
+  bool readsSeveral(Value v) const {
+    SmallVector<Value> worklist = {v};
+    llvm::SmallDenseSet<Value> seen;
+    int64_t reads = 0;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      if (!seen.insert(next).second)
+        continue;
+      Operation *op = next.getDefiningOp();
+      if (isa_and_nonnull<prim::ConstantOp>(op))
+        continue;
+      if (!op || (next != v && realized.contains(next))) {
+        if (++reads > 1)
+          return true;
+        continue;
+      }
+      llvm::append_range(worklist, op->getOperands());
+    }
+    return false;
+  }
+
   /// A dot operand that is a transpose of a realized value reads that value
   /// with the GEMM's transpose flag instead of materializing the transpose.
   GemmOperand gemmOperand(Value v) {

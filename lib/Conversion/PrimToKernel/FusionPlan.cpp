@@ -185,7 +185,8 @@ LogicalResult FusionPlan::build() {
   });
 
   // With `realizeBroadcastSources` (the CPU's choice), a small value that
-  // takes a division or a square root, broadcast to a much larger one
+  // takes a division or a square root, or reads several tensors (batch
+  // norm's `bias - mean * alpha`), broadcast to a much larger one
   // along its inner dimension (batch norm's per-channel
   // `rsqrt(var + eps) * weight`, channels-last), is realized: inlined, it
   // is computed again at every point it is broadcast to, which costs
@@ -214,7 +215,7 @@ LogicalResult FusionPlan::build() {
       int64_t from = hintNumElements(tensorType(source));
       int64_t to = hintNumElements(out);
       if (from > 0 && to >= kBroadcastRatioToRealize * from &&
-          computesSlowly(source))
+          (computesSlowly(source) || readsSeveral(source)))
         realized.insert(source);
     });
 

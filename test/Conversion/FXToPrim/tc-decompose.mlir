@@ -165,3 +165,25 @@ fx.graph @batch_norm_with_update(%x: tensor<4x3x5xf32>, %rm: tensor<3xf32>, %rv:
   %0:6 = fx.call_function "aten::_batch_norm_with_update_functional"(%x, %rm, %rv) {args = {momentum = 0.1 : f64, eps = 1.0e-5 : f64}, tensor_arg_sizes = array<i32: 1, 0, 0, 1, 1>} : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<0xui8>, tensor<3xf32>, tensor<3xf32>)
   fx.output %0#0, %0#4, %0#5 : tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Evaluation's batch norm as eager's CPU kernel computes it: per channel
+// alpha = rsqrt(var + eps) * weight and beta = bias - mean * alpha, then
+// one multiply and one add a point (in f32 for a bf16 input, rounded
+// once).
+// CHECK-LABEL: func.func @batch_norm_eval
+// CHECK: %[[RSTD:.*]] = prim.rsqrt
+// CHECK: %[[W:.*]] = prim.convert %arg1
+// CHECK: %[[ALPHA:.*]] = prim.mul %[[RSTD]], %[[W]] : tensor<3xf32>
+// CHECK: %[[SHIFT:.*]] = prim.mul %{{.*}}, %[[ALPHA]] : tensor<3xf32>
+// CHECK: %[[BETA:.*]] = prim.sub %{{.*}}, %[[SHIFT]] : tensor<3xf32>
+// CHECK: %[[A:.*]] = prim.broadcast_in_dim %[[ALPHA]], shape [4, 3, 5], dims [1]
+// CHECK: %[[SCALED:.*]] = prim.mul %{{.*}}, %[[A]] : tensor<4x3x5xf32>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[BETA]], shape [4, 3, 5], dims [1]
+// CHECK: %[[Y:.*]] = prim.add %[[SCALED]], %[[B]] : tensor<4x3x5xf32>
+// CHECK: prim.convert %[[Y]] to bf16
+fx.graph @batch_norm_eval(%x: tensor<4x3x5xbf16>, %w: tensor<3xbf16>, %b: tensor<3xbf16>, %rm: tensor<3xbf16>, %rv: tensor<3xbf16>) -> tensor<4x3x5xbf16> {
+  %0:3 = fx.call_function "aten::_native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv) {args = {momentum = 0.1 : f64, eps = 1.0e-5 : f64}} : (tensor<4x3x5xbf16>, tensor<3xbf16>, tensor<3xbf16>, tensor<3xbf16>, tensor<3xbf16>) -> (tensor<4x3x5xbf16>, tensor<0xbf16>, tensor<0xbf16>)
+  fx.output %0#0 : tensor<4x3x5xbf16>
+}

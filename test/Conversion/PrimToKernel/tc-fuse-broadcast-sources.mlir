@@ -41,3 +41,26 @@ func.func @rows(%x: tensor<64x256xf32>, %var: tensor<64xf32>, %w: tensor<256xf16
   %z = prim.mul %y, %cb : tensor<64x256xf32>
   return %z : tensor<64x256xf32>
 }
+
+// -----
+
+// Batch norm's per-channel shift, bias - mean * scale: no division, but
+// three tensors read (and, from bf16, converted) at each point; it is
+// computed once per channel too.
+// CHECK-LABEL: kernel.kernel @shift_fused_convert_mul_sub_{{[0-9]+}}
+// CHECK-SAME: attributes {domain = array<i64>}
+// CHECK: kernel.schedule @shift
+// CHECK: %[[S:.*]] = memref.alloc() : memref<16xf32>
+// CHECK: kernel.launch @shift_fused_convert_mul_sub_{{[0-9]+}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[S]])
+// CHECK: kernel.launch @shift_fused_{{.*}}(%{{.*}}, %{{.*}}, %[[S]], %{{.*}})
+func.func @shift(%x: tensor<2x8x8x16xf32>, %scale: tensor<16xf32>, %mean: tensor<16xbf16>, %bias: tensor<16xbf16>) -> tensor<2x8x8x16xf32> {
+  %m = prim.convert %mean to f32 : tensor<16xbf16>
+  %b = prim.convert %bias to f32 : tensor<16xbf16>
+  %ms = prim.mul %m, %scale : tensor<16xf32>
+  %shift = prim.sub %b, %ms : tensor<16xf32>
+  %sb = prim.broadcast_in_dim %shift, shape [2, 8, 8, 16], dims [3] : tensor<16xf32>
+  %scb = prim.broadcast_in_dim %scale, shape [2, 8, 8, 16], dims [3] : tensor<16xf32>
+  %y = prim.mul %x, %scb : tensor<2x8x8x16xf32>
+  %z = prim.add %y, %sb : tensor<2x8x8x16xf32>
+  return %z : tensor<2x8x8x16xf32>
+}

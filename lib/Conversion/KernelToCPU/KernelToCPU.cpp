@@ -480,12 +480,16 @@ struct ConvertKernelToCPUPass
         op->removeAttr("fastmath");
     });
     // Roundings of values bf16 holds exactly (a chain of maxima: max
-    // pooling, ReLU) are the identity: the chain runs in f32.
+    // pooling, ReLU) are the identity, and a chain of maxima of rounded
+    // values rounds once: the chain runs in f32.
     {
       RewritePatternSet exact(&getContext());
       populateExactRoundingPatterns(exact);
-      if (failed(applyPatternsGreedily(module, std::move(exact))))
+      if (failed(applyPatternsGreedily(module, std::move(exact)))) {
+        module.emitError() << "tc-lower-kernel-to-cpu: the bf16 rounding "
+                              "rewrites did not converge";
         return signalPassFailure();
+      }
     }
     RewritePatternSet expansion(&getContext());
     arith::populateExpandBFloat16Patterns(expansion);

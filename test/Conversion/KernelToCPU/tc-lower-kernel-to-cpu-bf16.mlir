@@ -74,9 +74,9 @@ kernel.kernel @bf16_select(%x: memref<4xbf16>, %y: memref<4xbf16>, %out: memref<
 // CHECK-NOT: arith.trunci
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: arith.trunci
-// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK-NOT: arith.trunci
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.trunci
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: arith.trunci
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
 // CHECK: arith.trunci %{{.*}} : i32 to i16
@@ -97,6 +97,55 @@ kernel.kernel @bf16_max_chain(%x: memref<4x8xbf16>, %y: memref<4x8xbf16>, %pad: 
     %rb = arith.maximumf %b, %zero : bf16
     %m = arith.maximumf %sa, %rb : bf16
     memref.store %m, %out[%i, %j] : memref<4x8xbf16>
+  }
+  kernel.return
+}
+
+// A window's maximum over values computed in f32 and rounded to bf16 (max
+// pooling over batch norm and ReLU): rounding commutes with maxima and
+// choices, so the chain of maxima runs on the unrounded values and rounds
+// once, before the store, instead of once per point.
+// CHECK-LABEL: func.func @bf16_max_of_rounded
+// CHECK: arith.mulf
+// CHECK-NOT: arith.trunci
+// CHECK: arith.mulf
+// CHECK-NOT: arith.trunci
+// CHECK: arith.mulf
+// CHECK-NOT: arith.trunci
+// CHECK: arith.maximumf
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK-NOT: arith.trunci
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<4x8xbf16>
+kernel.kernel @bf16_max_of_rounded(%x: memref<4x8x3xbf16>, %s: memref<8xf32>, %pad: memref<4xi1>, %out: memref<4x8xbf16>) attributes {domain = array<i64: 4>} {
+  %i = kernel.index 0
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : bf16
+  %lowest = arith.constant 0xFF80 : bf16
+  %p = memref.load %pad[%i] : memref<4xi1>
+  kernel.loop %c8 {
+  ^bb0(%j: index):
+    %scale = memref.load %s[%j] : memref<8xf32>
+    %a = memref.load %x[%i, %j, %c0] : memref<4x8x3xbf16>
+    %aw = arith.extf %a : bf16 to f32
+    %am = arith.mulf %aw, %scale : f32
+    %ar = arith.truncf %am : f32 to bf16
+    %ra = arith.maximumf %ar, %zero : bf16
+    %sa = arith.select %p, %ra, %lowest : bf16
+    %b = memref.load %x[%i, %j, %c1] : memref<4x8x3xbf16>
+    %bw = arith.extf %b : bf16 to f32
+    %bm = arith.mulf %bw, %scale : f32
+    %br = arith.truncf %bm : f32 to bf16
+    %rb = arith.maximumf %br, %zero : bf16
+    %m = arith.maximumf %sa, %rb : bf16
+    %c = memref.load %x[%i, %j, %c2] : memref<4x8x3xbf16>
+    %cw = arith.extf %c : bf16 to f32
+    %cm = arith.mulf %cw, %scale : f32
+    %cr = arith.truncf %cm : f32 to bf16
+    %m2 = arith.maximumf %m, %cr : bf16
+    memref.store %m2, %out[%i, %j] : memref<4x8xbf16>
   }
   kernel.return
 }

@@ -1231,3 +1231,34 @@ def test_concatenation_along_last_dim_of_computed_parts(fresh_tc, dtype):
     assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["kernels"] > 0
+
+
+@pytest.mark.requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_eval_batch_norm_relu_max_pool(fresh_tc, dtype):
+    """A ResNet stem's batch norm (evaluation), ReLU and max pooling,
+    channels-last: batch norm as eager's CPU kernel computes it (per
+    channel scale and shift), the pooling window's maximum rounded once in
+    bf16; eager's values at the dtype's tolerance, NaN where eager has
+    it."""
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(64).eval().to(dtype)
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.uniform_(-2, 2)
+        bn.bias.uniform_(-1, 1)
+
+    def f(x):
+        return F.max_pool2d(torch.relu(bn(x)), 3, 2, 1)
+
+    x = torch.randn(2, 64, 29, 30).to(dtype)
+    x[0, 3, 10, 10] = float("nan")
+    x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        got, want = torch.compile(f, backend="tc")(x), f(x)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert tc.counters["kernels"] > 0

@@ -284,11 +284,12 @@ static void gemmRows(const Gemm &spec, const GemmSizes &g,
        ldb, spec.bias >= 0 ? one : T(0), cRows, g.n);
 }
 
-/// Runs columns [colBegin, colEnd) of batch entry `i` of a GEMM.
 /// At most this many rows, a column block is a matrix-vector product per
 /// row.
 constexpr int64_t kGemvRows = 4;
 
+/// Runs columns [colBegin, colEnd) of batch entry `i` of a GEMM (with its
+/// bias; the epilogue runs after all columns).
 template <typename T, typename Fn, typename VFn>
 static void gemmColumns(const Gemm &spec, const GemmSizes &g,
                         const std::vector<void *> &ptrs, int64_t i,

@@ -276,7 +276,7 @@ void KernelBuilder::findLastDimConcatenations(Value v, bool root,
   RankedTensorType type = tensorType(v);
   int64_t last = type.getRank() - 1;
   if (auto concat = dyn_cast<prim::ConcatenateOp>(op)) {
-    if (concat.getDim() != last || windowFamily(concat, plan))
+    if (int64_t(concat.getDim()) != last || windowFamily(concat, plan))
       return;
     int64_t offset = 0;
     for (Value input : concat.getInputs()) {
@@ -388,6 +388,17 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     memref::StoreOp::create(b, loc, *scalar, out, point);
     return success();
   };
+  // The inner loop over the last dimension (`size` iterations), its scope
+  // entered: returns the loop and its index.
+  auto openLoop = [&](int64_t size) -> std::pair<kernel::LoopOp, Value> {
+    auto loop = kernel::LoopOp::create(b, loc, index(size));
+    Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
+                                {loc});
+    pushScope(body, nullptr);
+    scopes[0]->nested = loop;
+    b.setInsertionPointToEnd(body);
+    return {loop, body->getArgument(0)};
+  };
   // Concatenations along the last dimension that the point reads at the
   // inner loop's index (a rotary embedding's halves, parts side by side):
   // the loop is split at their parts' boundaries, one loop per range, in
@@ -424,13 +435,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
           offset += size;
         }
       }
-      auto loop = kernel::LoopOp::create(b, loc, index(end - begin));
-      Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
-                                  {loc});
-      pushScope(body, nullptr);
-      scopes[0]->nested = loop;
-      b.setInsertionPointToEnd(body);
-      Value inner = body->getArgument(0);
+      auto [loop, inner] = openLoop(end - begin);
       splitIndex = begin == 0 ? inner
                               : arith::AddIOp::create(b, loc, inner,
                                                       index(begin))
@@ -450,14 +455,9 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     splitParts.clear();
   } else if (!shape.empty() && !symbolicRows) {
     Value blockIndex = block ? idx.pop_back_val() : Value();
-    auto loop =
-        kernel::LoopOp::create(b, loc, index(block ? block : shape.back()));
-    Block *body = b.createBlock(&loop.getBody(), {}, {b.getIndexType()},
-                                {loc});
-    pushScope(body, nullptr);
-    scopes[0]->nested = loop;
-    b.setInsertionPointToEnd(body);
-    Value inner = body->getArgument(0);
+    auto [loop, loopArg] = openLoop(block ? block : shape.back());
+    Block *body = &loop.getBody().front();
+    Value inner = loopArg;
     if (!block)
       loopIndex = inner;
     if (block)

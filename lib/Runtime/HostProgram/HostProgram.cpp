@@ -263,17 +263,29 @@ struct GemmSizes {
   int64_t batch, m, n, k;
 };
 
+/// Batch entry `i` of a GEMM: its matrices and their BLAS arguments.
+template <typename T>
+struct GemmEntry {
+  GemmEntry(const Gemm &spec, const GemmSizes &g,
+            const std::vector<void *> &ptrs, int64_t i)
+      : lda(spec.transA ? g.m : g.k), ldb(spec.transB ? g.k : g.n),
+        ta(spec.transA ? CblasTrans : CblasNoTrans),
+        tb(spec.transB ? CblasTrans : CblasNoTrans),
+        a(static_cast<const T *>(ptrs[spec.a]) + i * g.m * g.k),
+        b(static_cast<const T *>(ptrs[spec.b]) + i * g.k * g.n),
+        c(static_cast<T *>(ptrs[spec.out]) + i * g.m * g.n) {}
+  int64_t lda, ldb;
+  CBLAS_TRANSPOSE ta, tb;
+  const T *a, *b;
+  T *c;
+};
+
 /// Runs rows [rowBegin, rowEnd) of batch entry `i` of a GEMM.
 template <typename T, typename Fn>
 static void gemmRows(const Gemm &spec, const GemmSizes &g,
                      const std::vector<void *> &ptrs, int64_t i,
                      int64_t rowBegin, int64_t rowEnd, T one, Fn gemm) {
-  int64_t lda = spec.transA ? g.m : g.k, ldb = spec.transB ? g.k : g.n;
-  auto ta = spec.transA ? CblasTrans : CblasNoTrans;
-  auto tb = spec.transB ? CblasTrans : CblasNoTrans;
-  const T *a = static_cast<const T *>(ptrs[spec.a]) + i * g.m * g.k;
-  const T *b = static_cast<const T *>(ptrs[spec.b]) + i * g.k * g.n;
-  T *c = static_cast<T *>(ptrs[spec.out]) + i * g.m * g.n;
+  auto [lda, ldb, ta, tb, a, b, c] = GemmEntry<T>(spec, g, ptrs, i);
   // Rows of A start at row * lda, or at column `row` when A is transposed.
   const T *aRows = spec.transA ? a + rowBegin : a + rowBegin * lda;
   T *cRows = c + rowBegin * g.n;
@@ -295,12 +307,7 @@ static void gemmColumns(const Gemm &spec, const GemmSizes &g,
                         const std::vector<void *> &ptrs, int64_t i,
                         int64_t colBegin, int64_t colEnd, T one, Fn gemm,
                         VFn gemv) {
-  int64_t lda = spec.transA ? g.m : g.k, ldb = spec.transB ? g.k : g.n;
-  auto ta = spec.transA ? CblasTrans : CblasNoTrans;
-  auto tb = spec.transB ? CblasTrans : CblasNoTrans;
-  const T *a = static_cast<const T *>(ptrs[spec.a]) + i * g.m * g.k;
-  const T *b = static_cast<const T *>(ptrs[spec.b]) + i * g.k * g.n;
-  T *c = static_cast<T *>(ptrs[spec.out]) + i * g.m * g.n;
+  auto [lda, ldb, ta, tb, a, b, c] = GemmEntry<T>(spec, g, ptrs, i);
   // Columns of B start at column `col`, or at row col * ldb when B is
   // transposed.
   const T *bCols = spec.transB ? b + colBegin * ldb : b + colBegin;

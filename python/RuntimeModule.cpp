@@ -80,7 +80,8 @@ public:
       throw std::runtime_error(error);
     nb::list out;
     for (const tc::host::StepTime &step : steps)
-      out.append(nb::make_tuple(step.name, step.seconds, step.bytes));
+      out.append(
+          nb::make_tuple(step.name, step.seconds, step.bytes, step.faults));
     return out;
   }
 
@@ -121,7 +122,7 @@ NB_MODULE(_runtime, m) {
            nb::arg("symbol") = -1,
            "As run, timing each step: a list of (kernel name or 'gemm "
            "MxNxK' or 'library call', seconds, bytes of its buffers or "
-           "-1).")
+           "-1, the process's minor page faults during it or -1).")
       .def_prop_ro("target", [](CachedGraph &) { return std::string("cpu"); })
       .def_prop_ro("arena_bytes",
                    [](CachedGraph &g) { return g.program.arenaBytes; })

@@ -63,7 +63,8 @@ public:
       throw std::runtime_error(takeMessage(error));
   }
 
-  /// Runs a CPU or CUDA graph timing each step: [(name, seconds, bytes)].
+  /// Runs a CPU or CUDA graph timing each step: [(name, seconds, bytes,
+  /// page faults or -1)].
   nb::list runProfiled(const std::vector<uintptr_t> &pointers,
                        uintptr_t stream, int64_t symbol) {
     std::vector<void *> buffers = toBuffers(pointers);
@@ -84,12 +85,18 @@ public:
       size_t end = text.find('\n', start);
       std::string line = text.substr(start, end - start);
       start = end == std::string::npos ? text.size() : end + 1;
-      size_t a = line.find('\t'), b = line.rfind('\t');
-      if (a == std::string::npos || a == b)
+      // name \t seconds \t bytes \t faults
+      std::vector<std::string> fields;
+      for (size_t at = 0; at <= line.size();) {
+        size_t tab = std::min(line.find('\t', at), line.size());
+        fields.push_back(line.substr(at, tab - at));
+        at = tab + 1;
+      }
+      if (fields.size() != 4)
         continue;
-      steps.append(nb::make_tuple(line.substr(0, a),
-                                  std::stod(line.substr(a + 1, b - a - 1)),
-                                  std::stoll(line.substr(b + 1))));
+      steps.append(nb::make_tuple(fields[0], std::stod(fields[1]),
+                                  std::stoll(fields[2]),
+                                  std::stoll(fields[3])));
     }
     return steps;
   }
@@ -246,7 +253,8 @@ NB_MODULE(_tc, m) {
            nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "As run, for a CPU or CUDA graph, timing each step: a list of "
            "(kernel name or 'gemm MxNxK' or 'library call' / "
-           "'convolution', seconds, bytes of its buffers or -1). A CUDA "
+           "'convolution', seconds, bytes of its buffers or -1, the "
+           "process's minor page faults during it or -1). A CUDA "
            "graph's steps are timed by CUDA events around each, and the "
            "call waits for the run.")
       .def_prop_ro("target",

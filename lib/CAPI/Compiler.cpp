@@ -197,7 +197,8 @@ int tcExecutableRunProfiledOnStream(TcExecutableRef exe,
   std::string text;
   for (const tc::host::StepTime &step : steps)
     text += step.name + "\t" + std::to_string(step.seconds) + "\t" +
-            std::to_string(step.bytes) + "\n";
+            std::to_string(step.bytes) + "\t" + std::to_string(step.faults) +
+            "\n";
   if (profile)
     *profile = copyString(text);
   return 0;

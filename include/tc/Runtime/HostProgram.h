@@ -99,6 +99,10 @@ struct StepTime {
   std::string name;
   double seconds = 0;
   int64_t bytes = -1;
+  /// The process's minor page faults during the step (fresh memory touched
+  /// for the first time: a library call's new result, say); -1 where not
+  /// counted.
+  int64_t faults = -1;
 };
 
 struct HostProgram {

@@ -8,6 +8,7 @@
 #include "tc/Runtime/CheckRecord.h"
 
 #include <cblas.h>
+#include <sys/resource.h>
 
 // PyPI's OpenBLAS build prefixes its symbols (see lib/Runtime/CMakeLists.txt).
 #ifdef TC_SCIPY_OPENBLAS
@@ -551,14 +552,25 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
         if (entry.first == id)
           entry.second.reset();
   };
-  // A profiled run's step: its name, its buffers' bytes, its start.
+  // A profiled run's step: its name, its buffers' bytes, its start, the
+  // page faults before it.
   auto started = std::chrono::steady_clock::now();
+  auto faults = [] {
+    struct rusage usage;
+    return getrusage(RUSAGE_SELF, &usage) == 0 ? int64_t(usage.ru_minflt)
+                                               : int64_t(-1);
+  };
+  int64_t startedFaults = profile ? faults() : -1;
   auto timed = [&](const Step &step) {
     if (!profile)
       return;
     auto now = std::chrono::steady_clock::now();
     StepTime time;
     time.seconds = std::chrono::duration<double>(now - started).count();
+    int64_t nowFaults = faults();
+    if (startedFaults >= 0 && nowFaults >= 0)
+      time.faults = nowFaults - startedFaults;
+    startedFaults = nowFaults;
     std::vector<int64_t> ids;
     if (step.launch) {
       time.name = step.launch->kernel;

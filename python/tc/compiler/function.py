@@ -374,18 +374,28 @@ class CompiledFunction:
             return outputs
         return tuple(outputs)
 
-    def _log_profile(self, steps: list[tuple[str, float, int]]) -> None:
+    def _log_profile(self,
+                     steps: list[tuple[str, float, int, int]]) -> None:
         """TC_LOGS=kernels: a warm run's steps, slowest first (the kernel's
         name says what it fused), with the bytes of their buffers and the
-        bandwidth that makes. A CPU step's time is the host's wall clock,
-        a CUDA step's the GPU's between events around it."""
-        total = sum(seconds for _, seconds, _ in steps) or 1e-12
+        bandwidth that makes, and on the CPU the process's page faults
+        during each (first touches of fresh memory: a library call's new
+        result, which the allocator decides). A CPU step's time is the
+        host's wall clock, a CUDA step's the GPU's between events around
+        it."""
+        total = sum(step[1] for step in steps) or 1e-12
+        counted = [step[3] for step in steps if step[3] >= 0]
+        faulted = (f", {sum(counted)} page faults"
+                   if counted and len(counted) == len(steps) else "")
         lines = [f"graph {self.imported.name} on {self.device}: "
-                 f"{len(steps)} steps, {total * 1e3:.3f} ms"]
-        for name, seconds, nbytes in sorted(steps, key=lambda s: -s[1]):
+                 f"{len(steps)} steps, {total * 1e3:.3f} ms{faulted}"]
+        for name, seconds, nbytes, faults in sorted(steps,
+                                                    key=lambda s: -s[1]):
             moved = (f"{nbytes / 1e6:9.3f} MB {nbytes / seconds / 1e9:7.2f} "
                      "GB/s" if nbytes >= 0 and seconds > 0 else
                      "        ? MB       ? GB/s")
+            if faulted:
+                moved += f" {faults:6d} faults"
             share = 100 * seconds / total
             lines.append(f"  {seconds * 1e3:9.3f} ms {share:5.1f}%  {moved}  "
                          f"{name}")

@@ -298,8 +298,9 @@ PROFILED = textwrap.dedent("""
 def test_tc_logs_kernels_profiles_a_warm_run_cold_and_cached(tmp_path):
     """TC_LOGS=kernels: the second call of a CPU graph is timed step by
     step (each kernel by its name, the GEMM by its sizes) with its
-    buffers' bytes, once, in the process that compiled it and in one that
-    loads it from the disk cache (tc._runtime)."""
+    buffers' bytes and the page faults during it (their sum in the
+    header), once, in the process that compiled it and in one that loads
+    it from the disk cache (tc._runtime)."""
     for process in ("cold", "warm"):
         env = dict(os.environ, TC_CACHE_DIR=str(tmp_path), TC_LOGS="kernels")
         result = subprocess.run([sys.executable, "-c", PROFILED], env=env,
@@ -314,5 +315,9 @@ def test_tc_logs_kernels_profiles_a_warm_run_cold_and_cached(tmp_path):
         assert any(" main_fused_" in row for row in rows), rows
         # Every step's buffers are static here: bytes and a bandwidth.
         assert all(" MB " in row and " GB/s " in row for row in rows), rows
+        faults = [int(row.split()[7]) for row in rows]
+        assert all(row.split()[8] == "faults" for row in rows), rows
+        total = int(profiles[0].split(" ms, ")[1].split()[0])
+        assert min(faults) >= 0 and sum(faults) == total, (profiles, rows)
         assert sum(float(row.split()[2].rstrip("%")) for row in rows) == \
             pytest.approx(100, abs=1)

@@ -229,30 +229,13 @@ private:
                prim::TanhOp, prim::ErfOp, prim::SinOp, prim::CosOp>(op);
   }
 
-  /// Whether computing one element of `v` inline takes a division, a
-  /// square root or a transcendental function (a cast or a product does
-  /// not make a value worth a kernel of its own).
+  /// Whether computing one element of `v` inline is worth a kernel of its
+  /// own: it takes a division, a square root or a transcendental function,
+  /// or reads more than one tensor (graph inputs, realized values: batch
+  /// norm's per-channel `bias - mean * alpha`, three loads and, in bf16,
+  /// three conversions where its realized value is one). A cast or a
+  /// product of one tensor is not.
   bool computesSlowly(Value v) const {
-    SmallVector<Value> worklist = {v};
-    llvm::SmallDenseSet<Value> seen;
-    while (!worklist.empty()) {
-      Value next = worklist.pop_back_val();
-      Operation *op = next.getDefiningOp();
-      if (!op || (next != v && realized.contains(next)) ||
-          !seen.insert(next).second)
-        continue;
-      if (computesSlowlyAlone(op))
-        return true;
-      llvm::append_range(worklist, op->getOperands());
-    }
-    return false;
-  }
-
-  /// Whether computing one element of `v` inline reads more than one
-  /// tensor (graph inputs, realized values): batch norm's per-channel
-  /// `bias - mean * alpha`, three loads (and, in bf16, three conversions)
-  /// where its realized value is one.
-  bool readsSeveral(Value v) const {
     SmallVector<Value> worklist = {v};
     llvm::SmallDenseSet<Value> seen;
     int64_t reads = 0;
@@ -268,6 +251,8 @@ private:
           return true;
         continue;
       }
+      if (computesSlowlyAlone(op))
+        return true;
       llvm::append_range(worklist, op->getOperands());
     }
     return false;

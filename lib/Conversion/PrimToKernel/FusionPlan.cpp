@@ -215,7 +215,7 @@ LogicalResult FusionPlan::build() {
       int64_t from = hintNumElements(tensorType(source));
       int64_t to = hintNumElements(out);
       if (from > 0 && to >= kBroadcastRatioToRealize * from &&
-          (computesSlowly(source) || readsSeveral(source)))
+          computesSlowly(source))
         realized.insert(source);
     });
 

@@ -18,11 +18,13 @@ using namespace mlir;
 /// tc-channels-last-convolutions in `mode` (nothing when off).
 static void addChannelsLastPasses(OpPassManager &pm,
                                   tc::ChannelsLastMode mode,
+                                  bool smallMapsFirst,
                                   tc::OptionalPasses &optional) {
   if (mode == tc::ChannelsLastMode::Off)
     return;
   tc::prim::ChannelsLastConvolutionsPassOptions layout;
   layout.allFloats = mode == tc::ChannelsLastMode::All;
+  layout.smallMapsFirst = smallMapsFirst;
   optional.addNested<func::FuncOp>(
       pm, tc::prim::createChannelsLastConvolutionsPass(layout));
   // One permute of a tensor that several convolutions (or a convolution
@@ -57,7 +59,9 @@ void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
   buildDecomposePipeline(pm, options.decomposeStage(), all);
   // The layout first: the forward then saves channels-last activations for
   // the backward, which reads them so.
-  addChannelsLastPasses(pm, options.channelsLast, all);
+  // (A graph with gradients keeps every convolution channels-last.)
+  addChannelsLastPasses(pm, options.channelsLast, /*smallMapsFirst=*/false,
+                        all);
   // Save or recompute each forward value the backward reads, by a min-cut.
   pm.addPass(tc::prim::createPartitionPass());
   // The backward's copies of forward ops read only what was saved: what
@@ -71,7 +75,8 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  OptionalPasses &optional) {
   // Library convolutions in the layout the library runs fastest, and the
   // elementwise ops, reductions and pooling between them with them.
-  addChannelsLastPasses(pm, options.channelsLast, optional);
+  addChannelsLastPasses(pm, options.channelsLast,
+                        options.channelsFirstSmallMaps, optional);
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
   optional.addNested<func::FuncOp>(
       pm, tc::prim::createReassociateReductionsPass());

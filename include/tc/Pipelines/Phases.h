@@ -239,6 +239,10 @@ struct FuseOptions {
   bool alignHalfProducts = false;
   /// Which 2-d convolutions run channels-last.
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
+  /// Except f32/f64 ones with small output maps (the CPU's: oneDNN's
+  /// channels-first kernels are faster there; tc-channels-last-convolutions'
+  /// small-maps-first).
+  bool channelsFirstSmallMaps = false;
   /// Pointwise launches write over the input they read last
   /// (tc-in-place-launches: the CPU's; GPU kernels take their buffers as
   /// non-overlapping, and tc-plan-memory's arena placement does as much
@@ -263,6 +267,7 @@ struct FuseOptions {
   static FuseOptions cpu(const DecomposeOptions &decompose) {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
+    options.channelsFirstSmallMaps = true;
     options.inPlaceLaunches = true;
     options.splitConcatenations = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;

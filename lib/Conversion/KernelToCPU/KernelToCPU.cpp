@@ -235,6 +235,71 @@ LogicalResult KernelLowering::lowerColumnReduction(kernel::ReduceOp reduce,
   return success();
 }
 
+/// The order in which a kernel's rows run (see delinearize): the domain's
+/// own, except where a load in the kernel's inner loop walks a buffer
+/// across rows of at least kFarElements elements (a transposing read, as
+/// channels-last to channels-first) and its last index is domain
+/// coordinate d: d then varies fastest, so consecutive rows read
+/// neighbouring elements of the lines (and pages) the last row read. In
+/// the domain's order each row read a line of its own in each of as many
+/// pages as the loop's iterations: ResNet-50's 4 x 14 x 14 x 1024 to
+/// 4 x 1024 x 14 x 14 copy ran at 7.5 GB/s on two cores. Only where every
+/// store's last index is the inner loop's (or the last coordinate):
+/// each row still writes a contiguous run.
+static SmallVector<int64_t> rowOrder(kernel::KernelOp kernel) {
+  constexpr int64_t kFarElements = 64;
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  auto order = llvm::to_vector(llvm::seq<int64_t>(0, domain.size()));
+  if (domain.size() < 3)
+    return order;
+  Block &body = kernel.getBody().front();
+  // The coordinate each kernel.index value gives; the inner loops' indices.
+  llvm::DenseMap<Value, int64_t> coordinate;
+  for (auto index : body.getOps<kernel::IndexOp>())
+    coordinate[index.getResult()] = index.getDim();
+  auto fast = [&](Value v) {
+    auto it = coordinate.find(v);
+    if (it != coordinate.end())
+      return it->second + 1 == int64_t(domain.size());
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && isa<kernel::LoopOp>(arg.getOwner()->getParentOp());
+  };
+  std::optional<int64_t> chosen;
+  bool conflict = false;
+  kernel.getBody().walk([&](Operation *op) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      conflict |= !store.getIndices().empty() &&
+                  !fast(store.getIndices().back());
+      return;
+    }
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!load || load.getIndices().size() < 2)
+      return;
+    auto it = coordinate.find(load.getIndices().back());
+    if (it == coordinate.end() || it->second == 0 ||
+        it->second + 1 == int64_t(domain.size()))
+      return;
+    ArrayRef<int64_t> shape = load.getMemRefType().getShape();
+    int64_t stride = 1;
+    for (size_t p = shape.size() - 1; p-- > 0;) {
+      if (ShapedType::isDynamic(shape[p + 1]))
+        return;
+      stride *= shape[p + 1];
+      if (isa<BlockArgument>(load.getIndices()[p]) &&
+          fast(load.getIndices()[p]) && stride >= kFarElements) {
+        conflict |= chosen && *chosen != it->second;
+        chosen = it->second;
+        return;
+      }
+    }
+  });
+  if (!chosen || conflict)
+    return order;
+  order.erase(order.begin() + *chosen);
+  order.push_back(*chosen);
+  return order;
+}
+
 LogicalResult KernelLowering::run() {
   OpBuilder b(kernel);
   Location loc = kernel.getLoc();
@@ -303,7 +368,8 @@ LogicalResult KernelLowering::run() {
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(rows.getBody()->getTerminator());
   // Delinearize the row's linear index into the domain's coordinates.
-  delinearize(b, loc, rows.getInductionVar());
+  delinearize(b, loc, rows.getInductionVar(), /*innerGroup=*/1,
+              rowOrder(kernel));
   if (failed(lowerBlock(kernel.getBody().front(), b))) {
     func.erase();
     return failure();

@@ -600,6 +600,71 @@ def test_cpu_convolutions_read_1x1_weights_as_they_are(fresh_tc):
     assert tc.counters["ops_eager"] == 0
 
 
+@pytest.mark.parametrize("batch", [2, 16])
+def test_cpu_convolutions_of_small_maps_run_channels_first(fresh_tc, batch):
+    """On the CPU an f32 convolution with 7x7 output maps and at most 512
+    output pixels (ResNet's last stage at small batches) runs
+    channels-first, its weight the parameter itself; 14x14 maps, or 7x7
+    maps at batch 16, run channels-last. A residual block across the
+    boundary (a strided 3x3 and a strided 1x1 shortcut reading a
+    channels-last activation, a 1x1 after them) gives eager's outputs."""
+    import tc.compiler
+    import tc.library
+
+    calls = []
+
+    def spy(kind, x, w, y, *rest):
+        calls.append((tuple(y.shape), w.data_ptr(),
+                      x.is_contiguous(), y.is_contiguous()))
+        return tc.library.convolution(kind, x, w, y, *rest)
+
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(16, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32),
+        nn.ReLU(), _Downsample(32, 64), nn.Conv2d(64, 64, 1), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(batch, 16, 14, 14)
+    native = tc.compiler.extension.load_native()
+    native.set_cpu_convolution(spy)
+    try:
+        with torch.no_grad():
+            got = torch.compile(model, backend="tc")(x)
+            torch.testing.assert_close(got, model(x))
+    finally:
+        native.set_cpu_convolution(tc.library.convolution)
+    assert tc.counters["ops_eager"] == 0
+    first = batch * 7 * 7 <= 512
+    small = [c for c in calls if c[0][2:] == (7, 7)]
+    large = [c for c in calls if c[0][2:] == (14, 14)]
+    assert len(small) == 3 and len(large) == 1
+    # channels-last tensors are not contiguous (C > 1, H x W > 1).
+    assert not large[0][2] and not large[0][3]
+    for _, _, x_first, y_first in small:
+        assert x_first == first and y_first == first
+    # A channels-first 3x3 weight is the parameter itself; a channels-last
+    # one tc's copy. (1x1 weights are the parameters in either layout.)
+    pointers = {c[1] for c in small}
+    assert (model[3].conv.weight.data_ptr() in pointers) == first
+
+
+class _Downsample(nn.Module):
+    """A residual block that halves the map: a strided 3x3 convolution and
+    batch norm, a strided 1x1 shortcut, their sum through ReLU."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, stride=2, padding=1, bias=False)
+        self.norm = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Conv2d(cin, cout, 1, stride=2, bias=False)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)) + self.shortcut(x))
+
+
 def _convnet(dtype):
     torch.manual_seed(0)
     return nn.Sequential(

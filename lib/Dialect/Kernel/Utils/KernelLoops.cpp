@@ -77,15 +77,21 @@ Value mlir::tc::buildCombinerIdentity(OpBuilder &b, Location loc,
 }
 
 void KernelLoopLowering::delinearize(OpBuilder &b, Location loc,
-                                     Value linear, int64_t innerGroup) {
+                                     Value linear, int64_t innerGroup,
+                                     ArrayRef<int64_t> order) {
   SmallVector<int64_t> domain(kernel.getDomain());
   point.assign(domain.size(), Value());
   if (domain.empty())
     return;
   assert(domain.back() % innerGroup == 0 && "group must divide the row");
+  assert((order.empty() || (order.size() == domain.size() && order[0] == 0 &&
+                            (innerGroup == 1 || order.back() ==
+                                                    int64_t(domain.size()) - 1)))
+         && "the first dimension stays outermost");
   domain.back() /= innerGroup;
   // The first extent is never needed (it may be the symbolic size).
-  for (int64_t d = domain.size() - 1; d > 0; --d) {
+  for (int64_t i = domain.size() - 1; i > 0; --i) {
+    int64_t d = order.empty() ? i : order[i];
     Value size = arith::ConstantIndexOp::create(b, loc, domain[d]);
     point[d] = arith::RemUIOp::create(b, loc, linear, size);
     linear = arith::DivUIOp::create(b, loc, linear, size);

@@ -1,5 +1,6 @@
 // RUN: tc-opt %s -tc-channels-last-convolutions -cse -split-input-file | FileCheck %s
 // RUN: tc-opt %s -tc-channels-last-convolutions=all-floats -cse -split-input-file | FileCheck %s --check-prefix=ALL
+// RUN: tc-opt %s -tc-channels-last-convolutions="all-floats small-maps-first" -cse -split-input-file | FileCheck %s --check-prefix=SMALL
 
 // A stem: convolution, batch norm's scale (a per-channel broadcast), ReLU
 // (a splat), max pooling, a 1x1 convolution, a residual add and a global
@@ -131,4 +132,38 @@ func.func @depthwise_gradients(%dy: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf1
   %dx = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16> -> tensor<2x8x9x7xbf16>
   %dw = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<2x8x9x7xbf16> -> tensor<8x1x3x3xbf16>
   return %dx, %dw : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>
+}
+
+// -----
+
+// small-maps-first (the CPU's choice): an f32 convolution with 7x7 output
+// maps and 4 x 49 = 196 output pixels stays channels-first; one with
+// 14x14 maps, and one with 7x7 maps but 16 x 49 = 784 pixels, run
+// channels-last. (Without the option all three do.)
+// SMALL-LABEL: func.func @small_maps
+// SMALL: %[[A:.*]] = prim.convolution %arg0, %arg1, {{.*}} groups 1 : tensor<4x64x7x7xf32>, tensor<64x64x3x3xf32>
+// SMALL: prim.permute %arg2, [0, 2, 3, 1] : tensor<4x64x14x14xf32>
+// SMALL: prim.convolution {{.*}} channels_last : tensor<4x14x14x64xf32>, tensor<64x1x1x64xf32>
+// SMALL: prim.permute %arg3, [0, 2, 3, 1] : tensor<16x64x7x7xf32>
+// SMALL: prim.convolution {{.*}} channels_last : tensor<16x7x7x64xf32>, tensor<64x1x1x64xf32>
+// ALL-LABEL: func.func @small_maps
+// ALL-COUNT-3: channels_last
+func.func @small_maps(%x: tensor<4x64x7x7xf32>, %w: tensor<64x64x3x3xf32>, %x2: tensor<4x64x14x14xf32>, %x3: tensor<16x64x7x7xf32>, %w1: tensor<64x64x1x1xf32>) -> (tensor<4x64x7x7xf32>, tensor<4x64x14x14xf32>, tensor<16x64x7x7xf32>) {
+  %a = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<4x64x7x7xf32>, tensor<64x64x3x3xf32>
+  %b = prim.convolution %x2, %w1, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<4x64x14x14xf32>, tensor<64x64x1x1xf32>
+  %c = prim.convolution %x3, %w1, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<16x64x7x7xf32>, tensor<64x64x1x1xf32>
+  return %a, %b, %c : tensor<4x64x7x7xf32>, tensor<4x64x14x14xf32>, tensor<16x64x7x7xf32>
+}
+
+// -----
+
+// A function with a convolution's gradient (a training graph) keeps its
+// small-map convolutions channels-last too.
+// SMALL-LABEL: func.func @small_maps_training
+// SMALL: prim.convolution {{.*}} channels_last : tensor<4x7x7x64xf32>
+// SMALL: prim.convolution_backward_input {{.*}} channels_last
+func.func @small_maps_training(%x: tensor<4x64x7x7xf32>, %w: tensor<64x64x3x3xf32>, %g: tensor<4x64x7x7xf32>) -> (tensor<4x64x7x7xf32>, tensor<4x64x7x7xf32>) {
+  %a = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<4x64x7x7xf32>, tensor<64x64x3x3xf32>
+  %b = prim.convolution_backward_input %g, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<4x64x7x7xf32>, tensor<64x64x3x3xf32> -> tensor<4x64x7x7xf32>
+  return %a, %b : tensor<4x64x7x7xf32>, tensor<4x64x7x7xf32>
 }

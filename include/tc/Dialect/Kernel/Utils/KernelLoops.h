@@ -80,9 +80,11 @@ public:
   /// Sets `point` to the kernel domain's coordinates of the row-major
   /// linear index `linear`. With `innerGroup` > 1, `linear` counts groups
   /// of that many consecutive points of the innermost dimension (which it
-  /// must divide) and `point` is the group's first point.
+  /// must divide) and `point` is the group's first point. With `order` (a
+  /// permutation of the domain's dimensions that keeps the first one
+  /// first), `linear` is row-major over the dimensions in that order.
   void delinearize(OpBuilder &b, Location loc, Value linear,
-                   int64_t innerGroup = 1);
+                   int64_t innerGroup = 1, ArrayRef<int64_t> order = {});
 
   IRMapping mapping;
   SmallVector<Value> point;

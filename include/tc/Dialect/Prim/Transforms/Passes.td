@@ -197,7 +197,12 @@ def ChannelsLastConvolutionsPass
   let options = [
     Option<"allFloats", "all-floats", "bool", /*default=*/"false",
            "Also f32 and f64 convolutions (the CPU's reference "
-           "convolutions test the path with them)">
+           "convolutions test the path with them)">,
+    Option<"smallMapsFirst", "small-maps-first", "bool", /*default=*/"false",
+           "Keep f32/f64 convolutions with output maps of at most 7x7 and "
+           "at most 512 output pixels channels-first (the CPU's choice: "
+           "oneDNN's channels-first kernels are faster there); not in "
+           "functions with convolution gradients">
   ];
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }

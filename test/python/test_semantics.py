@@ -215,6 +215,31 @@ def test_nan_and_inf_propagate(fresh_tc):
     same(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_nan_propagates_through_long_max_and_min_rows(fresh_tc, dtype):
+    """The CPU's max and min reductions combine without NaN checks (one
+    vmaxps a vector) and carry whether a NaN was seen beside them: a NaN
+    anywhere in a long row (the vectorized body, its remainder, the first
+    or the last element) makes the row's max, min and softmax NaN; rows of
+    -inf, +inf and mixed zeros keep eager's values."""
+    def f(x):
+        return (x.amax(-1), x.amin(-1), x.max(-1).values,
+                torch.softmax(x, -1), x.amax(0))
+
+    x = torch.randn(8, 1037, dtype=dtype)
+    x[0, 0] = float("nan")
+    x[1, 1036] = float("nan")
+    x[2, 517] = float("nan")
+    x[3] = float("nan")
+    x[4] = -float("inf")
+    x[5, 100] = float("inf")
+    x[6] = 0.0
+    x[6, ::2] = -0.0
+    got, expected, *_ = run_both(f, x)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)
+
+
 def test_bf16_chains_of_maxima_round_once_exactly(fresh_tc):
     """bf16 maxima, minima, clamps, ReLU and a max pooling window (its
     padding -inf) return one of their operands: tc's CPU lowering rounds

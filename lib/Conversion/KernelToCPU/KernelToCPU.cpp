@@ -41,7 +41,9 @@ public:
   // Reassociation lets LLVM vectorize float reductions (partial sums per
   // lane); PyTorch's own CPU reductions reassociate too.
   KernelLowering(kernel::KernelOp kernel)
-      : KernelLoopLowering(kernel, /*reassociate=*/true) {}
+      : KernelLoopLowering(kernel, /*reassociate=*/true) {
+    nanTrackedMinMax = true;
+  }
   LogicalResult run();
 
 private:

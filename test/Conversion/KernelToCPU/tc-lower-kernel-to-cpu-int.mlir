@@ -1,14 +1,21 @@
 // RUN: tc-opt %s -tc-lower-kernel-to-cpu | FileCheck %s
 
 // Integer reductions combine with integer ops (no fast-math flags), max
-// and min are signed.
+// and min are signed. A float min is minnum without NaNs (one vminps on
+// x86), whether a NaN was seen carried beside it: the result is NaN if
+// one was.
 // CHECK-LABEL: func.func @int_reductions
 // CHECK: scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (i64)
 // CHECK: arith.maxsi %[[A]], %{{.*}} : i64
 // CHECK: scf.for {{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (i64)
 // CHECK: arith.muli %[[P]], %{{.*}} : i64
-// CHECK: scf.for {{.*}} iter_args(%[[F:.*]] = %{{.*}}) -> (f32)
-// CHECK: arith.minimumf %[[F]], %{{.*}} fastmath<reassoc> : f32
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[F:.*]] = %{{.*}}, %[[SEEN:.*]] = %false) -> (f32, i1)
+// CHECK: %[[V:.*]] = memref.load
+// CHECK: %[[MIN:.*]] = arith.minnumf %[[F]], %[[V]] fastmath<reassoc,nnan,nsz> : f32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[V]], %[[V]] : f32
+// CHECK: %[[ANY:.*]] = arith.ori %[[SEEN]], %[[NAN]] : i1
+// CHECK: scf.yield %[[MIN]], %[[ANY]] : f32, i1
+// CHECK: arith.select %[[R]]#1, %cst{{.*}}, %[[R]]#0 : f32
 kernel.kernel @int_reductions(%x: memref<4x16xi64>, %y: memref<4x16xf32>, %out: memref<4xi64>, %out2: memref<4xf32>) attributes {domain = array<i64: 4>} {
   %i = kernel.index 0
   %c16 = arith.constant 16 : index

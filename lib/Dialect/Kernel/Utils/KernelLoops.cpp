@@ -108,7 +108,14 @@ KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce, OpBuilder &b, Value lb,
                                 Value ub, Value step, Value init,
                                 IndexMap indexOf) {
   Location loc = reduce.getLoc();
-  auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
+  kernel::CombinerKind kind = reduce.getKind();
+  bool tracksNaN = nanTrackedMinMax && isa<FloatType>(init.getType()) &&
+                   (kind == kernel::CombinerKind::Max ||
+                    kind == kernel::CombinerKind::Min);
+  SmallVector<Value> inits{init};
+  if (tracksNaN)
+    inits.push_back(arith::ConstantIntOp::create(b, loc, 0, 1));
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, step, inits);
   OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
   Value iv = forOp.getInductionVar();
   mapping.map(reduce.getBody().getArgument(0),
@@ -117,11 +124,38 @@ KernelLoopLowering::lowerReduce(kernel::ReduceOp reduce, OpBuilder &b, Value lb,
   if (failed(lowerBlock(body, inner)))
     return failure();
   auto yield = cast<kernel::YieldOp>(body.getTerminator());
+  Value value = mapping.lookup(yield.getValues()[0]);
+  Value acc = forOp.getRegionIterArgs()[0];
+  if (!tracksNaN) {
+    scf::YieldOp::create(
+        inner, loc, buildCombine(inner, loc, kind, acc, value, reassociate));
+    return forOp.getResult(0);
+  }
+  // maxnum/minnum without NaNs (one vmaxps on x86; LLVM's NaN-propagating
+  // maximum is six instructions, a row's max ran at half its sum's speed),
+  // and whether a NaN was seen beside it: the result is NaN if one was.
+  // (A NaN makes the no-NaN combination poison, which the choice at the
+  // end does not take. Which of -0 and +0 a tie returns is unspecified,
+  // as in eager's vectorized max.)
+  auto noNaN = arith::FastMathFlagsAttr::get(
+      b.getContext(), arith::FastMathFlags::nnan | arith::FastMathFlags::nsz |
+                          arith::FastMathFlags::reassoc);
   Value next =
-      buildCombine(inner, loc, reduce.getKind(), forOp.getRegionIterArgs()[0],
-                   mapping.lookup(yield.getValues()[0]), reassociate);
-  scf::YieldOp::create(inner, loc, next);
-  return forOp.getResult(0);
+      kind == kernel::CombinerKind::Max
+          ? arith::MaxNumFOp::create(inner, loc, acc, value, noNaN).getResult()
+          : arith::MinNumFOp::create(inner, loc, acc, value, noNaN)
+                .getResult();
+  Value isNaN = arith::CmpFOp::create(inner, loc, arith::CmpFPredicate::UNO,
+                                      value, value);
+  Value seen =
+      arith::OrIOp::create(inner, loc, forOp.getRegionIterArgs()[1], isNaN);
+  scf::YieldOp::create(inner, loc, ValueRange{next, seen});
+  auto type = cast<FloatType>(init.getType());
+  Value nan = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type, APFloat::getNaN(type.getFloatSemantics())));
+  return arith::SelectOp::create(b, loc, forOp.getResult(1), nan,
+                                 forOp.getResult(0))
+      .getResult();
 }
 
 LogicalResult KernelLoopLowering::lowerLoop(kernel::LoopOp loop, OpBuilder &b,

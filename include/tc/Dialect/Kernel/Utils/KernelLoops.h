@@ -92,6 +92,9 @@ public:
 protected:
   kernel::KernelOp kernel;
   bool reassociate;
+  /// Float max/min reductions as maxnum/minnum without NaNs, a NaN seen
+  /// tracked beside them (the CPU's: see lowerReduce).
+  bool nanTrackedMinMax = false;
 };
 
 } // namespace mlir::tc

@@ -223,6 +223,10 @@ NB_MODULE(_tc, m) {
         "OpenMP team (torch.set_num_threads) where it is loaded, else "
         "tc's own pool ($TC_NUM_THREADS).");
   m.def(
+      "cpu_gemm_kernels", [] { return std::string(tcCPUGemmKernels()); },
+      "The kernels the CPU's GEMM library (OpenBLAS) chose when it loaded: "
+      "'SkylakeX' (AVX-512), 'Haswell' (AVX2), ...");
+  m.def(
       "half_product_padding",
       [](int64_t m, int64_t k, int64_t n, bool lhsTransposed,
          bool rhsTransposed, int64_t elementBytes, int64_t resultElements,

@@ -123,6 +123,9 @@ int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 int64_t tcGPUBufferAlignment(void);
 /// How many threads a CPU graph's launches run on now (tc::host::threads).
 int64_t tcCPUThreads(void);
+/// The kernels the CPU's GEMM library (OpenBLAS) chose when it loaded
+/// (tc::host::gemmKernels); static storage.
+const char *tcCPUGemmKernels(void);
 
 /// One library convolution of a CPU graph (mlir::tc::LibraryConvolution):
 /// `kind` 0 forward (writes `output`), 1 the input's gradient (writes

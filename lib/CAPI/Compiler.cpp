@@ -210,6 +210,8 @@ const char *tcExecutableTarget(TcExecutableRef exe) {
 
 int64_t tcCPUThreads(void) { return tc::host::threads(); }
 
+const char *tcCPUGemmKernels(void) { return tc::host::gemmKernels(); }
+
 static std::atomic<TcConvolutionFn> cpuConvolution{nullptr};
 
 /// The C++ runtime's hook, calling the C one.

@@ -59,6 +59,19 @@ def _cuda_lines(fallbacks: list[str]) -> list[str]:
     return lines
 
 
+def _gemm_kernels() -> str:
+    """OpenBLAS's kernels for tc's CPU GEMMs, and $OPENBLAS_CORETYPE where
+    it chose them (on this project's AVX-512 machine a setting of Haswell
+    halves the GEMMs' speed against OpenBLAS's own choice, SkylakeX)."""
+    from tc import native
+    try:
+        kernels = native.load_extension("_tc").cpu_gemm_kernels()
+    except (ImportError, AttributeError) as error:
+        return f"? ({error})"
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return kernels + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
+
+
 def report() -> tuple[list[str], bool]:
     """The report's lines, and whether tc compiles for the CPU here."""
     import tc
@@ -89,7 +102,9 @@ def report() -> tuple[list[str], bool]:
                  + ("within" if supported else "OUTSIDE")
                  + f" the releases tc is tested with, {low} to {high}")
     lines.append(f"cpu: {os.cpu_count()} cores, torch uses "
-                 f"{torch.get_num_threads()} threads")
+                 f"{torch.get_num_threads()} threads"
+                 + (f", GEMMs on OpenBLAS's {_gemm_kernels()} kernels"
+                    if info is not None else ""))
     lines += _cuda_lines(fallbacks)
     cache = tc.cache_dir()
     state = ("exists" if cache.is_dir() else "not created yet")

@@ -164,6 +164,10 @@ ParallelFor parallelFor();
 /// calling thread (`torch.set_num_threads`), or the pool's.
 unsigned threads();
 
+/// The kernels OpenBLAS chose for this CPU when it loaded ("SkylakeX",
+/// "Haswell", ...): what kernel.gemm runs on.
+const char *gemmKernels();
+
 } // namespace tc::host
 
 #endif // TC_RUNTIME_HOSTPROGRAM_H

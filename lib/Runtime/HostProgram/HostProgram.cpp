@@ -233,6 +233,10 @@ private:
 
 unsigned tc::host::threads() { return ThreadPool::get().size(); }
 
+const char *tc::host::gemmKernels() {
+  return TC_BLAS(openblas_get_corename)();
+}
+
 ParallelFor tc::host::parallelFor() {
   return [](int64_t n, const std::function<void(int64_t)> &body) {
     ThreadPool::get().parallelFor(n, body);

@@ -89,3 +89,31 @@ def test_forked_worker_runs_tc_graphs(tmp_path):
     result = run(tmp_path, FORK_PROGRAM)
     assert result["child_status"] == 0, result
     assert result["kernels"] == 1
+
+
+GEMM_KERNELS_PROGRAM = textwrap.dedent("""
+    import json
+    from tc import doctor, native
+    lines, _ = doctor.report()
+    print(json.dumps(dict(kernels=native.load_extension("_tc")
+                          .cpu_gemm_kernels(),
+                          doctor=[l for l in lines if l.startswith("cpu:")])))
+""")
+
+
+def test_doctor_names_the_gemm_kernels_openblas_chose(tmp_path):
+    """`python -m tc doctor` says which OpenBLAS kernels tc's CPU GEMMs
+    run on, and that $OPENBLAS_CORETYPE chose them where it is set (on
+    this project's AVX-512 machine a setting of Haswell halves the GEMMs'
+    speed against OpenBLAS's own choice)."""
+    forced = run(tmp_path / "forced", GEMM_KERNELS_PROGRAM,
+                 OPENBLAS_CORETYPE="Haswell")
+    assert forced["kernels"] == "Haswell"
+    assert forced["doctor"] == [
+        line for line in forced["doctor"]
+        if "GEMMs on OpenBLAS's Haswell (OPENBLAS_CORETYPE=Haswell) "
+           "kernels" in line]
+    assert len(forced["doctor"]) == 1
+    own = run(tmp_path / "own", GEMM_KERNELS_PROGRAM, OPENBLAS_CORETYPE="")
+    assert own["kernels"] and "OPENBLAS_CORETYPE" not in own["doctor"][0]
+    assert f"GEMMs on OpenBLAS's {own['kernels']} kernels" in own["doctor"][0]

@@ -96,9 +96,10 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
                       withTestOptions(FuseOptions::cpu(options), options),
                       optional);
   if (OpPassManager *stage = sink(Stage::Lowered))
-    buildCPULoopsPipeline(*stage, optional,
-                          options.miscompilePassForTesting ==
-                              "tc-lower-kernel-to-cpu");
+    buildCPULoopsPipeline(
+        *stage, optional,
+        options.miscompilePassForTesting == "tc-lower-kernel-to-cpu",
+        options.miscompilePassForTesting == "llvm-translation");
   if (OpPassManager *stage = sink(Stage::Binary))
     buildCPULLVMPipeline(*stage);
 }

@@ -238,11 +238,15 @@ def test_unsupported_op_runs_eager_with_a_log_line(fresh_tc, tc_logs):
     assert "airy_ai" in tc_logs.text
 
 
-def test_compiler_error_gives_a_reproducer_not_a_crash(fresh_tc, tc_logs):
-    # gelu is supported, but the CPU lowering has no f64 erf yet: the C++
-    # pipeline fails, the graph runs in eager, the log names the IR file
-    # and the tc-opt command, and that command reproduces the failure.
+def test_compiler_error_gives_a_reproducer_not_a_crash(fresh_tc, tc_logs,
+                                                      monkeypatch):
+    # A planted translation failure (the pipeline's llvm-translation test
+    # option leaves f64 erf as math.erf, which LLVM cannot translate): the
+    # C++ pipeline fails, the graph runs in eager, the log names the IR
+    # file and the tc-opt command, and that command reproduces the failure.
     import subprocess
+    monkeypatch.setenv("TC_CPU_OPTIONS",
+                       "miscompile-pass-for-testing=llvm-translation")
 
     def f(x):
         return torch.nn.functional.gelu(x)

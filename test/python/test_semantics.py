@@ -240,6 +240,24 @@ def test_nan_propagates_through_long_max_and_min_rows(fresh_tc, dtype):
         torch.testing.assert_close(g, e, equal_nan=True)
 
 
+def test_float64_erf_and_gelu_compile(fresh_tc):
+    """float64 erf and erfc (MLIR approximates f32's only, and LLVM has no
+    intrinsic for them) call libm's on the CPU: a float64 GELU's graph
+    compiles, with eager's values at float64's tolerance, tails
+    included."""
+    def f(x):
+        return (torch.nn.functional.gelu(x), torch.erf(x),
+                torch.special.erfc(x))
+
+    x = torch.cat([torch.randn(997, dtype=torch.float64) * 3,
+                   torch.tensor([0.0, -0.0, 6.0, -6.0, 30.0, -30.0,
+                                 float("inf"), -float("inf"), float("nan")],
+                                dtype=torch.float64)])
+    got, expected, *_ = run_both(f, x)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)
+
+
 def test_bf16_chains_of_maxima_round_once_exactly(fresh_tc):
     """bf16 maxima, minima, clamps, ReLU and a max pooling window (its
     padding -inf) return one of their operands: tc's CPU lowering rounds

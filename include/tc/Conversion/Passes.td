@@ -152,6 +152,11 @@ def ConvertKernelToCPUPass : Pass<"tc-lower-kernel-to-cpu", "ModuleOp"> {
     Option<"miscompileForTesting", "miscompile-for-testing", "bool", "false",
            "Tests only: every float a kernel stores gets 1 added (a "
            "planted wrong rewrite for tc.debug.bisect's tests)">,
+    Option<"untranslatableForTesting", "untranslatable-for-testing", "bool",
+           "false",
+           "Tests only: f64 erf stays math.erf, which LLVM cannot "
+           "translate (a planted translation failure for the reproducer's "
+           "tests)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -127,7 +127,9 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "tc.debug.bisect's tests; "
                      "tc-add-kernel-checks (CPU) and tc-lower-kernel-to-gpu: "
                      "each kernel's first load of a buffer reads past its "
-                     "end, for the checks' tests)"),
+                     "end, for the checks' tests; llvm-translation (CPU): "
+                     "f64 erf is left as math.erf, which LLVM's translation "
+                     "refuses, for the reproducers' tests)"),
       llvm::cl::init("")};
   ::mlir::detail::PassOptions::Option<int64_t> bisectLimit{
       *this, "bisect-limit",

@@ -380,6 +380,32 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
+/// An f64 math op as a call of libm's function of its name (`erf`,
+/// `erfc`), declared in the module where it is first needed.
+template <typename MathOp>
+struct LowerToLibm : public OpRewritePattern<MathOp> {
+  using OpRewritePattern<MathOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!type.isF64())
+      return failure();
+    StringRef name = op->getName().stripDialect();
+    auto module = op->template getParentOfType<ModuleOp>();
+    auto callee = module.template lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(module.getBody());
+      callee = func::FuncOp::create(rewriter, op.getLoc(), name,
+                                    rewriter.getFunctionType(type, type));
+      callee.setPrivate();
+    }
+    rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, op->getOperands());
+    return success();
+  }
+};
+
 /// An f32 sin or cos, written out: x = k * pi + r with k = round(x / pi)
 /// (for cos, x = k * pi + pi/2 + r with k = round(x / pi - 1/2)), pi in
 /// three f32 parts subtracted by fused multiply-adds (Cody and Waite's
@@ -525,6 +551,16 @@ struct ConvertKernelToCPUPass
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
+    // What has neither a polynomial (f32's) nor an LLVM intrinsic calls
+    // libm: f64 erf and erfc (a float64 GELU's graph failed LLVM's
+    // translation and ran in eager).
+    if (!untranslatableForTesting) {
+      RewritePatternSet libm(&getContext());
+      libm.add<LowerToLibm<math::ErfOp>, LowerToLibm<math::ErfcOp>>(
+          &getContext());
+      if (failed(applyPatternsGreedily(module, std::move(libm))))
+        return signalPassFailure();
+    }
 
     // bf16 arithmetic in f32, each result rounded back (as eager does it),
     // and the conversions as integer arithmetic: LLVM would call

@@ -15,10 +15,12 @@ using namespace mlir;
 
 void mlir::tc::buildCPULoopsPipeline(OpPassManager &pm,
                                      OptionalPasses &optional,
-                                     bool miscompileForTesting) {
+                                     bool miscompileForTesting,
+                                     bool untranslatableForTesting) {
   // Kernels to chunked loop nests; math to vectorizable polynomials.
   tc::ConvertKernelToCPUPassOptions lowering;
   lowering.miscompileForTesting = miscompileForTesting;
+  lowering.untranslatableForTesting = untranslatableForTesting;
   pm.addPass(tc::createConvertKernelToCPUPass(lowering));
   optional.addNested<func::FuncOp>(pm, createCanonicalizerPass());
   optional.addNested<func::FuncOp>(pm, createCSEPass());

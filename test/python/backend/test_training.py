@@ -651,6 +651,27 @@ def test_cpu_convolutions_of_small_maps_run_channels_first(fresh_tc, batch):
     assert (model[3].conv.weight.data_ptr() in pointers) == first
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cpu_small_map_convolutions_grouped_dilated_and_strided(fresh_tc,
+                                                                dtype):
+    """Channels-first small-map convolutions of every kind the library
+    takes: grouped (not depthwise), dilated, strided, with a bias, in f32
+    and f64, between channels-last ones: eager's outputs, no op in
+    eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(8, 32, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=4),
+        nn.Conv2d(32, 48, 3, padding=2, dilation=2, bias=False), nn.GELU(),
+        nn.Conv2d(48, 16, 1, groups=2), nn.Flatten()).eval().to(dtype)
+    x = torch.randn(3, 8, 13, 13, dtype=dtype)
+    with torch.no_grad():
+        got = torch.compile(model, backend="tc")(x)
+        torch.testing.assert_close(got, model(x))
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["library_convolutions"] >= 4
+
+
 class _Downsample(nn.Module):
     """A residual block that halves the map: a strided 3x3 convolution and
     batch norm, a strided 1x1 shortcut, their sum through ReLU."""

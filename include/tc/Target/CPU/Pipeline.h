@@ -19,10 +19,12 @@ namespace mlir::tc {
 
 /// kernel -> scf loop nests the CPU runtime calls, their cleanups
 /// (canonicalization, CSE, hoisting) through `optional`
-/// (`miscompileForTesting`: tc-lower-kernel-to-cpu's planted wrong rewrite,
-/// tests only).
+/// (`miscompileForTesting`: tc-lower-kernel-to-cpu's planted wrong rewrite;
+/// `untranslatableForTesting`: its planted translation failure; tests
+/// only).
 void buildCPULoopsPipeline(OpPassManager &pm, OptionalPasses &optional,
-                           bool miscompileForTesting = false);
+                           bool miscompileForTesting = false,
+                           bool untranslatableForTesting = false);
 
 /// loop nests -> LLVM dialect (the kernel.schedule host program stays).
 void buildCPULLVMPipeline(OpPassManager &pm);

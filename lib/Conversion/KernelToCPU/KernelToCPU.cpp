@@ -381,7 +381,9 @@ LogicalResult KernelLowering::run() {
 }
 
 /// An f64 math op as a call of libm's function of its name (`erf`,
-/// `erfc`), declared in the module where it is first needed.
+/// `erfc`), declared in the module where it is first needed. (MLIR's
+/// MathToLibm patterns convert every math op they know, floor and sqrt
+/// included, which LLVM otherwise compiles to vector instructions.)
 template <typename MathOp>
 struct LowerToLibm : public OpRewritePattern<MathOp> {
   using OpRewritePattern<MathOp>::OpRewritePattern;

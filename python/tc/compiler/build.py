@@ -160,7 +160,6 @@ def _host_cpu() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def _build_identity() -> str:
     """tc's build, as the cache sees it: its extensions' paths, sizes and
     modification times, read once per process (the build it loads: a

@@ -672,6 +672,34 @@ def test_cpu_small_map_convolutions_grouped_dilated_and_strided(fresh_tc,
     assert tc.counters["library_convolutions"] >= 4
 
 
+def test_cpu_transposing_reads_run_rows_in_the_reads_order(fresh_tc,
+                                                           request):
+    """A channels-last tensor read channels-first (130 channels: a
+    transposing read 130 elements apart in the inner loop) runs its rows
+    with the channel fastest (the loops' first remainder is by 130), and
+    gives eager's values, a per-channel scale and shift included."""
+    import tc.compiler
+    import tc.logs
+    tc.logs.set_logs("output_code")
+    request.addfinalizer(tc.logs.set_logs)
+
+    def f(x, scale, shift):
+        y = x.permute(0, 3, 1, 2)
+        return (y * scale[:, None, None]
+                + shift[:, None, None]).relu().contiguous()
+
+    x = torch.randn(3, 6, 7, 130)
+    scale, shift = torch.randn(130), torch.randn(130)
+    got = torch.compile(f, backend="tc")(x, scale, shift)
+    torch.testing.assert_close(got, f(x, scale, shift))
+    assert got.is_contiguous()
+    assert tc.counters["ops_eager"] == 0 and tc.counters["kernels"] >= 1
+    loops = "\n".join(native.stage_ir.get("loops", "")
+                      for native in tc.compiler.build.cache.values())
+    first = [line for line in loops.splitlines() if "arith.remui" in line]
+    assert first and first[0].rstrip().endswith("%c130 : index"), first[:2]
+
+
 class _Downsample(nn.Module):
     """A residual block that halves the map: a strided 3x3 convolution and
     batch norm, a strided 1x1 shortcut, their sum through ReLU."""

@@ -7,6 +7,7 @@ relies on (the keep fraction, the exact scale, fresh masks per call,
 mask); embeddings against eager.
 """
 
+import logging
 import math
 
 import pytest
@@ -130,6 +131,46 @@ def test_plain_dropout_gradient(fresh_tc):
     scale = torch.tensor(1 / (1 - p))
     assert torch.equal(x.grad, (y != 0) * scale * upstream)
     assert tc.counters["training_graphs"] == 1
+
+
+def test_attention_dropout_is_compiled_with_its_gradient(fresh_tc, caplog):
+    """`scaled_dot_product_attention` with `dropout_p` while training (the
+    math attention on the CPU, whose dropout traces to an in-place
+    `bernoulli_`) runs through tc's own autodiff, not AOTAutograd. With v
+    the identity the output is the dropped-out probability matrix itself,
+    which gives the mask: the kept fraction, the scale, and every gradient
+    against eager's attention written out with that mask."""
+    p, s = 0.3, 16
+    q = torch.randn(2, 3, s, s, requires_grad=True)
+    k = torch.randn(2, 3, s, s, requires_grad=True)
+    v = torch.eye(s).expand(2, 3, s, s).clone().requires_grad_()
+    attend = torch.compile(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=p),
+        backend="tc")
+    caplog.set_level(logging.INFO, logger="tc.fallbacks")
+    out = attend(q, k, v)
+    upstream = torch.randn_like(out)
+    out.backward(upstream)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["kernels"] > 0
+    # Nothing in eager but the view that is the output's shape.
+    eager = [r.getMessage() for r in caplog.records if "eager:" in
+             r.getMessage()]
+    assert len(eager) == tc.counters["ops_eager"] <= 1
+    assert all("aten::view" in line for line in eager)
+    kept = out.detach() != 0
+    fraction = kept.float().mean().item()
+    assert abs(fraction - (1 - p)) < 6 * math.sqrt(p * (1 - p) / kept.numel())
+    # Eager's attention with the same mask, forward and backward.
+    q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    probs = torch.softmax(q2 @ k2.transpose(-1, -2) / math.sqrt(s), dim=-1)
+    expected = (probs * kept / (1 - p)) @ v2
+    expected.backward(upstream)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    for got, want in ((q, q2), (k, k2), (v, v2)):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_mlp_with_dropout_trains(fresh_tc):

@@ -150,6 +150,69 @@ def dropout_as_native(gm: torch.fx.GraphModule) -> None:
         gm.recompile()
 
 
+def bernoulli_masks_as_dropout(graph: torch.fx.Graph) -> int:
+    """Rewrites ATen's composite dropout to `aten::native_dropout`; returns
+    how many it rewrote.
+
+    A dropout that a decomposition calls (the math attention's, which
+    `scaled_dot_product_attention` with `dropout_p` traces to where no
+    fused kernel takes dropout, as on the CPU) reaches the ATen graph as
+    `x * empty_like(x).bernoulli_(q).div_(q)` (`empty_permuted` with x's
+    shape once decomposed), an in-place random op on a fresh tensor: the one-pass trace took the whole graph to AOTAutograd
+    for it. `native_dropout(x, 1 - q, True)[0]` is the same function as
+    one functional op, which tc lowers to its counter-based random
+    numbers (and differentiates: its mask is recomputed from the seed)."""
+    aten = torch.ops.aten
+    fresh_tensors = (aten.empty_like.default, aten.empty_permuted.default,
+                     aten.empty.memory_format)
+    rewritten = 0
+    for bern in list(graph.nodes):
+        if bern.target is not aten.bernoulli_.float or len(bern.args) != 2:
+            continue
+        fresh, keep = bern.args
+        if (bern.kwargs.get("generator") is not None
+                or not isinstance(keep, float) or not 0.0 < keep <= 1.0
+                or not isinstance(fresh, torch.fx.Node)
+                or fresh.target not in fresh_tensors
+                or len(fresh.users) != 1 or len(bern.users) != 1):
+            continue
+        scale = next(iter(bern.users))
+        if (scale.target is not aten.div_.Scalar
+                or scale.args != (bern, keep) or len(scale.users) != 1):
+            continue
+        product = next(iter(scale.users))
+        if (product.target is not aten.mul.Tensor or product.kwargs
+                or len(product.args) != 2 or scale not in product.args):
+            continue
+        source = product.args[1 - product.args.index(scale)]
+        mask, value = fresh.meta.get("val"), (
+            source.meta.get("val") if isinstance(source, torch.fx.Node)
+            else None)
+        # The mask has the masked tensor's shape and dtype (the product
+        # broadcasts nothing).
+        if not (isinstance(mask, torch.Tensor)
+                and isinstance(value, torch.Tensor)
+                and mask.shape == value.shape and mask.dtype == value.dtype):
+            continue
+        with graph.inserting_before(product):
+            dropout = graph.call_function(aten.native_dropout.default,
+                                          (source, 1.0 - keep, True))
+            result = graph.call_function(operator.getitem, (dropout, 0))
+        if product.meta.get("val") is not None:
+            result.meta["val"] = product.meta["val"]
+            dropout.meta["val"] = (result.meta["val"],
+                                   value.new_empty(value.shape,
+                                                   dtype=torch.bool))
+        for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
+            if key in product.meta:
+                dropout.meta[key] = result.meta[key] = product.meta[key]
+        product.replace_all_uses_with(result)
+        for node in (product, scale, bern, fresh):
+            graph.erase_node(node)
+        rewritten += 1
+    return rewritten
+
+
 #: Python operators that update their first operand in place.
 _IN_PLACE_OPERATORS = frozenset((
     operator.setitem, operator.iadd, operator.isub, operator.imul,
@@ -318,6 +381,7 @@ def trace_one_pass(gm: torch.fx.GraphModule,
     finally:
         torch.set_grad_enabled(grad_enabled)
     graph = written[1] if written is not None else traced.graph
+    bernoulli_masks_as_dropout(graph)
     # Under grad mode the trace also records what autograd would save
     # (aliases of outputs nobody reads): drop it. Error checks have no
     # users but must stay (torch 2.11's node purity does not know them).

@@ -296,3 +296,65 @@ kernel.schedule @main(%dy: memref<4096x1024xbf16>, %x: memref<4x1024x1024xf32>, 
   kernel.launch @rms_weight_grad(%dy, %x, %rstd, %out) : memref<4096x1024xbf16>, memref<4x1024x1024xf32>, memref<4x1024xf32>, memref<1024xf32>
   kernel.return
 }
+
+// -----
+
+// Row sums of a [4, 128, 256] activation with a dropout mask drawn from the
+// graph's seed, loaded once before the rows' loop: the loop still becomes a
+// domain dimension (512 points, the seed read at each), not 4 points each
+// walking 128 rows. A loop that writes what a load before it reads stays.
+// CHECK-LABEL: kernel.kernel @seeded_rows
+// CHECK-SAME: attributes {domain = array<i64: 4, 128>}
+// CHECK: memref.load %{{.*}}[] : memref<i64>
+// CHECK-NOT: kernel.loop
+// CHECK: kernel.reduce add %c256
+// CHECK-LABEL: kernel.kernel @rewritten_rows
+// CHECK-SAME: attributes {domain = array<i64: 4>}
+// CHECK: kernel.loop %c128
+// OFF-LABEL: kernel.kernel @seeded_rows
+// OFF-SAME: attributes {domain = array<i64: 4>}
+kernel.kernel @seeded_rows(%seed: memref<i64>, %x: memref<4x128x256xf32>, %out: memref<4x128xf32>) attributes {domain = array<i64: 4>} {
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %b = kernel.index 0
+  %s = memref.load %seed[] : memref<i64>
+  kernel.loop %c128 {
+  ^bb0(%r: index):
+    %zero = arith.constant 0.0 : f32
+    %sum = kernel.reduce add %c256 init %zero : f32 {
+    ^bb0(%h: index):
+      %v = memref.load %x[%b, %r, %h] : memref<4x128x256xf32>
+      %i = arith.index_cast %h : index to i64
+      %k = arith.xori %i, %s : i64
+      %odd = arith.trunci %k : i64 to i1
+      %m = arith.select %odd, %v, %zero : f32
+      kernel.yield %m : f32
+    }
+    memref.store %sum, %out[%b, %r] : memref<4x128xf32>
+  }
+  kernel.return
+}
+kernel.kernel @rewritten_rows(%first: memref<4x128xf32>, %x: memref<4x128x256xf32>) attributes {domain = array<i64: 4>} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %b = kernel.index 0
+  %f = memref.load %first[%b, %c0] : memref<4x128xf32>
+  kernel.loop %c128 {
+  ^bb0(%r: index):
+    %zero = arith.constant 0.0 : f32
+    %sum = kernel.reduce add %c256 init %zero : f32 {
+    ^bb0(%h: index):
+      %v = memref.load %x[%b, %r, %h] : memref<4x128x256xf32>
+      kernel.yield %v : f32
+    }
+    %y = arith.addf %sum, %f : f32
+    memref.store %y, %first[%b, %r] : memref<4x128xf32>
+  }
+  kernel.return
+}
+kernel.schedule @main(%seed: memref<i64>, %x: memref<4x128x256xf32>, %out: memref<4x128xf32>) {
+  kernel.launch @seeded_rows(%seed, %x, %out) : memref<i64>, memref<4x128x256xf32>, memref<4x128xf32>
+  kernel.launch @rewritten_rows(%out, %x) : memref<4x128xf32>, memref<4x128x256xf32>
+  kernel.return
+}

@@ -201,6 +201,52 @@ kernel.kernel @colsum(%x: memref<4096x1000xf32>, %out: memref<1000xf32>) attribu
 
 // -----
 
+// A layer norm over the channels of an NCHW tensor, written channels-last
+// (ConvNeXt's): its reductions and its loop read the input across its rows
+// three times and write the output along them once. The kernel's accesses
+// are mostly strided along the rows, so it is a thread per point (the
+// neighbouring W positions side by side), not a block per row whose
+// warps' loads each touch 32 sectors.
+// CHECK-LABEL: gpu.func @channels_norm
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1 iter_args
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+kernel.kernel @channels_norm(%x: memref<8x96x56x56xf32>, %out: memref<8x56x56x96xf32>) attributes {domain = array<i64: 8, 56, 56>} {
+  %c96 = arith.constant 96 : index
+  %zero = arith.constant 0.0 : f32
+  %n96 = arith.constant 96.0 : f32
+  %n = kernel.index 0
+  %h = kernel.index 1
+  %w = kernel.index 2
+  %s = kernel.reduce add %c96 init %zero : f32 {
+  ^bb0(%c: index):
+    %v = memref.load %x[%n, %c, %h, %w] : memref<8x96x56x56xf32>
+    kernel.yield %v : f32
+  }
+  %mean = arith.divf %s, %n96 : f32
+  %q = kernel.reduce add %c96 init %zero : f32 {
+  ^bb0(%c: index):
+    %v = memref.load %x[%n, %c, %h, %w] : memref<8x96x56x56xf32>
+    %d = arith.subf %v, %mean : f32
+    %d2 = arith.mulf %d, %d : f32
+    kernel.yield %d2 : f32
+  }
+  %var = arith.divf %q, %n96 : f32
+  %r = math.rsqrt %var : f32
+  kernel.loop %c96 {
+  ^bb0(%c: index):
+    %v = memref.load %x[%n, %c, %h, %w] : memref<8x96x56x56xf32>
+    %d = arith.subf %v, %mean : f32
+    %y = arith.mulf %d, %r : f32
+    memref.store %y, %out[%n, %h, %w, %c] : memref<8x56x56x96xf32>
+  }
+  kernel.return
+}
+
+// -----
+
 // The same with a per-row statistic read along the index (RMSNorm's weight
 // gradient: dy * x * rstd summed over the rows): the index walks rstd
 // contiguously but the big buffers across their rows, so this is still a

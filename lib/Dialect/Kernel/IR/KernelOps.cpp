@@ -35,6 +35,12 @@ static int64_t accessWeight(MemRefType type) {
 }
 
 bool mlir::tc::kernel::indexesInnermostDim(Value iv) {
+  AccessWeights weights = innermostAccessWeights(iv);
+  return weights.contiguous > 0 && weights.contiguous >= weights.strided;
+}
+
+mlir::tc::kernel::AccessWeights
+mlir::tc::kernel::innermostAccessWeights(Value iv) {
   SetVector<Value> derived;
   derived.insert(iv);
   for (size_t i = 0; i < derived.size(); ++i)
@@ -45,7 +51,7 @@ bool mlir::tc::kernel::indexesInnermostDim(Value iv) {
         derived.insert(user->getResult(0));
   // Each access `iv` indexes, weighted by its buffer's bytes: along its
   // innermost dimension (contiguous) or across it (strided).
-  int64_t contiguous = 0, strided = 0;
+  AccessWeights weights;
   llvm::SmallPtrSet<Operation *, 8> seen;
   for (Value value : derived) {
     for (Operation *user : value.getUsers()) {
@@ -63,11 +69,12 @@ bool mlir::tc::kernel::indexesInnermostDim(Value iv) {
       if (indices.empty() || !seen.insert(user).second ||
           !llvm::any_of(indices, [&](Value v) { return derived.contains(v); }))
         continue;
-      (derived.contains(indices.back()) ? contiguous : strided) +=
+      (derived.contains(indices.back()) ? weights.contiguous
+                                        : weights.strided) +=
           accessWeight(type);
     }
   }
-  return contiguous > 0 && contiguous >= strided;
+  return weights;
 }
 
 TypedAttr mlir::tc::kernel::getCombinerIdentity(Builder &b, CombinerKind kind,

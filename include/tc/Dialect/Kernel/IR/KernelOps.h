@@ -38,6 +38,16 @@ TypedAttr getCombinerIdentity(Builder &b, CombinerKind kind, Type type);
 /// * rstd[r] summed over r) walks across its big buffers and is not.
 bool indexesInnermostDim(Value iv);
 
+/// The bytes of the buffers that `iv` indexes along their innermost
+/// dimension (`contiguous`) and across it (`strided`), each access counted
+/// once with its buffer's size: what `indexesInnermostDim` compares, for
+/// callers that weigh several loops of one kernel together.
+struct AccessWeights {
+  int64_t contiguous = 0;
+  int64_t strided = 0;
+};
+AccessWeights innermostAccessWeights(Value iv);
+
 } // namespace mlir::tc::kernel
 
 #endif // TC_DIALECT_KERNEL_IR_KERNELOPS_H

@@ -50,3 +50,35 @@ func.func @residual_layernorm(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>) -> tenso
   %y = prim.mul %c, %rb : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A layer norm over the channels of a channels-last view whose result is
+// permuted back to channels-first (`LayerNorm2d`): the output kernel
+// iterates the channels in its domain, so inlined, the row's mean would be
+// computed again for each of them. It is realized by a kernel of its own
+// (a domain of the rows), which the output kernel loads.
+// CHECK-LABEL: kernel.kernel @norm2d_fused_reduce_0
+// CHECK-SAME: memref<2x6x6xf32>) attributes {domain = array<i64: 2, 6>}
+// CHECK: kernel.loop
+// CHECK: kernel.reduce add %c8
+// CHECK-LABEL: kernel.kernel @norm2d_fused_div_sub_1
+// CHECK-SAME: attributes {domain = array<i64: 2, 8, 6>}
+// CHECK-NOT: kernel.reduce
+// CHECK: memref.load %{{.*}} : memref<2x6x6xf32>
+// CHECK-NOT: kernel.reduce
+// CHECK: kernel.return
+// CHECK-LABEL: kernel.schedule @norm2d
+// CHECK: kernel.launch @norm2d_fused_reduce_0
+// CHECK: kernel.launch @norm2d_fused_div_sub_1
+func.func @norm2d(%x: tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32> {
+  %n = prim.constant dense<8.0> : tensor<2x6x6x1xf32>
+  %0 = prim.permute %x, [0, 2, 3, 1] : tensor<2x8x6x6xf32>
+  %1 = prim.reduce sum %0, dims [3] : tensor<2x6x6x8xf32>
+  %2 = prim.reshape %1, shape [2, 6, 6, 1] : tensor<2x6x6xf32>
+  %3 = prim.div %2, %n : tensor<2x6x6x1xf32>
+  %4 = prim.broadcast_in_dim %3, shape [2, 6, 6, 8], dims [0, 1, 2, 3] : tensor<2x6x6x1xf32>
+  %5 = prim.sub %0, %4 : tensor<2x6x6x8xf32>
+  %6 = prim.permute %5, [0, 3, 1, 2] : tensor<2x6x6x8xf32>
+  return %6 : tensor<2x8x6x6xf32>
+}

@@ -608,6 +608,26 @@ def test_automatic_dynamic_sequence_length(fresh_tc):
     assert tc.counters["shape_specializations"] == 0
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_channel_layer_norm_matches_eager(fresh_tc, dtype):
+    """`LayerNorm2d` (a layer norm over the channels of a channels-last
+    view, permuted back), odd sizes: its row statistics are realized by a
+    kernel of their own (tc-fuse), the rest reads them."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 37, 9, 11, dtype=dtype)
+    w, b = torch.randn(37, dtype=dtype), torch.randn(37, dtype=dtype)
+
+    def norm2d(x, w, b):
+        y = F.layer_norm(x.permute(0, 2, 3, 1), (37,), w, b, 1e-6)
+        return y.permute(0, 3, 1, 2) + x
+
+    got = torch.compile(norm2d, backend="tc")(x, w, b)
+    torch.testing.assert_close(got, norm2d(x, w, b))
+    assert tc.counters["kernels"] >= 2
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
+
+
 def test_dynamic_attention_compiles_once_in_parts(fresh_tc, caplog):
     """A transformer block whose batch and sequence length both vary:
     attention's products and softmax over the sequence are not row-wise,

@@ -390,10 +390,13 @@ def trace_one_pass(gm: torch.fx.GraphModule,
             node.target in ERROR_CHECKS or (
                 isinstance(node.target, torch._ops.OpOverload)
                 and node.target._schema.is_mutable)))))
-    if written is not None or not training:
-        # `nn.ReLU(inplace=True)` (torchvision's ResNets): out of place.
-        _functionalize_inplace_intermediates(graph)
-    elif not _functionalize_buffer_updates(traced):
+    # `nn.ReLU(inplace=True)` (torchvision's ResNets) and `x += shortcut`
+    # on an intermediate (timm's GhostNet): out of place, training graphs
+    # too (tc differentiates the functional graph; with them left in, a
+    # training graph went whole to AOTAutograd).
+    _functionalize_inplace_intermediates(graph)
+    if written is None and training and \
+            not _functionalize_buffer_updates(traced):
         logger.debug("tc: the one-pass ATen trace updates buffers tc "
                      "cannot write back; using AOTAutograd")
         return None
@@ -576,12 +579,25 @@ def returns_alias(node: Any) -> bool:
     return any(r.alias_info is not None for r in target._schema.returns)
 
 
+def _sole_alias(value: torch.fx.Node) -> bool:
+    """Whether `value` is `aten.alias` of an intermediate that nothing else
+    reads (a full-range slice: timm's GhostNet's `out[:, :out_chs]` of a
+    concatenation of exactly that many channels): updating it in place
+    updates what no one else sees."""
+    base = value.args[0] if value.args else None
+    return (value.target is torch.ops.aten.alias.default
+            and isinstance(base, torch.fx.Node)
+            and base.op == "call_function" and not returns_alias(base)
+            and len(base.users) == 1)
+
+
 def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
     """Rewrites in-place ops on intermediate values (`relu_` of
     `nn.ReLU(inplace=True)`) into their out-of-place form; later readers of
     the old value read the new one. Only where no view aliases the value
-    (a view would see the update): other in-place ops stay, and the
-    caller's check sends the graph to AOTAutograd."""
+    (a view would see the update) and the value is no view but a sole
+    alias (`_sole_alias`): other in-place ops stay, and the caller's check
+    sends the graph to AOTAutograd."""
     order = {node: i for i, node in enumerate(graph.nodes)}
     for node in list(graph.nodes):
         target = node.target
@@ -595,7 +611,8 @@ def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
         functional = getattr(packet, target._overloadname, None)
         value = node.args[0] if node.args else None
         if (functional is None or not isinstance(value, torch.fx.Node)
-                or value.op != "call_function" or returns_alias(value)
+                or value.op != "call_function"
+                or (returns_alias(value) and not _sole_alias(value))
                 or any(returns_alias(user) for user in value.users)):
             continue
         with graph.inserting_before(node):

@@ -85,8 +85,9 @@ FP32_TOLERANCE = 1e-3
 #: the eager rerun's.
 LOSS_TOLERANCE = 2e-2
 #: The backends, in the order they run; `eager-again` (eager once more, on
-#: a fresh copy of the weights) runs for training models only.
-BACKENDS = "eager,eager-again,inductor,tc"
+#: a fresh copy of the weights) runs for training models only;
+#: `inductor-ro` is Inductor's `mode="reduce-overhead"` (CUDA graphs).
+BACKENDS = "eager,eager-again,inductor,inductor-ro,tc"
 #: Steps each backend runs after the first and before the timed ones.
 WARM_STEPS = 6
 #: Rounds of timed steps; each round times every backend in turn.
@@ -215,6 +216,17 @@ def tc_step_after_eager(name: str, base, inputs, training: bool):
                      base, inputs, training)
 
 
+def compile_backend(backend: str, model):
+    """`model` as `backend` runs it: itself for eager, Inductor's
+    reduce-overhead mode for `inductor-ro`, else torch.compile's backend."""
+    import torch
+    if backend.startswith("eager"):
+        return model
+    if backend == "inductor-ro":
+        return torch.compile(model, mode="reduce-overhead")
+    return torch.compile(model, backend=backend)
+
+
 def make_step(name: str, fn, model, inputs, training: bool):
     """One step of model `name` through `fn` (the model, or its compiled
     wrapper): for training, the loss's backward and a foreach AdamW step
@@ -227,6 +239,9 @@ def make_step(name: str, fn, model, inputs, training: bool):
                                       foreach=True))
 
         def step():
+            # A new step for Inductor's CUDA graph trees (reduce-overhead);
+            # nothing for the others.
+            torch.compiler.cudagraph_mark_step_begin()
             loss = loss_of(name, fn, inputs)
             loss.backward()
             opt.step()
@@ -234,6 +249,7 @@ def make_step(name: str, fn, model, inputs, training: bool):
             return loss
     else:
         def step():
+            torch.compiler.cudagraph_mark_step_begin()
             with torch.no_grad():
                 return output_of(name, fn(*inputs))
     return step
@@ -258,9 +274,8 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
     if backend == "tc":
         tc.reset_counters()
     row = {"backend": backend}
-    fn = model if backend.startswith("eager") else torch.compile(
-        model, backend=backend)
-    step = make_step(name, fn, model, inputs, training)
+    step = make_step(name, compile_backend(backend, model), model, inputs,
+                     training)
 
     eager_lines = _FallbackLines() if backend == "tc" else None
     _sync(device)
@@ -520,16 +535,20 @@ def summarize(report: dict) -> dict:
                                        ind["first_step_s"])
         if "peak_mib" in tc_row and "peak_mib" in ind:
             summary["peak_ratio"] = tc_row["peak_mib"] / ind["peak_mib"]
+    if tc_row and "inductor-ro" in rows:
+        summary["tc_vs_inductor_ro"] = (rows["inductor-ro"]["step_ms"] /
+                                        tc_row["step_ms"])
     if tc_row and "eager" in rows:
         summary["tc_vs_eager"] = rows["eager"]["step_ms"] / tc_row["step_ms"]
     return summary
 
 
 def table(reports: list[dict]) -> str:
-    lines = ["| model | eager ms | Inductor ms | tc ms | tc/Inductor speed | "
+    lines = ["| model | eager ms | Inductor ms | Inductor r-o ms | tc ms | "
+             "tc/Inductor speed | tc/Inductor r-o speed | "
              "first step s (Inductor / tc) | peak MiB (Inductor / tc) | "
              "agrees (Inductor / tc) | tc eager ops / runtime fallbacks |",
-             "|" + "---|" * 9]
+             "|" + "---|" * 11]
     for report in reports:
         rows = {r["backend"]: r for r in report["rows"]}
         s = summarize(report)
@@ -545,8 +564,11 @@ def table(reports: list[dict]) -> str:
             for b in ("inductor", "tc"))
         lines.append(
             f"| {report['model']} | {get('eager', 'step_ms', '{:.2f}')} | "
-            f"{get('inductor', 'step_ms', '{:.2f}')} | {tc_cell} | "
+            f"{get('inductor', 'step_ms', '{:.2f}')} | "
+            f"{get('inductor-ro', 'step_ms', '{:.2f}')} | {tc_cell} | "
             + (f"{s['tc_vs_inductor']:.2f}x" if "tc_vs_inductor" in s
+               else "-") + " | "
+            + (f"{s['tc_vs_inductor_ro']:.2f}x" if "tc_vs_inductor_ro" in s
                else "-")
             + f" | {get('inductor', 'first_step_s', '{:.1f}')} / "
             f"{get('tc', 'first_step_s', '{:.1f}')} | "
@@ -605,7 +627,9 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--models", default="",
                         help="default: every model of the device's table")
-    parser.add_argument("--backends", default=BACKENDS)
+    parser.add_argument("--backends", default="",
+                        help=f"default {BACKENDS} (the CPU: without "
+                        "inductor-ro)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--small", action="store_true",
                         help="a few layers and rows (a smoke test, not a "
@@ -620,6 +644,9 @@ def main() -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=pathlib.Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    opts.backends = opts.backends or (
+        BACKENDS if opts.device == "cuda"
+        else BACKENDS.replace(",inductor-ro", ""))
     if opts.child:
         profile = ({"backends": opts.profile.split(","),
                     "path": str(opts.out / "profile.txt")}

@@ -71,10 +71,16 @@ ROUND_WARM_STEPS = 2
 
 
 def git_build() -> str:
+    """The checkout's commit, `+dirty` when tracked files differ from it
+    (the rows then measured code no commit holds)."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                              cwd=HERE, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=HERE,
+                                  capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty
+                                                       else "")
     except (OSError, subprocess.CalledProcessError):
         import tc
         return getattr(tc, "__version__", "unknown")

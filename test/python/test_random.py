@@ -173,6 +173,41 @@ def test_attention_dropout_is_compiled_with_its_gradient(fresh_tc, caplog):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5)
 
 
+def _drop_path(x, p):
+    """timm's stochastic depth: a per-sample mask drawn in place."""
+    keep = 1 - p
+    mask = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep)
+    mask.div_(keep)
+    return x * mask
+
+
+def test_stochastic_depth_trains_in_tc(fresh_tc):
+    """A per-sample Bernoulli mask drawn in place on a fresh tensor (timm's
+    DropPath) is a functional draw: the training graph is tc's own autodiff,
+    not AOTAutograd's. Each sample's branch is kept (scaled by 1 / keep) or
+    dropped, at the keep rate; the gradients are eager's with that mask."""
+    p = 0.25
+    x = torch.randn(2048, 16, requires_grad=True)
+    w = torch.randn(16, 16, requires_grad=True)
+    step = torch.compile(lambda x, w: x + _drop_path(torch.tanh(x @ w), p),
+                         backend="tc")
+    y = step(x, w)
+    upstream = torch.randn_like(y)
+    y.backward(upstream)
+    assert tc.counters["training_graphs"] == 1
+    _all_in_tc()
+    branch = torch.tanh(x.detach() @ w.detach())
+    kept = ((y.detach() - x.detach()) != 0).any(1)
+    fraction = kept.float().mean().item()
+    assert abs(fraction - (1 - p)) < 6 * math.sqrt(p * (1 - p) / len(kept))
+    mask = kept.float()[:, None] / (1 - p)
+    torch.testing.assert_close(y, x + branch * mask, rtol=1e-5, atol=1e-6)
+    x2, w2 = (t.detach().clone().requires_grad_() for t in (x, w))
+    (x2 + torch.tanh(x2 @ w2) * mask).backward(upstream)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(w.grad, w2.grad, rtol=1e-4, atol=1e-4)
+
+
 def test_mlp_with_dropout_trains(fresh_tc):
     """An MLP with nn.Dropout trains a few SGD steps through tc's autodiff:
     finite, decreasing losses; the dropouts are off in eval mode, where

@@ -150,18 +150,46 @@ def dropout_as_native(gm: torch.fx.GraphModule) -> None:
         gm.recompile()
 
 
+def _dropout_of(bern: torch.fx.Node, keep: float) -> Any:
+    """`(scale, product, source)` where `bern` is the mask of a composite
+    dropout, `source * bern.div_(keep)` with the mask of the source's shape
+    and dtype (the product broadcasts nothing); None otherwise."""
+    aten = torch.ops.aten
+    scale = next(iter(bern.users))
+    if (scale.target is not aten.div_.Scalar or scale.args != (bern, keep)
+            or len(scale.users) != 1):
+        return None
+    product = next(iter(scale.users))
+    if (product.target is not aten.mul.Tensor or product.kwargs
+            or len(product.args) != 2 or scale not in product.args):
+        return None
+    source = product.args[1 - product.args.index(scale)]
+    mask = bern.args[0].meta.get("val")
+    value = (source.meta.get("val") if isinstance(source, torch.fx.Node)
+             else None)
+    if not (isinstance(mask, torch.Tensor) and isinstance(value, torch.Tensor)
+            and mask.shape == value.shape and mask.dtype == value.dtype):
+        return None
+    return scale, product, source
+
+
 def bernoulli_masks_as_dropout(graph: torch.fx.Graph) -> int:
-    """Rewrites ATen's composite dropout to `aten::native_dropout`; returns
-    how many it rewrote.
+    """Rewrites in-place Bernoulli draws on fresh tensors to functional
+    random ops; returns how many it rewrote.
 
     A dropout that a decomposition calls (the math attention's, which
     `scaled_dot_product_attention` with `dropout_p` traces to where no
     fused kernel takes dropout, as on the CPU) reaches the ATen graph as
     `x * empty_like(x).bernoulli_(q).div_(q)` (`empty_permuted` with x's
-    shape once decomposed), an in-place random op on a fresh tensor: the one-pass trace took the whole graph to AOTAutograd
-    for it. `native_dropout(x, 1 - q, True)[0]` is the same function as
-    one functional op, which tc lowers to its counter-based random
-    numbers (and differentiates: its mask is recomputed from the seed)."""
+    shape once decomposed), an in-place random op on a fresh tensor: the
+    one-pass trace took the whole graph to AOTAutograd for it.
+    `native_dropout(x, 1 - q, True)[0]` is the same function as one
+    functional op, which tc lowers to its counter-based random numbers
+    (and differentiates: its mask is recomputed from the seed). Any other
+    draw on a fresh tensor (stochastic depth's per-sample mask,
+    `x.new_empty((B, 1, 1, 1)).bernoulli_(q)`) becomes `bernoulli.p` of
+    it, the in-place ops after it made out of place by
+    `_functionalize_inplace_intermediates`."""
     aten = torch.ops.aten
     fresh_tensors = (aten.empty_like.default, aten.empty_permuted.default,
                      aten.empty.memory_format)
@@ -171,41 +199,34 @@ def bernoulli_masks_as_dropout(graph: torch.fx.Graph) -> int:
             continue
         fresh, keep = bern.args
         if (bern.kwargs.get("generator") is not None
-                or not isinstance(keep, float) or not 0.0 < keep <= 1.0
+                or not isinstance(keep, float) or not 0.0 <= keep <= 1.0
                 or not isinstance(fresh, torch.fx.Node)
                 or fresh.target not in fresh_tensors
                 or len(fresh.users) != 1 or len(bern.users) != 1):
             continue
-        scale = next(iter(bern.users))
-        if (scale.target is not aten.div_.Scalar
-                or scale.args != (bern, keep) or len(scale.users) != 1):
+        dropout = _dropout_of(bern, keep) if keep > 0.0 else None
+        if dropout is None:
+            with graph.inserting_before(bern):
+                draw = graph.call_function(aten.bernoulli.p, (fresh, keep))
+            draw.meta = dict(bern.meta)
+            bern.replace_all_uses_with(draw)
+            graph.erase_node(bern)
+            rewritten += 1
             continue
-        product = next(iter(scale.users))
-        if (product.target is not aten.mul.Tensor or product.kwargs
-                or len(product.args) != 2 or scale not in product.args):
-            continue
-        source = product.args[1 - product.args.index(scale)]
-        mask, value = fresh.meta.get("val"), (
-            source.meta.get("val") if isinstance(source, torch.fx.Node)
-            else None)
-        # The mask has the masked tensor's shape and dtype (the product
-        # broadcasts nothing).
-        if not (isinstance(mask, torch.Tensor)
-                and isinstance(value, torch.Tensor)
-                and mask.shape == value.shape and mask.dtype == value.dtype):
-            continue
+        scale, product, source = dropout
+        value = source.meta["val"]
         with graph.inserting_before(product):
-            dropout = graph.call_function(aten.native_dropout.default,
-                                          (source, 1.0 - keep, True))
-            result = graph.call_function(operator.getitem, (dropout, 0))
+            native = graph.call_function(aten.native_dropout.default,
+                                         (source, 1.0 - keep, True))
+            result = graph.call_function(operator.getitem, (native, 0))
         if product.meta.get("val") is not None:
             result.meta["val"] = product.meta["val"]
-            dropout.meta["val"] = (result.meta["val"],
-                                   value.new_empty(value.shape,
-                                                   dtype=torch.bool))
+            native.meta["val"] = (result.meta["val"],
+                                  value.new_empty(value.shape,
+                                                  dtype=torch.bool))
         for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
             if key in product.meta:
-                dropout.meta[key] = result.meta[key] = product.meta[key]
+                native.meta[key] = result.meta[key] = product.meta[key]
         product.replace_all_uses_with(result)
         for node in (product, scale, bern, fresh):
             graph.erase_node(node)

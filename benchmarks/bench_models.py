@@ -401,9 +401,10 @@ def agreement(out, reference,
     return error, bool(math.isfinite(error) and error <= tolerance)
 
 
-def child(name: str, backends: list[str], steps: int, small: bool,
-          path: pathlib.Path, profile: dict | None, device: str) -> None:
-    cache = tempfile.mkdtemp(prefix=f"tc-bench-models-{name}-")
+def fresh_process(prefix: str) -> None:
+    """A child's setting: fresh compile caches of every backend (in a new
+    temporary folder), TF32 off."""
+    cache = tempfile.mkdtemp(prefix=prefix)
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"),
                      ("TRITON_CACHE_DIR", "triton"), ("TC_CACHE_DIR", "tc"),
                      ("CUDA_CACHE_PATH", "cuda")):
@@ -411,6 +412,31 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+
+
+def time_in_rounds(states: dict, steps: int, device,
+                   warm_steps: int = ROUND_WARM_STEPS) -> int:
+    """Times `steps` steps of each backend's state, in ROUNDS rounds of
+    every backend in turn (each after `warm_steps` untimed steps), so that
+    the host's and the GPU's drift reaches all alike; returns the CUDA
+    graph replays of tc's graphs in its timed steps."""
+    per_round = max(1, math.ceil(steps / ROUNDS))
+    replays = 0
+    for _ in range(ROUNDS):
+        for backend, state in states.items():
+            for _ in range(warm_steps if device.type == "cuda" else 1):
+                state["result"] = state["step"]()
+            before = _tc_replays() if backend == "tc" else 0
+            time_steps(state, per_round, device)
+            if backend == "tc":
+                replays += _tc_replays() - before
+    return replays
+
+
+def child(name: str, backends: list[str], steps: int, small: bool,
+          path: pathlib.Path, profile: dict | None, device: str) -> None:
+    fresh_process(f"tc-bench-models-{name}-")
+    import torch
     device = torch.device(device)
     base, inputs, training = (build if device.type == "cuda"
                               else models_cpu.build)(name, small, device)
@@ -437,16 +463,7 @@ def child(name: str, backends: list[str], steps: int, small: bool,
         path.write_text(json.dumps(report))
         print(f"{name}/{backend}: first step {row['first_step_s']:.1f} s",
               flush=True)
-    per_round = max(1, math.ceil(steps / ROUNDS))
-    replays = 0
-    for _ in range(ROUNDS):
-        for backend, state in states.items():
-            for _ in range(ROUND_WARM_STEPS if device.type == "cuda" else 1):
-                state["result"] = state["step"]()
-            before = _tc_replays() if backend == "tc" else 0
-            time_steps(state, per_round, device)
-            if backend == "tc":
-                replays += _tc_replays() - before
+    replays = time_in_rounds(states, steps, device)
     reference = None
     loss_tolerance = (LOSS_TOLERANCE if device.type == "cuda"
                       else FP32_TOLERANCE)

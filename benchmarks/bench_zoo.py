@@ -65,8 +65,9 @@ import zoo_models  # noqa: E402
 AGREE_FACTOR = 2.0
 AGREE_FLOOR = 1e-2
 FP32_TOLERANCE = 1e-3
+#: Untimed steps after the first, and before each round's timed ones (the
+#: rounds are bench_models.py's).
 WARM_STEPS = 4
-ROUNDS = 4
 ROUND_WARM_STEPS = 2
 
 
@@ -228,15 +229,9 @@ def train_agreement(name: str, backends: list[str], device) -> dict:
 
 def child(name: str, mode: str, backends: list[str], steps: int,
           small: bool, path: pathlib.Path, device_name: str) -> None:
-    cache = tempfile.mkdtemp(prefix="tc-bench-zoo-")
-    for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"),
-                     ("TRITON_CACHE_DIR", "triton"), ("TC_CACHE_DIR", "tc"),
-                     ("CUDA_CACHE_PATH", "cuda")):
-        os.environ[var] = os.path.join(cache, sub)
+    bench_models.fresh_process("tc-bench-zoo-")
     import torch
     import torch._dynamo
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     device = torch.device(device_name)
     cuda = device.type == "cuda"
     training = mode == "train"
@@ -263,16 +258,8 @@ def child(name: str, mode: str, backends: list[str], steps: int,
         path.write_text(json.dumps(report))
         print(f"{name}/{mode}/{backend}: first step "
               f"{row['first_step_s']:.1f} s", flush=True)
-    per_round = max(1, math.ceil(steps / ROUNDS))
-    replays = 0
-    for _ in range(ROUNDS):
-        for backend, state in states.items():
-            for _ in range(ROUND_WARM_STEPS):
-                state["result"] = state["step"]()
-            before = bench_models._tc_replays() if backend == "tc" else 0
-            bench_models.time_steps(state, per_round, device)
-            if backend == "tc":
-                replays += bench_models._tc_replays() - before
+    replays = bench_models.time_in_rounds(states, steps, device,
+                                          ROUND_WARM_STEPS)
     for row in report["rows"]:
         state = states[row["backend"]]
         row["step_ms"] = statistics.median(state["times"])

@@ -30,6 +30,7 @@ def _all_in_tc():
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
     assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 # ============================================================================
@@ -154,6 +155,7 @@ def test_attention_dropout_is_compiled_with_its_gradient(fresh_tc, caplog):
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["kernels"] > 0
     # Nothing in eager but the view that is the output's shape.
     eager = [r.getMessage() for r in caplog.records if "eager:" in

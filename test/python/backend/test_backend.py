@@ -626,6 +626,7 @@ def test_channel_layer_norm_matches_eager(fresh_tc, dtype):
     assert tc.counters["kernels"] >= 2
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
 
 
 def test_dynamic_attention_compiles_once_in_parts(fresh_tc, caplog):

@@ -942,6 +942,7 @@ def test_inplace_update_of_a_sliced_concatenation_trains_in_tc(fresh_tc):
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["fallback_graphs"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
     torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-6)
     for (name, p), q in zip(model.named_parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5,

@@ -24,6 +24,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+import bench_models  # noqa: E402
 import tc  # noqa: E402
 import zoo_models  # noqa: E402
 
@@ -60,16 +61,10 @@ def main() -> None:
         return step
 
     def median_ms(step, count: int = 6) -> float:
-        times = []
-        for _ in range(count):
-            begin = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            begin.record()
-            step()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(begin.elapsed_time(end))
-        return statistics.median(times)
+        """bench_models' CUDA-event timing of `count` steps, median."""
+        state = {"step": step, "times": [], "host": []}
+        bench_models.time_steps(state, count, device)
+        return statistics.median(state["times"])
 
     eager = make(base, base)
     for _ in range(3):

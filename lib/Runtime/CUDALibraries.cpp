@@ -85,6 +85,8 @@ const Driver *Driver::get(std::string &error) {
             !bindSymbol(lib, "cuEventDestroy_v2", driver.eventDestroy,
                         optional))
           driver.eventCreate = nullptr;
+        if (!bindSymbol(lib, "cuMemFree_v2", driver.memFree, optional))
+          driver.memFree = nullptr;
         return ok;
       },
       error);

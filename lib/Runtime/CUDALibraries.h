@@ -99,6 +99,8 @@ struct Driver {
   CUresult (*eventSynchronize)(CUevent) = nullptr;
   CUresult (*eventElapsedTime)(float *, CUevent, CUevent) = nullptr;
   CUresult (*eventDestroy)(CUevent) = nullptr;
+  // Scratch memory given back (cuDNN's plan timing; null where missing).
+  CUresult (*memFree)(CUdeviceptr) = nullptr;
 
   bool hasGraphs() const {
     return streamCreate && streamBeginCapture && streamEndCapture &&

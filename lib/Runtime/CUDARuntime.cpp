@@ -288,6 +288,11 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
     // algorithm whose workspace fits (where cuDNN has one): the arena is
     // the graph's memory for the whole run, and one large workspace (an
     // FFT engine's, 89 MB in the ResNet-18 backward) would add to the peak.
+    // Not at any price: where both plans were timed, one more than
+    // kRefitSlowdown times slower keeps its workspace (the fitting engines
+    // of a grouped convolution of 48 channels per group took 10x the best
+    // one's 0.37 ms on the H200, as eager's own plan takes its workspace).
+    constexpr float kRefitSlowdown = 1.25f;
     SmallVector<int64_t> live = p.liveArenaBytes();
     for (auto [index, step] : llvm::enumerate(p.steps)) {
       int64_t room = buffersOnly - live[index];
@@ -297,6 +302,10 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
       if (auto smaller = CudnnConvolution::planShared(
               *step.conv, allowTF32, device, ignored,
               static_cast<size_t>(std::max<int64_t>(room, 0)))) {
+        float before = convPlans[index]->plannedMilliseconds(),
+              after = smaller->plannedMilliseconds();
+        if (before > 0 && after > kRefitSlowdown * before)
+          continue;
         workspace[index] = static_cast<int64_t>(smaller->workspaceBytes());
         convPlans[index] = std::move(smaller);
       }

@@ -5,17 +5,22 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cudnn.h"
+#include "CUDALibraries.h"
 
 #include "GPUProgram.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <string_view>
 
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::gpu_runtime;
+using namespace mlir::tc::cuda;
 
 namespace {
 
@@ -254,6 +259,105 @@ SmallVector<T> stridesOf(ArrayRef<T> dims, bool channelsLast) {
   for (int64_t stride : runtime::convStrides(wide, channelsLast))
     out.push_back(static_cast<T>(stride));
   return out;
+}
+
+/// The bytes of a dense buffer of `shape` holding `element`s.
+size_t bufferBytes(ArrayRef<int64_t> shape, runtime::ConvElement element) {
+  size_t bytes = element == runtime::ConvElement::F64   ? 8
+                 : element == runtime::ConvElement::F32 ? 4
+                                                        : 2;
+  for (int64_t size : shape)
+    bytes *= static_cast<size_t>(std::max<int64_t>(size, 1));
+  return bytes;
+}
+
+/// Whether plans are timed (TC_CUDNN_TUNE=0 takes the heuristics' first).
+bool tunePlans() {
+  const char *value = std::getenv("TC_CUDNN_TUNE");
+  return !value || std::string_view(value) != "0";
+}
+
+/// The index of the fastest of `plans` (execution plans of one call, each
+/// with its workspace bytes), timed on scratch buffers of `bytes` (x, w, y)
+/// on a stream of its own: three runs each after one to warm up, the best
+/// of the three, that time in `bestTime` (a single plan is timed too: a
+/// plan refitted to a smaller workspace is compared with the first). 0
+/// where the driver cannot time them (no memory, no events; `bestTime` is
+/// then left or set negative): the heuristics' first.
+size_t fastestPlan(const Cudnn &c, Handle h, ArrayRef<Desc> plans,
+                   ArrayRef<size_t> workspaces, const size_t (&bytes)[3],
+                   float &bestTime) {
+  std::string error;
+  const Driver *d = Driver::get(error);
+  if (plans.empty() || !d || !d->hasEvents() || !d->memFree ||
+      !d->streamCreate)
+    return 0;
+  size_t workspace = *llvm::max_element(workspaces);
+  CUdeviceptr buffers[4] = {0, 0, 0, 0};
+  CUstream stream = nullptr;
+  CUevent events[2] = {nullptr, nullptr};
+  auto release = [&] {
+    if (stream)
+      d->streamSynchronize(stream);
+    for (CUevent e : events)
+      if (e)
+        d->eventDestroy(e);
+    for (CUdeviceptr b : buffers)
+      if (b)
+        d->memFree(b);
+    if (stream)
+      d->streamDestroy(stream);
+  };
+  bool ready = d->streamCreate(&stream, /*CU_STREAM_NON_BLOCKING=*/1) == 0 &&
+               d->eventCreate(&events[0], 0) == 0 &&
+               d->eventCreate(&events[1], 0) == 0;
+  for (int i = 0; ready && i < 4; ++i) {
+    size_t size = i < 3 ? bytes[i] : workspace;
+    ready = size == 0 || d->memAlloc(&buffers[i], size) == 0;
+  }
+  if (!ready) {
+    release();
+    return 0;
+  }
+  c.setStream(h, stream);
+  const int64_t uids[3] = {kUidX, kUidW, kUidY};
+  void *data[3] = {reinterpret_cast<void *>(buffers[0]),
+                   reinterpret_cast<void *>(buffers[1]),
+                   reinterpret_cast<void *>(buffers[2])};
+  void *scratch = reinterpret_cast<void *>(buffers[3]);
+  size_t best = 0;
+  bestTime = std::numeric_limits<float>::infinity();
+  for (auto [index, plan] : llvm::enumerate(plans)) {
+    Desc pack = nullptr;
+    if (c.createDescriptor(kVariantPackDesc, &pack))
+      continue;
+    bool ok = c.setAttribute(pack, kVariantPackUids, kTypeInt64, 3, uids) ==
+                  0 &&
+              c.setAttribute(pack, kVariantPackPointers, kTypeVoidPtr, 3,
+                             data) == 0 &&
+              c.setAttribute(pack, kVariantPackWorkspace, kTypeVoidPtr, 1,
+                             &scratch) == 0 &&
+              c.finalize(pack) == 0 && c.execute(h, plan, pack) == 0;
+    float time = std::numeric_limits<float>::infinity();
+    for (int run = 0; ok && run < 3; ++run) {
+      float ms = 0;
+      ok = d->eventRecord(events[0], stream) == 0 &&
+           c.execute(h, plan, pack) == 0 &&
+           d->eventRecord(events[1], stream) == 0 &&
+           d->eventSynchronize(events[1]) == 0 &&
+           d->eventElapsedTime(&ms, events[0], events[1]) == 0;
+      time = std::min(time, ms);
+    }
+    c.destroyDescriptor(pack);
+    if (ok && time < bestTime) {
+      bestTime = time;
+      best = index;
+    }
+  }
+  release();
+  if (bestTime == std::numeric_limits<float>::infinity())
+    bestTime = -1;
+  return best;
 }
 
 } // namespace
@@ -552,9 +656,8 @@ bool CudnnConvolution::planGraph(bool allowTF32) {
     return false;
   configs.resize(count);
 
-  // The first configuration (in the heuristics' order) whose notes the call
-  // allows and that makes a plan. Engines that compile at plan time come
-  // last: they cost the compile seconds.
+  // Which configurations the call allows: their numerical notes, and
+  // whether the engine compiles at plan time.
   bool strictF32 = call.element == runtime::ConvElement::F32 && !allowTF32;
   auto allowed = [&](Desc config, bool allowRuntimeCompilation) {
     Desc engine = make(kEngineDesc);
@@ -581,29 +684,70 @@ bool CudnnConvolution::planGraph(bool allowTF32) {
       return note == kNoteRuntimeCompilation;
     });
   };
-  for (bool allowRuntimeCompilation : {false, true}) {
-    for (Desc config : configs) {
-      if (!allowed(config, allowRuntimeCompilation))
-        continue;
-      Desc plan = nullptr;
-      if (c->createDescriptor(kExecutionPlanDesc, &plan))
-        return false;
-      int64_t workspace = 0, n = 0;
-      if (set(plan, kPlanHandle, kTypeHandle, 1, &h) &&
-          set(plan, kPlanEngineConfig, kTypeDescriptor, 1, &config) &&
-          c->finalize(plan) == 0 &&
-          c->getAttribute(plan, kPlanWorkspaceSize, kTypeInt64, 1, &n,
-                          &workspace) == 0 &&
-          workspace >= 0 && static_cast<size_t>(workspace) <= workspaceLimit) {
-        graphDescriptors.push_back(plan);
-        executionPlan = plan;
-        planWorkspace = static_cast<size_t>(workspace);
-        return true;
-      }
-      c->destroyDescriptor(plan);
+  // Candidates: the plans of the first kTuneCandidates allowed
+  // configurations whose workspace fits. Engines compiled at plan time
+  // cost seconds: they are candidates where the heuristics rank them ahead
+  // of every other engine (cuDNN's channels-last depthwise kernels, 10-30x
+  // faster than its precompiled engines at ConvNeXt's and MobileNetV2's
+  // sizes), else only where no other engine runs. cuDNN's heuristics rank
+  // by a model, which can put a slow engine first (2.5x the best on a
+  // grouped convolution of 48 channels per group), so with more than one
+  // candidate the fastest is taken, timed once per distinct convolution
+  // (planShared), as torch.backends.cudnn.benchmark does.
+  constexpr size_t kTuneCandidates = 8, kCompiledCandidates = 2;
+  SmallVector<Desc> plans;
+  SmallVector<size_t> workspaces;
+  auto addPlan = [&](Desc config) {
+    Desc plan = nullptr;
+    if (c->createDescriptor(kExecutionPlanDesc, &plan))
+      return;
+    int64_t workspace = 0, n = 0;
+    if (set(plan, kPlanHandle, kTypeHandle, 1, &h) &&
+        set(plan, kPlanEngineConfig, kTypeDescriptor, 1, &config) &&
+        c->finalize(plan) == 0 &&
+        c->getAttribute(plan, kPlanWorkspaceSize, kTypeInt64, 1, &n,
+                        &workspace) == 0 &&
+        workspace >= 0 && static_cast<size_t>(workspace) <= workspaceLimit) {
+      plans.push_back(plan);
+      workspaces.push_back(static_cast<size_t>(workspace));
+      return;
+    }
+    c->destroyDescriptor(plan);
+  };
+  bool leading = true;
+  size_t compiled = 0;
+  for (Desc config : configs) {
+    if (plans.size() == kTuneCandidates)
+      break;
+    if (allowed(config, /*allowRuntimeCompilation=*/false)) {
+      leading = false;
+      addPlan(config);
+    } else if (leading && compiled < kCompiledCandidates &&
+               allowed(config, /*allowRuntimeCompilation=*/true)) {
+      ++compiled;
+      addPlan(config);
     }
   }
-  return false;
+  for (Desc config : configs) {
+    if (!plans.empty())
+      break;
+    if (allowed(config, /*allowRuntimeCompilation=*/true))
+      addPlan(config);
+  }
+  if (plans.empty())
+    return false;
+  size_t bytes[3] = {bufferBytes(call.inputShape, call.element),
+                     bufferBytes(call.weightShape, call.element),
+                     bufferBytes(call.outputShape, call.element)};
+  size_t best =
+      tunePlans() ? fastestPlan(*c, h, plans, workspaces, bytes, planMs) : 0;
+  for (auto [index, plan] : llvm::enumerate(plans))
+    if (index != best)
+      c->destroyDescriptor(plan);
+  graphDescriptors.push_back(plans[best]);
+  executionPlan = plans[best];
+  planWorkspace = workspaces[best];
+  return true;
 }
 
 CudnnConvolution::~CudnnConvolution() {

@@ -58,6 +58,9 @@ public:
   size_t workspaceBytes() const;
   /// Whether runs take the graph API's execution plan.
   bool hasExecutionPlan() const { return executionPlan != nullptr; }
+  /// The execution plan's time in milliseconds where it was timed against
+  /// other candidates, else negative.
+  float plannedMilliseconds() const { return planMs; }
 
   /// Runs the convolution on the buffers `x` (input), `w` (weight) and `y`
   /// (output), whichever of them the call's kind writes, on `stream`.
@@ -87,6 +90,7 @@ private:
   llvm::SmallVector<void *> graphDescriptors;
   void *executionPlan = nullptr;
   size_t planWorkspace = 0;
+  float planMs = -1;
   /// Cleared when the plan fails to run; the legacy path takes over.
   mutable std::atomic<bool> planUsable{true};
 };

@@ -420,14 +420,25 @@ def test_stem_and_pooling_channels_last(fresh_tc, dtype):
 @pytest.mark.parametrize("groups", [4, 96], ids=["grouped", "depthwise"])
 def test_grouped_convolutions(fresh_tc, dtype, groups):
     """Grouped and depthwise convolutions (ResNeXt's, MobileNet's) with a
-    SiLU, on cuDNN: channels-last, but for depthwise ones."""
+    SiLU, on cuDNN, channels-last (cuDNN's plan timed among its
+    candidates)."""
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(96, 96, 3, 1, 1, groups=groups).cuda().to(dtype)
     conv.requires_grad_(False)
     x = randn(16, 96, 31, 29, dtype=dtype)
     check(lambda x: F.silu(conv(x)), x, atol=0.05, rtol=0.02)
-    assert channels_last_convolutions(lambda x: F.silu(conv(x)), x) == (
-        (1, 0) if groups < 96 else (0, 1))
+    assert channels_last_convolutions(lambda x: F.silu(conv(x)), x) == (1, 0)
+
+
+def test_cudnn_untimed_plan(fresh_tc, monkeypatch):
+    """TC_CUDNN_TUNE=0 takes cuDNN's first candidate untimed (plans are
+    shared per process: a shape no other test plans)."""
+    monkeypatch.setenv("TC_CUDNN_TUNE", "0")
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(40, 40, 3, 1, 1, groups=5).cuda().bfloat16()
+    conv.requires_grad_(False)
+    x = randn(7, 40, 19, 17, dtype=torch.bfloat16)
+    check(lambda x: F.gelu(conv(x)), x, atol=0.05, rtol=0.02)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -321,54 +321,27 @@ struct SinkThroughWindowAccess : public OpRewritePattern<Op> {
   }
 };
 
-/// Whether `op`, a convolution or one of its gradients, is depthwise: more
-/// than one group, of one input channel each.
-bool isDepthwise(Operation *op) {
-  int64_t groups = 0;
-  bool channelsLast = false;
-  Value weight;
-  if (auto conv = dyn_cast<ConvolutionOp>(op)) {
-    groups = conv.getGroups();
-    channelsLast = conv.getChannelsLast();
-    weight = conv.getWeight();
-  } else if (auto grad = dyn_cast<ConvolutionBackwardInputOp>(op)) {
-    groups = grad.getGroups();
-    channelsLast = grad.getChannelsLast();
-    weight = grad.getOther();
-  } else if (auto grad = dyn_cast<ConvolutionBackwardWeightOp>(op)) {
-    groups = grad.getGroups();
-    channelsLast = grad.getChannelsLast();
-    weight = grad.getResult();
-  } else {
-    return false;
-  }
-  RankedTensorType type = typeOf(weight);
-  return groups > 1 &&
-         type.getDimSize(channelsLast ? type.getRank() - 1 : 1) == 1;
-}
-
 struct ChannelsLastConvolutionsPass
     : public prim::impl::ChannelsLastConvolutionsPassBase<
           ChannelsLastConvolutionsPass> {
   using ChannelsLastConvolutionsPassBase::ChannelsLastConvolutionsPassBase;
 
   void runOnOperation() override {
-    bool any = false, depthwise = false, gradients = false;
+    bool any = false, gradients = false;
     getOperation().walk([&](Operation *op) {
       if (!isa<ConvolutionOp, ConvolutionBackwardInputOp,
                ConvolutionBackwardWeightOp>(op))
         return;
       any |= takesChannelsLast(typeOf(op->getOperand(0)), allFloats);
-      depthwise |= isDepthwise(op);
       gradients |= !isa<ConvolutionOp>(op);
     });
     // The permutes move only in functions with convolutions to feed.
-    // cuDNN's channels-last depthwise kernels (one channel per group) can
-    // be slower than eager's whole network: MobileNetV2's 17 took 3.7 ms
-    // of tc's 4.8 ms step on the H100 (bf16, batch 32), 1.9 ms
-    // channels-first. A function with one (or with a gradient of one: a
-    // backward compiled apart from its forward) stays channels-first.
-    // Without a convolution, pooling windows of an input that is
+    // Depthwise ones (one channel per group) too: cuDNN 9's channels-last
+    // depthwise kernels took a quarter to a half of its channels-first
+    // ones' time at ConvNeXt's and MobileNetV2's sizes (bf16, H200;
+    // benchmarks/results/depthwise-h200.txt), and channels-first they
+    // cost a transposing copy on each side when the ops between them run
+    // channels-last (LayerNorm over channels). Without a convolution, pooling windows of an input that is
     // channels-last in memory (a permute of an argument to channels-first:
     // a CNN's pooling compiled apart from its convolutions, after a graph
     // break) run channels-last too: read channels-first, max pooling over
@@ -384,7 +357,7 @@ struct ChannelsLastConvolutionsPass
     bool windows = false;
     if (lastInputs)
       getOperation().walk([&](WindowArgmaxOp) { windows = true; });
-    if ((!any && !(lastInputs && windows)) || depthwise)
+    if (!any && !(lastInputs && windows))
       return;
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);

@@ -109,11 +109,14 @@ func.func @attributes(%x: tensor<2x3x5x7xbf16>, %w: tensor<4x3x1x1xbf16>) -> ten
 
 // -----
 
-// A depthwise convolution (one channel per group) keeps the function
-// channels-first: cuDNN's channels-last depthwise kernels can be slower
-// than eager.
+// A depthwise convolution (one channel per group) runs channels-last like
+// the others: its weight as (C, kh, kw, 1), one permute at each edge.
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NOT: channels_last
+// CHECK: %[[X:.*]] = prim.permute %arg0, [0, 2, 3, 1]
+// CHECK: %[[W:.*]] = prim.permute %arg1, [0, 2, 3, 1]
+// CHECK: %[[Y:.*]] = prim.convolution %[[X]], %[[W]], {{.*}} groups 8 channels_last : tensor<2x9x7x8xbf16>, tensor<8x3x3x1xbf16>
+// CHECK: prim.convolution %[[Y]], {{.*}} groups 1 channels_last
+// CHECK: prim.permute {{.*}}, [0, 3, 1, 2]
 // CHECK-NOT: prim.permute
 func.func @depthwise(%x: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %p: tensor<16x8x1x1xbf16>) -> tensor<2x16x9x7xbf16> {
   %y = prim.convolution %x, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>
@@ -123,11 +126,11 @@ func.func @depthwise(%x: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %p: ten
 
 // -----
 
-// So does a backward with a depthwise convolution's gradients only (the
-// backward of a forward compiled apart).
+// So do a depthwise convolution's gradients (the backward of a forward
+// compiled apart).
 // CHECK-LABEL: func.func @depthwise_gradients
-// CHECK-NOT: channels_last
-// CHECK-NOT: prim.permute
+// CHECK: prim.convolution_backward_input {{.*}} groups 8 channels_last
+// CHECK: prim.convolution_backward_weight {{.*}} groups 8 channels_last
 func.func @depthwise_gradients(%dy: tensor<2x8x9x7xbf16>, %w: tensor<8x1x3x3xbf16>, %x: tensor<2x8x9x7xbf16>) -> (tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16>) {
   %dx = prim.convolution_backward_input %dy, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<8x1x3x3xbf16> -> tensor<2x8x9x7xbf16>
   %dw = prim.convolution_backward_weight %dy, %x, stride [1, 1], padding [1, 1], dilation [1, 1], groups 8 : tensor<2x8x9x7xbf16>, tensor<2x8x9x7xbf16> -> tensor<8x1x3x3xbf16>

@@ -50,7 +50,9 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: not compile them (`tc.distributed.agree`); library_convolutions: calls
 #: of PyTorch's convolution kernels made by tc's CPU graphs (`tc.library`);
 #: causal_masks: fused attentions whose constant causal mask tc replaced by
-#: their `is_causal` flag (`tc.attention`).
+#: their `is_causal` flag; contiguous_masks: CUDA attention masks tc copies
+#: to a contiguous last dimension, which PyTorch's fused kernels need
+#: (`tc.attention`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -59,7 +61,7 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "aten_direct", "training_graphs", "guard_reruns",
                  "shape_specializations", "symbolic_graphs",
                  "runtime_fallbacks", "compile_failures", "rank_fallbacks",
-                 "library_convolutions", "causal_masks")
+                 "library_convolutions", "causal_masks", "contiguous_masks")
 
 
 def reset_counters() -> None:

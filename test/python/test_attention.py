@@ -103,3 +103,39 @@ def test_masks_under_a_fake_mode_stay():
     with FakeTensorMode():
         assert attention.causal_masks_as_flags(gm) == 0
     assert isinstance(node.args[3], torch.fx.Node)
+
+
+def _masked_graph(mask_value: torch.Tensor, keyword: bool):
+    """Dynamo's form: scaled_dot_product_attention called on placeholders
+    whose `example_value` is set, the mask as argument or keyword."""
+    import torch.nn.functional as F
+    graph = torch.fx.Graph()
+    q, k, v, mask = (graph.placeholder(name) for name in ("q", "k", "v", "m"))
+    for p in (q, k, v):
+        p.meta["example_value"] = torch.randn(B, H, S, D, device="meta")
+    mask.meta["example_value"] = mask_value
+    sdpa = F.scaled_dot_product_attention
+    out = (graph.call_function(sdpa, (q, k, v), {"attn_mask": mask})
+           if keyword else graph.call_function(sdpa, (q, k, v, mask)))
+    graph.output((out,))
+    return torch.fx.GraphModule(torch.nn.Module(), graph), out
+
+
+@pytest.mark.parametrize("keyword", [False, True])
+def test_mask_expanded_along_keys_is_made_contiguous(keyword):
+    """A GPU mask whose last stride is not 1 (an expand along the keys)
+    is read through one `contiguous` copy, which PyTorch's fused kernels
+    take; a contiguous mask, and a CPU one, stay as they are. (Meta
+    tensors stand in for a GPU's: this machine may have none.)"""
+    expanded = torch.ones(B, 1, S, 1, dtype=torch.bool,
+                          device="meta").expand(B, 1, S, S)
+    gm, out = _masked_graph(expanded, keyword)
+    assert attention.contiguous_masks(gm) == 1
+    mask = out.kwargs["attn_mask"] if keyword else out.args[3]
+    assert mask.op == "call_method" and mask.target == "contiguous"
+    assert mask.meta["example_value"].stride()[-1] == 1
+    for value in (torch.ones(B, 1, S, S, dtype=torch.bool, device="meta"),
+                  torch.ones(B, 1, S, 1, dtype=torch.bool).expand(
+                      B, 1, S, S)):
+        gm, out = _masked_graph(value, keyword)
+        assert attention.contiguous_masks(gm) == 0

@@ -34,6 +34,7 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         isinstance(x, torch.Tensor) and x.requires_grad
         for x in example_inputs)
     tracing.dropout_as_native(gm)
+    tc.counters["contiguous_masks"] += attention.contiguous_masks(gm)
     traced = tracing.trace_one_pass(gm, example_inputs, direct=True,
                                     training=is_training)
     if traced is not None:

@@ -414,6 +414,47 @@ def test_cuda_causal_mask_runs_as_causal_attention(fresh_tc, training):
 
 
 @cuda
+def test_cuda_mask_expanded_along_keys_runs_fused_attention(fresh_tc):
+    """A mask expanded along the keys (stride 0 in its last dimension, as
+    Hugging Face's mask code writes a bidirectional one without padding)
+    is copied to a contiguous one (tc.attention.contiguous_masks), so
+    PyTorch's fused attention takes it: no f32 matrix product of the math
+    path in tc's kernels, eager's output to within bf16's rounding, at
+    ALBERT's head size. (Such a mask keeps or drops whole rows; the
+    lengths keep every row, whose fully masked softmax PyTorch's kernels
+    need not agree on.)"""
+    import tc.compiler
+    import tc.logs
+    import torch.nn.functional as F
+
+    batch, heads, length, width = 4, 12, 384, 64
+
+    def attend(q, k, v, lengths):
+        keep = torch.arange(length, device=q.device) < lengths[:, None]
+        mask = keep[:, None, :, None].expand(batch, 1, length, length)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(batch, heads, length, width, device="cuda",
+                           dtype=torch.bfloat16) for _ in range(3))
+    lengths = torch.full((batch,), length, device="cuda")
+    tc.compiler.build.cache.clear()
+    tc.logs.set_logs("output_code")
+    try:
+        got = torch.compile(attend, backend="tc")(q, k, v, lengths)
+    finally:
+        tc.logs.set_logs()
+    close(got, attend(q, k, v, lengths), rtol=2e-2, atol=2e-2)
+    assert tc.counters["contiguous_masks"] == 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+    kernels = "".join(native.stage_ir.get("kernel", "")
+                      for native in tc.compiler.build.cache.values())
+    wide = [line for line in kernels.splitlines()
+            if "kernel.gemm" in line and "f32>" in line]
+    assert not wide, wide
+
+
+@cuda
 def test_cuda_training_through_tc_autodiff(fresh_tc):
     """3 SGD steps of Linear/GELU/LayerNorm/Linear on the GPU: the backward
     is tc's joint graph (cuBLAS GEMMs, split column reductions for the

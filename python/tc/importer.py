@@ -52,7 +52,8 @@ __all__ = [
 #: per call (`tc.compiler.CompiledFunction` draws it from PyTorch's
 #: generator).
 RANDOM_OPS: frozenset[str] = frozenset({
-    "aten::native_dropout", "aten::rand", "aten::randn", "aten::randn_like",
+    "aten::native_dropout", "aten::rand", "aten::rand_like", "aten::randn",
+    "aten::randn_like",
     "aten::uniform", "aten::normal_functional", "aten::exponential",
     "aten::log_normal", "aten::cauchy", "aten::geometric",
     "aten::bernoulli.p", "aten::normal.Tensor_Tensor",

@@ -385,6 +385,9 @@ def _kolmogorov_smirnov(x: torch.Tensor, y: torch.Tensor) -> float:
 @pytest.mark.parametrize("name,draw", [
     ("randn", lambda x: torch.randn(x.shape) + x),
     ("randn_like", lambda x: torch.randn_like(x) * 2 - x),
+    ("rand_like", lambda x: torch.rand_like(x) * 3 - x),
+    ("bernoulli.Tensor", lambda x: torch.bernoulli(torch.sigmoid(
+        torch.linspace(-3, 3, x.numel()) + x))),
     ("uniform", lambda x: torch.empty_like(x).uniform_(-2, 3) + x),
     ("normal", lambda x: torch.empty_like(x).normal_(1.5, 0.5) - x),
     ("exponential", lambda x: torch.empty_like(x).exponential_(2.5) + x),

@@ -39,7 +39,7 @@ std::optional<Decomposer::Result> Decomposer::networks(StringRef target) {
     return maxPool(3);
   if (target == "aten::native_dropout")
     return dropout();
-  if (target == "aten::rand") {
+  if (target == "aten::rand" || target == "aten::rand_like") {
     RankedTensorType type = resultType();
     if (!isa<FloatType>(type.getElementType()))
       return fail("random numbers of " + quoted(type) + " are not floats");

@@ -146,15 +146,26 @@ std::optional<SmallVector<int64_t>> channelsLastDims(BroadcastInDimOp bcast) {
 }
 
 /// Whether `v` (channels-first) can be read channels-last without a copy:
-/// it is a permute to channels-first, a splat constant, or a broadcast
-/// whose broadcast dimensions stay in order.
-bool readsChannelsLast(Value v) {
+/// it is a permute to channels-first, a splat constant, a broadcast whose
+/// broadcast dimensions stay in order, or (up to `depth` deep) an
+/// elementwise op of such values (average pooling's divisor: the product
+/// of two broadcast window counts).
+bool readsChannelsLast(Value v, int depth = 3) {
   if (channelsLastSource(v))
     return true;
   if (auto cst = v.getDefiningOp<ConstantOp>())
     return isa<SplatElementsAttr>(cst.getValue());
-  auto bcast = v.getDefiningOp<BroadcastInDimOp>();
-  return bcast && channelsLastDims(bcast);
+  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>())
+    return channelsLastDims(bcast).has_value();
+  Operation *op = v.getDefiningOp();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return depth > 0 && op && type && op->hasTrait<OpTrait::Elementwise>() &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           auto t = dyn_cast<RankedTensorType>(operand.getType());
+           return t && t.getShape() == type.getShape() &&
+                  readsChannelsLast(operand, depth - 1);
+         });
 }
 
 /// `v`, of which readsChannelsLast holds, as the same values
@@ -166,10 +177,88 @@ Value asChannelsLast(PatternRewriter &b, Value v) {
   if (auto cst = v.getDefiningOp<ConstantOp>())
     return ConstantOp::create(
         b, cst.getLoc(), cast<SplatElementsAttr>(cst.getValue()).reshape(last));
-  auto bcast = v.getDefiningOp<BroadcastInDimOp>();
-  return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
-                                  last.getShape(), *channelsLastDims(bcast));
+  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>())
+    return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
+                                    last.getShape(), *channelsLastDims(bcast));
+  Operation *op = v.getDefiningOp();
+  IRMapping mapping;
+  for (Value operand : op->getOperands())
+    mapping.map(operand, asChannelsLast(b, operand));
+  Operation *clone = b.clone(*op, mapping);
+  clone->getResult(0).setType(last);
+  return clone->getResult(0);
 }
+
+/// `values` (one per channels-first dimension) by channels-last
+/// dimension: channels-first dimension d is channels-last dimension
+/// toChannelsFirst[d].
+SmallVector<int64_t> byChannelsLastDims(ArrayRef<int64_t> values) {
+  SmallVector<int64_t> first = toChannelsFirst(kRank), last(kRank);
+  for (int64_t d = 0; d < kRank; ++d)
+    last[first[d]] = values[d];
+  return last;
+}
+
+/// prim.pad of a permute to channels-first pads the channels-last tensor
+/// (average pooling's zero border).
+struct SinkThroughPad : public OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PadOp op, PatternRewriter &b) const override {
+    Value source = channelsLastSource(op.getOperand());
+    if (!source)
+      return failure();
+    Value padded = PadOp::create(b, op.getLoc(), source,
+                                 byChannelsLastDims(op.getLow()),
+                                 byChannelsLastDims(op.getHigh()),
+                                 byChannelsLastDims(op.getInterior()),
+                                 op.getValue());
+    b.replaceOp(op, toFirst(b, op.getLoc(), padded));
+    return success();
+  }
+};
+
+/// prim.slice of a permute to channels-first slices the channels-last
+/// tensor (average pooling's window offsets, strided subsampling).
+struct SinkThroughSlice : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &b) const override {
+    Value source = channelsLastSource(op.getOperand());
+    if (!source)
+      return failure();
+    Value sliced = SliceOp::create(b, op.getLoc(), source,
+                                   byChannelsLastDims(op.getStart()),
+                                   byChannelsLastDims(op.getLimit()),
+                                   byChannelsLastDims(op.getStrides()));
+    b.replaceOp(op, toFirst(b, op.getLoc(), sliced));
+    return success();
+  }
+};
+
+/// prim.concatenate of permutes to channels-first (and other values read
+/// channels-last) concatenates the channels-last tensors along the same
+/// dimension (Inception's branches, joined along the channels).
+struct SinkThroughConcatenate : public OpRewritePattern<ConcatenateOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatenateOp op,
+                                PatternRewriter &b) const override {
+    if (typeOf(op.getResult()).getRank() != kRank ||
+        llvm::none_of(op.getInputs(), channelsLastSource) ||
+        !llvm::all_of(op.getInputs(),
+                      [](Value v) { return readsChannelsLast(v); }))
+      return failure();
+    SmallVector<Value> inputs;
+    for (Value v : op.getInputs())
+      inputs.push_back(asChannelsLast(b, v));
+    int64_t dim = toChannelsFirst(kRank)[op.getDim()];
+    Value joined = ConcatenateOp::create(b, op.getLoc(), inputs, dim);
+    b.replaceOp(op, toFirst(b, op.getLoc(), joined));
+    return success();
+  }
+};
 
 /// An elementwise op of which at least one operand is a permute to
 /// channels-first, and every operand can be read channels-last: the op
@@ -191,7 +280,8 @@ struct SinkThroughElementwise : public RewritePattern {
       if (typeOf(v).getShape() != type.getShape())
         return failure();
     // Check every operand before creating any op.
-    if (!llvm::all_of(op->getOperands(), readsChannelsLast))
+    if (!llvm::all_of(op->getOperands(),
+                      [](Value v) { return readsChannelsLast(v); }))
       return b.notifyMatchFailure(op, "an operand not channels-last");
     // A clone (with its attributes and properties) on the channels-last
     // operands.
@@ -369,6 +459,7 @@ struct ChannelsLastConvolutionsPass
                  GradientToChannelsLast<ConvolutionBackwardWeightOp>>(
         context, allFloats);
     patterns.add<SinkThroughElementwise, SinkThroughReduce,
+                 SinkThroughPad, SinkThroughSlice, SinkThroughConcatenate,
                  SinkThroughWindowArgmax,
                  SinkThroughWindowAccess<WindowGatherOp>,
                  SinkThroughWindowAccess<WindowScatterOp>>(context);

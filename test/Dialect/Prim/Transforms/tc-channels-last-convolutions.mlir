@@ -170,3 +170,35 @@ func.func @small_maps_training(%x: tensor<4x64x7x7xf32>, %w: tensor<64x64x3x3xf3
   %b = prim.convolution_backward_input %g, %w, stride [1, 1], padding [1, 1], dilation [1, 1], groups 1 : tensor<4x64x7x7xf32>, tensor<64x64x3x3xf32> -> tensor<4x64x7x7xf32>
   return %a, %b : tensor<4x64x7x7xf32>, tensor<4x64x7x7xf32>
 }
+
+// -----
+
+// Average pooling's pattern (a zero pad, window slices, a divisor that is
+// a product of broadcast counts) and a concatenation along the channels
+// run channels-last between the convolutions: the only permutes left are
+// the input's, the weights' and the result's.
+// CHECK-LABEL: func.func @pool_and_concatenate
+// CHECK: prim.pad %{{.*}}, low [0, 1, 1, 0], high [0, 1, 1, 0], interior [0, 0, 0, 0], value 0.000000e+00 : tensor<2x5x5x8xbf16>
+// CHECK: prim.slice %{{.*}}, start [0, 0, 1, 0], limit [2, 5, 6, 8], strides [1, 1, 1, 1] : tensor<2x7x7x8xbf16>
+// CHECK: prim.slice %{{.*}}, start [0, 2, 1, 0], limit [2, 7, 6, 8], strides [1, 1, 1, 1] : tensor<2x7x7x8xbf16>
+// CHECK: prim.broadcast_in_dim %{{.*}}, shape [2, 5, 5, 8], dims [1]
+// CHECK: prim.broadcast_in_dim %{{.*}}, shape [2, 5, 5, 8], dims [2]
+// CHECK: prim.div {{.*}} : tensor<2x5x5x8xbf16>
+// CHECK: prim.concatenate {{.*}} dim 3 : tensor<2x5x5x8xbf16>, tensor<2x5x5x8xbf16>
+// CHECK: prim.convolution {{.*}} channels_last : tensor<2x5x5x16xbf16>
+// CHECK: prim.permute {{.*}}, [0, 3, 1, 2] : tensor<2x5x5x4xbf16>
+// CHECK-NOT: prim.permute
+func.func @pool_and_concatenate(%x: tensor<2x8x5x5xbf16>, %w: tensor<8x8x1x1xbf16>, %v: tensor<4x16x1x1xbf16>, %n: tensor<5xbf16>) -> tensor<2x4x5x5xbf16> {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x5x5xbf16>, tensor<8x8x1x1xbf16>
+  %p = prim.pad %y, low [0, 0, 1, 1], high [0, 0, 1, 1], interior [0, 0, 0, 0], value 0.0 : tensor<2x8x5x5xbf16>
+  %a = prim.slice %p, start [0, 0, 0, 1], limit [2, 8, 5, 6], strides [1, 1, 1, 1] : tensor<2x8x7x7xbf16>
+  %b = prim.slice %p, start [0, 0, 2, 1], limit [2, 8, 7, 6], strides [1, 1, 1, 1] : tensor<2x8x7x7xbf16>
+  %s = prim.add %a, %b : tensor<2x8x5x5xbf16>
+  %h = prim.broadcast_in_dim %n, shape [2, 8, 5, 5], dims [2] : tensor<5xbf16>
+  %k = prim.broadcast_in_dim %n, shape [2, 8, 5, 5], dims [3] : tensor<5xbf16>
+  %count = prim.mul %h, %k : tensor<2x8x5x5xbf16>
+  %mean = prim.div %s, %count : tensor<2x8x5x5xbf16>
+  %cat = prim.concatenate %y, %mean dim 1 : tensor<2x8x5x5xbf16>, tensor<2x8x5x5xbf16>
+  %z = prim.convolution %cat, %v, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x16x5x5xbf16>, tensor<4x16x1x1xbf16>
+  return %z : tensor<2x4x5x5xbf16>
+}

@@ -217,6 +217,11 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "point whatever the rows' length (a block per row would leave "
            "multiprocessors idle: a top-p gather over [32, 50257] ran on 32 "
            "of an H100's 132)">,
+    Option<"threadUnroll", "thread-unroll", "int64_t", "4",
+           "Reductions a thread runs alone (a thread per output: column "
+           "reductions, such as a channels-last tensor's over its pixels) "
+           "are unrolled by this factor, so that as many iterations' loads "
+           "are in flight (1: none)">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

@@ -59,6 +59,8 @@ struct ScheduleOptions {
   /// vectorized): their slow path (Payne-Hanek argument reduction, a
   /// local-memory table) multiplies code size and register pressure.
   bool replicateTrig;
+  /// The unroll factor of reductions a thread runs alone.
+  int64_t threadUnroll;
 };
 
 /// Whether `body` may be replicated for unrolling or vectorization.
@@ -688,6 +690,25 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
   if (width == 1) {
     if (failed(lowerBlock(kernel.getBody().front(), inner)))
       return failure();
+    // A thread's own reductions (a column of a channels-last tensor over
+    // its pixels: GRN's norms, batch norm's statistics of few rows) walk
+    // their elements one load at a time; unrolled, the loads of several
+    // iterations are issued before the first is combined. The
+    // combination keeps its order (no reassociation).
+    if (options.threadUnroll > 1 &&
+        isCheapToReplicate(kernel.getBody().front(), options)) {
+      SmallVector<scf::ForOp> reductions;
+      for (Operation &op : *ifOp.thenBlock())
+        if (auto forOp = dyn_cast<scf::ForOp>(op))
+          if (forOp.getNumRegionIterArgs() > 0)
+            reductions.push_back(forOp);
+      for (scf::ForOp forOp : reductions) {
+        std::optional<APInt> trips = forOp.getStaticTripCount();
+        if (trips && trips->getSExtValue() >= 2 * options.threadUnroll &&
+            failed(loopUnrollByFactor(forOp, options.threadUnroll)))
+          return failure();
+      }
+    }
     return func;
   }
   SmallVector<IRMapping> copies(width);
@@ -835,8 +856,13 @@ struct ConvertKernelToGPUPass
                          << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
+    if (threadUnroll < 1) {
+      module.emitError() << "thread-unroll must be at least 1, not "
+                         << static_cast<int64_t>(threadUnroll);
+      return signalPassFailure();
+    }
     ScheduleOptions options{maxBlockSize, maxReductionBlockSize, vectorWidth,
-                            replicateTrig};
+                            replicateTrig, threadUnroll};
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());

@@ -36,6 +36,7 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.minRowBlocks = options.minRowBlocks;
   lowering.vectorWidth = options.vectorWidth;
   lowering.replicateTrig = options.replicateTrig;
+  lowering.threadUnroll = options.threadUnroll;
   lowering.checks = options.checks;
   lowering.oobForTesting =
       options.miscompilePassForTesting == "tc-lower-kernel-to-gpu";

@@ -430,6 +430,27 @@ def test_grouped_convolutions(fresh_tc, dtype, groups):
     assert channels_last_convolutions(lambda x: F.silu(conv(x)), x) == (1, 0)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("pixels", [14, 7])
+def test_global_response_norm(fresh_tc, dtype, pixels):
+    """ConvNeXt-V2's GRN on a channels-last [N, H, W, C] activation: the
+    L2 norm over the pixels is a reduction each thread runs alone down a
+    column (unrolled by tc-lower-kernel-to-gpu's thread-unroll, 196 and 49
+    iterations), then normalized by its mean over the channels."""
+    torch.manual_seed(0)
+    gamma, beta = randn(1280, dtype=dtype), randn(1280, dtype=dtype)
+
+    def grn(x):
+        gx = torch.norm(x, p=2, dim=(1, 2), keepdim=True)
+        nx = gx / (gx.mean(dim=-1, keepdim=True) + 1e-6)
+        return x + gamma * (x * nx) + beta
+
+    x = randn(16, pixels, pixels, 1280, dtype=dtype)
+    # Eager rounds x * nx (up to ~16) to bf16 before adding beta: one bf16
+    # step there is 0.0625, which a result near 0 keeps (28 of 4M elements
+    # differed by that one step on the H200).
+    check(grn, x, atol=0.13 if dtype == torch.bfloat16 else 0.05, rtol=0.02)
+
 def test_cudnn_untimed_plan(fresh_tc, monkeypatch):
     """TC_CUDNN_TUNE=0 takes cuDNN's first candidate untimed (plans are
     shared per process: a shape no other test plans)."""

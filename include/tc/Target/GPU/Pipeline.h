@@ -72,6 +72,11 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
       *this, "vector-width",
       llvm::cl::desc("Consecutive elements a GPU thread handles together"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> threadUnroll{
+      *this, "thread-unroll",
+      llvm::cl::desc("Unroll factor of the reductions a GPU thread runs "
+                     "alone (1: none)"),
+      llvm::cl::init(4)};
   PassOptions::Option<bool> replicateTrig{
       *this, "replicate-trig",
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "

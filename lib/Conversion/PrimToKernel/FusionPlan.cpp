@@ -131,13 +131,27 @@ LogicalResult FusionPlan::build() {
   // A value read through several windows (the strided slices of a
   // convolution's or a pooling's input, the parts of a concatenation) would
   // be recomputed by each window, and windows of windows multiply that:
-  // realize it once.
+  // realize it once. Except a zero border around elementwise arithmetic of
+  // realized values (average pooling's padded input, read by each of its
+  // window's slices): each window point reads the realized value itself,
+  // or the border, at no more cost than reading a padded copy, which was
+  // written and read again (Inception-v3's nine poolings).
   func.walk([&](Operation *op) {
     for (Value v : op->getResults()) {
       unsigned windows = 0;
       for (Operation *user : v.getUsers())
         windows += isa<prim::SliceOp, prim::PadOp, prim::ConcatenateOp>(user);
-      if (windows > 1)
+      if (windows <= 1)
+        continue;
+      auto pad = dyn_cast<prim::PadOp>(op);
+      bool borderOnly =
+          pad && llvm::all_of(v.getUsers(),
+                              [](Operation *user) {
+                                return isa<prim::SliceOp>(user);
+                              }) &&
+          llvm::all_of(pad.getInterior(), [](int64_t i) { return i == 0; }) &&
+          elementwiseOfRealized(pad.getOperand());
+      if (!borderOnly)
         realized.insert(v);
     }
   });

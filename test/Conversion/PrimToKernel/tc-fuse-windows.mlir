@@ -159,3 +159,27 @@ func.func @max_pool_backward(%g: tensor<1x2x3x3xbf16>, %k: tensor<1x2x3x3xi8>) -
   %dx = prim.window_scatter %g[%k], window [3, 3], strides [2, 2], padding [1, 1], dilation [1, 1] : tensor<1x2x3x3xbf16>, tensor<1x2x3x3xi8> -> tensor<1x2x6x6xbf16>
   return %dx : tensor<1x2x6x6xbf16>
 }
+
+// -----
+
+// A zero border around cheap elementwise arithmetic of a realized value
+// (average pooling's padded, widened input), read by several slices, is
+// not realized: the one kernel reads the bf16 argument at each window
+// point, or the border, instead of writing and reading a padded f32 copy.
+// CHECK-LABEL: kernel.kernel @border_fused_pad_slice_add_convert_0
+// CHECK-SAME: (%[[X:.*]]: memref<2x6xbf16>, %[[OUT:.*]]: memref<2x6xbf16>)
+// CHECK-COUNT-3: memref.load %[[X]]
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: kernel.kernel
+func.func @border(%x: tensor<2x6xbf16>) -> tensor<2x6xbf16> {
+  %w = prim.convert %x to f32 : tensor<2x6xbf16>
+  %p = prim.pad %w, low [0, 1], high [0, 1], interior [0, 0], value 0.0 : tensor<2x6xf32>
+  %a = prim.slice %p, start [0, 0], limit [2, 6], strides [1, 1] : tensor<2x8xf32>
+  %b = prim.slice %p, start [0, 1], limit [2, 7], strides [1, 1] : tensor<2x8xf32>
+  %c = prim.slice %p, start [0, 2], limit [2, 8], strides [1, 1] : tensor<2x8xf32>
+  %ab = prim.add %a, %b : tensor<2x6xf32>
+  %s = prim.add %ab, %c : tensor<2x6xf32>
+  %r = prim.convert %s to bf16 : tensor<2x6xf32>
+  return %r : tensor<2x6xbf16>
+}

@@ -451,6 +451,24 @@ def test_global_response_norm(fresh_tc, dtype, pixels):
     # differed by that one step on the H200).
     check(grn, x, atol=0.13 if dtype == torch.bfloat16 else 0.05, rtol=0.02)
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("include_pad", [False, True])
+def test_inception_pooling_branch(fresh_tc, dtype, include_pad):
+    """Inception's pooling branch beside a convolution branch at its
+    35x35 size: a 3x3 average pooling with a zero border (read in place by
+    the pooling's kernel, channels-last) and the branches joined along the
+    channels (a channels-last concatenation)."""
+    torch.manual_seed(0)
+    a = torch.nn.Conv2d(192, 64, 1).cuda().to(dtype).requires_grad_(False)
+    b = torch.nn.Conv2d(192, 32, 1).cuda().to(dtype).requires_grad_(False)
+
+    def block(x):
+        pooled = F.avg_pool2d(x, 3, 1, 1, count_include_pad=include_pad)
+        return torch.cat([F.relu(a(x)), F.relu(b(pooled))], dim=1)
+
+    x = randn(32, 192, 35, 35, dtype=dtype)
+    check(block, x, atol=0.05, rtol=0.02)
+
 def test_cudnn_untimed_plan(fresh_tc, monkeypatch):
     """TC_CUDNN_TUNE=0 takes cuDNN's first candidate untimed (plans are
     shared per process: a shape no other test plans)."""

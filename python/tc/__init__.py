@@ -38,7 +38,9 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: tc's own autodiff (tc-autodiff) makes; guard_reruns: calls of a compiled
 #: graph whose value guard failed, rerun in eager (`tc.backend`);
 #: shape_specializations: compilations of a graph with symbolic shapes for
-#: one concrete shape (`tc.backend.shapes.PerShape`); symbolic_graphs: graphs
+#: one concrete shape (`tc.backend.shapes.PerShape`); shape_cap_fallbacks:
+#: calls of such a graph run in eager because it was compiled for
+#: `PerShape.MAX_SHAPES` shapes already; symbolic_graphs: graphs
 #: compiled once for every batch size (the symbolic size,
 #: docs/DynamicShapes.md); runtime_fallbacks: compiled graphs that raised
 #: when they ran and run in eager from then on
@@ -59,9 +61,10 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "ops_compiled", "ops_eager", "fallback_graphs",
                  "disk_cache_hits", "aten_one_pass", "aten_aot_autograd",
                  "aten_direct", "training_graphs", "guard_reruns",
-                 "shape_specializations", "symbolic_graphs",
-                 "runtime_fallbacks", "compile_failures", "rank_fallbacks",
-                 "library_convolutions", "causal_masks", "contiguous_masks")
+                 "shape_specializations", "shape_cap_fallbacks",
+                 "symbolic_graphs", "runtime_fallbacks", "compile_failures",
+                 "rank_fallbacks", "library_convolutions", "causal_masks",
+                 "contiguous_masks")
 
 
 def reset_counters() -> None:

@@ -25,7 +25,8 @@ class PerShape:
     (and symbolic scalars' values) is traced and compiled when it first
     arrives, and kept: Dynamo calls the backend once, and no size change
     makes the graph fall back to eager. After MAX_SHAPES compilations, new
-    shapes run in eager (with a log line).
+    shapes run in eager (with a log line; each such call counted in
+    `tc.counters["shape_cap_fallbacks"]`).
     """
 
     #: The most shapes one graph is compiled for.
@@ -111,6 +112,7 @@ class PerShape:
         run = self.compiled.get(key)
         if run is None:
             if len(self.compiled) >= self.MAX_SHAPES:
+                tc.counters["shape_cap_fallbacks"] += 1
                 if not self.logged_limit:
                     self.logged_limit = True
                     _fallbacks.info("graph runs in eager for new shapes: "

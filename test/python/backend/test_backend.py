@@ -785,6 +785,7 @@ def test_dynamic_shapes_beyond_the_limit_run_eager(fresh_tc, tc_logs,
         x = torch.randn(batch, 8)
         torch.testing.assert_close(fn(x, w), _reduce_over_batch(x, w))
     assert tc.counters["shape_specializations"] == 2
+    assert tc.counters["shape_cap_fallbacks"] == 2
     assert "tc compiled it for 2 shapes already" in tc_logs.text
 
 

@@ -200,8 +200,6 @@ def test_gradient_matches_finite_differences(name, fn, makers, marks):
                 "amax", "max_dim", "manual_softmax", "max_pool_ties"):
         pytest.skip("not differentiable everywhere: a finite difference "
                     "across a kink is not a gradient")
-    if name in ("erf", "gelu"):
-        pytest.skip("the CPU code generator has no float64 erf yet")
     inputs = _inputs(makers, torch.float64)
     marks = marks or [True] * len(inputs)
     joint = _compile_joint(fn, inputs, marks)

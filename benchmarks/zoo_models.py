@@ -199,7 +199,10 @@ def build(name: str, mode: str, device, dtype, dropout: bool = True,
         x = torch.randn(batch, *size)
         notes = {"batch": batch, "input": list(size),
                  "params": sum(p.numel() for p in model.parameters())}
-        labels = {"target": torch.randint(0, model.num_classes, (batch,))}
+        # A feature extractor (num_classes 0: DINOv2's, SigLIP's) returns
+        # its pooled features; training reads them as logits.
+        classes = model.num_classes or model.num_features
+        labels = {"target": torch.randint(0, classes, (batch,))}
         model = model.to(device, dtype)
         return Built(model, {"x": x.to(device, dtype)},
                      {k: v.to(device) for k, v in labels.items()}, notes)

@@ -343,11 +343,7 @@ template <typename Op> struct ChannelsLastWindow {
     auto full = [&](ArrayRef<int64_t> values, int64_t fill) {
       SmallVector<int64_t> out(lead, fill);
       out.append(values.begin(), values.end());
-      // Dimension d (channels-first) is channels-last dimension first[d].
-      SmallVector<int64_t> first = toChannelsFirst(kRank), last(kRank);
-      for (int64_t d = 0; d < kRank; ++d)
-        last[first[d]] = out[d];
-      return last;
+      return byChannelsLastDims(out);
     };
     ChannelsLastWindow w{full(op.getWindow(), 1), full(op.getStrides(), 1),
                          full(op.getPadding(), 0), full(op.getDilation(), 1)};

@@ -131,11 +131,12 @@ LogicalResult FusionPlan::build() {
   // A value read through several windows (the strided slices of a
   // convolution's or a pooling's input, the parts of a concatenation) would
   // be recomputed by each window, and windows of windows multiply that:
-  // realize it once. Except a zero border around elementwise arithmetic of
-  // realized values (average pooling's padded input, read by each of its
-  // window's slices): each window point reads the realized value itself,
-  // or the border, at no more cost than reading a padded copy, which was
-  // written and read again (Inception-v3's nine poolings).
+  // realize it once. Except a constant border (a pad without interior
+  // padding) around cheap elementwise arithmetic of realized values, read
+  // by slices alone (average pooling's zero-padded input, one slice per
+  // window offset): each window point reads the realized value itself, or
+  // the border's constant, at no more cost than reading a padded copy,
+  // which was written and read again (Inception-v3's nine poolings).
   func.walk([&](Operation *op) {
     for (Value v : op->getResults()) {
       unsigned windows = 0;

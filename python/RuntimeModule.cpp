@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Buffers.h"
+#include "LibraryGemm.h"
 
 #include "tc/Conversion/FXToPrim/CostModel.h"
 #include "tc/Conversion/FXToPrim/Decompositions.h"
@@ -40,6 +41,15 @@
 namespace nb = nanobind;
 
 namespace {
+
+/// tc.library.gemm, which runs cached graphs' large products (as tc._tc's
+/// graphs'). Lives until the interpreter exits.
+nb::object *pythonGemm = nullptr;
+
+std::string runPythonGemm(const tc::host::LibraryGemm &g) {
+  return callPythonGemm(*pythonGemm, {g.isDouble, g.transA, g.transB, g.batch,
+                                      g.m, g.n, g.k, g.a, g.b, g.bias, g.out});
+}
 
 class CachedGraph {
 public:
@@ -147,6 +157,21 @@ NB_MODULE(_runtime, m) {
         nb::rv_policy::take_ownership,
         "The CPU graph cached at `entry` (a path without extension: "
         "`<entry>.plan` and `<entry>.so`), or None.");
+  m.def(
+      "set_cpu_gemm",
+      [](nb::object fn) {
+        if (fn.is_none()) {
+          tc::host::setLibraryGemm(nullptr);
+          return;
+        }
+        if (!pythonGemm)
+          pythonGemm = new nb::object();
+        *pythonGemm = fn;
+        tc::host::setLibraryGemm(runPythonGemm);
+      },
+      nb::arg("fn").none(),
+      "As tc._tc.set_cpu_gemm, for the graphs this module runs.");
+  m.attr("LIBRARY_GEMM_FLOPS") = tc::host::kLibraryGemmFlops;
   m.attr("CPU_CACHE_VERSION") = tc::host::kCPUCacheVersion;
   // The sizes tc's decompositions take, for tc.support's checks.
   nb::dict limits;

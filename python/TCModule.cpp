@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Buffers.h"
+#include "LibraryGemm.h"
 
 #include "tc-c/Compiler.h"
 
@@ -168,6 +169,20 @@ int callPythonConvolution(TcConvolution *c, char **error) {
     *error = strdup(e.what());
     return 1;
   }
+}
+
+/// The Python function that runs CPU graphs' large products
+/// (tc.library.gemm, see LibraryGemm.h). Lives until the interpreter exits.
+nb::object *pythonGemm = nullptr;
+
+int callPythonGemmC(const TcGemm *g, char **error) {
+  std::string message = callPythonGemm(
+      *pythonGemm, {g->element == 1, g->transA != 0, g->transB != 0, g->batch,
+                    g->m, g->n, g->k, g->a, g->b, g->bias, g->out});
+  if (message.empty())
+    return 0;
+  *error = strdup(message.c_str());
+  return 1;
 }
 
 /// Runs a command-line driver of the C API on `args` without the GIL.
@@ -330,6 +345,24 @@ NB_MODULE(_tc, m) {
       "(kind 0 forward into output, 1 input's gradient into input, 2 "
       "weight's into weight; tensors view the graph's buffers), or None for "
       "the runtime's reference loops.");
+
+  m.def(
+      "set_cpu_gemm",
+      [](nb::object fn) {
+        if (fn.is_none()) {
+          tcSetCPUGemm(nullptr);
+          return;
+        }
+        if (!pythonGemm)
+          pythonGemm = new nb::object();
+        *pythonGemm = fn;
+        tcSetCPUGemm(callPythonGemmC);
+      },
+      nb::arg("fn").none(),
+      "Sets the function that runs CPU graphs' large products, "
+      "fn(a, b, out, bias, trans_a, trans_b) (tensors of (batch, rows, "
+      "columns) viewing the graph's buffers as stored; out = op(a) op(b) + "
+      "bias), or None for OpenBLAS.");
 
   m.def(
       "compile",

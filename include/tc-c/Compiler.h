@@ -156,6 +156,23 @@ typedef int (*TcConvolutionFn)(TcConvolution *call, char **error);
 /// Sets the library that runs CPU graphs' convolutions (NULL: the runtime's
 /// reference loops, f32 and f64 only). tc._tc sets PyTorch's.
 void tcSetCPUConvolution(TcConvolutionFn fn);
+/// One matrix product of a CPU graph (tc::host::LibraryGemm): for each of
+/// `batch` entries, `out` = op(a) op(b) plus `bias` (a row of n, NULL
+/// without one) on every row; row-major, contiguous, entry after entry:
+/// a m x k (k x m where `transA`), b k x n (n x k where `transB`), out
+/// m x n; `element` 0 f32, 1 f64.
+typedef struct TcGemm {
+  int element, transA, transB;
+  int64_t batch, m, n, k;
+  const void *a, *b, *bias;
+  void *out;
+} TcGemm;
+/// Runs one product: returns 0, or nonzero with `*error` set to a message
+/// allocated with malloc (tc frees it).
+typedef int (*TcGemmFn)(const TcGemm *call, char **error);
+/// Sets the library that runs CPU graphs' large products (NULL: OpenBLAS
+/// runs them all). tc._tc sets PyTorch's.
+void tcSetCPUGemm(TcGemmFn fn);
 /// Whether tc-align-half-products pads a half-precision GEMM of `m` x `k`
 /// by `k` x `n` (mlir::tc::prim::halfProductPadding), and by how much (to
 /// `padM`, `padK`, `padN`): 1 when it does, else 0.

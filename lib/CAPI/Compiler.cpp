@@ -249,6 +249,31 @@ void tcSetCPUConvolution(TcConvolutionFn fn) {
   mlir::tc::setCPULibraryConvolution(fn ? runCConvolution : nullptr);
 }
 
+static std::atomic<TcGemmFn> cpuGemm{nullptr};
+
+/// The host program's hook, calling the C one.
+static std::string runCGemm(const tc::host::LibraryGemm &g) {
+  TcGemm call{g.isDouble ? 1 : 0, g.transA, g.transB, g.batch, g.m,
+              g.n,              g.k,      g.a,      g.b,     g.bias,
+              g.out};
+  TcGemmFn fn = cpuGemm.load();
+  if (!fn)
+    return "no library GEMM is set";
+  char *error = nullptr;
+  if (fn(&call, &error) == 0)
+    return "";
+  std::string message =
+      "the library GEMM failed: " +
+      std::string(error ? error : "no message");
+  std::free(error);
+  return message;
+}
+
+void tcSetCPUGemm(TcGemmFn fn) {
+  cpuGemm.store(fn);
+  tc::host::setLibraryGemm(fn ? runCGemm : nullptr);
+}
+
 int64_t tcGPUBufferAlignment(void) {
   return mlir::tc::kernel::kGPUBufferAlignment;
 }

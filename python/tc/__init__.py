@@ -50,7 +50,8 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: tc, not an op it does not support), which run in eager; rank_fallbacks:
 #: graphs this rank compiled but runs in eager because another rank could
 #: not compile them (`tc.distributed.agree`); library_convolutions: calls
-#: of PyTorch's convolution kernels made by tc's CPU graphs (`tc.library`);
+#: of PyTorch's convolution kernels made by tc's CPU graphs, library_gemms:
+#: of PyTorch's matrix products (`tc.library`);
 #: causal_masks: fused attentions whose constant causal mask tc replaced by
 #: their `is_causal` flag; contiguous_masks: CUDA attention masks tc copies
 #: to a contiguous last dimension, which PyTorch's fused kernels need
@@ -63,8 +64,8 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "aten_direct", "training_graphs", "guard_reruns",
                  "shape_specializations", "shape_cap_fallbacks",
                  "symbolic_graphs", "runtime_fallbacks", "compile_failures",
-                 "rank_fallbacks", "library_convolutions", "causal_masks",
-                 "contiguous_masks")
+                 "rank_fallbacks", "library_convolutions", "library_gemms",
+                 "causal_masks", "contiguous_masks")
 
 
 def reset_counters() -> None:

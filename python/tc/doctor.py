@@ -72,6 +72,16 @@ def _gemm_kernels() -> str:
     return kernels + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
 
 
+def _library_gemms() -> str:
+    """Which CPU GEMMs run on PyTorch's BLAS instead (tc.library.gemm)."""
+    if os.environ.get("TC_CPU_GEMM") == "openblas":
+        return " (all of them: TC_CPU_GEMM=openblas)"
+    from tc.compiler.extension import load_runtime
+    flops = getattr(load_runtime(), "LIBRARY_GEMM_FLOPS", None)
+    return (f" (those below {flops:.0e} flops; larger ones on PyTorch's "
+            "BLAS, as eager's)" if flops else "")
+
+
 def report() -> tuple[list[str], bool]:
     """The report's lines, and whether tc compiles for the CPU here."""
     import tc
@@ -104,7 +114,7 @@ def report() -> tuple[list[str], bool]:
     lines.append(f"cpu: {os.cpu_count()} cores, torch uses "
                  f"{torch.get_num_threads()} threads"
                  + (f", GEMMs on OpenBLAS's {_gemm_kernels()} kernels"
-                    if info is not None else ""))
+                    + _library_gemms() if info is not None else ""))
     lines += _cuda_lines(fallbacks)
     cache = tc.cache_dir()
     state = ("exists" if cache.is_dir() else "not created yet")

@@ -1,4 +1,5 @@
-"""The library calls tc's CPU graphs make into PyTorch: convolutions.
+"""The library calls tc's CPU graphs make into PyTorch: convolutions and
+large matrix products.
 
 tc's CPU pipeline keeps a convolution and its gradients as library calls
 (`kernel.conv`, expand-convolutions=false) rather than window copies and a
@@ -7,8 +8,11 @@ several times faster than tc's im2col products. The CPU runtime runs each
 call through `convolution` below (set when tc._tc loads, see
 tc.compiler), with torch tensors viewing the graph's buffers, the way
 Inductor's CPU code calls its extern kernels; tc's kernels before and after
-the call (bias, batch norm, activations) stay fused. The C++ side:
-`tcSetCPUConvolution` (include/tc-c/Compiler.h).
+the call (bias, batch norm, activations) stay fused. Likewise each
+`kernel.gemm` of at least `tc::host::kLibraryGemmFlops` runs through `gemm`
+below (PyTorch's BLAS, MKL on x86, as Inductor's `extern_kernels.mm`),
+its epilogue kernel after it; smaller ones stay on OpenBLAS. The C++ side:
+`tcSetCPUConvolution`, `tcSetCPUGemm` (include/tc-c/Compiler.h).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ import torch
 
 import tc
 
-__all__ = ["FORWARD", "INPUT_GRADIENT", "PROFILER_NAME", "WEIGHT_GRADIENT",
-           "convolution"]
+__all__ = ["FORWARD", "GEMM_PROFILER_NAME", "INPUT_GRADIENT", "PROFILER_NAME",
+           "PROFILER_NAMES", "WEIGHT_GRADIENT", "convolution", "gemm"]
 
 #: The call's kind (kernel::ConvKind): which buffer it writes.
 FORWARD, INPUT_GRADIENT, WEIGHT_GRADIENT = 0, 1, 2
@@ -26,6 +30,9 @@ FORWARD, INPUT_GRADIENT, WEIGHT_GRADIENT = 0, 1, 2
 #: The profiler's name for one call: PyTorch's ops under it are tc's
 #: library calls, not ops left to eager.
 PROFILER_NAME = "tc.library.convolution"
+GEMM_PROFILER_NAME = "tc.library.gemm"
+#: Both: what a profile shows tc's library calls under.
+PROFILER_NAMES = (PROFILER_NAME, GEMM_PROFILER_NAME)
 
 
 def convolution(kind: int, x: torch.Tensor, w: torch.Tensor, y: torch.Tensor,
@@ -88,6 +95,47 @@ def _run(kind: int, x: torch.Tensor, w: torch.Tensor, y: torch.Tensor,
         return result
     written.copy_(result)
     return None
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
+         bias: torch.Tensor | None, trans_a: bool, trans_b: bool) -> None:
+    """One library product: `out` = op(a) op(b) (+ `bias` on every row),
+    each a (batch, rows, columns) tensor viewing the graph's buffers as
+    stored, op transposing the last two dimensions where `trans_a` /
+    `trans_b` say. Called from tc's CPU runtime."""
+    tc.counters["library_gemms"] += 1
+    if trans_a:
+        a = a.transpose(1, 2)
+    if trans_b:
+        b = b.transpose(1, 2)
+    if torch.is_autocast_enabled("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            _gemm(a, b, out, bias)
+        return
+    _gemm(a, b, out, bias)
+
+
+def _gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
+          bias: torch.Tensor | None) -> None:
+    if _profiling():
+        with torch.profiler.record_function(GEMM_PROFILER_NAME):
+            _run_gemm(a, b, out, bias)
+        return
+    _run_gemm(a, b, out, bias)
+
+
+def _run_gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
+              bias: torch.Tensor | None) -> None:
+    if a.shape[0] == 1:
+        a, b, out = a[0], b[0], out[0]
+        if bias is None:
+            torch.mm(a, b, out=out)
+        else:
+            torch.addmm(bias, a, b, out=out)
+    elif bias is None:
+        torch.bmm(a, b, out=out)
+    else:
+        torch.baddbmm(bias, a, b, out=out)
 
 
 #: Whether PyTorch's profiler records ops now (the name it gives the call

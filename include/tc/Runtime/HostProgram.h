@@ -165,8 +165,34 @@ ParallelFor parallelFor();
 unsigned threads();
 
 /// The kernels OpenBLAS chose for this CPU when it loaded ("SkylakeX",
-/// "Haswell", ...): what kernel.gemm runs on.
+/// "Haswell", ...): what kernel.gemm runs on where no library GEMM is set.
 const char *gemmKernels();
+
+/// One matrix product of a CPU graph (a `kernel.gemm` step) as the library
+/// that runs it sees it: for each of `batch` entries, `out` = op(a) op(b),
+/// plus `bias` (a row of n, null without one) on every row; row-major and
+/// contiguous, entry after entry: a m x k (k x m where `transA`), b k x n
+/// (n x k where `transB`), out m x n.
+struct LibraryGemm {
+  bool isDouble = false, transA = false, transB = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  const void *a = nullptr, *b = nullptr, *bias = nullptr;
+  void *out = nullptr;
+};
+
+/// Runs one product; returns "" or an error message.
+using LibraryGemmFn = std::string (*)(const LibraryGemm &);
+
+/// Sets the library that runs CPU graphs' large products (PyTorch's,
+/// through tc._tc: the BLAS eager calls); nullptr, or TC_CPU_GEMM=openblas
+/// in the environment, leaves every product to OpenBLAS. A product of at
+/// least kLibraryGemmFlops (and more than a few rows) goes to the library,
+/// its epilogue after it; smaller ones stay on OpenBLAS, where a call costs
+/// less than the library's.
+void setLibraryGemm(LibraryGemmFn fn);
+
+/// The smallest product (2 m n k flops over the batch) the library runs.
+inline constexpr double kLibraryGemmFlops = 2e6;
 
 } // namespace tc::host
 

@@ -345,19 +345,61 @@ static void gemmColumns(const Gemm &spec, const GemmSizes &g,
        c + colBegin, g.n);
 }
 
-/// Small GEMMs are split into row blocks over tc's threads, each block a
-/// single-threaded BLAS call followed by the block's epilogue kernel, if
-/// any, while the rows are in cache. Large GEMMs go to BLAS whole, with
-/// BLAS's own threads, and their epilogue runs right after.
-static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
-                    int64_t symbol) {
+static std::atomic<LibraryGemmFn> libraryGemm{nullptr};
+
+void tc::host::setLibraryGemm(LibraryGemmFn fn) {
+  static const bool openBLASOnly = [] {
+    const char *env = std::getenv("TC_CPU_GEMM");
+    return env && std::string_view(env) == "openblas";
+  }();
+  libraryGemm.store(openBLASOnly ? nullptr : fn);
+}
+
+/// Runs a GEMM through the library set by setLibraryGemm, then its
+/// epilogue over row blocks on tc's threads. Returns "" or an error.
+static std::string runLibraryGemm(LibraryGemmFn library, const Gemm &spec,
+                                  const GemmSizes &g,
+                                  const std::vector<void *> &ptrs) {
+  LibraryGemm call;
+  call.isDouble = spec.isDouble;
+  call.transA = spec.transA;
+  call.transB = spec.transB;
+  call.batch = g.batch;
+  call.m = g.m;
+  call.n = g.n;
+  call.k = g.k;
+  call.a = ptrs[spec.a];
+  call.b = ptrs[spec.b];
+  call.bias = spec.bias >= 0 ? ptrs[spec.bias] : nullptr;
+  call.out = ptrs[spec.out];
+  std::string error = library(call);
+  if (!error.empty() || !spec.epilogue)
+    return error;
+  ThreadPool &pool = ThreadPool::get();
+  int64_t blocks = std::min<int64_t>(pool.size(), (g.m + 15) / 16);
+  pool.parallelFor(blocks, [&](int64_t block) {
+    callKernel(*spec.epilogue, ptrs, g.m * block / blocks,
+               g.m * (block + 1) / blocks);
+  });
+  return "";
+}
+
+/// A product of at least kLibraryGemmFlops goes to the library when one is
+/// set (PyTorch's BLAS: MKL on x86, 1.1-1.25x OpenBLAS's speed at BERT's
+/// sizes on two cores). Otherwise small GEMMs are split into row blocks
+/// over tc's threads, each block a single-threaded BLAS call followed by
+/// the block's epilogue kernel, if any, while the rows are in cache. Large
+/// GEMMs go to BLAS whole, with BLAS's own threads, and their epilogue runs
+/// right after. Returns "" or an error.
+static std::string runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
+                           int64_t symbol) {
   auto size = [&](int64_t value, unsigned bit) {
     return spec.perSymbol & (1u << bit) ? value * symbol : value;
   };
   GemmSizes g{size(spec.batch, 0), size(spec.m, 1), size(spec.n, 2),
               size(spec.k, 3)};
   if (g.batch == 0 || g.m == 0 || g.n == 0)
-    return;
+    return "";
   if (g.k == 0) {
     // No products to sum: the bias, or zeros.
     for (int64_t i = 0; i < g.batch * g.m; ++i) {
@@ -370,10 +412,13 @@ static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
     }
     if (spec.epilogue)
       callKernel(*spec.epilogue, ptrs, 0, g.m);
-    return;
+    return "";
   }
-  ThreadPool &pool = ThreadPool::get();
   double flops = 2.0 * g.batch * g.m * g.n * g.k;
+  if (LibraryGemmFn library = libraryGemm.load();
+      library && flops >= kLibraryGemmFlops && g.m > kGemvRows)
+    return runLibraryGemm(library, spec, g, ptrs);
+  ThreadPool &pool = ThreadPool::get();
   static thread_local int blasThreads = -1;
   auto setBlasThreads = [&](int n) {
     if (blasThreads != n)
@@ -405,7 +450,7 @@ static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
     // the cores, so a small epilogue runs here, on the calling thread.
     if (spec.epilogue)
       callKernel(*spec.epilogue, ptrs, 0, g.m);
-    return;
+    return "";
   }
   setBlasThreads(1);
   int64_t rowBlocks =
@@ -432,7 +477,7 @@ static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
     });
     if (spec.epilogue)
       callKernel(*spec.epilogue, ptrs, 0, g.m);
-    return;
+    return "";
   }
   pool.parallelFor(g.batch * rowBlocks, [&](int64_t task) {
     int64_t i = task / rowBlocks, block = task % rowBlocks;
@@ -442,6 +487,7 @@ static void runGemm(const Gemm &spec, const std::vector<void *> &ptrs,
     if (spec.epilogue)
       callKernel(*spec.epilogue, ptrs, begin, end);
   });
+  return "";
 }
 
 std::vector<Launch *> HostProgram::launches() {
@@ -609,7 +655,9 @@ bool HostProgram::run(void *const *args, size_t count, std::string &error,
   };
   for (const Step &step : steps) {
     if (step.gemm) {
-      runGemm(*step.gemm, ptrs, symbol);
+      error = runGemm(*step.gemm, ptrs, symbol);
+      if (!error.empty())
+        return false;
       release(step);
       timed(step);
       continue;

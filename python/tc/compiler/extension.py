@@ -74,10 +74,11 @@ def load_native() -> ModuleType | None:
         except ImportError as error:
             _native_error = str(error)
             return None
-        # CPU graphs' convolutions run as PyTorch's (see
-        # build.target_pipeline).
+        # CPU graphs' convolutions and large products run as PyTorch's
+        # (see build.target_pipeline and tc.library).
         from tc import library
         _native.set_cpu_convolution(library.convolution)
+        _native.set_cpu_gemm(library.gemm)
         return _native
 
 
@@ -134,6 +135,10 @@ def load_runtime() -> ModuleType | None:
                     _runtime = _load_extension("_runtime")
                 except ImportError as error:
                     _runtime_error = str(error)
+                else:
+                    # Its graphs' large products run as tc._tc's do.
+                    from tc import library
+                    _runtime.set_cpu_gemm(library.gemm)
         return _runtime
 
 

@@ -27,12 +27,13 @@ _ALLOCATION = {"aten::empty", "aten::empty_like", "aten::empty_strided",
 
 def _eager_ops(prof) -> set[str]:
     """The ATen ops a profile saw, less those inside tc's library calls
-    (tc.library: PyTorch's convolution kernels called by tc's CPU graph)."""
-    from tc.library import PROFILER_NAME
+    (tc.library: PyTorch's convolution and GEMM kernels called by tc's CPU
+    graph)."""
+    from tc.library import PROFILER_NAMES
 
     def in_library(event) -> bool:
         while event is not None:
-            if event.name == PROFILER_NAME:
+            if event.name in PROFILER_NAMES:
                 return True
             event = event.cpu_parent
         return False

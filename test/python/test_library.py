@@ -1,0 +1,125 @@
+"""tc.library's products: a CPU graph's large `kernel.gemm`s run on
+PyTorch's BLAS (the library eager calls), its small ones on OpenBLAS, each
+with its epilogue kernel fused as before."""
+
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tc
+import tc.compiler
+import tc.library
+from compiler.test_cache import run
+
+pytestmark = pytest.mark.requires_native
+
+
+def _compiled_all(library_gemms: int) -> None:
+    counters = dict(tc.counters)
+    assert counters["kernels"] > 0, counters
+    assert counters["ops_eager"] == 0, counters
+    assert counters["fallback_graphs"] == 0, counters
+    assert counters["runtime_fallbacks"] == 0, counters
+    assert counters["library_gemms"] == library_gemms, counters
+
+
+def _mlp(x, w1, b1, w2):
+    # linear with a bias and GELU (the product's epilogue), then a product
+    # with a transposed operand.
+    return F.gelu(F.linear(x, w1, b1)).t() @ w2
+
+
+def test_large_products_run_on_pytorchs_blas(fresh_tc):
+    """An MLP's products of some million flops and a batched product with
+    both operands transposed go to PyTorch's BLAS: eager's results (float32
+    and float64), the epilogues fused, nothing left to eager."""
+    torch.manual_seed(0)
+    x, w1, b1 = torch.randn(203, 384), torch.randn(320, 384), torch.randn(320)
+    w2 = torch.randn(203, 96)
+    f = torch.compile(_mlp, backend="tc")
+    torch.testing.assert_close(f(x, w1, b1, w2), _mlp(x, w1, b1, w2),
+                               rtol=1e-4, atol=1e-3)
+    _compiled_all(library_gemms=2)
+
+    tc.reset_counters()
+    a, b = torch.randn(3, 160, 96, dtype=torch.float64), torch.randn(
+        3, 200, 160, dtype=torch.float64)
+    g = torch.compile(lambda a, b: torch.bmm(a.transpose(1, 2),
+                                             b.transpose(1, 2)) * 2 - 1,
+                      backend="tc")
+    expected = torch.bmm(a.transpose(1, 2), b.transpose(1, 2)) * 2 - 1
+    torch.testing.assert_close(g(a, b), expected)
+    _compiled_all(library_gemms=1)
+
+
+def test_small_products_stay_on_openblas(fresh_tc):
+    """A product below tc::host::kLibraryGemmFlops (a call into PyTorch
+    costs more than it) runs on OpenBLAS: no library call."""
+    flops = tc.compiler.extension.load_runtime().LIBRARY_GEMM_FLOPS
+    x, w = torch.randn(16, 32), torch.randn(48, 32)
+    assert 2 * 16 * 32 * 48 < flops
+    f = torch.compile(lambda x, w: torch.relu(x @ w.t()), backend="tc")
+    torch.testing.assert_close(f(x, w), torch.relu(x @ w.t()))
+    _compiled_all(library_gemms=0)
+
+
+def test_openblas_gives_the_same_results(fresh_tc):
+    """Without the library (set_cpu_gemm(None), what TC_CPU_GEMM=openblas
+    does) the same graph runs every product on OpenBLAS, with eager's
+    results."""
+    native = tc.compiler.extension.load_native()
+    torch.manual_seed(1)
+    x, w1, b1 = torch.randn(203, 384), torch.randn(320, 384), torch.randn(320)
+    w2 = torch.randn(203, 96)
+    native.set_cpu_gemm(None)
+    try:
+        f = torch.compile(_mlp, backend="tc")
+        torch.testing.assert_close(f(x, w1, b1, w2), _mlp(x, w1, b1, w2),
+                                   rtol=1e-4, atol=1e-3)
+    finally:
+        native.set_cpu_gemm(tc.library.gemm)
+    _compiled_all(library_gemms=0)
+
+
+@pytest.mark.runtime_fallback
+def test_a_failing_library_product_runs_the_graph_in_eager(fresh_tc, caplog):
+    """A library product that raises fails the graph's run with its
+    message: the graph runs in eager from then on, counted and logged,
+    with eager's result (never a half-written buffer)."""
+    native = tc.compiler.extension.load_native()
+    x, w = torch.randn(256, 256), torch.randn(256, 256)
+
+    def broken(*args):
+        raise RuntimeError("no BLAS today")
+    native.set_cpu_gemm(broken)
+    try:
+        f = torch.compile(lambda x, w: torch.tanh(x @ w), backend="tc")
+        with caplog.at_level("WARNING"):
+            got = f(x, w)
+    finally:
+        native.set_cpu_gemm(tc.library.gemm)
+    torch.testing.assert_close(got, torch.tanh(x @ w))
+    assert tc.counters["runtime_fallbacks"] == 1
+    assert "no BLAS today" in caplog.text
+
+
+CACHED_PROGRAM = textwrap.dedent("""
+    import json, torch, tc
+    torch.manual_seed(0)
+    x, w = torch.randn(256, 384), torch.randn(384, 512)
+    f = torch.compile(lambda x, w: torch.sigmoid(x @ w), backend="tc")
+    torch.testing.assert_close(f(x, w), torch.sigmoid(x @ w))
+    print(json.dumps(dict(tc.counters)))
+""")
+
+
+def test_cached_graphs_products_run_on_pytorchs_blas(tmp_path):
+    """A process that runs the graph from tc's disk cache (tc._runtime,
+    without the compiler) sends its large product to PyTorch's BLAS too."""
+    cold = run(tmp_path, CACHED_PROGRAM)
+    warm = run(tmp_path, CACHED_PROGRAM)
+    assert cold["library_gemms"] == 1 and cold["disk_cache_hits"] == 0
+    assert warm["library_gemms"] == 1 and warm["disk_cache_hits"] == 1
+    assert warm["runtime_fallbacks"] == 0

@@ -75,6 +75,8 @@ class TrainingGraph:
             not f or (differentiable is not None and not differentiable[i])
             for i, f in enumerate(self.float_outputs)]
         self.structure = functions.output_structure
+        # Zero cotangents, by output, made once (see zero_cotangent).
+        self._zeros: dict[int, torch.Tensor] = {}
         owner = self
 
         class Function(torch.autograd.Function):
@@ -99,6 +101,11 @@ class TrainingGraph:
                     for kind, n in owner.functions.saved])
                 ctx.mark_non_differentiable(*[
                     o for o, no in zip(outputs, owner.no_gradient) if no])
+                # Outputs without a gradient reach backward as None rather
+                # than as zeros autograd allocates and fills on every call
+                # (batch norm's running statistics: ResNet-50 had 159 a
+                # step).
+                ctx.set_materialize_grads(False)
                 return tuple(outputs)
 
             @staticmethod
@@ -109,12 +116,10 @@ class TrainingGraph:
                 # break) would otherwise have Dynamo trace tc's own
                 # runtime. Outputs the loss does not use get no gradient:
                 # zeros.
-                device = owner.functions.forward.device
                 cotangents = [
-                    g if g is not None else torch.zeros(
-                        shape, dtype=dtype, device=device)
-                    for g, (shape, dtype), f in zip(
-                        grads, owner.output_specs, owner.float_outputs)
+                    g if g is not None else owner.zero_cotangent(i)
+                    for i, (g, f) in enumerate(zip(grads,
+                                                   owner.float_outputs))
                     if f]
                 gradients = iter(owner.functions.backward(
                     *ctx.saved_tensors, *cotangents))
@@ -122,6 +127,18 @@ class TrainingGraph:
                              for m in owner.marks)
 
         self.function = Function
+
+    def zero_cotangent(self, index: int) -> torch.Tensor:
+        """The zero gradient of float output `index` (one the loss does not
+        use), made once and kept: tc's backward reads its inputs and never
+        writes them (its outputs alias none of them), so the same zeros
+        serve every call."""
+        zeros = self._zeros.get(index)
+        if zeros is None:
+            shape, dtype = self.output_specs[index]
+            zeros = self._zeros[index] = torch.zeros(
+                shape, dtype=dtype, device=self.functions.forward.device)
+        return zeros
 
     def __call__(self, *args: Any) -> Any:
         if not self.failed:
@@ -140,9 +157,18 @@ class TrainingGraph:
         values (the last outputs) into them."""
         count = len(outputs) - len(self.mutated)
         if self.mutated:
-            # One multi-tensor copy (a launch or two), not one per input.
+            # One multi-tensor copy per dtype (a launch or two each), not
+            # one per input: PyTorch's fused copy takes lists of one dtype
+            # and copies a mixed list one tensor at a time (batch norm's
+            # float statistics and int64 counters: ResNet-50's 159 copies
+            # were 159 memcpys a step).
+            groups: dict[torch.dtype, tuple[list, list]] = {}
+            for i, new in zip(self.mutated, outputs[count:]):
+                into, values = groups.setdefault(new.dtype, ([], []))
+                into.append(args[i])
+                values.append(new)
             with torch.no_grad():
-                torch._foreach_copy_([args[i] for i in self.mutated],
-                                     list(outputs[count:]))
+                for into, values in groups.values():
+                    torch._foreach_copy_(into, values)
         outputs = outputs[:count]
         return list(outputs) if self.structure == "list" else tuple(outputs)

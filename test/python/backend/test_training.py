@@ -950,3 +950,41 @@ def test_inplace_update_of_a_sliced_concatenation_trains_in_tc(fresh_tc):
                                    msg=name)
     for b, c in zip(model.buffers(), ref.buffers()):
         torch.testing.assert_close(b, c)
+
+
+def test_accumulated_gradients_of_graphs_with_unused_outputs(fresh_tc):
+    """Gradients accumulated over three backward passes (no zero_grad in
+    between) of a graph with outputs the loss does not use (batch norm's
+    running statistics, a second output): each pass gets zero cotangents
+    for them, made once and reused, and nothing the passes accumulate
+    reaches them. Eager's gradients, losses and running statistics."""
+    torch.manual_seed(0)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.norm = nn.BatchNorm2d(8)
+            self.out = nn.Linear(8, 4)
+
+        def forward(self, x):
+            h = torch.relu(self.norm(self.conv(x)))
+            return self.out(h.mean((2, 3))), h.amax()
+
+    model = Model().train()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="tc")
+    for step in range(3):
+        x = torch.randn(4, 3, 6, 6)
+        loss = compiled(x)[0].square().mean()
+        loss.backward()
+        expected = ref(x)[0].square().mean()
+        expected.backward()
+        torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-6)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["runtime_fallbacks"] == 0
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5,
+                                   msg=name)
+    for b, c in zip(model.buffers(), ref.buffers()):
+        torch.testing.assert_close(b, c)

@@ -32,6 +32,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -145,6 +146,15 @@ constexpr int64_t kSharedReadsToRealize = 4;
 /// realized (`realizeBroadcastSources`).
 constexpr int64_t kBroadcastRatioToRealize = 16;
 
+/// A value computed from positions alone (`FusionPlan::positional`) reads
+/// no tensor of more than 1/this of its own elements (a table it gathers
+/// from) ...
+constexpr int64_t kPositionTableRatio = 16;
+
+/// ... and is realized for several kernels from this many elements on
+/// (a smaller one costs less recomputed than a launch of its own).
+constexpr int64_t kPositionalElementsToRealize = 4096;
+
 class FusionPlan {
 public:
   FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
@@ -252,6 +262,44 @@ private:
         continue;
       }
       if (computesSlowlyAlone(op))
+        return true;
+      llvm::append_range(worklist, op->getOperands());
+    }
+    return false;
+  }
+
+  /// The elements of the largest tensor `v`'s expression reads (graph
+  /// inputs, realized values; constants and iotas read none; INT64_MAX
+  /// through a reduction), memoized in `leaves`.
+  int64_t largestRead(Value v, llvm::DenseMap<Value, int64_t> &leaves);
+
+  /// Whether `v` is computed from positions alone: constants, iotas and
+  /// tensors of at most 1/kPositionTableRatio of its elements (T5's
+  /// relative position bias: iotas, a logarithm of their differences, a
+  /// gather from a table of 32 x heads).
+  bool positional(Value v, llvm::DenseMap<Value, int64_t> &leaves) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return true;
+    int64_t read = largestRead(v, leaves);
+    return read == 0 ||
+           (read < std::numeric_limits<int64_t>::max() / kPositionTableRatio &&
+            read * kPositionTableRatio <= hintNumElements(type));
+  }
+
+  /// Whether `v`'s expression, up to realized values, takes a division, a
+  /// square root, a transcendental function or a gather.
+  bool computesOrGathersSlowly(Value v) const {
+    SmallVector<Value> worklist = {v};
+    llvm::SmallDenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      if (!seen.insert(next).second)
+        continue;
+      Operation *op = next.getDefiningOp();
+      if (!op || (next != v && realized.contains(next)))
+        continue;
+      if (computesSlowlyAlone(op) || isa<prim::GatherOp>(op))
         return true;
       llvm::append_range(worklist, op->getOperands());
     }

@@ -48,7 +48,11 @@ void mlir::tc::buildDecomposePipeline(OpPassManager &pm,
   // arguments marked tc.requires_grad (nothing to do otherwise).
   pm.addPass(tc::prim::createAutodiffPass());
   // Fold the identities decomposition and differentiation leave (x * 1,
-  // reshape to the same type, ...) and share common subexpressions.
+  // reshape to the same type, ...) and share common subexpressions; then
+  // once more, for the patterns sharing exposes (a gradient accumulated
+  // from two equal products, x + x, whose sum FactorOutOfSum takes apart).
+  optional.add(pm, createCanonicalizerPass());
+  optional.add(pm, createCSEPass());
   optional.add(pm, createCanonicalizerPass());
   optional.add(pm, createCSEPass());
 }

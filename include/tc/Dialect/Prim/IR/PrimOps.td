@@ -471,6 +471,7 @@ def Prim_ReduceOp : Prim_ShapeOp<"reduce"> {
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = "$kind $operand `,` `dims` $dims attr-dict `:` type($operand)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Prim_ArgReduceOp : Prim_ShapeOp<"arg_reduce"> {

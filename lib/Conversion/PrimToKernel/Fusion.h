@@ -270,7 +270,7 @@ private:
 
   /// The elements of the largest tensor `v`'s expression reads (graph
   /// inputs, realized values; constants and iotas read none; INT64_MAX
-  /// through a reduction), memoized in `leaves`.
+  /// through a reduction or random numbers), memoized in `leaves`.
   int64_t largestRead(Value v, llvm::DenseMap<Value, int64_t> &leaves);
 
   /// Whether `v` is computed from positions alone: constants, iotas and

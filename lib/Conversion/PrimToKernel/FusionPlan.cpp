@@ -380,8 +380,10 @@ int64_t FusionPlan::largestRead(Value v,
     result = 0;
   else if (!op || realized.contains(v))
     result = hintNumElements(type);
-  else if (isa<prim::ReduceOp, prim::ArgReduceOp>(op) ||
+  else if (isa<prim::ReduceOp, prim::ArgReduceOp, prim::RandomOp>(op) ||
            op->getNumRegions() > 0)
+    // Reductions read all they reduce; random numbers (a dropout's mask,
+    // as large as what it masks) are recomputed from the seed by design.
     result = kEverything;
   else {
     // Provisional, so that the walk ends (a function of tensors has no

@@ -86,7 +86,8 @@ FP32_TOLERANCE = 1e-3
 LOSS_TOLERANCE = 2e-2
 #: The backends, in the order they run; `eager-again` (eager once more, on
 #: a fresh copy of the weights) runs for training models only;
-#: `inductor-ro` is Inductor's `mode="reduce-overhead"` (CUDA graphs).
+#: `inductor-ro` is Inductor's `mode="reduce-overhead"` (CUDA graphs);
+#: `tc-ro`, not in the default list, tc's.
 BACKENDS = "eager,eager-again,inductor,inductor-ro,tc"
 #: Steps each backend runs after the first and before the timed ones.
 WARM_STEPS = 6
@@ -218,12 +219,15 @@ def tc_step_after_eager(name: str, base, inputs, training: bool):
 
 def compile_backend(backend: str, model):
     """`model` as `backend` runs it: itself for eager, Inductor's
-    reduce-overhead mode for `inductor-ro`, else torch.compile's backend."""
+    reduce-overhead mode for `inductor-ro`, tc's for `tc-ro`, else
+    torch.compile's backend."""
     import torch
     if backend.startswith("eager"):
         return model
     if backend == "inductor-ro":
         return torch.compile(model, mode="reduce-overhead")
+    if backend == "tc-ro":
+        return torch.compile(model, backend="tc", mode="reduce-overhead")
     return torch.compile(model, backend=backend)
 
 

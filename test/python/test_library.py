@@ -123,3 +123,16 @@ def test_cached_graphs_products_run_on_pytorchs_blas(tmp_path):
     assert cold["library_gemms"] == 1 and cold["disk_cache_hits"] == 0
     assert warm["library_gemms"] == 1 and warm["disk_cache_hits"] == 1
     assert warm["runtime_fallbacks"] == 0
+
+
+def test_openblas_only_by_environment(tmp_path):
+    """TC_CPU_GEMM=openblas keeps every product on OpenBLAS (no library
+    call), with eager's results; the doctor says so."""
+    program = CACHED_PROGRAM.replace(
+        "print(json.dumps(dict(tc.counters)))",
+        "from tc import doctor\n"
+        "lines = [l for l in doctor.report()[0] if l.startswith('cpu:')]\n"
+        "print(json.dumps(dict(tc.counters, doctor=lines)))")
+    result = run(tmp_path, program, TC_CPU_GEMM="openblas")
+    assert result["library_gemms"] == 0 and result["kernels"] > 0
+    assert "all of them: TC_CPU_GEMM=openblas" in result["doctor"][0]

@@ -38,6 +38,17 @@ bool sumsAcrossRows(ArrayRef<int64_t> dims, int64_t rank) {
   return false;
 }
 
+/// Whether `op` is what the patterns below rewrite: a float sum across
+/// rows, of static shapes.
+bool isStaticFloatSumAcrossRows(ReduceOp op) {
+  auto full = cast<RankedTensorType>(op.getOperand().getType());
+  auto reduced = cast<RankedTensorType>(op.getType());
+  return op.getKind() == ReductionKind::Sum &&
+         isa<FloatType>(full.getElementType()) && full.hasStaticShape() &&
+         reduced.hasStaticShape() &&
+         sumsAcrossRows(op.getDims(), full.getRank());
+}
+
 /// Whether `v` has one value along each of `dims` (of its shape): a
 /// broadcast whose operand those dimensions do not index (or index where
 /// it has extent 1), a splat constant, or a conversion of such a value.
@@ -105,21 +116,17 @@ Value withoutDims(PatternRewriter &rewriter, Location loc, Value v,
 /// factors become one op for CSE: a batch norm's backward, differentiated
 /// op by op, sums its output's gradient times (x - mean) once times the
 /// weight and once times the inverse deviation, and the gradient itself
-/// once alone and once times both; each pair is one sum after this (the
-/// backward of ResNet-50's every batch norm: 5 reductions of the
-/// activation to 3). Negations move out too.
+/// once alone and once times both; each pair is one sum after this (5
+/// reductions of the activation to 3, and SumOfDeviations removes one
+/// more). Negations move out too.
 struct FactorOutOfSum : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ReduceOp op,
                                 PatternRewriter &rewriter) const override {
-    auto full = cast<RankedTensorType>(op.getOperand().getType());
-    auto reduced = cast<RankedTensorType>(op.getType());
-    if (op.getKind() != ReductionKind::Sum ||
-        !isa<FloatType>(full.getElementType()) || !full.hasStaticShape() ||
-        !reduced.hasStaticShape() ||
-        !sumsAcrossRows(op.getDims(), full.getRank()))
+    if (!isStaticFloatSumAcrossRows(op))
       return failure();
+    auto reduced = cast<RankedTensorType>(op.getType());
     ArrayRef<int64_t> dims = op.getDims();
     SmallVector<Value> inner, outer;
     // Negations and doublings (x + x, exact) moved out: a scale.
@@ -207,14 +214,12 @@ struct SumOfDeviations : OpRewritePattern<ReduceOp> {
 
   LogicalResult matchAndRewrite(ReduceOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!isStaticFloatSumAcrossRows(op))
+      return failure();
     auto full = cast<RankedTensorType>(op.getOperand().getType());
     auto reduced = cast<RankedTensorType>(op.getType());
-    if (op.getKind() != ReductionKind::Sum ||
-        !isa<FloatType>(full.getElementType()) || !full.hasStaticShape() ||
-        !reduced.hasStaticShape())
-      return failure();
     auto sub = op.getOperand().getDefiningOp<SubOp>();
-    if (!sub || !sumsAcrossRows(op.getDims(), full.getRank()))
+    if (!sub)
       return failure();
     ArrayRef<int64_t> dims = op.getDims();
     // The mean: broadcast back along D (one value along each), from a

@@ -204,6 +204,24 @@ NB_MODULE(_tc, m) {
   nb::set_leak_warnings(false);
   m.attr("gpu_buffer_alignment") = tcGPUBufferAlignment();
   m.def(
+      "cuda_attention_unavailable",
+      [](bool bf16, std::vector<int64_t> sizes, std::vector<int64_t> bias,
+         bool causal, float scale) -> std::string {
+        if (sizes.size() != 7 || bias.size() != 2)
+          throw nb::value_error("expected 7 sizes and 2 bias sizes");
+        char *why = tcCUDAAttentionUnavailable(bf16, sizes.data(),
+                                               bias.data(), causal, scale);
+        std::string out(why ? why : "");
+        tcFreeString(why);
+        return out;
+      },
+      nb::arg("bf16"), nb::arg("sizes"), nb::arg("bias_dims"),
+      nb::arg("causal"), nb::arg("scale"),
+      "Why cuDNN cannot run a fused attention of these sizes on the current "
+      "CUDA device (\"\" when it can; the plan is kept): sizes are batch, "
+      "heads, key/value heads, queries, keys, head and value features; "
+      "bias_dims the bias's batch and heads, -1 without one.");
+  m.def(
       "graph_structure",
       [](const std::string &source) {
         char *text = tcGraphStructure(source.data(), source.size());

@@ -24,6 +24,18 @@ from tc.aten_schema import arg_kind  # noqa: E402
 OUTPUT = (pathlib.Path(__file__).resolve().parent.parent / "lib" / "Dialect" /
           "FX" / "IR" / "ATenSchemas.inc")
 
+def schema_fields(schema) -> tuple[str, str]:
+    """A schema's arguments and returns as the table spells them."""
+    args = []
+    for arg in schema.arguments:
+        kind, optional = arg_kind(str(arg.real_type))
+        flags = ("o" if optional else "") + (
+            "d" if arg.has_default_value() else "")
+        args.append(f"{arg.name}:{kind}:{flags}")
+    rets = [arg_kind(str(ret.real_type))[0] for ret in schema.returns]
+    return " ".join(args), " ".join(rets)
+
+
 def schema_entries() -> list[str]:
     seen = set()
     lines = []
@@ -36,15 +48,8 @@ def schema_entries() -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        args = []
-        for arg in schema.arguments:
-            kind, optional = arg_kind(str(arg.real_type))
-            flags = ("o" if optional else "") + (
-                "d" if arg.has_default_value() else "")
-            args.append(f"{arg.name}:{kind}:{flags}")
-        rets = [arg_kind(str(ret.real_type))[0] for ret in schema.returns]
-        lines.append(f'TC_ATEN_SCHEMA("{name}", "{" ".join(args)}", '
-                     f'"{" ".join(rets)}")')
+        args, rets = schema_fields(schema)
+        lines.append(f'TC_ATEN_SCHEMA("{name}", "{args}", "{rets}")')
     lines.sort()
     return lines
 

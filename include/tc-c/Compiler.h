@@ -118,6 +118,16 @@ const char *tcExecutableTarget(TcExecutableRef exe);
 
 int64_t tcExecutableArenaBytes(TcExecutableRef exe);
 
+/// Why a fused attention of these sizes cannot run on the current CUDA
+/// context's device through cuDNN (mlir::tc::CUDAExecutable::
+/// attentionUnavailable), or NULL when it can. `sizes`: batch, heads,
+/// key/value heads, queries, keys, head and value features; `biasDims`:
+/// the bias's batch and heads, -1 without a bias. The reason is freed with
+/// tcFreeString.
+char *tcCUDAAttentionUnavailable(int bf16, const int64_t *sizes,
+                                 const int64_t *biasDims, int causal,
+                                 float scale);
+
 /// The byte alignment GPU kernels assume of every buffer they are passed;
 /// a GPU run refuses buffers that do not have it.
 int64_t tcGPUBufferAlignment(void);

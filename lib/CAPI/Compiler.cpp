@@ -274,6 +274,15 @@ void tcSetCPUGemm(TcGemmFn fn) {
   tc::host::setLibraryGemm(fn ? runCGemm : nullptr);
 }
 
+char *tcCUDAAttentionUnavailable(int bf16, const int64_t *sizes,
+                                 const int64_t *biasDims, int causal,
+                                 float scale) {
+  std::string why = mlir::tc::CUDAExecutable::attentionUnavailable(
+      bf16 != 0, llvm::ArrayRef<int64_t>(sizes, 7),
+      llvm::ArrayRef<int64_t>(biasDims, 2), causal != 0, scale);
+  return why.empty() ? nullptr : copyString(why);
+}
+
 int64_t tcGPUBufferAlignment(void) {
   return mlir::tc::kernel::kGPUBufferAlignment;
 }

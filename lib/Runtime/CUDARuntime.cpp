@@ -10,6 +10,7 @@
 #include "Cudnn.h"
 #include "GPUProgram.h"
 #include "tc/Dialect/Kernel/IR/KernelDialect.h"
+#include "tc/Dialect/Prim/IR/PrimOps.h"
 #include "tc/Runtime/CheckRecord.h"
 #include "tc/Pipelines/Pipelines.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -63,6 +64,8 @@ struct CUDAExecutable::Impl {
   /// Per step: a convolution's cuDNN plan (made at compile time) and the
   /// arena offset of its workspace.
   std::vector<std::shared_ptr<const CudnnConvolution>> convPlans;
+  /// Per step: a fused attention's cuDNN plan (made at compile time).
+  std::vector<std::shared_ptr<const CudnnAttention>> attentionPlans;
   SmallVector<int64_t> workspaceOffsets;
 
   /// Plans every convolution of the program and places the arena's buffers
@@ -267,7 +270,17 @@ bool CUDAExecutable::Impl::planConvolutions(bool allowTF32,
   std::string unavailable;
   if (const Driver *driver = Driver::get(unavailable))
     driver->ctxGetCurrent(&device);
+  attentionPlans.resize(p.steps.size());
   for (auto [index, step] : llvm::enumerate(p.steps)) {
+    if (step.attention) {
+      attentionPlans[index] =
+          CudnnAttention::planShared(step.attention->call, device, error);
+      if (!attentionPlans[index])
+        return false;
+      workspace[index] =
+          static_cast<int64_t>(attentionPlans[index]->workspaceBytes());
+      continue;
+    }
     if (!step.conv)
       continue;
     convPlans[index] =
@@ -703,12 +716,62 @@ bool CUDAExecutable::Impl::issue(
                                  ptrs[call.output], workspace, cuStream,
                                  error);
   };
-  return program->execute(args, symbol, launch, gemm, conv, error, around);
+  auto attention = [&](const Attention &a, size_t index,
+                       ArrayRef<void *> ptrs) {
+    void *workspace =
+        static_cast<char *>(args.back()) + workspaceOffsets[index];
+    return attentionPlans[index]->run(
+        ptrs[a.query], ptrs[a.key], ptrs[a.value],
+        a.bias >= 0 ? ptrs[a.bias] : nullptr, ptrs[a.out], workspace,
+        cuStream, error);
+  };
+  return program->execute(args, symbol, launch, gemm, conv, attention, error,
+                          around);
 }
 
 //===----------------------------------------------------------------------===//
 // Compilation
 //===----------------------------------------------------------------------===//
+
+std::string CUDAExecutable::attentionUnavailable(bool bf16,
+                                                 ArrayRef<int64_t> sizes,
+                                                 ArrayRef<int64_t> biasDims,
+                                                 bool causal, float scale) {
+  if (sizes.size() != 7 || biasDims.size() != 2)
+    return "expected 7 sizes and 2 bias sizes";
+  runtime::AttentionCall c;
+  c.element = bf16 ? runtime::ConvElement::BF16 : runtime::ConvElement::F16;
+  c.batch = sizes[0];
+  c.heads = sizes[1];
+  c.kvHeads = sizes[2];
+  c.queries = sizes[3];
+  c.keys = sizes[4];
+  c.headDim = sizes[5];
+  c.valueDim = sizes[6];
+  c.causal = causal;
+  c.scale = scale;
+  if (biasDims[0] >= 0) {
+    c.hasBias = true;
+    c.biasDims[0] = biasDims[0];
+    c.biasDims[1] = biasDims[1];
+    c.biasDims[2] = c.queries;
+    c.biasDims[3] = c.keys;
+  }
+  setDenseAttentionStrides(c, prim::AttentionOp::getBiasWidth(c.keys));
+  std::string why = gpu_runtime::attentionUnsupportedReason(c);
+  if (!why.empty())
+    return why;
+  CUcontext device = nullptr;
+  std::string error;
+  const Driver *driver = Driver::get(error);
+  if (!driver)
+    return error;
+  if (driver->ctxGetCurrent(&device) != 0 || !device)
+    return "no current CUDA context";
+  if (!CudnnAttention::planShared(c, device, error))
+    return error.empty() ? "cuDNN has no plan for it" : error;
+  return "";
+}
 
 CUDAExecutable::CUDAExecutable(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}

@@ -6,6 +6,7 @@
 
 #include "Cudnn.h"
 #include "CUDALibraries.h"
+#include "CudnnAPI.h"
 
 #include "GPUProgram.h"
 
@@ -21,223 +22,94 @@ using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::gpu_runtime;
 using namespace mlir::tc::cuda;
+using namespace mlir::tc::gpu_runtime::cudnn;
+
+//===----------------------------------------------------------------------===//
+// cuDNN's entry points
+//===----------------------------------------------------------------------===//
+
+const Cudnn *Cudnn::get(std::string &error) {
+  return bindLibraryOnce<Cudnn>(
+      {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, "cuDNN (libcudnn.so)",
+      [](void *lib, Cudnn &c, std::string &e) {
+        bool ok =
+            bindSymbol(lib, "cudnnCreate", c.create, e) &&
+            bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
+            bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
+            bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor,
+                       e) &&
+            bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
+            bindSymbol(lib, "cudnnDestroyTensorDescriptor", c.destroyTensor,
+                       e) &&
+            bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter,
+                       e) &&
+            bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
+            bindSymbol(lib, "cudnnDestroyFilterDescriptor", c.destroyFilter,
+                       e) &&
+            bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
+                       e) &&
+            bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv,
+                       e) &&
+            bindSymbol(lib, "cudnnDestroyConvolutionDescriptor",
+                       c.destroyConv, e) &&
+            bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups,
+                       e) &&
+            bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
+                       c.fwdAlgos, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
+                       c.fwdWorkspace, e) &&
+            bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                       c.dataAlgos, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
+                       c.dataWorkspace, e) &&
+            bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                       c.filterAlgos, e) &&
+            bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
+                       c.filterWorkspace, e) &&
+            bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
+        // Diagnostics are optional.
+        std::string ignored;
+        bindSymbol(lib, "cudnnGetVersion", c.getVersion, ignored);
+        bindSymbol(lib, "cudnnGetLastErrorString", c.lastErrorString,
+                   ignored);
+        // The graph API is optional: without it, the legacy calls run.
+        Cudnn g = c;
+        if (bindSymbol(lib, "cudnnBackendCreateDescriptor", g.createDescriptor,
+                       ignored) &&
+            bindSymbol(lib, "cudnnBackendDestroyDescriptor",
+                       g.destroyDescriptor, ignored) &&
+            bindSymbol(lib, "cudnnBackendSetAttribute", g.setAttribute,
+                       ignored) &&
+            bindSymbol(lib, "cudnnBackendGetAttribute", g.getAttribute,
+                       ignored) &&
+            bindSymbol(lib, "cudnnBackendFinalize", g.finalize, ignored) &&
+            bindSymbol(lib, "cudnnBackendExecute", g.execute, ignored))
+          c = g;
+        return ok;
+      },
+      error);
+}
+
+Handle Cudnn::handle(std::string &error) const {
+  thread_local Handle h = nullptr;
+  if (!h)
+    if (int status = create(&h)) {
+      error = "cudnnCreate: " + describe(status);
+      h = nullptr;
+    }
+  return h;
+}
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// cuDNN's ABI
-//===----------------------------------------------------------------------===//
-
-// cuDNN's types and codes that tc uses (cudnn_graph.h and the legacy
-// convolution API); their values are part of cuDNN's stable ABI.
-using Handle = void *;
-using Desc = void *;
-constexpr int kFloat = 0, kDouble = 1, kHalf = 2, kBFloat16 = 9;
-constexpr int kNCHW = 0, kNHWC = 1, kCrossCorrelation = 1;
-constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
-
-// Graph API: descriptor kinds, attribute value types and names.
-enum DescriptorKind : int {
-  kConvolutionDesc = 1,
-  kEngineDesc = 2,
-  kEngineConfigDesc = 3,
-  kEngineHeuristicsDesc = 4,
-  kExecutionPlanDesc = 5,
-  kConvForwardOpDesc = 10,
-  kConvBackwardFilterOpDesc = 11,
-  kConvBackwardDataOpDesc = 12,
-  kOperationGraphDesc = 15,
-  kVariantPackDesc = 16,
-  kTensorDesc = 17,
-};
-enum AttributeType : int {
-  kTypeHandle = 0,
-  kTypeDataType = 1,
-  kTypeInt64 = 3,
-  kTypeFloat = 4,
-  kTypeDouble = 5,
-  kTypeVoidPtr = 6,
-  kTypeConvolutionMode = 7,
-  kTypeHeuristicsMode = 8,
-  kTypeNumericalNote = 11,
-  kTypeDescriptor = 15,
-  kTypeBehaviorNote = 19,
-};
-enum Attribute : int {
-  kConvComputeType = 100,
-  kConvMode = 101,
-  kConvDilations = 102,
-  kConvFilterStrides = 103,
-  kConvPostPaddings = 104,
-  kConvPrePaddings = 105,
-  kConvSpatialDims = 106,
-  kHeuristicsMode = 200,
-  kHeuristicsGraph = 201,
-  kHeuristicsResults = 202,
-  kEngineConfigEngine = 300,
-  kPlanHandle = 400,
-  kPlanEngineConfig = 401,
-  kPlanWorkspaceSize = 402,
-  // Forward: alpha, beta, convolution, W, X, Y. Backward data: alpha, beta,
-  // convolution, W, dX, dY. Backward filter: alpha, beta, convolution, dW,
-  // X, dY.
-  kConvForwardFirst = 700,
-  kConvBackwardDataFirst = 706,
-  kConvBackwardFilterFirst = 712,
-  kGraphHandle = 800,
-  kGraphOps = 801,
-  kTensorAlignment = 900,
-  kTensorDataType = 901,
-  kTensorDims = 902,
-  kTensorStrides = 903,
-  kTensorUid = 906,
-  kVariantPackUids = 1000,
-  kVariantPackPointers = 1001,
-  kVariantPackWorkspace = 1003,
-  kEngineNumericalNote = 1303,
-  kEngineBehaviorNote = 1305,
-};
-constexpr int kHeuristicsInstant = 0;
-constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1;
-constexpr int kNoteRuntimeCompilation = 0;
 /// The byte alignment execution plans assume of every buffer; a run on
 /// buffers that lack it takes the legacy path.
 constexpr int64_t kPlanAlignment = 16;
 // The tensors' unique ids in a plan's variant pack.
 constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
-
-/// cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t (one layout).
-struct AlgoPerf {
-  int algo;
-  int status;
-  float time;
-  size_t memory;
-  int determinism;
-  int mathType;
-  int reserved[3];
-};
-
-struct Cudnn {
-  int (*create)(Handle *);
-  int (*setStream)(Handle, void *);
-  const char *(*errorString)(int);
-  // Legacy descriptors.
-  int (*createTensor)(Desc *);
-  int (*setTensor)(Desc, int, int, const int *, const int *);
-  int (*destroyTensor)(Desc);
-  int (*createFilter)(Desc *);
-  int (*setFilter)(Desc, int, int, int, const int *);
-  int (*destroyFilter)(Desc);
-  int (*createConv)(Desc *);
-  int (*setConv)(Desc, int, const int *, const int *, const int *, int, int);
-  int (*destroyConv)(Desc);
-  int (*setGroups)(Desc, int);
-  int (*setMath)(Desc, int);
-  // Legacy heuristics, workspace size and the call, per kind. Their
-  // descriptor arguments come in each function's own order.
-  int (*fwdAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
-  int (*fwdWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
-  int (*fwd)(Handle, const void *, Desc, const void *, Desc, const void *,
-             Desc, int, void *, size_t, const void *, Desc, void *);
-  int (*dataAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
-  int (*dataWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
-  int (*data)(Handle, const void *, Desc, const void *, Desc, const void *,
-              Desc, int, void *, size_t, const void *, Desc, void *);
-  int (*filterAlgos)(Handle, Desc, Desc, Desc, Desc, int, int *, AlgoPerf *);
-  int (*filterWorkspace)(Handle, Desc, Desc, Desc, Desc, int, size_t *);
-  int (*filter)(Handle, const void *, Desc, const void *, Desc, const void *,
-                Desc, int, void *, size_t, const void *, Desc, void *);
-  // The graph API; null where the library predates it.
-  int (*createDescriptor)(int, Desc *) = nullptr;
-  int (*destroyDescriptor)(Desc) = nullptr;
-  int (*setAttribute)(Desc, int, int, int64_t, const void *) = nullptr;
-  int (*getAttribute)(Desc, int, int, int64_t, int64_t *, void *) = nullptr;
-  int (*finalize)(Desc) = nullptr;
-  int (*execute)(Handle, Desc, Desc) = nullptr;
-
-  /// The process's cuDNN (PyTorch's, when it has loaded one), or null with
-  /// `error` set.
-  static const Cudnn *get(std::string &error) {
-    return bindLibraryOnce<Cudnn>(
-        {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"},
-        "cuDNN (libcudnn.so)",
-        [](void *lib, Cudnn &c, std::string &e) {
-          bool ok =
-              bindSymbol(lib, "cudnnCreate", c.create, e) &&
-              bindSymbol(lib, "cudnnSetStream", c.setStream, e) &&
-              bindSymbol(lib, "cudnnGetErrorString", c.errorString, e) &&
-              bindSymbol(lib, "cudnnCreateTensorDescriptor", c.createTensor,
-                         e) &&
-              bindSymbol(lib, "cudnnSetTensorNdDescriptor", c.setTensor, e) &&
-              bindSymbol(lib, "cudnnDestroyTensorDescriptor", c.destroyTensor,
-                         e) &&
-              bindSymbol(lib, "cudnnCreateFilterDescriptor", c.createFilter,
-                         e) &&
-              bindSymbol(lib, "cudnnSetFilterNdDescriptor", c.setFilter, e) &&
-              bindSymbol(lib, "cudnnDestroyFilterDescriptor", c.destroyFilter,
-                         e) &&
-              bindSymbol(lib, "cudnnCreateConvolutionDescriptor", c.createConv,
-                         e) &&
-              bindSymbol(lib, "cudnnSetConvolutionNdDescriptor", c.setConv,
-                         e) &&
-              bindSymbol(lib, "cudnnDestroyConvolutionDescriptor",
-                         c.destroyConv, e) &&
-              bindSymbol(lib, "cudnnSetConvolutionGroupCount", c.setGroups,
-                         e) &&
-              bindSymbol(lib, "cudnnSetConvolutionMathType", c.setMath, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionForwardAlgorithm_v7",
-                         c.fwdAlgos, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionForwardWorkspaceSize",
-                         c.fwdWorkspace, e) &&
-              bindSymbol(lib, "cudnnConvolutionForward", c.fwd, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-                         c.dataAlgos, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize",
-                         c.dataWorkspace, e) &&
-              bindSymbol(lib, "cudnnConvolutionBackwardData", c.data, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                         c.filterAlgos, e) &&
-              bindSymbol(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize",
-                         c.filterWorkspace, e) &&
-              bindSymbol(lib, "cudnnConvolutionBackwardFilter", c.filter, e);
-          // The graph API is optional: without it, the legacy calls run.
-          std::string ignored;
-          Cudnn g = c;
-          if (bindSymbol(lib, "cudnnBackendCreateDescriptor",
-                         g.createDescriptor, ignored) &&
-              bindSymbol(lib, "cudnnBackendDestroyDescriptor",
-                         g.destroyDescriptor, ignored) &&
-              bindSymbol(lib, "cudnnBackendSetAttribute", g.setAttribute,
-                         ignored) &&
-              bindSymbol(lib, "cudnnBackendGetAttribute", g.getAttribute,
-                         ignored) &&
-              bindSymbol(lib, "cudnnBackendFinalize", g.finalize, ignored) &&
-              bindSymbol(lib, "cudnnBackendExecute", g.execute, ignored))
-            c = g;
-          return ok;
-        },
-        error);
-  }
-
-  bool hasGraphAPI() const { return execute != nullptr; }
-
-  std::string describe(int status) const {
-    const char *text = errorString ? errorString(status) : nullptr;
-    return text ? text : "cuDNN status " + std::to_string(status);
-  }
-
-  /// This thread's handle (cuDNN handles are per thread, and bind the
-  /// device current when they are made).
-  Handle handle(std::string &error) const {
-    thread_local Handle h = nullptr;
-    if (!h)
-      if (int status = create(&h)) {
-        error = "cudnnCreate: " + describe(status);
-        h = nullptr;
-      }
-    return h;
-  }
-};
 
 /// cuDNN describes at least two spatial dimensions: a 1-d convolution is a
 /// 2-d one of height 1 (sizes and strides 1, padding 0 there).

@@ -24,7 +24,10 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 
 using namespace mlir;
@@ -41,10 +44,26 @@ void *gpu_runtime::openLibrary(std::initializer_list<const char *> names) {
   return nullptr;
 }
 
+void gpu_runtime::setDenseAttentionStrides(runtime::AttentionCall &c,
+                                           int64_t biasWidth) {
+  auto dense = [](int64_t (&strides)[4], std::array<int64_t, 4> dims) {
+    strides[3] = 1;
+    for (int i = 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * dims[i + 1];
+  };
+  dense(c.qStrides, {c.batch, c.heads, c.queries, c.headDim});
+  dense(c.kStrides, {c.batch, c.kvHeads, c.keys, c.headDim});
+  dense(c.vStrides, {c.batch, c.kvHeads, c.keys, c.valueDim});
+  dense(c.outStrides, {c.batch, c.heads, c.queries, c.valueDim});
+  if (c.hasBias)
+    dense(c.biasStrides, {c.biasDims[0], c.biasDims[1], c.biasDims[2],
+                          std::max(biasWidth, c.biasDims[3])});
+}
+
 namespace {
 /// A GPU program's buffers and steps from a schedule (see
 /// ScheduleReader.h): launches configured by tc-lower-kernel-to-gpu,
-/// cuBLAS/hipBLAS GEMMs, cuDNN convolutions.
+/// cuBLAS/hipBLAS GEMMs, cuDNN convolutions and attentions.
 class GPUScheduleReader : public runtime::ScheduleReader {
 public:
   GPUScheduleReader(GPUProgram &p, StringRef platform)
@@ -92,7 +111,7 @@ private:
     step.gridPerSymbol = launch.getGridPerSymbol().value_or(0);
     step.threadsPerSymbol = launch.getThreadsPerSymbol().value_or(0);
     step.buffers.assign(buffers.begin(), buffers.end());
-    p.steps.push_back({std::move(step), std::nullopt, std::nullopt});
+    p.steps.push_back({std::move(step), std::nullopt, std::nullopt, {}});
     return success();
   }
   LogicalResult onGemm(kernel::GemmOp gemm,
@@ -116,7 +135,7 @@ private:
     // (The runtimes grow the ones of a bias GEMM with a symbolic m.)
     if (g.bias >= 0 && !(g.perSymbol & 2u))
       p.maxBiasRows = std::max(p.maxBiasRows, g.m);
-    p.steps.push_back({std::nullopt, g, std::nullopt});
+    p.steps.push_back({std::nullopt, g, std::nullopt, {}});
     return success();
   }
   LogicalResult onConv(kernel::ConvOp conv, runtime::ConvCall call) override {
@@ -124,7 +143,45 @@ private:
       return conv.emitOpError()
              << "weight_channels_first is for CPU library calls (cuDNN "
                 "takes its filter in the tensors' layout)";
-    p.steps.push_back({std::nullopt, std::nullopt, std::move(call)});
+    p.steps.push_back({std::nullopt, std::nullopt, std::move(call), {}});
+    return success();
+  }
+  LogicalResult onAttention(kernel::AttentionOp op,
+                            ArrayRef<int64_t> ids) override {
+    if (platform != "CUDA")
+      return op.emitOpError() << "needs cuDNN's fused attention, which "
+                              << platform << " has not";
+    Attention a{ids[0], ids[1], ids[2], ids[3], ids[4], {}};
+    runtime::AttentionCall &c = a.call;
+    auto q = cast<MemRefType>(op.getQuery().getType());
+    ArrayRef<int64_t> qs = q.getShape(),
+                      ks = cast<MemRefType>(op.getKey().getType()).getShape(),
+                      vs = cast<MemRefType>(op.getValue().getType()).getShape();
+    c.element = q.getElementType().isBF16() ? runtime::ConvElement::BF16
+                                            : runtime::ConvElement::F16;
+    c.batch = qs[0];
+    c.heads = qs[1];
+    c.kvHeads = ks[1];
+    c.queries = qs[2];
+    c.keys = ks[2];
+    c.headDim = qs[3];
+    c.valueDim = vs[3];
+    c.causal = op.getCausal();
+    c.scale = static_cast<float>(op.getScale().convertToDouble());
+    int64_t biasWidth = 0;
+    if (Value bias = op.getBias()) {
+      ArrayRef<int64_t> bs = cast<MemRefType>(bias.getType()).getShape();
+      c.hasBias = true;
+      c.biasDims[0] = bs[0];
+      c.biasDims[1] = bs[1];
+      c.biasDims[2] = bs[2];
+      c.biasDims[3] = c.keys;
+      biasWidth = bs[3];
+    }
+    setDenseAttentionStrides(c, biasWidth);
+    if (std::string why = gpu_runtime::attentionUnsupportedReason(c); !why.empty())
+      return op.emitOpError() << "cannot run on cuDNN: " << why;
+    p.steps.push_back({std::nullopt, std::nullopt, std::nullopt, a});
     return success();
   }
 
@@ -208,6 +265,12 @@ static void usedBy(const Step &step, SmallVectorImpl<int64_t> &ids) {
   }
   if (step.conv)
     ids.append({step.conv->input, step.conv->weight, step.conv->output});
+  if (step.attention) {
+    const Attention &a = *step.attention;
+    ids.append({a.query, a.key, a.value, a.out});
+    if (a.bias >= 0)
+      ids.push_back(a.bias);
+  }
 }
 
 std::string GPUProgram::stepName(size_t index) const {
@@ -217,6 +280,8 @@ std::string GPUProgram::stepName(size_t index) const {
   if (step.gemm)
     return "gemm " + std::to_string(step.gemm->m) + "x" +
            std::to_string(step.gemm->n) + "x" + std::to_string(step.gemm->k);
+  if (step.attention)
+    return "attention";
   return "convolution";
 }
 
@@ -463,6 +528,18 @@ std::string GPUProgram::serialize() const {
          << static_cast<int64_t>(g.element) << " "
          << g.batch << " " << g.m << " " << g.n << " " << g.k << " "
          << g.perSymbol;
+    } else if (step.attention) {
+      const Attention &a = *step.attention;
+      const runtime::AttentionCall &c = a.call;
+      uint32_t scaleBits;
+      std::memcpy(&scaleBits, &c.scale, sizeof(scaleBits));
+      os << "attention " << a.query << " " << a.key << " " << a.value << " "
+         << a.out << " " << a.bias << " " << static_cast<int64_t>(c.element)
+         << " " << c.batch << " " << c.heads << " " << c.kvHeads << " "
+         << c.queries << " " << c.keys << " " << c.headDim << " "
+         << c.valueDim << " " << c.causal << " " << scaleBits << " "
+         << c.biasDims[0] << " " << c.biasDims[1] << " "
+         << (c.hasBias ? c.biasStrides[2] : 0);
     } else {
       const runtime::ConvCall &c = *step.conv;
       os << "conv " << static_cast<int64_t>(c.kind) << " " << c.input << " "
@@ -555,14 +632,14 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
       if (!takeList(at, launch.buffers) || at != n.size())
         return nullptr;
       program->steps.push_back({std::move(launch), std::nullopt,
-                                std::nullopt});
+                                std::nullopt, {}});
     } else if (tag == "gemm" && n.size() == 12) {
       if (n[6] < 0 || n[6] > static_cast<int64_t>(GemmElement::BF16))
         return nullptr;
       Gemm g{n[0], n[1], n[2], n[3], n[4] != 0, n[5] != 0,
              static_cast<GemmElement>(n[6]), n[7], n[8], n[9], n[10],
              static_cast<unsigned>(n[11]) & 15u};
-      program->steps.push_back({std::nullopt, g, std::nullopt});
+      program->steps.push_back({std::nullopt, g, std::nullopt, {}});
     } else if (tag == "conv" && n.size() >= 7) {
       runtime::ConvCall c;
       c.kind = static_cast<kernel::ConvKind>(n[0]);
@@ -578,7 +655,37 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
           !takeList(at, c.padding) || !takeList(at, c.dilation) ||
           at != n.size())
         return nullptr;
-      program->steps.push_back({std::nullopt, std::nullopt, std::move(c)});
+      program->steps.push_back(
+          {std::nullopt, std::nullopt, std::move(c), {}});
+    } else if (tag == "attention" && n.size() == 18) {
+      if (n[5] != static_cast<int64_t>(runtime::ConvElement::F16) &&
+          n[5] != static_cast<int64_t>(runtime::ConvElement::BF16))
+        return nullptr;
+      Attention a{n[0], n[1], n[2], n[3], n[4], {}};
+      runtime::AttentionCall &c = a.call;
+      c.element = static_cast<runtime::ConvElement>(n[5]);
+      c.batch = n[6];
+      c.heads = n[7];
+      c.kvHeads = n[8];
+      c.queries = n[9];
+      c.keys = n[10];
+      c.headDim = n[11];
+      c.valueDim = n[12];
+      c.causal = n[13] != 0;
+      auto scaleBits = static_cast<uint32_t>(n[14]);
+      std::memcpy(&c.scale, &scaleBits, sizeof(scaleBits));
+      if (a.bias >= 0) {
+        c.hasBias = true;
+        c.biasDims[0] = n[15];
+        c.biasDims[1] = n[16];
+        c.biasDims[2] = c.queries;
+        c.biasDims[3] = c.keys;
+      }
+      setDenseAttentionStrides(c, n[17]);
+      if (!gpu_runtime::attentionUnsupportedReason(c).empty())
+        return nullptr;
+      program->steps.push_back(
+          {std::nullopt, std::nullopt, std::nullopt, std::move(a)});
     } else {
       return nullptr;
     }
@@ -596,6 +703,12 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
     if (step.conv && !(valid(step.conv->input) && valid(step.conv->weight) &&
                        valid(step.conv->output)))
       return nullptr;
+    if (step.attention) {
+      const Attention &a = *step.attention;
+      if (!(valid(a.query) && valid(a.key) && valid(a.value) &&
+            valid(a.out) && (a.bias == -1 || valid(a.bias))))
+        return nullptr;
+    }
   }
   return program;
 }

@@ -15,6 +15,7 @@
 #define TC_LIB_RUNTIME_GPUPROGRAM_H
 
 #include "Convolution.h"
+#include "CudnnAttention.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -94,10 +95,22 @@ struct Gemm {
   }
 };
 
+/// A fused attention: its buffers' numbers (bias -1 without one) and the
+/// library call's sizes.
+struct Attention {
+  int64_t query, key, value, out, bias;
+  runtime::AttentionCall call;
+};
+
+/// Sets the strides of every buffer of `c` for dense row-major buffers
+/// (tc's), the bias's rows `biasWidth` long (at least the keys).
+void setDenseAttentionStrides(runtime::AttentionCall &c, int64_t biasWidth);
+
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;
   std::optional<runtime::ConvCall> conv;
+  std::optional<Attention> attention;
 };
 
 /// The host program and kernels of one graph.
@@ -202,8 +215,8 @@ struct GPUProgram {
   }
 
   /// What step `index` is called in a profile (TC_LOGS=kernels): the
-  /// kernel's name (which says what it fused), "gemm MxNxK" or
-  /// "convolution"; and the bytes of the buffers it takes at value
+  /// kernel's name (which says what it fused), "gemm MxNxK",
+  /// "convolution" or "attention"; and the bytes of the buffers it takes at value
   /// `symbol` of the symbolic size (-1 where not recorded).
   std::string stepName(size_t index) const;
   int64_t stepBytes(size_t index, int64_t symbol) const;
@@ -218,13 +231,16 @@ struct GPUProgram {
   /// `launch(launch, grid, params)` with its grid and the kernel's
   /// parameter array, for each GEMM `gemm(gemm, stepIndex, buffers)` (the
   /// GEMM's sizes at `symbol`), for each convolution
-  /// `conv(call, stepIndex, buffers)`. Each returns false with `error` set
-  /// to stop the run. `around(stepIndex, done)`, where given, is called
+  /// `conv(call, stepIndex, buffers)`, for each fused attention
+  /// `attention(step, stepIndex, buffers)`. Each returns false with
+  /// `error` set to stop the run. `around(stepIndex, done)`, where given, is called
   /// before (`done` false) and after each step that runs (a profile's
   /// marks).
-  template <typename LaunchFn, typename GemmFn, typename ConvFn>
+  template <typename LaunchFn, typename GemmFn, typename ConvFn,
+            typename AttentionFn>
   bool execute(ArrayRef<void *> args, int64_t symbol, LaunchFn launch,
-               GemmFn gemm, ConvFn conv, std::string &error,
+               GemmFn gemm, ConvFn conv, AttentionFn attention,
+               std::string &error,
                llvm::function_ref<bool(size_t, bool)> around = {}) const {
     if (args.size() != static_cast<size_t>(numArguments) + 1) {
       error = "expected " + std::to_string(numArguments + 1) +
@@ -254,6 +270,13 @@ struct GPUProgram {
       if (step.conv) {
         if ((around && !around(index, false)) ||
             !conv(*step.conv, index, ArrayRef<void *>(ptrs)) ||
+            (around && !around(index, true)))
+          return false;
+        continue;
+      }
+      if (step.attention) {
+        if ((around && !around(index, false)) ||
+            !attention(*step.attention, index, ArrayRef<void *>(ptrs)) ||
             (around && !around(index, true)))
           return false;
         continue;

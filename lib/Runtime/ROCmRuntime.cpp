@@ -234,7 +234,12 @@ bool ROCmExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     error = "ROCm has no library convolution in tc yet";
     return false;
   };
-  return program->execute(args, /*symbol=*/0, launch, gemm, conv, error);
+  auto attention = [&](const Attention &, size_t, ArrayRef<void *>) {
+    error = "ROCm has no fused attention in tc yet";
+    return false;
+  };
+  return program->execute(args, /*symbol=*/0, launch, gemm, conv, attention,
+                          error);
 }
 
 bool ROCmExecutable::runtimeAvailable() { return true; }

@@ -73,6 +73,15 @@ LogicalResult ScheduleReader::read(ModuleOp module, StringRef platform) {
         return failure();
       continue;
     }
+    if (auto attention = dyn_cast<kernel::AttentionOp>(op)) {
+      SmallVector<int64_t> buffers = {
+          ids.lookup(attention.getQuery()), ids.lookup(attention.getKey()),
+          ids.lookup(attention.getValue()), ids.lookup(attention.getOut()),
+          attention.getBias() ? ids.lookup(attention.getBias()) : -1};
+      if (failed(onAttention(attention, buffers)))
+        return failure();
+      continue;
+    }
     return op.emitOpError() << "is not part of a " << platform
                             << " host program";
   }

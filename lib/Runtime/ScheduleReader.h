@@ -61,8 +61,8 @@ public:
 
   /// Reads the one `kernel.schedule` of `module`; `platform` ("CPU",
   /// "CUDA", "ROCm") names the target in diagnostics. Fails (after a
-  /// diagnostic) on anything but one schedule of buffers, launches, GEMMs
-  /// and library convolutions, or when a hook fails.
+  /// diagnostic) on anything but one schedule of buffers, launches, GEMMs,
+  /// library convolutions and attentions, or when a hook fails.
   LogicalResult read(ModuleOp module, StringRef platform);
 
   /// The schedule's sizes (kernel dialect attributes; 0 when absent).
@@ -81,6 +81,14 @@ protected:
   virtual LogicalResult onGemm(kernel::GemmOp gemm,
                                const GemmBuffers &buffers) = 0;
   virtual LogicalResult onConv(kernel::ConvOp conv, ConvCall call) = 0;
+  /// A fused attention with its buffers' numbers (query, key, value, out,
+  /// then the bias's or -1). Only targets with an attention library take
+  /// one.
+  virtual LogicalResult onAttention(kernel::AttentionOp attention,
+                                    ArrayRef<int64_t> buffers) {
+    return attention.emitOpError()
+           << "needs a fused attention library, which this target has not";
+  }
 
   /// The schedule being read.
   kernel::ScheduleOp schedule;

@@ -22,14 +22,25 @@ ops are dropped. The two compute the same softmax: a masked score adds
 diagonal. A bias that depends
 on an input (a padding mask), holds random values, is larger than
 `_MAX_ELEMENTS` or is anything but the causal pattern is left as it is.
+
+In a CUDA inference graph, a fused attention whose only result read is its
+output becomes one `tc::attention` node (`library_attentions`), which tc
+compiles as `prim.attention`: a cuDNN call inside tc's program, planned
+when the graph compiles. The graph is then one program, replayed as one
+CUDA graph, where an attention left to eager cuts it into segments, each a
+call of its own from Python (60-70 us of host time per segment on the
+H200, and 50-60 us per attention call).
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
 import torch.fx
+
+from tc import logs
 
 aten = torch.ops.aten
 
@@ -221,3 +232,103 @@ def contiguous_masks(gm: torch.fx.GraphModule) -> int:
     if copies:
         gm.recompile()
     return len(copies)
+
+
+#: The fused attentions of an ATen graph (PyTorch's scaled-dot-product
+#: backends on CUDA) that `library_attentions` may hand to tc.
+_FUSED = tuple(
+    getattr(aten, name).default for name in (
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_flash_attention")
+    if hasattr(aten, name))
+
+#: node.meta key marking a `tc::attention` that tc compiles (the backend's
+#: other `tc::attention` nodes, `tc.rows.keep_attention`'s, run in eager).
+LIBRARY_ATTENTION = "tc_library_attention"
+
+_logger = logs.channel_logger("fallbacks")
+
+
+def _schema_value(node: torch.fx.Node, name: str, default: Any) -> Any:
+    if not any(a.name == name for a in node.target._schema.arguments):
+        return default
+    return _argument(node, name)[1]
+
+
+def _why_not_library(node: torch.fx.Node) -> str | None:
+    """Why fused attention `node` cannot be one library call in tc's
+    program (None when it can): what cuDNN's fused forward takes."""
+    from tc.compiler import cuda_attention_unavailable
+    q, k, v = (_argument(node, name)[1].meta.get("val")
+               for name in ("query", "key", "value"))
+    bias = _schema_value(node, "attn_bias", None)
+    b = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
+    if any(not isinstance(t, torch.Tensor) for t in (q, k, v)) or (
+            bias is not None and not isinstance(b, torch.Tensor)):
+        return "operands without example values"
+    if q.device.type != "cuda" or torch.version.hip is not None:
+        return "not a CUDA graph"
+    if any(t.dim() != 4 or not all(isinstance(d, int) for d in t.shape)
+           for t in (q, k, v)):
+        return "not static 4-d query, key and value"
+    if _schema_value(node, "dropout_p", 0.0) != 0.0:
+        return "attention dropout"
+    causal = bool(_schema_value(node, "is_causal", False))
+    bias_dims = (-1, -1)
+    if b is not None:
+        if causal:
+            return "both a bias and is_causal"
+        shape = (1,) * (4 - b.dim()) + tuple(b.shape)
+        if (b.dim() > 4 or b.dtype != q.dtype
+                or not all(isinstance(d, int) for d in shape)
+                or shape[2] not in (1, q.shape[2])
+                or shape[3] not in (1, k.shape[2])):
+            return "a bias that is not (batch, heads, queries, keys)"
+        bias_dims = (1 if shape[0] == 1 else q.shape[0],
+                     1 if shape[1] == 1 else q.shape[1])
+    scale = _schema_value(node, "scale", None)
+    if scale is None:
+        scale = q.shape[3] ** -0.5
+    return cuda_attention_unavailable(
+        q.dtype, tuple(q.shape), tuple(k.shape), tuple(v.shape),
+        bias_dims, causal, float(scale))
+
+
+def library_attentions(gm: torch.fx.GraphModule) -> int:
+    """Rewrites each fused attention of CUDA inference graph `gm` that
+    cuDNN can run, and whose output alone is read, into a `tc::attention`
+    node marked LIBRARY_ATTENTION (see the module's docstring); returns
+    how many. Others stay as they are, with a log line (TC_LOGS=fallbacks)
+    saying why."""
+    from tc.rows import attention_op
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _FUSED:
+            continue
+        users = list(node.users)
+        if not users or any(u.target is not operator.getitem
+                            or u.args[1] != 0 for u in users):
+            continue
+        why = _why_not_library(node)
+        if why is not None:
+            _logger.info("attention stays outside tc's program: %s", why)
+            continue
+        q, k, v = (_argument(node, name)[1]
+                   for name in ("query", "key", "value"))
+        heads, kv_heads = q.meta["val"].shape[1], k.meta["val"].shape[1]
+        args = (q, k, v, _schema_value(node, "attn_bias", None), 0.0,
+                bool(_schema_value(node, "is_causal", False)),
+                _schema_value(node, "scale", None), kv_heads != heads)
+        with gm.graph.inserting_before(node):
+            fused = gm.graph.call_function(attention_op(), args)
+        fused.meta = dict(users[0].meta)
+        fused.meta[LIBRARY_ATTENTION] = True
+        for user in users:
+            user.replace_all_uses_with(fused)
+            gm.graph.erase_node(user)
+        gm.graph.erase_node(node)
+        count += 1
+    if count:
+        gm.recompile()
+    return count

@@ -124,7 +124,7 @@ _ATTENTION_ARGS = (("attn_mask", None), ("dropout_p", 0.0),
 _attention_op: Any = None
 
 
-def _attention() -> Any:
+def attention_op() -> Any:
     """`tc::attention`, PyTorch's scaled_dot_product_attention as an op of
     its own: make_fx keeps it one node (no decomposition into products, a
     mask and a softmax), and eager runs PyTorch's fused kernels."""
@@ -193,7 +193,7 @@ def keep_attention(gm: torch.fx.GraphModule) -> int:
         named["attn_mask"] = mask
         args = (*node.args[:3], *(named[name] for name, _ in _ATTENTION_ARGS))
         with gm.graph.inserting_before(node):
-            kept = gm.graph.call_function(_attention(), args)
+            kept = gm.graph.call_function(attention_op(), args)
         kept.meta = dict(node.meta)
         node.replace_all_uses_with(kept)
         gm.graph.erase_node(node)

@@ -18,6 +18,7 @@ import torch
 import torch.fx
 
 from tc import cost
+from tc.attention import LIBRARY_ATTENTION
 from tc.compiler import decomposition_limits, decomposition_table
 from tc.fx_text import arg_kind_of, attribute
 from tc.importer import Unsupported, qualified_name
@@ -156,6 +157,9 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     name = qualified_name(node.target)
     if name not in SUPPORTED_OPS:
         return False, f"{name} is not supported by tc yet"
+    if name == "tc::attention" and not node.meta.get(LIBRARY_ATTENTION):
+        # (tc.rows.keep_attention's: PyTorch's kernel between tc's parts.)
+        return False, "attention runs in eager between tc's parts"
     if name == "aten::matmul":
         # What the backend writes for a Linear on an n-d input (PyTorch
         # decomposes other matmuls before tc sees them).

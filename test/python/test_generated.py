@@ -51,6 +51,17 @@ def test_table_maps_schema_types():
     assert gen_aten_schemas.arg_kind("Layout") == ("other", False)
 
 
+def test_tc_op_schemas_match_the_cpp_table():
+    """tc's own ops (torch.library, defined in Python) have their schemas in
+    ATenSchemas.cpp's kTcSchemas too: the importer's and the verifier's."""
+    import re
+    from tc.rows import attention_op
+    text = (ROOT / "lib/Dialect/FX/IR/ATenSchemas.cpp").read_text()
+    text = re.sub(r'"\s*"', "", text)  # C++'s adjacent literals, joined
+    args, rets = gen_aten_schemas.schema_fields(attention_op()._schema)
+    assert f'{{"tc::attention",\n     "{args}",\n     "{rets}"}}' in text
+
+
 @pytest.mark.parametrize("doc", ["FXDialect", "PrimDialect", "KernelDialect"])
 def test_dialect_docs_are_fresh(doc):
     import tc

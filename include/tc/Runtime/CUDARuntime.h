@@ -41,6 +41,17 @@ public:
           llvm::StringRef cacheDir = "");
   ~CUDAExecutable();
 
+  /// Why a fused attention (`prim.attention`) of these sizes cannot run on
+  /// the current CUDA context's device through cuDNN, or "" when it can:
+  /// the plan is made here and kept for the graph that calls it. `sizes`:
+  /// batch, heads, key/value heads, queries, keys, head and value
+  /// features; `biasDims`: the bias's batch and heads (1 or the full
+  /// size), {-1, -1} without a bias.
+  static std::string attentionUnavailable(bool bf16,
+                                          llvm::ArrayRef<int64_t> sizes,
+                                          llvm::ArrayRef<int64_t> biasDims,
+                                          bool causal, float scale);
+
   /// Whether compile() found the kernels and host program in `cacheDir`
   /// (the compile then only plans library calls and loads the kernels).
   bool fromCache() const;

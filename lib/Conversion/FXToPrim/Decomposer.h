@@ -91,6 +91,7 @@ private:
   FailureOr<SmallVector<Value>> dropout();
   FailureOr<SmallVector<Value>> randomOf(StringRef target);
   FailureOr<SmallVector<Value>> embedding();
+  FailureOr<SmallVector<Value>> attention();
 
   using Result = FailureOr<SmallVector<Value>>;
   using P = prim::ComparisonPredicate;

@@ -13,6 +13,8 @@
 
 #include "Decomposer.h"
 
+#include "mlir/IR/Verifier.h"
+
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::decompose;
@@ -55,6 +57,8 @@ std::optional<Decomposer::Result> Decomposer::networks(StringRef target) {
     return randomOf(target);
   if (target == "aten::embedding")
     return embedding();
+  if (target == "tc::attention")
+    return attention();
   return std::nullopt;
 }
 
@@ -486,6 +490,68 @@ FailureOr<SmallVector<Value>> Decomposer::embedding() {
     rows = prim::WhereOp::create(b, loc, mask, still, rows);
   }
   return SmallVector<Value>{coerce(rows, type)};
+}
+
+/// tc::attention (PyTorch's scaled_dot_product_attention, which the backend
+/// makes of a fused attention it hands to tc) as prim.attention: a boolean
+/// mask becomes a bias of 0 and -inf, a bias is brought to (batch or 1,
+/// heads or 1, queries, keys padded to a multiple of 8). Dropout is not
+/// decomposed here.
+FailureOr<SmallVector<Value>> Decomposer::attention() {
+  RankedTensorType type = resultType();
+  SmallVector<Value> query = tensorArg(0), key = tensorArg(1),
+                     value = tensorArg(2), mask = tensorArg(3);
+  if (query.size() != 1 || key.size() != 1 || value.size() != 1)
+    return fail("query, key and value must be tensors");
+  if (floatArg("dropout_p", 0.0) != 0.0)
+    return fail("attention dropout is not supported");
+  RankedTensorType q = typeOf(query[0]), k = typeOf(key[0]),
+                   v = typeOf(value[0]);
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4 ||
+      !q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape())
+    return fail("query, key and value must be static 4-d tensors");
+  Type elt = q.getElementType();
+  if (!elt.isF16() && !elt.isBF16())
+    return fail("only f16 and bf16 attention is a library call");
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  double scale = floatArg("scale", std::numeric_limits<double>::quiet_NaN());
+  if (std::isnan(scale))
+    scale = 1.0 / std::sqrt(static_cast<double>(qs[3]));
+  Value bias;
+  if (!mask.empty()) {
+    Value m = mask[0];
+    RankedTensorType mt = typeOf(m);
+    if (mt.getRank() > 4 || !mt.hasStaticShape())
+      return fail("the mask " + quoted(mt) + " is not a static tensor of at "
+                  "most 4 dimensions");
+    if (mt.getElementType().isInteger(1)) {
+      RankedTensorType biasType = RankedTensorType::get(mt.getShape(), elt);
+      m = sel(m, splat(biasType, 0.0),
+              splat(biasType, -std::numeric_limits<double>::infinity()));
+    } else {
+      m = convert(m, elt);
+    }
+    // Right-aligned to 4-d, then (batch or 1, heads or 1, queries, keys).
+    SmallVector<int64_t> dims(4 - mt.getRank(), 1);
+    llvm::append_range(dims, mt.getShape());
+    m = reshape(m, dims);
+    SmallVector<int64_t> full = {dims[0] == 1 ? 1 : qs[0],
+                                 dims[1] == 1 ? 1 : qs[1], qs[2], ks[2]};
+    bias = broadcast(m, full);
+    // Rows of whole 16-byte groups (the padding is never read).
+    int64_t width = prim::AttentionOp::getBiasWidth(ks[2]);
+    if (width != ks[2])
+      bias = prim::PadOp::create(b, loc, bias, {0, 0, 0, 0},
+                                 {0, 0, 0, width - ks[2]}, {0, 0, 0, 0},
+                                 APFloat(0.0));
+  }
+  auto op = prim::AttentionOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), elt), query[0], key[0],
+      value[0], bias, b.getF64FloatAttr(scale),
+      boolArg("is_causal", false) ? b.getUnitAttr() : UnitAttr());
+  if (failed(mlir::verify(op)))
+    return failure();
+  return SmallVector<Value>{coerce(op.getResult(), type)};
 }
 
 /// aten::convolution (not transposed) as prim.convolution, its bias as an

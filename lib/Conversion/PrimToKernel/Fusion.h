@@ -183,6 +183,10 @@ public:
     auto it = convs.find(v);
     return it == convs.end() ? nullptr : &it->second;
   }
+  /// The fused attention (a library call) that writes `v`, or null.
+  prim::AttentionOp attentionFor(Value v) const {
+    return attentions.lookup(v);
+  }
 
 private:
   /// With `weightsChannelsFirst` (`unitWeightsChannelsFirst`: for a 1x1
@@ -360,6 +364,7 @@ private:
   llvm::SetVector<Value> realized;
   llvm::DenseMap<Value, Gemm> gemms;
   llvm::DenseMap<Value, Conv> convs;
+  llvm::DenseMap<Value, prim::AttentionOp> attentions;
 };
 
 //===----------------------------------------------------------------------===//

@@ -116,6 +116,14 @@ LogicalResult FusionPlan::build() {
             op.getOther());
   });
 
+  // So is fused attention: every operand and the result in buffers.
+  func.walk([&](prim::AttentionOp op) {
+    for (Value operand : op->getOperands())
+      realized.insert(operand);
+    realized.insert(op.getResult());
+    attentions[op.getResult()] = op;
+  });
+
   for (Value v : ret.getOperands())
     realized.insert(v);
 
@@ -328,10 +336,12 @@ LogicalResult FusionPlan::build() {
     func.walk([&](Operation *op) {
       bool library = isa<prim::DotOp, prim::ConvolutionOp,
                          prim::ConvolutionBackwardInputOp,
-                         prim::ConvolutionBackwardWeightOp>(op);
+                         prim::ConvolutionBackwardWeightOp,
+                         prim::AttentionOp>(op);
       for (Value v : op->getResults())
         if (isa<RankedTensorType>(v.getType()) &&
-            (!library || gemms.count(v) || convs.count(v)))
+            (!library || gemms.count(v) || convs.count(v) ||
+             attentions.count(v)))
           realized.insert(v);
     });
 

@@ -253,7 +253,7 @@ LogicalResult KernelBuilder::collectInputs(Value v,
   if (!op)
     return success();
   if (isa<prim::DotOp, prim::ConvolutionOp, prim::ConvolutionBackwardInputOp,
-          prim::ConvolutionBackwardWeightOp>(op))
+          prim::ConvolutionBackwardWeightOp, prim::AttentionOp>(op))
     return op->emitOpError() << "must be realized before it is read";
   // Max pooling's values read the pooled operand, not the positions.
   if (auto gather = dyn_cast<prim::WindowGatherOp>(op); gather &&

@@ -229,6 +229,16 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
           conv->weightChannelsFirst ? sb.getUnitAttr() : UnitAttr());
       continue;
     }
+    if (prim::AttentionOp attention = plan.attentionFor(v)) {
+      kernel::AttentionOp::create(
+          sb, attention.getLoc(), buffers.lookup(attention.getQuery()),
+          buffers.lookup(attention.getKey()),
+          buffers.lookup(attention.getValue()), out,
+          attention.getBias() ? buffers.lookup(attention.getBias())
+                              : Value(),
+          attention.getScaleAttr(), attention.getCausalAttr());
+      continue;
+    }
     if (v.getDefiningOp<prim::ScatterAddOp>()) {
       if (failed(launch(v, out, Mode::Zeros)) ||
           failed(launch(v, out, Mode::ScatterAdd)))

@@ -40,6 +40,8 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     if traced is not None:
         tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not is_training:
+        tc.counters["library_attentions"] += attention.library_attentions(
+            traced)
         tc.counters["aten_one_pass"] += 1
         tracing.products_of_merged_rows(traced.graph)
         traced.graph.eliminate_dead_code(is_impure_node=lambda node: (

@@ -39,7 +39,8 @@ from tc import logs
 from tc.compiler import autotune as tuner
 from tc.compiler import build, extension, training
 from tc.compiler.build import clear_cache, wait_for_cache_links
-from tc.compiler.extension import (CompileError, decomposition_limits,
+from tc.compiler.extension import (CompileError, cuda_attention_unavailable,
+                                   decomposition_limits,
                                    decomposition_table, dump_ir,
                                    graph_device, native_available,
                                    native_error)
@@ -51,7 +52,8 @@ from tc.importer import import_graph
 __all__ = ["CompileError", "CompiledFunction", "TrainingFunctions",
            "clear_cache", "compile_graph", "compile_training",
            "PendingTraining", "start_graph", "start_training",
-           "cuda_graphs_enabled", "decomposition_limits",
+           "cuda_attention_unavailable", "cuda_graphs_enabled",
+           "decomposition_limits",
            "decomposition_table", "dump_ir",
            "graph_device", "native_available", "native_error",
            "wait_for_cache_links"]

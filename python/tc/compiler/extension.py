@@ -82,6 +82,26 @@ def load_native() -> ModuleType | None:
         return _native
 
 
+def cuda_attention_unavailable(dtype: torch.dtype, query: tuple, key: tuple,
+                               value: tuple, bias_dims: tuple[int, int],
+                               causal: bool, scale: float) -> str | None:
+    """Why cuDNN cannot run a fused attention of these shapes (query
+    (B, H, Sq, D), key (B, Hk, Skv, D), value (B, Hk, Skv, Dv)) on the
+    current CUDA device as one call in tc's program; None when it can (the
+    plan is made now and kept). `bias_dims`: the bias's batch and heads,
+    (-1, -1) without one."""
+    if dtype not in (torch.float16, torch.bfloat16):
+        return f"{dtype} is not f16 or bf16"
+    native = load_native()
+    if native is None:
+        return f"tc's native compiler is unavailable: {_native_error}"
+    sizes = [query[0], query[1], key[1], query[2], key[2], query[3],
+             value[3]]
+    why = native.cuda_attention_unavailable(
+        dtype == torch.bfloat16, sizes, list(bias_dims), causal, scale)
+    return why or None
+
+
 def native_available() -> bool:
     """Whether the native extension `tc._tc` can be loaded."""
     return load_native() is not None

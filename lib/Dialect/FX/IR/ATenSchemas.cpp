@@ -33,6 +33,17 @@ static const RawSchema kRawSchemas[] = {
 #undef TC_ATEN_SCHEMA
 #undef TC_ATEN_TORCH_VERSION
 
+/// The schemas of tc's own ops, which the backend writes into ATen graphs
+/// (torch.library custom ops of namespace `tc`, defined in Python:
+/// tc.rows.attention_op for tc::attention; test_generated.py checks the two
+/// agree).
+static const RawSchema kTcSchemas[] = {
+    {"tc::attention",
+     "query:T: key:T: value:T: attn_mask:T?:o dropout_p:f: is_causal:b: "
+     "scale:f:o enable_gqa:b:",
+     "T"},
+};
+
 static ATenArgKind parseKind(llvm::StringRef code) {
   return llvm::StringSwitch<ATenArgKind>(code)
       .Case("T", ATenArgKind::Tensor)
@@ -75,6 +86,8 @@ const ATenSchema *mlir::tc::fx::lookupATenSchema(llvm::StringRef name) {
   static const llvm::StringMap<ATenSchema> table = [] {
     llvm::StringMap<ATenSchema> map;
     for (const RawSchema &raw : kRawSchemas)
+      map.try_emplace(raw.name, parseSchema(raw));
+    for (const RawSchema &raw : kTcSchemas)
       map.try_emplace(raw.name, parseSchema(raw));
     return map;
   }();

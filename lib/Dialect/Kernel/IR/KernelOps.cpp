@@ -405,6 +405,40 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
+LogicalResult AttentionOp::verify() {
+  auto q = cast<MemRefType>(getQuery().getType());
+  auto k = cast<MemRefType>(getKey().getType());
+  auto v = cast<MemRefType>(getValue().getType());
+  auto out = cast<MemRefType>(getOut().getType());
+  SmallVector<MemRefType> types = {q, k, v, out};
+  if (Value bias = getBias())
+    types.push_back(cast<MemRefType>(bias.getType()));
+  for (MemRefType type : types)
+    if (type.getRank() != 4 || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity() ||
+        type.getElementType() != q.getElementType())
+      return emitOpError() << "buffers must be static, dense, 4-d and of "
+                              "one element type, not "
+                           << type;
+  if (!q.getElementType().isF16() && !q.getElementType().isBF16())
+    return emitOpError() << "takes f16 or bf16 buffers";
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape(),
+                    os = out.getShape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] ||
+      ks[3] != qs[3] || ks[1] == 0 || qs[1] % ks[1] != 0 || os[0] != qs[0] ||
+      os[1] != qs[1] || os[2] != qs[2] || os[3] != vs[3])
+    return emitOpError() << "query " << q << ", key " << k << ", value " << v
+                         << " and out " << out << " do not make an attention";
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> bs = cast<MemRefType>(bias.getType()).getShape();
+    if ((bs[0] != 1 && bs[0] != qs[0]) || (bs[1] != 1 && bs[1] != qs[1]) ||
+        bs[2] != qs[2] || bs[3] < ks[2])
+      return emitOpError() << "bias is not (batch or 1, heads or 1, "
+                              "queries, at least keys)";
+  }
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
   auto a = cast<MemRefType>(getA().getType());
   auto b = cast<MemRefType>(getB().getType());

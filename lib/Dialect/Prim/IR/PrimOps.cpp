@@ -677,6 +677,51 @@ LogicalResult ConvolutionBackwardWeightOp::verify() {
   return verifyConvolutionGrad(*this, getOther(), getResult());
 }
 
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  auto v = cast<RankedTensorType>(getValue().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  for (RankedTensorType type : {q, k, v, out})
+    if (type.getRank() != 4 || !type.hasStaticShape())
+      return emitOpError() << "operands and result must be static 4-d "
+                              "tensors (batch, heads, sequence, features), "
+                              "not "
+                           << type;
+  Type element = q.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return emitOpError() << "takes f16 or bf16 operands, not " << element;
+  for (RankedTensorType type : {k, v, out})
+    if (type.getElementType() != element)
+      return emitOpError() << "operands and result must share one element "
+                              "type";
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape(),
+                    os = out.getShape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] ||
+      ks[3] != qs[3] || ks[1] == 0 || qs[1] % ks[1] != 0)
+    return emitOpError() << "query " << q << ", key " << k << " and value "
+                         << v << " do not make an attention";
+  if (os[0] != qs[0] || os[1] != qs[1] || os[2] != qs[2] || os[3] != vs[3])
+    return emitOpError() << "result " << out << " is not (batch, heads, "
+                            "queries, value features) of the operands";
+  if (Value bias = getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    ArrayRef<int64_t> bs = b.getShape();
+    if (b.getRank() != 4 || !b.hasStaticShape() ||
+        b.getElementType() != element || (bs[0] != 1 && bs[0] != qs[0]) ||
+        (bs[1] != 1 && bs[1] != qs[1]) || bs[2] != qs[2] ||
+        bs[3] != getBiasWidth(ks[2]))
+      return emitOpError() << "bias " << b << " is not (batch or 1, heads "
+                              "or 1, queries, keys rounded up to 8) of the "
+                              "operands' type";
+  }
+  return success();
+}
+
 /// A window op is well formed when `output` has one point per window of
 /// `input`: leading dimensions equal, and each spatial size the number of
 /// windows PyTorch's pooling makes (rounding down, or up in ceil mode when

@@ -117,7 +117,7 @@ static int64_t bytesOf(Value v) {
 /// save: max pooling's backward keeps them, as eager keeps its indices.
 static bool isCheapToRecompute(Operation *op) {
   return !isa<DotOp, ConvolutionOp, ConvolutionBackwardInputOp,
-              ConvolutionBackwardWeightOp, ReduceOp, ArgReduceOp,
+              ConvolutionBackwardWeightOp, AttentionOp, ReduceOp, ArgReduceOp,
               WindowArgmaxOp, ScatterAddOp>(op);
 }
 

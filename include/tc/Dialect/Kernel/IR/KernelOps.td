@@ -410,4 +410,32 @@ def Kernel_ConvOp : Kernel_Op<"conv", [HasParent<"ScheduleOp">]> {
   let hasVerifier = 1;
 }
 
+def Kernel_AttentionOp : Kernel_Op<"attention", [HasParent<"ScheduleOp">]> {
+  let summary = "A library fused attention `out = softmax(scale * q k^T "
+                "(+ bias)) v`";
+  let description = [{
+    Calls the target's fused attention (cuDNN's flash attention on CUDA)
+    on dense row-major buffers: `query` (B, H, Sq, D), `key` (B, Hk, Skv,
+    D), `value` (B, Hk, Skv, Dv), `out` (B, H, Sq, Dv), an optional `bias`
+    (B or 1, H or 1, Sq, W >= Skv: columns past Skv are not read);
+    `causal` masks each query's later keys
+    (top-left aligned). The semantics are `prim.attention`'s.
+
+    ```mlir
+    kernel.attention %q, %k, %v, %o scale 1.250000e-01 causal
+        : memref<2x12x128x64xbf16>, memref<2x12x128x64xbf16>,
+          memref<2x12x128x64xbf16>, memref<2x12x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$query, AnyMemRef:$key, AnyMemRef:$value,
+                       AnyMemRef:$out, Optional<AnyMemRef>:$bias,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out (`bias` $bias^)? `scale` $scale
+    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `,` type($out) (`,` type($bias)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TC_DIALECT_KERNEL_IR_KERNELOPS_TD

@@ -559,6 +559,45 @@ def Prim_ConvolutionOp : Prim_ShapeOp<"convolution", [
   }];
 }
 
+def Prim_AttentionOp : Prim_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention, one library call";
+  let description = [{
+    `softmax(scale * query @ key^T (+ bias)) @ value` over the keys, with
+    `causal` masking each query's keys after its own position (PyTorch's
+    `is_causal`, aligned to the top left). `query` is (B, H, Sq, D), `key`
+    (B, Hk, Skv, D), `value` (B, Hk, Skv, Dv), the result (B, H, Sq, Dv);
+    with Hk < H (grouped-query attention) query heads `h` read key and
+    value head `h / (H / Hk)`. The optional additive `bias` is
+    (B or 1, H or 1, Sq, W) where W is Skv rounded up to a multiple of 8
+    (`getBiasWidth`): its rows are 16-byte aligned, as cuDNN reads them;
+    the columns past Skv are not read. Half-precision operands only: targets with a
+    fused attention library (cuDNN on CUDA) run it as one call, as PyTorch's
+    `_scaled_dot_product_cudnn_attention` does; tc makes it only for them.
+
+    ```mlir
+    %o = prim.attention %q, %k, %v scale 1.250000e-01 causal
+        : tensor<2x12x128x64xbf16>, tensor<2x12x128x64xbf16>,
+          tensor<2x12x128x64xbf16> -> tensor<2x12x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Prim_FloatTensor:$query, Prim_FloatTensor:$key,
+                       Prim_FloatTensor:$value,
+                       Optional<Prim_FloatTensor>:$bias, F64Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Prim_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`bias` $bias^)? `scale` $scale
+    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) (`,` type($bias)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The width of a bias over `keys` keys: `keys` rounded up to a
+    /// multiple of 8.
+    static int64_t getBiasWidth(int64_t keys) { return (keys + 7) / 8 * 8; }
+  }];
+  let hasVerifier = 1;
+}
+
 // The two gradients of a convolution. Their result types are explicit: the
 // input's or the weight's spatial size is not determined by the others when
 // a stride drops trailing positions.

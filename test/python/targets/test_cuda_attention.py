@@ -1,0 +1,156 @@
+"""Fused attention inside tc's CUDA programs (prim.attention, one cuDNN
+call): BERT's, ViT's, GPT-2's and Llama's shapes, bf16 and fp16, causal,
+padding masks, additive biases, grouped-query heads and odd sequence
+lengths, compared with PyTorch's own attention on random inputs.
+
+Each case checks that the attention ran inside tc's program: the graph is
+one subgraph with no op in eager (`ops_eager == 0`), the attention was
+handed to tc (`library_attentions`), nothing fell back at run time. The
+error allowed is measured, not guessed: tc's error against a float32
+attention may exceed eager's own by at most a factor of two, plus a floor
+of a few units in the last place of the dtype. Skipped without a CUDA
+device.
+"""
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tc
+
+has_cuda = torch.cuda.is_available()
+pytestmark = [pytest.mark.requires_native,
+              pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")]
+
+#: (batch, heads, key/value heads, queries, keys, head features): BERT,
+#: ViT-B/16's 197 tokens, CLIP's 77, Llama-style grouped-query heads of
+#: 128 features, a long causal sequence, one query over a cache.
+SHAPES = [(2, 12, 12, 128, 128, 64), (4, 12, 12, 197, 197, 64),
+          (2, 8, 8, 77, 77, 64), (1, 32, 8, 512, 512, 128),
+          (1, 12, 12, 1024, 1024, 64), (2, 16, 16, 1, 300, 64)]
+#: The floor of the allowed error, per dtype (a few ulps at 1).
+FLOOR = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
+
+
+def _reference_error(fn, args, exact_fn):
+    """(eager's error, tc's output's error, tc's output), each against
+    `exact_fn` (`fn` in float32) on the arguments in float32."""
+    exact = exact_fn(*(a.float() if a.is_floating_point() else a
+                       for a in args))
+    eager = fn(*args)
+    compiled = torch.compile(fn, backend="tc")(*args)
+    error = (eager.float() - exact).abs().max().item()
+    tc_error = (compiled.float() - exact).abs().max().item()
+    return error, tc_error, compiled
+
+
+def _check(fn, args, dtype, graphs=1, exact_fn=None):
+    torch._dynamo.reset()
+    tc.reset_counters()
+    error, tc_error, out = _reference_error(fn, args, exact_fn or fn)
+    assert torch.isfinite(out).all()
+    assert tc_error <= 2 * error + FLOOR[dtype], (tc_error, error)
+    counters = dict(tc.counters)
+    assert counters["library_attentions"] == graphs, counters
+    assert counters["ops_eager"] == 0, counters
+    assert counters["subgraphs_compiled"] == graphs, counters
+    assert counters["fallback_graphs"] == 0, counters
+    assert counters["runtime_fallbacks"] == 0, counters
+    return out
+
+
+def _qkv(batch, heads, kv_heads, queries, keys, dim, dtype):
+    def randn(*shape):
+        return torch.randn(*shape, device="cuda", dtype=dtype)
+    return (randn(batch, heads, queries, dim), randn(batch, kv_heads, keys, dim),
+            randn(batch, kv_heads, keys, dim))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_attention(fresh_tc, dtype, shape):
+    batch, heads, kv_heads, queries, keys, dim = shape
+    q, k, v = _qkv(*shape, dtype)
+    gqa = kv_heads != heads
+    _check(lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, enable_gqa=gqa) * 2, (q, k, v), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[2], SHAPES[4]])
+def test_causal(fresh_tc, dtype, shape):
+    q, k, v = _qkv(*shape, dtype)
+    _check(lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, is_causal=True, scale=0.3) + 1, (q, k, v), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[1], SHAPES[2]])
+def test_padding_mask(fresh_tc, dtype, shape):
+    """Hugging Face's padding mask: (batch, 1, 1, keys) booleans, some
+    keys of each row dropped."""
+    batch, heads, kv_heads, queries, keys, dim = shape
+    q, k, v = _qkv(*shape, dtype)
+    keep = torch.ones(batch, 1, 1, keys, dtype=torch.bool, device="cuda")
+    keep[0, ..., keys // 2:] = False
+    _check(lambda q, k, v, m: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m), (q, k, v, keep), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_additive_bias(fresh_tc, dtype):
+    """A float bias per head (a relative-position bias: T5's, Swin's)."""
+    q, k, v = _qkv(2, 8, 8, 77, 77, 64, dtype)
+    bias = torch.randn(1, 8, 77, 77, device="cuda", dtype=dtype)
+    _check(lambda q, k, v, b: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=b), (q, k, v, bias), dtype)
+
+
+class _Block(torch.nn.Module):
+    """Self-attention as BERT writes it: one QKV projection, heads split,
+    attention, heads merged, the output projection and a residual."""
+
+    def __init__(self, width=768, heads=12):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+
+    def forward(self, x, mask):
+        b, s, w = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, -1).permute(
+            2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return x + self.out(a.transpose(1, 2).reshape(b, s, w))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_block_is_one_program(fresh_tc, dtype):
+    """A whole attention block is one tc program, replayed as one CUDA
+    graph: later calls with new values give new results."""
+    block = _Block().cuda().to(dtype).eval()
+    x = torch.randn(4, 128, 768, device="cuda", dtype=dtype)
+    mask = torch.ones(4, 1, 1, 128, dtype=torch.bool, device="cuda")
+    mask[1, ..., 100:] = False
+    exact = copy.deepcopy(block).float()
+    with torch.no_grad():
+        _check(block, (x, mask), dtype, exact_fn=exact)
+        compiled = torch.compile(block, backend="tc")
+        for _ in range(3):
+            x = torch.randn_like(x)
+            torch.testing.assert_close(compiled(x, mask), block(x, mask),
+                                       atol=FLOOR[dtype] * 4, rtol=2e-2)
+    assert tc.counters["runtime_fallbacks"] == 0
+
+
+def test_float32_attention_stays_in_eager(fresh_tc):
+    """cuDNN's fused attention takes half precision only: a float32 one
+    runs as PyTorch's, between tc's parts, and says so."""
+    q, k, v = (t.float() for t in _qkv(1, 4, 4, 64, 64, 32, torch.bfloat16))
+    fn = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v) * 2, backend="tc")
+    torch.testing.assert_close(fn(q, k, v),
+                               F.scaled_dot_product_attention(q, k, v) * 2)
+    assert tc.counters["library_attentions"] == 0

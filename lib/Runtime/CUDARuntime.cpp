@@ -739,25 +739,9 @@ std::string CUDAExecutable::attentionUnavailable(bool bf16,
                                                  bool causal, float scale) {
   if (sizes.size() != 7 || biasDims.size() != 2)
     return "expected 7 sizes and 2 bias sizes";
-  runtime::AttentionCall c;
-  c.element = bf16 ? runtime::ConvElement::BF16 : runtime::ConvElement::F16;
-  c.batch = sizes[0];
-  c.heads = sizes[1];
-  c.kvHeads = sizes[2];
-  c.queries = sizes[3];
-  c.keys = sizes[4];
-  c.headDim = sizes[5];
-  c.valueDim = sizes[6];
-  c.causal = causal;
-  c.scale = scale;
-  if (biasDims[0] >= 0) {
-    c.hasBias = true;
-    c.biasDims[0] = biasDims[0];
-    c.biasDims[1] = biasDims[1];
-    c.biasDims[2] = c.queries;
-    c.biasDims[3] = c.keys;
-  }
-  setDenseAttentionStrides(c, prim::AttentionOp::getBiasWidth(c.keys));
+  runtime::AttentionCall c = denseAttentionCall(
+      bf16, sizes, biasDims[0], biasDims[1],
+      prim::AttentionOp::getBiasWidth(sizes[4]), causal, scale);
   std::string why = gpu_runtime::attentionUnsupportedReason(c);
   if (!why.empty())
     return why;

@@ -44,8 +44,20 @@ void *gpu_runtime::openLibrary(std::initializer_list<const char *> names) {
   return nullptr;
 }
 
-void gpu_runtime::setDenseAttentionStrides(runtime::AttentionCall &c,
-                                           int64_t biasWidth) {
+runtime::AttentionCall gpu_runtime::denseAttentionCall(
+    bool bf16, ArrayRef<int64_t> sizes, int64_t biasBatch, int64_t biasHeads,
+    int64_t biasWidth, bool causal, float scale) {
+  runtime::AttentionCall c;
+  c.element = bf16 ? runtime::ConvElement::BF16 : runtime::ConvElement::F16;
+  c.batch = sizes[0];
+  c.heads = sizes[1];
+  c.kvHeads = sizes[2];
+  c.queries = sizes[3];
+  c.keys = sizes[4];
+  c.headDim = sizes[5];
+  c.valueDim = sizes[6];
+  c.causal = causal;
+  c.scale = scale;
   auto dense = [](int64_t (&strides)[4], std::array<int64_t, 4> dims) {
     strides[3] = 1;
     for (int i = 2; i >= 0; --i)
@@ -55,9 +67,16 @@ void gpu_runtime::setDenseAttentionStrides(runtime::AttentionCall &c,
   dense(c.kStrides, {c.batch, c.kvHeads, c.keys, c.headDim});
   dense(c.vStrides, {c.batch, c.kvHeads, c.keys, c.valueDim});
   dense(c.outStrides, {c.batch, c.heads, c.queries, c.valueDim});
-  if (c.hasBias)
-    dense(c.biasStrides, {c.biasDims[0], c.biasDims[1], c.biasDims[2],
-                          std::max(biasWidth, c.biasDims[3])});
+  if (biasBatch >= 0) {
+    c.hasBias = true;
+    c.biasDims[0] = biasBatch;
+    c.biasDims[1] = biasHeads;
+    c.biasDims[2] = c.queries;
+    c.biasDims[3] = c.keys;
+    dense(c.biasStrides, {biasBatch, biasHeads, c.queries,
+                          std::max(biasWidth, c.keys)});
+  }
+  return c;
 }
 
 namespace {
@@ -151,34 +170,21 @@ private:
     if (platform != "CUDA")
       return op.emitOpError() << "needs cuDNN's fused attention, which "
                               << platform << " has not";
-    Attention a{ids[0], ids[1], ids[2], ids[3], ids[4], {}};
-    runtime::AttentionCall &c = a.call;
     auto q = cast<MemRefType>(op.getQuery().getType());
     ArrayRef<int64_t> qs = q.getShape(),
                       ks = cast<MemRefType>(op.getKey().getType()).getShape(),
                       vs = cast<MemRefType>(op.getValue().getType()).getShape();
-    c.element = q.getElementType().isBF16() ? runtime::ConvElement::BF16
-                                            : runtime::ConvElement::F16;
-    c.batch = qs[0];
-    c.heads = qs[1];
-    c.kvHeads = ks[1];
-    c.queries = qs[2];
-    c.keys = ks[2];
-    c.headDim = qs[3];
-    c.valueDim = vs[3];
-    c.causal = op.getCausal();
-    c.scale = static_cast<float>(op.getScale().convertToDouble());
-    int64_t biasWidth = 0;
-    if (Value bias = op.getBias()) {
-      ArrayRef<int64_t> bs = cast<MemRefType>(bias.getType()).getShape();
-      c.hasBias = true;
-      c.biasDims[0] = bs[0];
-      c.biasDims[1] = bs[1];
-      c.biasDims[2] = bs[2];
-      c.biasDims[3] = c.keys;
-      biasWidth = bs[3];
-    }
-    setDenseAttentionStrides(c, biasWidth);
+    SmallVector<int64_t, 4> bs = {-1, -1, -1, 0};
+    if (Value bias = op.getBias())
+      bs.assign(cast<MemRefType>(bias.getType()).getShape().begin(),
+                cast<MemRefType>(bias.getType()).getShape().end());
+    Attention a{ids[0], ids[1], ids[2], ids[3], ids[4],
+                denseAttentionCall(
+                    q.getElementType().isBF16(),
+                    {qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3]}, bs[0],
+                    bs[1], bs[3], op.getCausal(),
+                    static_cast<float>(op.getScale().convertToDouble()))};
+    const runtime::AttentionCall &c = a.call;
     if (std::string why = gpu_runtime::attentionUnsupportedReason(c); !why.empty())
       return op.emitOpError() << "cannot run on cuDNN: " << why;
     p.steps.push_back({std::nullopt, std::nullopt, std::nullopt, a});
@@ -661,27 +667,16 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
       if (n[5] != static_cast<int64_t>(runtime::ConvElement::F16) &&
           n[5] != static_cast<int64_t>(runtime::ConvElement::BF16))
         return nullptr;
-      Attention a{n[0], n[1], n[2], n[3], n[4], {}};
-      runtime::AttentionCall &c = a.call;
-      c.element = static_cast<runtime::ConvElement>(n[5]);
-      c.batch = n[6];
-      c.heads = n[7];
-      c.kvHeads = n[8];
-      c.queries = n[9];
-      c.keys = n[10];
-      c.headDim = n[11];
-      c.valueDim = n[12];
-      c.causal = n[13] != 0;
-      auto scaleBits = static_cast<uint32_t>(n[14]);
-      std::memcpy(&c.scale, &scaleBits, sizeof(scaleBits));
-      if (a.bias >= 0) {
-        c.hasBias = true;
-        c.biasDims[0] = n[15];
-        c.biasDims[1] = n[16];
-        c.biasDims[2] = c.queries;
-        c.biasDims[3] = c.keys;
-      }
-      setDenseAttentionStrides(c, n[17]);
+      uint32_t scaleBits = static_cast<uint32_t>(n[14]);
+      float scale;
+      std::memcpy(&scale, &scaleBits, sizeof(scale));
+      bool biased = n[4] >= 0;
+      Attention a{n[0], n[1], n[2], n[3], n[4],
+                  denseAttentionCall(
+                      n[5] == static_cast<int64_t>(runtime::ConvElement::BF16),
+                      ArrayRef<int64_t>(n).slice(6, 7), biased ? n[15] : -1,
+                      n[16], n[17], n[13] != 0, scale)};
+      const runtime::AttentionCall &c = a.call;
       if (!gpu_runtime::attentionUnsupportedReason(c).empty())
         return nullptr;
       program->steps.push_back(

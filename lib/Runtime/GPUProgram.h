@@ -102,9 +102,15 @@ struct Attention {
   runtime::AttentionCall call;
 };
 
-/// Sets the strides of every buffer of `c` for dense row-major buffers
-/// (tc's), the bias's rows `biasWidth` long (at least the keys).
-void setDenseAttentionStrides(runtime::AttentionCall &c, int64_t biasWidth);
+/// The call of a fused attention on dense row-major buffers (tc's):
+/// `sizes` are batch, heads, key/value heads, queries, keys, head and
+/// value features; with a bias (`biasBatch` >= 0), the bias is (biasBatch,
+/// biasHeads, queries, keys) in rows `biasWidth` long (at least the keys).
+runtime::AttentionCall denseAttentionCall(bool bf16, ArrayRef<int64_t> sizes,
+                                          int64_t biasBatch,
+                                          int64_t biasHeads,
+                                          int64_t biasWidth, bool causal,
+                                          float scale);
 
 struct Step {
   std::optional<Launch> launch;

@@ -154,3 +154,24 @@ def test_float32_attention_stays_in_eager(fresh_tc):
     torch.testing.assert_close(fn(q, k, v),
                                F.scaled_dot_product_attention(q, k, v) * 2)
     assert tc.counters["library_attentions"] == 0
+
+
+def test_attention_from_disk_cache(fresh_tc):
+    """A program with an attention comes back from the disk cache (its
+    step serialized and read again) and computes the same."""
+    import tc.compiler
+    q, k, v = _qkv(2, 8, 8, 77, 77, 64, torch.bfloat16)
+    keep = torch.ones(2, 1, 1, 77, dtype=torch.bool, device="cuda")
+    keep[1, ..., 40:] = False
+
+    def fn(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m) * 2
+
+    first = torch.compile(fn, backend="tc")(q, k, v, keep)
+    torch._dynamo.reset()
+    tc.compiler.clear_cache()
+    tc.reset_counters()
+    second = torch.compile(fn, backend="tc")(q, k, v, keep)
+    assert tc.counters["disk_cache_hits"] == 1, dict(tc.counters)
+    assert tc.counters["library_attentions"] == 1, dict(tc.counters)
+    torch.testing.assert_close(second, first, atol=0, rtol=0)

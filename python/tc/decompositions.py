@@ -20,7 +20,7 @@ import torch
 
 from tc import compat
 from tc.importer import qualified_name
-from tc.support import SUPPORTED_OPS
+from tc.support import MAX_CPU_ATTENTION_SCORES, SUPPORTED_OPS
 
 __all__ = ["DecomposedOps", "aten_op", "core_aten_decompositions",
            "decomposed_ops", "explicit_decompositions",
@@ -88,7 +88,24 @@ def _with_tc_entries(table: Any) -> Any:
         op = aten_op(name)
         if op in table:
             table[op] = _zero_dim_result(table[op])
+    op = aten_op("_scaled_dot_product_flash_attention_for_cpu")
+    if op in table:
+        table[op] = _short_attention_only(table[op])
     return table
+
+
+def _short_attention_only(decomposition: Callable) -> Callable:
+    """PyTorch's decomposition of its CPU flash attention (products and a
+    softmax over the whole score matrix), for at most
+    `MAX_CPU_ATTENTION_SCORES` scores per batch row and head; a longer
+    attention keeps its node, which runs PyTorch's kernel (tc.support: not
+    an op tc compiles)."""
+    def decompose(query: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
+        scores = query.shape[-2] * key.shape[-2]
+        if isinstance(scores, int) and scores > MAX_CPU_ATTENTION_SCORES:
+            return NotImplemented
+        return decomposition(query, key, *args, **kwargs)
+    return decompose
 
 
 #: Ops whose PyTorch decomposition (and meta function) returns a loss of

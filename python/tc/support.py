@@ -33,6 +33,11 @@ _LIMITS = decomposition_limits()
 #: The largest max-pooling window (points) tc compiles.
 MAX_POOL_POSITIONS = _LIMITS.get("MAX_POOL_POSITIONS", 0)
 
+#: The most scores (queries x keys) per batch row and head of a CPU
+#: attention tc writes out as products and a softmax; a longer one runs as
+#: PyTorch's CPU flash attention (tc.decompositions).
+MAX_CPU_ATTENTION_SCORES = _LIMITS.get("MAX_CPU_ATTENTION_SCORES", 0)
+
 #: The most weights (input x output size) of a dimension of an anti-aliased
 #: resize tc compiles.
 MAX_RESAMPLE_WEIGHTS = _LIMITS.get("MAX_RESAMPLE_WEIGHTS", 0)

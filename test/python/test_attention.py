@@ -139,3 +139,27 @@ def test_mask_expanded_along_keys_is_made_contiguous(keyword):
                       B, 1, S, S)):
         gm, out = _masked_graph(value, keyword)
         assert attention.contiguous_masks(gm) == 0
+
+
+@pytest.mark.requires_native
+@pytest.mark.parametrize("queries,keys", [(64, 64), (160, 160), (161, 160),
+                                          (200, 300)])
+def test_cpu_attention_length_decides_who_runs_it(fresh_tc, queries, keys):
+    """A CPU attention of at most MAX_CPU_ATTENTION_SCORES scores per row
+    and head is compiled as products and a softmax; a longer one runs as
+    PyTorch's flash kernel between tc's parts (the whole score matrix
+    written out took up to 1.9x its time). Both give eager's results."""
+    import tc
+    from tc.support import MAX_CPU_ATTENTION_SCORES
+    q = torch.randn(2, 4, queries, 32)
+    k, v = torch.randn(2, 4, keys, 32), torch.randn(2, 4, keys, 32)
+
+    def fn(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v) * 2
+
+    torch.testing.assert_close(torch.compile(fn, backend="tc")(q, k, v),
+                               fn(q, k, v))
+    assert tc.counters["graphs_compiled"] == 1, dict(tc.counters)
+    long = queries * keys > MAX_CPU_ATTENTION_SCORES
+    assert (tc.counters["ops_eager"] > 0) == long, dict(tc.counters)
+    assert tc.counters["library_attentions"] == 0

@@ -51,6 +51,16 @@ inline constexpr int64_t kMaxPoolPositions = 256;
 /// constant of the graph (a 1024 x 1024 one is 4 MB in f32).
 inline constexpr int64_t kMaxResampleWeights = int64_t(1) << 20;
 
+/// The most scores (queries x keys) per batch row and head of a CPU
+/// attention tc writes as matrix products and a softmax (PyTorch's
+/// decomposition of its CPU flash attention): the whole score matrix is
+/// written and read again where PyTorch's kernel streams it in blocks. On
+/// the 2-core CPU (float32, 2 x 12 heads of 64) the written-out attention
+/// took 0.78x eager's time at 128 x 128 and 1.4-1.9x from 197 x 197 to
+/// 1500 x 1500; above this many, the attention runs as PyTorch's kernel,
+/// between the parts tc compiles.
+inline constexpr int64_t kMaxCPUAttentionScores = 160 * 160;
+
 struct NamedLimit {
   const char *name;
   int64_t value;
@@ -64,6 +74,7 @@ inline constexpr NamedLimit kNamedLimits[] = {
     {"MAX_POLYNOMIAL_DEGREE", kMaxPolynomialDegree},
     {"MAX_POOL_POSITIONS", kMaxPoolPositions},
     {"MAX_RESAMPLE_WEIGHTS", kMaxResampleWeights},
+    {"MAX_CPU_ATTENTION_SCORES", kMaxCPUAttentionScores},
 };
 
 } // namespace mlir::tc::limits

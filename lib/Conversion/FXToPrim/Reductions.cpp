@@ -193,6 +193,10 @@ std::optional<Decomposer::Result> Decomposer::reductions(StringRef target) {
         !isa<FloatType>(type.getElementType()))
       return fail("aten::matmul is taken as an n-d by 2-d float product "
                   "only, not " + quoted(lt) + " by " + quoted(rt));
+    int64_t inner = lt.getDimSize(rank - 1), rows = rt.getDimSize(0);
+    if (!ShapedType::isDynamic(inner) && !ShapedType::isDynamic(rows) &&
+        inner != rows)
+      return fail("cannot multiply " + quoted(lt) + " by " + quoted(rt));
     return one(prim::DotOp::create(
         b, loc, convert(operands[0], type.getElementType()),
         convert(operands[1], type.getElementType()), ArrayRef<int64_t>{},

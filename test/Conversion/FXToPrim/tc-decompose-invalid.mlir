@@ -136,3 +136,12 @@ fx.graph @matmul_2d(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32>
   %0 = fx.call_function "aten::matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
   fx.output %0 : tensor<4x2xf32>
 }
+
+// -----
+
+// Operands whose inner sizes differ are a diagnostic, not a crash.
+fx.graph @matmul_sizes(%x: tensor<2x16x256xbf16>, %w: tensor<768x256xbf16>) -> tensor<2x16x768xbf16> {
+  // expected-error @+1 {{cannot decompose 'aten::matmul': cannot multiply 'tensor<2x16x256xbf16>' by 'tensor<768x256xbf16>'}}
+  %0 = fx.call_function "aten::matmul"(%x, %w) : (tensor<2x16x256xbf16>, tensor<768x256xbf16>) -> tensor<2x16x768xbf16>
+  fx.output %0 : tensor<2x16x768xbf16>
+}

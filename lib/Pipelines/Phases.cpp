@@ -106,6 +106,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.unitWeightsChannelsFirst = options.unitWeightsChannelsFirst;
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
   fuse.splitConcatenations = options.splitConcatenations;
+  fuse.loopPastUnitDims = options.loopPastUnitDims;
   fuse.fuseNothing = options.fuseNothing;
   fuse.miscompileForTesting = options.miscompileFuseForTesting;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));

@@ -98,6 +98,12 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     concatenation along the last dimension runs one inner loop per part,
     each reading its part alone, rather than one loop that reads every
     part at each point and selects one.
+
+    With `loop-past-unit-dims` (the CPU's choice), a kernel over a value
+    whose last dimensions have size 1 (a 1x1 convolution's weight
+    [O, C, 1, 1], a squeeze-excite's [B, C, 1, 1]) runs its inner loop over
+    the last dimension larger than 1, the unit ones indexed at 0: an inner
+    loop of one point does not vectorize.
   }];
   let options = [
     Option<"cacheRows", "cache-rows", "bool", "true",
@@ -115,6 +121,9 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Option<"splitConcatenations", "split-concatenations", "bool", "false",
            "A kernel storing a concatenation along the last dimension runs "
            "one inner loop per part">,
+    Option<"loopPastUnitDims", "loop-past-unit-dims", "bool", "false",
+           "A kernel's inner loop runs over the last dimension larger "
+           "than 1">,
     Option<"fuseNothing", "fuse-nothing", "bool", "false",
            "Realize every value: one kernel per op (the reference path of "
            "tc.debug.bisect, whose result does not depend on fusion)">,

@@ -253,6 +253,9 @@ struct FuseOptions {
   /// tc-fuse's split-concatenations (the CPU's choice: each part's loop
   /// vectorizes; GPUs' kernels over points flatten one loop only).
   bool splitConcatenations = false;
+  /// tc-fuse's loop-past-unit-dims (the CPU's: the inner loop vectorizes;
+  /// GPUs map the domain's points to threads).
+  bool loopPastUnitDims = false;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
   /// Tests only: tc-fuse plants a wrong rewrite.
@@ -272,6 +275,7 @@ struct FuseOptions {
     options.channelsFirstSmallMaps = true;
     options.inPlaceLaunches = true;
     options.splitConcatenations = true;
+    options.loopPastUnitDims = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
     options.kernelChecks = decompose.checks;
     options.plantOutOfBoundsForTesting =

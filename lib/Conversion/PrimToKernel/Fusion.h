@@ -403,9 +403,10 @@ std::optional<WindowFamily> windowFamily(prim::ConcatenateOp concat,
 class KernelBuilder {
 public:
   KernelBuilder(const FusionPlan &plan, Location loc, bool cacheRows,
-                bool splitConcatenations)
+                bool splitConcatenations, bool loopPastUnitDims = false)
       : plan(plan), b(loc.getContext()), loc(loc), cacheRows(cacheRows),
-        splitConcatenations(splitConcatenations) {}
+        splitConcatenations(splitConcatenations),
+        loopPastUnitDims(loopPastUnitDims) {}
 
   /// What a kernel built for a value does: compute it point by point, or
   /// (for a scatter-add's result) fill it with zeros or add its updates.
@@ -496,6 +497,8 @@ private:
   bool cacheRows;
   /// Concatenations along the last dimension split the inner loop.
   bool splitConcatenations;
+  /// The inner loop runs over the last dimension larger than 1.
+  bool loopPastUnitDims;
   /// While the inner loop is split: the loop's index (the point's last
   /// coordinate) and, per concatenation that the point reads at it, the
   /// part that holds the loop's range.

@@ -328,19 +328,29 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   ArrayRef<int64_t> shape = type.getShape();
   // A vector of the symbolic size has no static row: each point is a row.
   bool symbolicRows = shape.size() == 1 && type.isDynamicDim(0);
-  SmallVector<int64_t> domain(shape.begin(), shape.empty() || symbolicRows
-                                                 ? shape.end()
-                                                 : shape.end() - 1);
+  // With loopPastUnitDims, trailing dimensions of size 1 are indexed at 0
+  // and the inner loop runs over the last dimension before them.
+  int64_t unitTail = 0;
+  if (loopPastUnitDims && mode != Mode::ScatterAdd)
+    while (unitTail + 1 < static_cast<int64_t>(shape.size()) &&
+           shape[shape.size() - 1 - unitTail] == 1)
+      ++unitTail;
+  if (unitTail && shape[shape.size() - 1 - unitTail] <= 1)
+    unitTail = 0;
+  ArrayRef<int64_t> looped = shape.drop_back(unitTail);
+  SmallVector<int64_t> domain(looped.begin(), looped.empty() || symbolicRows
+                                                  ? looped.end()
+                                                  : looped.end() - 1);
   // Few long rows (a 1-d tensor, say) leave threads idle: split the last
   // dimension into blocks, which become a domain dimension of their own.
   int64_t rows = 1, block = 0;
   for (int64_t size : domain)
     rows *= ShapedType::isDynamic(size) ? kSymbolHint : size;
-  if (!shape.empty() && rows < 64 && shape.back() >= (1 << 15))
+  if (!looped.empty() && rows < 64 && looped.back() >= (1 << 15))
     for (int64_t candidate : {4096, 2048, 1024, 512, 256})
-      if (shape.back() % candidate == 0) {
+      if (looped.back() % candidate == 0) {
         block = candidate;
-        domain.push_back(shape.back() / block);
+        domain.push_back(looped.back() / block);
         break;
       }
 
@@ -367,7 +377,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     Value i = kernel::IndexOp::create(b, loc, b.getIndexType(), d);
     idx.push_back(i);
   }
-  if (!block && !shape.empty() && !symbolicRows && mode == Mode::Compute) {
+  if (!block && !unitTail && !shape.empty() && !symbolicRows &&
+      mode == Mode::Compute) {
     rowIndex = idx;
     mayCacheRows = cacheRows;
   }
@@ -407,7 +418,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   // and selected one: a rotary embedding's halves ran at 4x Inductor's
   // time.
   SmallVector<int64_t> cuts;
-  if (splitConcatenations && mode == Mode::Compute && !block &&
+  if (splitConcatenations && mode == Mode::Compute && !block && !unitTail &&
       !shape.empty() && !symbolicRows) {
     std::set<int64_t> at;
     llvm::DenseSet<Value> seen;
@@ -455,7 +466,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     splitParts.clear();
   } else if (!shape.empty() && !symbolicRows) {
     Value blockIndex = block ? idx.pop_back_val() : Value();
-    auto [loop, loopArg] = openLoop(block ? block : shape.back());
+    auto [loop, loopArg] = openLoop(block ? block : looped.back());
     Block *body = &loop.getBody().front();
     Value inner = loopArg;
     if (!block)
@@ -465,6 +476,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
           b, loc, arith::MulIOp::create(b, loc, blockIndex, index(block)),
           inner);
     idx.push_back(inner);
+    for (int64_t d = 0; d < unitTail; ++d)
+      idx.push_back(index(0));
     if (failed(emitPoint(idx)))
       return failure();
     // The loop computed the row a reduction cached before the reduction

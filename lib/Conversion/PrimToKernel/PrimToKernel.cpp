@@ -152,7 +152,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
                     Mode mode = Mode::Compute) -> LogicalResult {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows,
-                          splitConcatenations);
+                          splitConcatenations, loopPastUnitDims);
     FailureOr<kernel::KernelOp> kernel = builder.build(
         value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
         inputs, mode);

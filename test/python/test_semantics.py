@@ -154,6 +154,24 @@ def test_broadcasting(fresh_tc, shapes):
     same(got, expected)
 
 
+@pytest.mark.parametrize("shape", [(96, 40, 1, 1), (3, 70, 1), (5, 1, 1),
+                                   (1, 33, 1, 1)])
+def test_trailing_unit_dimensions(fresh_tc, shape):
+    """Values whose last dimensions are 1 (a 1x1 weight standardized per
+    output channel, a squeeze-excite scale): the CPU's kernels loop over
+    the last dimension larger than 1 (tc-fuse's loop-past-unit-dims)."""
+    def f(w, g):
+        dims = list(range(1, w.dim()))
+        mean = w.mean(dims, keepdim=True)
+        var = w.var(dims, keepdim=True, unbiased=False)
+        return (w - mean) * torch.rsqrt(var + 1e-5) * torch.sigmoid(g)
+
+    w = torch.randn(shape)
+    g = torch.randn(shape[0], *([1] * (len(shape) - 1)))
+    got, expected, *_ = run_both(f, w, g)
+    same(got, expected, rtol=1e-4, atol=1e-5)
+
+
 # -- empty tensors ----------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 2)])

@@ -720,9 +720,15 @@ bool CUDAExecutable::Impl::issue(
                        ArrayRef<void *> ptrs) {
     void *workspace =
         static_cast<char *>(args.back()) + workspaceOffsets[index];
+    // Half-precision elements: a view's offset is in units of 2 bytes.
+    auto at = [&](int64_t id, int64_t offset) -> void * {
+      return static_cast<char *>(ptrs[id]) + 2 * offset;
+    };
     return attentionPlans[index]->run(
-        ptrs[a.query], ptrs[a.key], ptrs[a.value],
-        a.bias >= 0 ? ptrs[a.bias] : nullptr, ptrs[a.out], workspace,
+        at(a.query, a.call.qOffset), at(a.key, a.call.kOffset),
+        at(a.value, a.call.vOffset),
+        a.bias >= 0 ? ptrs[a.bias] : nullptr, at(a.out, a.call.outOffset),
+        workspace,
         cuStream, error);
   };
   return program->execute(args, symbol, launch, gemm, conv, attention, error,

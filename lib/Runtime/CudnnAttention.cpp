@@ -330,6 +330,11 @@ std::string mlir::tc::gpu_runtime::attentionUnsupportedReason(
         stridesReason("out", outDims(call), call.outStrides)})
     if (!reason.empty())
       return reason;
+  for (int64_t offset :
+       {call.qOffset, call.kOffset, call.vOffset, call.outOffset})
+    if (offset < 0 || offset % 8)
+      return "cuDNN attention: q, k, v and out must start at multiples of 8 "
+             "elements of their buffers (16-byte aligned)";
   if (call.hasBias) {
     Dims full = {call.batch, call.heads, call.queries, call.keys};
     for (int i = 0; i < 4; ++i)

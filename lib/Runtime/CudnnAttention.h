@@ -40,6 +40,9 @@ struct AttentionCall {
   /// kvHeads, keys, headDim], v [batch, kvHeads, keys, valueDim], out
   /// [batch, heads, queries, valueDim].
   int64_t qStrides[4], kStrides[4], vStrides[4], outStrides[4];
+  /// Where q, k, v and out start in their buffers, in elements (a view of
+  /// a packed projection).
+  int64_t qOffset = 0, kOffset = 0, vOffset = 0, outOffset = 0;
   /// With a bias: its dims [b, h, q, keys] where each of the first three is
   /// either 1 (broadcast) or the full size, and its strides in elements
   /// (same element type as q).

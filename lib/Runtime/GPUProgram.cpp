@@ -44,6 +44,19 @@ void *gpu_runtime::openLibrary(std::initializer_list<const char *> names) {
   return nullptr;
 }
 
+void gpu_runtime::setOperandViews(runtime::AttentionCall &call,
+                                  ArrayRef<int64_t> views) {
+  int64_t *offsets[4] = {&call.qOffset, &call.kOffset, &call.vOffset,
+                         &call.outOffset};
+  int64_t *strides[4] = {call.qStrides, call.kStrides, call.vStrides,
+                         call.outStrides};
+  for (int i = 0; i < 4; ++i) {
+    *offsets[i] = views[5 * i];
+    for (int d = 0; d < 4; ++d)
+      strides[i][d] = views[5 * i + 1 + d];
+  }
+}
+
 runtime::AttentionCall gpu_runtime::denseAttentionCall(
     bool bf16, ArrayRef<int64_t> sizes, int64_t biasBatch, int64_t biasHeads,
     int64_t biasWidth, bool causal, float scale) {
@@ -171,9 +184,11 @@ private:
       return op.emitOpError() << "needs cuDNN's fused attention, which "
                               << platform << " has not";
     auto q = cast<MemRefType>(op.getQuery().getType());
-    ArrayRef<int64_t> qs = q.getShape(),
-                      ks = cast<MemRefType>(op.getKey().getType()).getShape(),
-                      vs = cast<MemRefType>(op.getValue().getType()).getShape();
+    kernel::AttentionOp::View views[4] = {
+        op.getOperandView(0), op.getOperandView(1), op.getOperandView(2),
+        op.getOperandView(3)};
+    ArrayRef<int64_t> qs = views[0].sizes, ks = views[1].sizes,
+                      vs = views[2].sizes;
     SmallVector<int64_t, 4> bs = {-1, -1, -1, 0};
     if (Value bias = op.getBias())
       bs.assign(cast<MemRefType>(bias.getType()).getShape().begin(),
@@ -184,6 +199,12 @@ private:
                     {qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3]}, bs[0],
                     bs[1], bs[3], op.getCausal(),
                     static_cast<float>(op.getScale().convertToDouble()))};
+    SmallVector<int64_t, 20> placed;
+    for (const kernel::AttentionOp::View &view : views) {
+      placed.push_back(view.offset);
+      llvm::append_range(placed, view.strides);
+    }
+    setOperandViews(a.call, placed);
     const runtime::AttentionCall &c = a.call;
     if (std::string why = gpu_runtime::attentionUnsupportedReason(c); !why.empty())
       return op.emitOpError() << "cannot run on cuDNN: " << why;
@@ -546,6 +567,12 @@ std::string GPUProgram::serialize() const {
          << c.valueDim << " " << c.causal << " " << scaleBits << " "
          << c.biasDims[0] << " " << c.biasDims[1] << " "
          << (c.hasBias ? c.biasStrides[2] : 0);
+      for (auto [offset, strides] :
+           {std::pair(c.qOffset, c.qStrides), std::pair(c.kOffset, c.kStrides),
+            std::pair(c.vOffset, c.vStrides),
+            std::pair(c.outOffset, c.outStrides)})
+        os << " " << offset << " " << strides[0] << " " << strides[1] << " "
+           << strides[2] << " " << strides[3];
     } else {
       const runtime::ConvCall &c = *step.conv;
       os << "conv " << static_cast<int64_t>(c.kind) << " " << c.input << " "
@@ -663,7 +690,7 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
         return nullptr;
       program->steps.push_back(
           {std::nullopt, std::nullopt, std::move(c), {}});
-    } else if (tag == "attention" && n.size() == 18) {
+    } else if (tag == "attention" && n.size() == 38) {
       if (n[5] != static_cast<int64_t>(runtime::ConvElement::F16) &&
           n[5] != static_cast<int64_t>(runtime::ConvElement::BF16))
         return nullptr;
@@ -676,6 +703,7 @@ std::unique_ptr<GPUProgram> GPUProgram::deserialize(StringRef bytes) {
                       n[5] == static_cast<int64_t>(runtime::ConvElement::BF16),
                       ArrayRef<int64_t>(n).slice(6, 7), biased ? n[15] : -1,
                       n[16], n[17], n[13] != 0, scale)};
+      setOperandViews(a.call, ArrayRef<int64_t>(n).slice(18, 20));
       const runtime::AttentionCall &c = a.call;
       if (!gpu_runtime::attentionUnsupportedReason(c).empty())
         return nullptr;

@@ -112,6 +112,10 @@ runtime::AttentionCall denseAttentionCall(bool bf16, ArrayRef<int64_t> sizes,
                                           int64_t biasWidth, bool causal,
                                           float scale);
 
+/// Sets where `call` reads q, k and v and writes out (`kernel.attention`'s
+/// views): for each, its offset and 4 strides in elements, 20 values.
+void setOperandViews(runtime::AttentionCall &call, ArrayRef<int64_t> views);
+
 struct Step {
   std::optional<Launch> launch;
   std::optional<Gemm> gemm;

@@ -138,6 +138,17 @@ struct Conv {
   bool weightChannelsFirst = false;
 };
 
+/// A fused attention's operand read (or its result written) in place: the
+/// `base` value whose buffer it views, with kernel.attention's view of it
+/// (an offset, sizes and strides in elements), and the views between them
+/// (`chain`, from the operand's side).
+struct AttentionView {
+  Value base;
+  int64_t offset;
+  SmallVector<int64_t, 4> sizes, strides;
+  SmallVector<Operation *> chain;
+};
+
 /// A value that several kernels would inline is realized instead when
 /// computing it reads this many large tensors per element.
 constexpr int64_t kSharedReadsToRealize = 4;
@@ -186,6 +197,12 @@ public:
   /// The fused attention (a library call) that writes `v`, or null.
   prim::AttentionOp attentionFor(Value v) const {
     return attentions.lookup(v);
+  }
+  /// How an attention reads its operand `v` in place, or null (`v` is
+  /// realized).
+  const AttentionView *attentionViewOf(Value v) const {
+    auto it = attentionViews.find(v);
+    return it == attentionViews.end() ? nullptr : &it->second;
   }
 
 private:
@@ -310,6 +327,19 @@ private:
     return false;
   }
 
+  /// The view an attention can read its 4-d operand `v` through (see
+  /// AttentionView): the farthest value above `v` through reshapes,
+  /// permutes and slices that makes one kernel.attention takes
+  /// (`kernel::AttentionOp::isLibraryView`); nullopt if none.
+  std::optional<AttentionView> attentionView(Value v);
+  /// The view through which an attention can write its result `v` into
+  /// the buffer of a value reshapes and permutes make of it (the farthest
+  /// such, each the only reader of the one before; `base` that value,
+  /// `chain` the values between); nullopt if none.
+  std::optional<AttentionView> attentionResultView(Value v);
+  /// Whether `v` lies on the chain of an operand an attention views.
+  bool isViewedByAttention(Value v);
+
   /// A dot operand that is a transpose of a realized value reads that value
   /// with the GEMM's transpose flag instead of materializing the transpose.
   GemmOperand gemmOperand(Value v) {
@@ -365,6 +395,12 @@ private:
   llvm::DenseMap<Value, Gemm> gemms;
   llvm::DenseMap<Value, Conv> convs;
   llvm::DenseMap<Value, prim::AttentionOp> attentions;
+  llvm::DenseMap<Value, AttentionView> attentionViews;
+  /// n-d by 2-d products whose only use adds a bias: (product, sum, bias).
+  struct BiasEpilogue {
+    Value product, sum, bias;
+  };
+  SmallVector<BiasEpilogue> biasEpilogues;
 };
 
 //===----------------------------------------------------------------------===//

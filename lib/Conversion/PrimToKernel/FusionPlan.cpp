@@ -64,19 +64,28 @@ LogicalResult FusionPlan::build() {
       realized.insert(dot.getLhs());
     Gemm gemm{dot, lhs, gemmOperand(dot.getRhs()), Value(), dot.getResult()};
     // Bias epilogue: dot + broadcast(bias[N]) as the product's only use.
-    if (rank == 2 && dot->hasOneUse()) {
+    // A 2-d product takes it at once; an n-d by 2-d one (a Linear on a
+    // [B, S, C] input) once the realization below is known (see
+    // `biasEpilogues`).
+    if ((rank == 2 || flattened) && dot->hasOneUse()) {
       if (auto add = dyn_cast<prim::AddOp>(*dot->user_begin())) {
         Value other = add.getLhs() == dot.getResult() ? add.getRhs()
                                                       : add.getLhs();
         auto bcast = other.getDefiningOp<prim::BroadcastInDimOp>();
+        int64_t last = tensorType(add).getRank() - 1;
         if (bcast && tensorType(bcast.getOperand()).getRank() == 1 &&
-            bcast.getBroadcastDimensions() == ArrayRef<int64_t>{1} &&
+            bcast.getBroadcastDimensions() == ArrayRef<int64_t>{last} &&
             tensorType(bcast.getOperand()).getDimSize(0) ==
-                tensorType(add).getDimSize(1) &&
+                tensorType(add).getDimSize(last) &&
             !isSplatConstant(bcast.getOperand())) {
-          realized.insert(bcast.getOperand());
-          gemm.bias = bcast.getOperand();
-          gemm.result = add.getResult();
+          if (rank == 2) {
+            realized.insert(bcast.getOperand());
+            gemm.bias = bcast.getOperand();
+            gemm.result = add.getResult();
+          } else {
+            biasEpilogues.push_back({dot.getResult(), add.getResult(),
+                                     bcast.getOperand()});
+          }
         }
       }
     }
@@ -116,10 +125,34 @@ LogicalResult FusionPlan::build() {
             op.getOther());
   });
 
-  // So is fused attention: every operand and the result in buffers.
+  // So is fused attention: every operand and the result in buffers. A
+  // query, key or value that views another value through reshapes,
+  // permutes and slices (the heads of a packed QKV projection, a
+  // projection's [B, S, H, D] permuted to [B, H, S, D]) is read in place
+  // when the call can take the view: that value is realized, the view
+  // and the chain up to it are not.
   func.walk([&](prim::AttentionOp op) {
-    for (Value operand : op->getOperands())
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (i < 3)
+        if (std::optional<AttentionView> view = attentionView(operand)) {
+          realized.insert(view->base);
+          attentionViews[operand] = *view;
+          continue;
+        }
       realized.insert(operand);
+    }
+    // Likewise the result, when reshapes and permutes alone (each the
+    // only reader of the last) make it another value the call can write
+    // through a view (the heads put back in rows for the output
+    // projection): that value is the call's buffer.
+    if (!fuseNothing)
+      if (std::optional<AttentionView> view =
+              attentionResultView(op.getResult())) {
+        realized.insert(view->base);
+        attentions[view->base] = op;
+        attentionViews[op.getResult()] = *view;
+        return;
+      }
     realized.insert(op.getResult());
     attentions[op.getResult()] = op;
   });
@@ -149,7 +182,8 @@ LogicalResult FusionPlan::build() {
     for (Value v : op->getResults()) {
       unsigned windows = 0;
       for (Operation *user : v.getUsers())
-        windows += isa<prim::SliceOp, prim::PadOp, prim::ConcatenateOp>(user);
+        windows += isa<prim::SliceOp, prim::PadOp, prim::ConcatenateOp>(user) &&
+                   !isViewedByAttention(user->getResult(0));
       if (windows <= 1)
         continue;
       auto pad = dyn_cast<prim::PadOp>(op);
@@ -374,7 +408,203 @@ LogicalResult FusionPlan::build() {
       }
     });
   }
+
+  // An n-d by 2-d product's bias: a kernel reading the product adds it
+  // for free, so it stays out of the library call, unless the sum is
+  // realized anyway (read through several slices, as a packed QKV
+  // projection's is; an attention's operand; returned). Then the call's
+  // epilogue adds it, instead of a pass of its own over the product
+  // (ViT-B's QKV bias at batch 128: 0.06 ms a layer on the H200).
+  for (auto [product, sum, bias] : biasEpilogues) {
+    if (!realized.contains(sum))
+      continue;
+    Gemm gemm = gemms.lookup(product);
+    gemms.erase(product);
+    realized.remove(product);
+    realized.insert(bias);
+    gemm.bias = bias;
+    gemm.result = sum;
+    gemms[sum] = gemm;
+  }
   return success();
+}
+
+/// The strides of `view` after a reshape to `shape`, when the reshape can
+/// be a view of the same elements (dimensions merge only where their
+/// strides chain, split freely); nullopt otherwise.
+static std::optional<SmallVector<int64_t, 4>>
+reshapedStrides(ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> shape) {
+  SmallVector<int64_t, 4> result(shape.size(), 1);
+  // Walk both shapes from the innermost dimension, a run of the old shape
+  // whose dimensions are contiguous with each other at a time.
+  int64_t next = static_cast<int64_t>(shape.size()) - 1;
+  int64_t d = static_cast<int64_t>(sizes.size()) - 1;
+  while (d >= 0) {
+    // The run [first, d]: each dimension larger than 1 strides by the
+    // next inner one's stride times that one's size (dimensions of 1 join
+    // any run). `base` is its innermost stride, `expect` what the next
+    // dimension out must stride by.
+    int64_t first = d, runElements = sizes[d], base = -1, expect = -1;
+    if (sizes[d] != 1) {
+      base = strides[d];
+      expect = strides[d] * sizes[d];
+    }
+    while (first > 0) {
+      int64_t size = sizes[first - 1];
+      if (size != 1 && expect != -1 && strides[first - 1] != expect)
+        break;
+      --first;
+      runElements *= size;
+      if (size != 1) {
+        if (base == -1)
+          base = strides[first];
+        expect = strides[first] * size;
+      }
+    }
+    if (base == -1)
+      base = 1;
+    int64_t elements = 1;
+    while (next >= 0 && (elements < runElements || shape[next] == 1)) {
+      result[next] = base * elements;
+      elements *= shape[next];
+      --next;
+    }
+    if (elements != runElements)
+      return std::nullopt;
+    d = first - 1;
+  }
+  if (next != -1)
+    return std::nullopt;
+  return result;
+}
+
+std::optional<AttentionView> FusionPlan::attentionView(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
+      type.getNumElements() == 0)
+    return std::nullopt;
+  // The chain of views above `v`, nearest first.
+  SmallVector<Operation *> chain;
+  for (Value next = v; Operation *def = next.getDefiningOp();) {
+    if (!isa<prim::ReshapeOp, prim::PermuteOp, prim::SliceOp>(def))
+      break;
+    chain.push_back(def);
+    next = def->getOperand(0);
+  }
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  // The farthest value the call can view (the longest chain that is one).
+  for (size_t length = chain.size(); length > 0; --length) {
+    Value base = chain[length - 1]->getOperand(0);
+    auto baseType = dyn_cast<RankedTensorType>(base.getType());
+    if (!baseType || !baseType.hasStaticShape())
+      continue;
+    AttentionView view{base, 0, {}, {}, {}};
+    view.sizes.assign(baseType.getShape().begin(), baseType.getShape().end());
+    view.strides.assign(view.sizes.size(), 1);
+    for (int64_t d = static_cast<int64_t>(view.sizes.size()) - 2; d >= 0; --d)
+      view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+    bool ok = true;
+    for (Operation *op : llvm::reverse(ArrayRef(chain).take_front(length))) {
+      if (auto permute = dyn_cast<prim::PermuteOp>(op)) {
+        SmallVector<int64_t, 4> sizes, strides;
+        for (int64_t p : permute.getPermutation()) {
+          sizes.push_back(view.sizes[p]);
+          strides.push_back(view.strides[p]);
+        }
+        view.sizes = sizes;
+        view.strides = strides;
+      } else if (auto slice = dyn_cast<prim::SliceOp>(op)) {
+        for (auto [d, start, limit, step] :
+             llvm::enumerate(slice.getStart(), slice.getLimit(),
+                             slice.getStrides())) {
+          view.offset += start * view.strides[d];
+          view.sizes[d] = (limit - start + step - 1) / step;
+          view.strides[d] *= step;
+        }
+      } else {
+        ArrayRef<int64_t> shape = cast<prim::ReshapeOp>(op).getShape();
+        std::optional<SmallVector<int64_t, 4>> strides =
+            reshapedStrides(view.sizes, view.strides, shape);
+        if (!strides) {
+          ok = false;
+          break;
+        }
+        view.sizes.assign(shape.begin(), shape.end());
+        view.strides = *strides;
+      }
+    }
+    if (ok && kernel::AttentionOp::isLibraryView(view.sizes, view.strides,
+                                                 view.offset, elementBytes)) {
+      view.chain.assign(chain.begin(), chain.begin() + length);
+      return view;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<AttentionView> FusionPlan::attentionResultView(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.hasStaticShape() || type.getNumElements() == 0)
+    return std::nullopt;
+  // The chain of reshapes and permutes below `v`, nearest first.
+  SmallVector<Operation *> chain;
+  for (Value next = v; next.hasOneUse();) {
+    Operation *user = *next.user_begin();
+    if (!isa<prim::ReshapeOp, prim::PermuteOp>(user))
+      break;
+    chain.push_back(user);
+    next = user->getResult(0);
+  }
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  for (size_t length = chain.size(); length > 0; --length) {
+    Value base = chain[length - 1]->getResult(0);
+    auto baseType = cast<RankedTensorType>(base.getType());
+    // `v` in `base`'s buffer: undo the chain from `base` back up.
+    AttentionView view{base, 0, {}, {}, {}};
+    view.sizes.assign(baseType.getShape().begin(), baseType.getShape().end());
+    view.strides.assign(view.sizes.size(), 1);
+    for (int64_t d = static_cast<int64_t>(view.sizes.size()) - 2; d >= 0; --d)
+      view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+    bool ok = true;
+    for (Operation *op : llvm::reverse(ArrayRef(chain).take_front(length))) {
+      if (auto permute = dyn_cast<prim::PermuteOp>(op)) {
+        SmallVector<int64_t, 4> sizes(view.sizes.size()),
+            strides(view.sizes.size());
+        for (auto [i, p] : llvm::enumerate(permute.getPermutation())) {
+          sizes[p] = view.sizes[i];
+          strides[p] = view.strides[i];
+        }
+        view.sizes = sizes;
+        view.strides = strides;
+        continue;
+      }
+      ArrayRef<int64_t> shape =
+          tensorType(op->getOperand(0)).getShape();
+      std::optional<SmallVector<int64_t, 4>> strides =
+          reshapedStrides(view.sizes, view.strides, shape);
+      if (!strides) {
+        ok = false;
+        break;
+      }
+      view.sizes.assign(shape.begin(), shape.end());
+      view.strides = *strides;
+    }
+    if (ok && kernel::AttentionOp::isLibraryView(view.sizes, view.strides,
+                                                 view.offset, elementBytes)) {
+      view.chain.assign(chain.begin(), chain.begin() + length - 1);
+      return view;
+    }
+  }
+  return std::nullopt;
+}
+
+bool FusionPlan::isViewedByAttention(Value v) {
+  for (auto &[operand, view] : attentionViews)
+    for (Operation *op : view.chain)
+      if (op->getResult(0) == v)
+        return true;
+  return false;
 }
 
 int64_t FusionPlan::largestRead(Value v,

@@ -230,13 +230,31 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       continue;
     }
     if (prim::AttentionOp attention = plan.attentionFor(v)) {
+      // Each of query, key, value and the result: its buffer, or the
+      // buffer it views (`v` is the result or the value viewing it).
+      Value operands[4];
+      DenseI64ArrayAttr views[4];
+      for (unsigned i = 0; i < 4; ++i) {
+        Value operand =
+            i < 3 ? attention->getOperand(i) : attention.getResult();
+        const fuse::AttentionView *view = plan.attentionViewOf(operand);
+        if (!view) {
+          operands[i] = i < 3 ? buffers.lookup(operand) : out;
+          continue;
+        }
+        operands[i] = i < 3 ? buffers.lookup(view->base) : out;
+        SmallVector<int64_t, 9> values = {view->offset};
+        llvm::append_range(values, view->sizes);
+        llvm::append_range(values, view->strides);
+        views[i] = sb.getDenseI64ArrayAttr(values);
+      }
       kernel::AttentionOp::create(
-          sb, attention.getLoc(), buffers.lookup(attention.getQuery()),
-          buffers.lookup(attention.getKey()),
-          buffers.lookup(attention.getValue()), out,
+          sb, attention.getLoc(), operands[0], operands[1], operands[2],
+          operands[3],
           attention.getBias() ? buffers.lookup(attention.getBias())
                               : Value(),
-          attention.getScaleAttr(), attention.getCausalAttr());
+          attention.getScaleAttr(), attention.getCausalAttr(), views[0],
+          views[1], views[2], views[3]);
       continue;
     }
     if (v.getDefiningOp<prim::ScatterAddOp>()) {

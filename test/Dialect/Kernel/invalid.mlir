@@ -330,3 +330,43 @@ kernel.schedule @gemm_flattened_rows(%a: memref<?x4x32xf32>, %b: memref<32x16xf3
   kernel.gemm %a, %b, %out : memref<?x4x32xf32>, memref<32x16xf32>, memref<?x5x16xf32>
   kernel.return
 }
+
+// -----
+
+kernel.schedule @attention_view_length(%qkv: memref<2x16x96xbf16>, %o: memref<2x4x16x8xbf16>) {
+  // expected-error @+1 {{query_view must be [offset, 4 sizes, 4 strides]}}
+  kernel.attention %qkv, %qkv, %qkv, %o scale 1.0 query_view [0, 2, 4, 16, 8, 1536, 8, 96] key_view [32, 2, 4, 16, 8, 1536, 8, 96, 1] value_view [64, 2, 4, 16, 8, 1536, 8, 96, 1] : memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x4x16x8xbf16>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @attention_view_outside(%qkv: memref<2x16x96xbf16>, %o: memref<2x4x16x8xbf16>) {
+  // expected-error @+1 {{value_view reads outside its buffer 'memref<2x16x96xbf16>'}}
+  kernel.attention %qkv, %qkv, %qkv, %o scale 1.0 query_view [0, 2, 4, 16, 8, 1536, 8, 96, 1] key_view [32, 2, 4, 16, 8, 1536, 8, 96, 1] value_view [96, 2, 4, 16, 8, 1536, 8, 96, 1] : memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x4x16x8xbf16>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @attention_view_rows(%qkv: memref<2x16x96xbf16>, %o: memref<2x4x16x8xbf16>) {
+  // expected-error @+1 {{key_view must have an innermost stride of 1 and its offset and other strides in whole 16-byte rows}}
+  kernel.attention %qkv, %qkv, %qkv, %o scale 1.0 query_view [0, 2, 4, 16, 8, 1536, 8, 96, 1] key_view [4, 2, 4, 16, 8, 1536, 8, 96, 1] value_view [64, 2, 4, 16, 8, 1536, 8, 96, 1] : memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x4x16x8xbf16>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @attention_view_unviewed(%qkv: memref<2x16x96xbf16>, %o: memref<2x4x16x8xbf16>) {
+  // expected-error @+1 {{buffers must be static, dense, 4-d (or viewed) and of one element type, not 'memref<2x16x96xbf16>'}}
+  kernel.attention %qkv, %qkv, %qkv, %o scale 1.0 query_view [0, 2, 4, 16, 8, 1536, 8, 96, 1] key_view [32, 2, 4, 16, 8, 1536, 8, 96, 1] : memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x16x96xbf16>, memref<2x4x16x8xbf16>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @attention_out_view(%q: memref<2x4x16x8xbf16>, %o: memref<2x16x32xbf16>) {
+  // expected-error @+1 {{query 'memref<2x4x16x8xbf16>', key 'memref<2x4x16x8xbf16>', value 'memref<2x4x16x8xbf16>' and out 'memref<2x16x32xbf16>' do not make an attention}}
+  kernel.attention %q, %q, %q, %o scale 1.0 out_view [0, 2, 2, 16, 8, 512, 8, 32, 1] : memref<2x4x16x8xbf16>, memref<2x4x16x8xbf16>, memref<2x4x16x8xbf16>, memref<2x16x32xbf16>
+  kernel.return
+}

@@ -1,17 +1,18 @@
 // REQUIRES: libdevice
 // RUN: tc-opt %s --tc-cuda-pipeline="format=isa" | FileCheck %s
 
-// An attention block's middle on CUDA: the fused QKV product (cuBLAS), the
-// query/key/value heads copied out of it (one kernel), a padding mask as a
-// bias of the operands' type (one kernel), the attention itself one cuDNN
-// call inside the program, and its heads put back in rows (one kernel):
-// the graph is one program, with no attention left to eager between parts.
+// An attention block's middle on CUDA: the fused QKV product (cuBLAS), a
+// padding mask as a bias of the operands' type (one kernel), and the
+// attention itself, one cuDNN call inside the program that reads its
+// query, key and value heads where the product wrote them and writes its
+// heads back in rows, straight into the graph's output (views, no copy):
+// the graph is one program, with no attention left to eager between
+// parts.
 // CHECK-LABEL: kernel.schedule @attn
-// CHECK: kernel.gemm
-// CHECK: kernel.launch @tc_kernels::@attn_fused_slice_0(%{{.*}}, %[[Q:[0-9]+]])
-// CHECK: kernel.launch @tc_kernels::@attn_fused_where_1(%arg2, %[[B:[0-9]+]])
-// CHECK: kernel.attention %[[Q]], %[[Q]], %[[Q]], %[[O:[0-9]+]] bias %[[B]] scale 1.250000e-01 : memref<2x4x16x64xbf16>, memref<2x4x16x64xbf16>, memref<2x4x16x64xbf16>, memref<2x4x16x64xbf16>, memref<2x1x16x16xbf16>
-// CHECK: kernel.launch @tc_kernels::@attn_copy_2(%[[O]], %arg3)
+// CHECK: kernel.gemm %arg0, %arg1, %[[QKV:[0-9]+]]
+// CHECK-NEXT: kernel.buffer
+// CHECK-NEXT: kernel.launch @tc_kernels::@attn_fused_where_0(%arg2, %[[B:[0-9]+]])
+// CHECK-NEXT: kernel.attention %[[QKV]], %[[QKV]], %[[QKV]], %arg3 bias %[[B]] scale 1.250000e-01 query_view [0, 2, 4, 16, 64, 12288, 64, 768, 1] key_view [0, 2, 4, 16, 64, 12288, 64, 768, 1] value_view [0, 2, 4, 16, 64, 12288, 64, 768, 1] out_view [0, 2, 4, 16, 64, 4096, 64, 256, 1] : memref<2x16x768xbf16>, memref<2x16x768xbf16>, memref<2x16x768xbf16>, memref<2x16x256xbf16>, memref<2x1x16x16xbf16>
 // CHECK-NEXT: kernel.return
 fx.graph @attn(%x: tensor<2x16x256xbf16>, %w: tensor<256x768xbf16>, %m: tensor<2x1x1x16xi1>) -> tensor<2x16x256xbf16> {
   %qkv = fx.call_function "aten::matmul"(%x, %w) : (tensor<2x16x256xbf16>, tensor<256x768xbf16>) -> tensor<2x16x768xbf16>

@@ -145,6 +145,102 @@ def test_block_is_one_program(fresh_tc, dtype):
     assert tc.counters["runtime_fallbacks"] == 0
 
 
+def _attention_calls(fn, *args):
+    """Compiles and runs `fn` with the kernel stage's IR kept (one fresh
+    compile); its output and its kernel.attention lines."""
+    import tc.compiler
+    import tc.logs
+    torch._dynamo.reset()
+    tc.compiler.build.cache.clear()
+    tc.logs.set_logs("output_code")
+    try:
+        with torch.no_grad():
+            out = torch.compile(fn, backend="tc")(*args)
+    finally:
+        tc.logs.set_logs()
+    kernels = "".join(native.stage_ir.get("kernel", "")
+                      for native in tc.compiler.build.cache.values())
+    return out, [line for line in kernels.splitlines()
+                 if "kernel.attention" in line]
+
+
+class _PerHeadBlock(torch.nn.Module):
+    """Self-attention as Hugging Face's BERT writes it: a projection per
+    operand, each [B, S, H, D] permuted to [B, H, S, D]."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.out = (torch.nn.Linear(width, width)
+                                            for _ in range(4))
+
+    def forward(self, x):
+        b, s, w = x.shape
+
+        def split(t):
+            return t.view(b, s, self.heads, -1).transpose(1, 2)
+        a = F.scaled_dot_product_attention(split(self.q(x)),
+                                           split(self.k(x)),
+                                           split(self.v(x)))
+        return x + self.out(a.transpose(1, 2).reshape(b, s, w))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("block,shape", [
+    ("packed", (3, 197, 768, 12)),   # ViT-B's packed QKV, odd batch
+    ("packed", (2, 77, 1024, 16)),   # CLIP-L's text tower width
+    ("per_head", (5, 128, 768, 12)),  # BERT-base
+    ("per_head", (2, 200, 512, 8)),
+])
+def test_block_reads_and_writes_heads_in_place(fresh_tc, dtype, block,
+                                               shape):
+    """The attention reads its query, key and value heads where the
+    projections wrote them and writes its heads back in rows (views of
+    the buffers, `query_view` ... `out_view`: no copy kernels), with
+    eager's results at real widths, odd batches and sequence lengths."""
+    batch, seq, width, heads = shape
+    torch.manual_seed(0)
+    model = (_Block(width, heads) if block == "packed"
+             else _PerHeadBlock(width, heads)).cuda().to(dtype).eval()
+    x = torch.randn(batch, seq, width, device="cuda", dtype=dtype)
+    args = (x,)
+    if block == "packed":  # with a padding mask, a row of keys cut short
+        mask = torch.ones(batch, 1, 1, seq, dtype=torch.bool, device="cuda")
+        mask[-1, ..., seq // 2:] = False
+        args = (x, mask)
+    tc.reset_counters()
+    out, calls = _attention_calls(model, *args)
+    assert len(calls) == 1, calls
+    for view in ("query_view", "key_view", "value_view", "out_view"):
+        assert view in calls[0], calls[0]
+    with torch.no_grad():
+        exact = copy.deepcopy(model).float()(x.float(), *args[1:])
+        eager = model(*args)
+    error = (eager.float() - exact).abs().max().item()
+    tc_error = (out.float() - exact).abs().max().item()
+    assert tc_error <= 2 * error + FLOOR[dtype], (tc_error, error)
+    assert tc.counters["library_attentions"] == 1, dict(tc.counters)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+
+
+def test_viewed_attention_from_disk_cache(fresh_tc):
+    """A program whose attention reads and writes through views comes back
+    from the disk cache (the views serialized) and computes the same."""
+    import tc.compiler
+    model = _PerHeadBlock(512, 8).cuda().to(torch.bfloat16).eval()
+    x = torch.randn(3, 77, 512, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        first = torch.compile(model, backend="tc")(x)
+        torch._dynamo.reset()
+        tc.compiler.clear_cache()
+        tc.reset_counters()
+        second = torch.compile(model, backend="tc")(x)
+    assert tc.counters["disk_cache_hits"] == 1, dict(tc.counters)
+    assert tc.counters["library_attentions"] == 1, dict(tc.counters)
+    torch.testing.assert_close(second, first, atol=0, rtol=0)
+
+
 def test_float32_attention_stays_in_eager(fresh_tc):
     """cuDNN's fused attention takes half precision only: a float32 one
     runs as PyTorch's, between tc's parts, and says so."""

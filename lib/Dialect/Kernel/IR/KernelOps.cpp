@@ -405,30 +405,99 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
+AttentionOp::View AttentionOp::getOperandView(unsigned index) {
+  Value buffer = getOperand(index);
+  DenseI64ArrayAttr attr = index == 0   ? getQueryViewAttr()
+                           : index == 1 ? getKeyViewAttr()
+                           : index == 2 ? getValueViewAttr()
+                                        : getOutViewAttr();
+  View view;
+  if (attr) {
+    ArrayRef<int64_t> values = attr.asArrayRef();
+    view.offset = values[0];
+    view.sizes.assign(values.begin() + 1, values.begin() + 5);
+    view.strides.assign(values.begin() + 5, values.begin() + 9);
+    return view;
+  }
+  auto type = cast<MemRefType>(buffer.getType());
+  view.sizes.assign(type.getShape().begin(), type.getShape().end());
+  view.strides.assign(view.sizes.size(), 1);
+  for (int64_t d = static_cast<int64_t>(view.sizes.size()) - 2; d >= 0; --d)
+    view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+  return view;
+}
+
+bool AttentionOp::isLibraryView(ArrayRef<int64_t> sizes,
+                                ArrayRef<int64_t> strides, int64_t offset,
+                                int64_t elementBytes) {
+  if (sizes.size() != 4 || strides.size() != 4 || strides[3] != 1 ||
+      offset < 0 || (offset * elementBytes) % 16 != 0)
+    return false;
+  for (int d = 0; d < 3; ++d)
+    if (sizes[d] != 1 &&
+        (strides[d] <= 0 || (strides[d] * elementBytes) % 16 != 0))
+      return false;
+  return true;
+}
+
 LogicalResult AttentionOp::verify() {
   auto q = cast<MemRefType>(getQuery().getType());
-  auto k = cast<MemRefType>(getKey().getType());
-  auto v = cast<MemRefType>(getValue().getType());
   auto out = cast<MemRefType>(getOut().getType());
-  SmallVector<MemRefType> types = {q, k, v, out};
+  SmallVector<MemRefType> types = {q, cast<MemRefType>(getKey().getType()),
+                                   cast<MemRefType>(getValue().getType()),
+                                   out};
   if (Value bias = getBias())
     types.push_back(cast<MemRefType>(bias.getType()));
-  for (MemRefType type : types)
-    if (type.getRank() != 4 || !type.hasStaticShape() ||
+  SmallVector<DenseI64ArrayAttr, 4> viewAttrs = {
+      getQueryViewAttr(), getKeyViewAttr(), getValueViewAttr(),
+      getOutViewAttr()};
+  for (auto [i, type] : llvm::enumerate(types)) {
+    bool viewed = i < 4 && viewAttrs[i];
+    if ((!viewed && type.getRank() != 4) || !type.hasStaticShape() ||
         !type.getLayout().isIdentity() ||
         type.getElementType() != q.getElementType())
-      return emitOpError() << "buffers must be static, dense, 4-d and of "
-                              "one element type, not "
+      return emitOpError() << "buffers must be static, dense, 4-d (or "
+                              "viewed) and of one element type, not "
                            << type;
+  }
   if (!q.getElementType().isF16() && !q.getElementType().isBF16())
     return emitOpError() << "takes f16 or bf16 buffers";
-  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape(),
-                    os = out.getShape();
+  static constexpr const char *kNames[] = {"query", "key", "value", "out"};
+  for (unsigned i = 0; i < 4; ++i) {
+    if (!viewAttrs[i])
+      continue;
+    ArrayRef<int64_t> values = viewAttrs[i].asArrayRef();
+    if (values.size() != 9)
+      return emitOpError() << kNames[i]
+                           << "_view must be [offset, 4 sizes, 4 strides]";
+    View view = getOperandView(i);
+    int64_t last = view.offset;
+    for (int d = 0; d < 4; ++d) {
+      if (view.sizes[d] <= 0 || view.strides[d] < 0)
+        return emitOpError() << kNames[i]
+                             << "_view needs positive sizes and strides";
+      last += (view.sizes[d] - 1) * view.strides[d];
+    }
+    if (view.offset < 0 || last >= types[i].getNumElements())
+      return emitOpError() << kNames[i] << "_view reads outside its buffer "
+                           << types[i];
+    if (!isLibraryView(view.sizes, view.strides, view.offset,
+                       q.getElementTypeBitWidth() / 8))
+      return emitOpError() << kNames[i]
+                           << "_view must have an innermost stride of 1 and "
+                              "its offset and other strides in whole "
+                              "16-byte rows";
+  }
+  SmallVector<int64_t, 4> qs = getOperandView(0).sizes,
+                          ks = getOperandView(1).sizes,
+                          vs = getOperandView(2).sizes,
+                          os = getOperandView(3).sizes;
   if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] ||
       ks[3] != qs[3] || ks[1] == 0 || qs[1] % ks[1] != 0 || os[0] != qs[0] ||
       os[1] != qs[1] || os[2] != qs[2] || os[3] != vs[3])
-    return emitOpError() << "query " << q << ", key " << k << ", value " << v
-                         << " and out " << out << " do not make an attention";
+    return emitOpError() << "query " << q << ", key " << types[1]
+                         << ", value " << types[2] << " and out " << out
+                         << " do not make an attention";
   if (Value bias = getBias()) {
     ArrayRef<int64_t> bs = cast<MemRefType>(bias.getType()).getShape();
     if ((bs[0] != 1 && bs[0] != qs[0]) || (bs[1] != 1 && bs[1] != qs[1]) ||

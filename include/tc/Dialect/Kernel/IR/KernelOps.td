@@ -426,14 +426,58 @@ def Kernel_AttentionOp : Kernel_Op<"attention", [HasParent<"ScheduleOp">]> {
         : memref<2x12x128x64xbf16>, memref<2x12x128x64xbf16>,
           memref<2x12x128x64xbf16>, memref<2x12x128x64xbf16>
     ```
+
+    With `query_view` (`key_view`, `value_view`, `out_view`), the operand
+    is a strided view of its buffer instead: `[offset, 4 sizes, 4
+    strides]` in elements over the buffer's dense row-major storage. The
+    call reads a packed projection's heads where the projection wrote them
+    (ViT's `[B, S, 3, H, D]` QKV, BERT's `[B, S, H, D]` per head) and
+    writes its heads back in rows (`[B, S, H * D]`, what the output
+    projection reads): no copy per operand. A view's innermost stride is
+    1, its other strides and its offset are whole 16-byte rows
+    (`isLibraryView`), and it lies inside its buffer.
+
+    ```mlir
+    kernel.attention %qkv, %qkv, %qkv, %o scale 1.250000e-01
+        query_view [0, 2, 12, 128, 64, 294912, 64, 2304, 1]
+        key_view [768, 2, 12, 128, 64, 294912, 64, 2304, 1]
+        value_view [1536, 2, 12, 128, 64, 294912, 64, 2304, 1]
+        : memref<2x128x2304xbf16>, memref<2x128x2304xbf16>,
+          memref<2x128x2304xbf16>, memref<2x12x128x64xbf16>
+    ```
   }];
   let arguments = (ins AnyMemRef:$query, AnyMemRef:$key, AnyMemRef:$value,
                        AnyMemRef:$out, Optional<AnyMemRef>:$bias,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<DenseI64ArrayAttr>:$query_view,
+                       OptionalAttr<DenseI64ArrayAttr>:$key_view,
+                       OptionalAttr<DenseI64ArrayAttr>:$value_view,
+                       OptionalAttr<DenseI64ArrayAttr>:$out_view);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out (`bias` $bias^)? `scale` $scale
-    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `,` type($out) (`,` type($bias)^)?
+    (`causal` $causal^)? (`query_view` $query_view^)?
+    (`key_view` $key_view^)? (`value_view` $value_view^)?
+    (`out_view` $out_view^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($out)
+    (`,` type($bias)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// A 4-d operand as the call reads it: an offset, sizes and strides in
+    /// elements of its buffer.
+    struct View {
+      int64_t offset = 0;
+      ::llvm::SmallVector<int64_t, 4> sizes, strides;
+    };
+    /// Operand `index` (0 query, 1 key, 2 value, 3 out) as read: its view,
+    /// or its buffer, dense.
+    View getOperandView(unsigned index);
+    /// Whether a view of `sizes` and `strides` at `offset` of elements of
+    /// `elementBytes` is one the library call reads in place: innermost
+    /// stride 1; every other stride (of a dimension larger than 1) and the
+    /// offset whole 16-byte rows.
+    static bool isLibraryView(::llvm::ArrayRef<int64_t> sizes,
+                              ::llvm::ArrayRef<int64_t> strides,
+                              int64_t offset, int64_t elementBytes);
   }];
   let hasVerifier = 1;
 }

@@ -229,8 +229,10 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
     Option<"threadUnroll", "thread-unroll", "int64_t", "4",
            "Reductions a thread runs alone (a thread per output: column "
            "reductions, such as a channels-last tensor's over its pixels) "
-           "are unrolled by this factor, so that as many iterations' loads "
-           "are in flight (1: none)">,
+           "are unrolled by at least this factor, so that as many "
+           "iterations' loads are in flight (1: none); by up to 16 where "
+           "the kernel's threads would keep too few bytes in flight to "
+           "reach the memory's bandwidth">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

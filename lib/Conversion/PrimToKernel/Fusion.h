@@ -289,6 +289,27 @@ private:
     return false;
   }
 
+  /// Whether `v`'s expression, up to realized values, divides floats by a
+  /// value that is not a constant.
+  bool dividesByComputed(Value v) const {
+    SmallVector<Value> worklist = {v};
+    llvm::SmallDenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      if (!seen.insert(next).second)
+        continue;
+      Operation *op = next.getDefiningOp();
+      if (!op || (next != v && realized.contains(next)))
+        continue;
+      if (auto div = dyn_cast<prim::DivOp>(op))
+        if (isa<FloatType>(tensorType(div).getElementType()) &&
+            !div.getRhs().getDefiningOp<prim::ConstantOp>())
+          return true;
+      llvm::append_range(worklist, op->getOperands());
+    }
+    return false;
+  }
+
   /// The elements of the largest tensor `v`'s expression reads (graph
   /// inputs, realized values; constants and iotas read none; INT64_MAX
   /// through a reduction or random numbers), memoized in `leaves`.

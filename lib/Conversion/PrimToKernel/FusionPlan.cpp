@@ -286,19 +286,34 @@ LogicalResult FusionPlan::build() {
   // is computed again at every point it is broadcast to, which costs
   // nothing where the broadcast dimension is a loop the compiler hoists it
   // out of (channels-first) but a square root and a division per element
-  // where it is the inner one (channels-last). GPUs recompute it at no
-  // cost (their kernels wait on memory) and save the launch.
-  if (realizeBroadcastSources)
-    func.walk([&](prim::BroadcastInDimOp bcast) {
+  // where it is the inner one (channels-last). GPUs recompute most such
+  // values at no cost (their kernels wait on memory) and save the launch,
+  // but not a division by a computed value: a float division is some 20
+  // instructions, about what a memory-bound kernel may spend per element
+  // (ConvNeXt-V2's GRN scale `|x| / (mean |x| + eps)` per image and
+  // channel, recomputed at each of 196 pixels with GELU's erf, made the
+  // kernel compute-bound: 98 us a layer on the H200, Inductor 66).
+  func.walk([&](prim::BroadcastInDimOp bcast) {
       Value source = bcast.getOperand();
       Operation *def = source.getDefiningOp();
       if (!def || realized.contains(source) ||
           isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
               prim::PermuteOp>(def))
         return;
-      // Only a value that varies along the result's inner dimension: one
-      // that is constant along it (a row's statistics) is hoisted.
       RankedTensorType out = tensorType(bcast);
+      int64_t from = hintNumElements(tensorType(source));
+      int64_t to = hintNumElements(out);
+      if (from <= 0 || to < kBroadcastRatioToRealize * from)
+        return;
+      // A GPU thread computes each of its points whatever the layout.
+      if (!realizeBroadcastSources) {
+        if (dividesByComputed(source))
+          realized.insert(source);
+        return;
+      }
+      // On the CPU, only a value that varies along the result's inner
+      // dimension: one that is constant along it (a row's statistics) is
+      // hoisted.
       int64_t inner = out.getRank() - 1;
       ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
       const int64_t *it = llvm::find(dims, inner);
@@ -306,10 +321,7 @@ LogicalResult FusionPlan::build() {
           tensorType(source).getDimSize(it - dims.begin()) !=
               out.getDimSize(inner))
         return;
-      int64_t from = hintNumElements(tensorType(source));
-      int64_t to = hintNumElements(out);
-      if (from > 0 && to >= kBroadcastRatioToRealize * from &&
-          computesSlowly(source))
+      if (computesSlowly(source))
         realized.insert(source);
     });
 

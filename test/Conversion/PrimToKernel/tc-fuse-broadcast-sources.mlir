@@ -64,3 +64,26 @@ func.func @shift(%x: tensor<2x8x8x16xf32>, %scale: tensor<16xf32>, %mean: tensor
   %z = prim.add %y, %sb : tensor<2x8x8x16xf32>
   return %z : tensor<2x8x8x16xf32>
 }
+
+// -----
+
+// GRN's scale per image and channel, `n / (mean(n) + eps)` of the channels'
+// norms: a division by a computed value is some 20 instructions, so GPUs
+// realize it too (the OFF run: no realize-broadcast-sources, the GPU's
+// choice) instead of dividing again at each of the 8 x 8 pixels; the
+// rsqrt above stays inline there.
+// CHECK-LABEL: kernel.schedule @grn_scale
+// OFF-LABEL: kernel.schedule @grn_scale
+// OFF: %[[S:.*]] = memref.alloc() : memref<2x1x1x16xf32>
+// OFF: kernel.launch @grn_scale_fused_{{.*}}div{{.*}}(%{{.*}}, %[[S]])
+// OFF: kernel.launch @grn_scale_fused_{{.*}}(%{{.*}}, %[[S]], %{{.*}})
+// OFF-NEXT: kernel.return
+func.func @grn_scale(%x: tensor<2x8x8x16xf32>, %norms: tensor<2x1x1x16xf32>, %mean: tensor<2x1x1x1xf32>) -> tensor<2x8x8x16xf32> {
+  %eps = prim.constant dense<1.0e-6> : tensor<2x1x1x1xf32>
+  %m = prim.add %mean, %eps : tensor<2x1x1x1xf32>
+  %mb = prim.broadcast_in_dim %m, shape [2, 1, 1, 16], dims [0, 1, 2, 3] : tensor<2x1x1x1xf32>
+  %s = prim.div %norms, %mb : tensor<2x1x1x16xf32>
+  %b = prim.broadcast_in_dim %s, shape [2, 8, 8, 16], dims [0, 1, 2, 3] : tensor<2x1x1x16xf32>
+  %y = prim.mul %x, %b : tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}

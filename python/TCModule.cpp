@@ -141,11 +141,10 @@ int callPythonConvolution(TcConvolution *c, char **error) {
     }
     auto view = [&](void *data, const int64_t *shape,
                     const int64_t *strides) {
-      std::vector<size_t> sizes(shape, shape + c->rank);
-      return nb::ndarray<nb::pytorch>(data, size_t(c->rank), sizes.data(),
-                                      nb::handle(), strides, dtype,
-                                      nb::device::cpu::value)
-          .cast(nb::rv_policy::reference);
+      return cachedTensorView(
+          data, dtype, std::vector<size_t>(shape, shape + c->rank),
+          strides ? std::vector<int64_t>(strides, strides + c->rank)
+                  : std::vector<int64_t>());
     };
     auto list = [&](const int64_t *values) {
       nb::list out;

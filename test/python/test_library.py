@@ -54,6 +54,28 @@ def test_large_products_run_on_pytorchs_blas(fresh_tc):
     _compiled_all(library_gemms=1)
 
 
+def test_one_address_in_several_layouts(fresh_tc):
+    """The tensors viewing a graph's buffers are made once per address,
+    layout and type: the same arena addresses read as other shapes and
+    dtypes by other graphs' products, one call after another, give each
+    product its own operands (eager's results every time)."""
+    torch.manual_seed(0)
+    cases = [(torch.randn(96, 160), torch.randn(160, 128)),
+             (torch.randn(128, 160), torch.randn(160, 96)),
+             (torch.randn(96, 160, dtype=torch.float64),
+              torch.randn(160, 128, dtype=torch.float64))]
+    fns = [torch.compile(lambda x, w: torch.relu(x * 2 + 1) @ w + 3,
+                         backend="tc", dynamic=False)
+           for _ in cases]
+    for _ in range(2):
+        for f, (x, w) in zip(fns, cases):
+            for values in (x, torch.randn_like(x)):
+                torch.testing.assert_close(
+                    f(values, w), torch.relu(values * 2 + 1) @ w + 3)
+    assert tc.counters["library_gemms"] == 12, dict(tc.counters)
+    assert tc.counters["ops_eager"] == 0, dict(tc.counters)
+
+
 def test_small_products_stay_on_openblas(fresh_tc):
     """A product below tc::host::kLibraryGemmFlops (a call into PyTorch
     costs more than it) runs on OpenBLAS: no library call."""

@@ -92,7 +92,9 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     value broadcast to at least 16 times its size (batch norm's
     per-channel scale) is realized rather than computed again at every
     point: channels-last, the broadcast dimension is the inner loop, out of
-    which the compiler cannot hoist it.
+    which the compiler cannot hoist it. Without it (GPUs, whose threads
+    recompute such values while they wait on memory), only one that
+    divides by a computed value is (ConvNeXt-V2's GRN scale).
 
     With `split-concatenations` (the CPU's choice), a kernel that stores a
     concatenation along the last dimension runs one inner loop per part,

@@ -294,36 +294,36 @@ LogicalResult FusionPlan::build() {
   // channel, recomputed at each of 196 pixels with GELU's erf, made the
   // kernel compute-bound: 98 us a layer on the H200, Inductor 66).
   func.walk([&](prim::BroadcastInDimOp bcast) {
-      Value source = bcast.getOperand();
-      Operation *def = source.getDefiningOp();
-      if (!def || realized.contains(source) ||
-          isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
-              prim::PermuteOp>(def))
-        return;
-      RankedTensorType out = tensorType(bcast);
-      int64_t from = hintNumElements(tensorType(source));
-      int64_t to = hintNumElements(out);
-      if (from <= 0 || to < kBroadcastRatioToRealize * from)
-        return;
-      // A GPU thread computes each of its points whatever the layout.
-      if (!realizeBroadcastSources) {
-        if (dividesByComputed(source))
-          realized.insert(source);
-        return;
-      }
-      // On the CPU, only a value that varies along the result's inner
-      // dimension: one that is constant along it (a row's statistics) is
-      // hoisted.
-      int64_t inner = out.getRank() - 1;
-      ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
-      const int64_t *it = llvm::find(dims, inner);
-      if (inner < 0 || it == dims.end() || out.getDimSize(inner) <= 1 ||
-          tensorType(source).getDimSize(it - dims.begin()) !=
-              out.getDimSize(inner))
-        return;
-      if (computesSlowly(source))
+    Value source = bcast.getOperand();
+    Operation *def = source.getDefiningOp();
+    if (!def || realized.contains(source) ||
+        isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
+            prim::PermuteOp>(def))
+      return;
+    RankedTensorType out = tensorType(bcast);
+    int64_t from = hintNumElements(tensorType(source));
+    int64_t to = hintNumElements(out);
+    if (from <= 0 || to < kBroadcastRatioToRealize * from)
+      return;
+    // A GPU thread computes each of its points whatever the layout.
+    if (!realizeBroadcastSources) {
+      if (dividesByComputed(source))
         realized.insert(source);
-    });
+      return;
+    }
+    // On the CPU, only a value that varies along the result's inner
+    // dimension: one that is constant along it (a row's statistics) is
+    // hoisted.
+    int64_t inner = out.getRank() - 1;
+    ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+    const int64_t *it = llvm::find(dims, inner);
+    if (inner < 0 || it == dims.end() || out.getDimSize(inner) <= 1 ||
+        tensorType(source).getDimSize(it - dims.begin()) !=
+            out.getDimSize(inner))
+      return;
+    if (computesSlowly(source))
+      realized.insert(source);
+  });
 
   // A value computed from positions alone (iotas, constants, small
   // tables) that takes a division, a transcendental function or a gather,
@@ -491,6 +491,17 @@ reshapedStrides(ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
   return result;
 }
 
+/// `base` (a static tensor) viewed whole, in its dense row-major layout.
+static AttentionView denseView(Value base) {
+  ArrayRef<int64_t> shape = tensorType(base).getShape();
+  AttentionView view{base, 0, {}, {}, {}};
+  view.sizes.assign(shape.begin(), shape.end());
+  view.strides.assign(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+  return view;
+}
+
 std::optional<AttentionView> FusionPlan::attentionView(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
@@ -511,11 +522,7 @@ std::optional<AttentionView> FusionPlan::attentionView(Value v) {
     auto baseType = dyn_cast<RankedTensorType>(base.getType());
     if (!baseType || !baseType.hasStaticShape())
       continue;
-    AttentionView view{base, 0, {}, {}, {}};
-    view.sizes.assign(baseType.getShape().begin(), baseType.getShape().end());
-    view.strides.assign(view.sizes.size(), 1);
-    for (int64_t d = static_cast<int64_t>(view.sizes.size()) - 2; d >= 0; --d)
-      view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+    AttentionView view = denseView(base);
     bool ok = true;
     for (Operation *op : llvm::reverse(ArrayRef(chain).take_front(length))) {
       if (auto permute = dyn_cast<prim::PermuteOp>(op)) {
@@ -571,13 +578,8 @@ std::optional<AttentionView> FusionPlan::attentionResultView(Value v) {
   int64_t elementBytes = type.getElementTypeBitWidth() / 8;
   for (size_t length = chain.size(); length > 0; --length) {
     Value base = chain[length - 1]->getResult(0);
-    auto baseType = cast<RankedTensorType>(base.getType());
     // `v` in `base`'s buffer: undo the chain from `base` back up.
-    AttentionView view{base, 0, {}, {}, {}};
-    view.sizes.assign(baseType.getShape().begin(), baseType.getShape().end());
-    view.strides.assign(view.sizes.size(), 1);
-    for (int64_t d = static_cast<int64_t>(view.sizes.size()) - 2; d >= 0; --d)
-      view.strides[d] = view.strides[d + 1] * view.sizes[d + 1];
+    AttentionView view = denseView(base);
     bool ok = true;
     for (Operation *op : llvm::reverse(ArrayRef(chain).take_front(length))) {
       if (auto permute = dyn_cast<prim::PermuteOp>(op)) {

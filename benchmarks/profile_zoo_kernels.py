@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Models of bench_zoo.py in bf16 inference, eager beside Inductor and tc:
+each backend's median steady step (CUDA events, as bench_models.py times
+them) and, for Inductor and tc, the GPU kernels of one step by their total
+time (torch.profiler). Where a row's gap to Inductor is, kernel kind by
+kernel kind, without bench_zoo.py's reduce-overhead compile.
+
+    python3 benchmarks/profile_zoo_kernels.py deit_base_distilled_patch16_224,beit_base_patch16_224
+"""
+
+import copy
+import pathlib
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+import bench_models  # noqa: E402
+import tc  # noqa: E402
+import zoo_models  # noqa: E402
+
+
+def main() -> None:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.device("cuda")
+    for name in sys.argv[1].split(","):
+        built = zoo_models.build(name, "infer", device, torch.bfloat16)
+        base = built.model.eval()
+        times = {}
+        for backend in ("eager", "inductor", "tc"):
+            torch._dynamo.reset()
+            tc.reset_counters()
+            model = copy.deepcopy(base)
+            fn = model if backend == "eager" else torch.compile(
+                model, backend=backend)
+
+            def step():
+                with torch.no_grad():
+                    zoo_models.output(name, fn, built)
+            start = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            first = time.perf_counter() - start
+            for _ in range(8):
+                step()
+            state = {"step": step, "times": [], "host": []}
+            bench_models.time_steps(state, 10, device)
+            times[backend] = statistics.median(state["times"])
+            print(f"== {name} {backend} {times[backend]:.3f} ms, host "
+                  f"{statistics.median(state['host']):.3f} ms, first "
+                  f"{first:.1f} s", flush=True)
+            if backend == "eager":
+                continue
+            if backend == "tc":
+                print("counters", {k: v for k, v in tc.counters.items()
+                                   if v})
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                step()
+                torch.cuda.synchronize()
+            kernels = [e for e in prof.key_averages()
+                       if e.self_device_time_total > 0]
+            total = sum(e.self_device_time_total for e in kernels)
+            print(f"  kernels total {total / 1e3:.3f} ms")
+            for e in sorted(kernels, key=lambda e: -e.self_device_time_total
+                            )[:18]:
+                print(f"  {e.self_device_time_total / 1e3:8.3f} ms "
+                      f"{e.count:4d}x  {e.key[:110]}")
+        print(f"## {name} tc/inductor "
+              f"{times['inductor'] / times['tc']:.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -289,9 +289,10 @@ private:
     return false;
   }
 
-  /// Whether `v`'s expression, up to realized values, divides floats by a
-  /// value that is not a constant.
-  bool dividesByComputed(Value v) const {
+  /// Whether an op of `v`'s expression, up to realized values (`v`'s own
+  /// op included), satisfies `pred`.
+  bool expressionHas(Value v,
+                     llvm::function_ref<bool(Operation *)> pred) const {
     SmallVector<Value> worklist = {v};
     llvm::SmallDenseSet<Value> seen;
     while (!worklist.empty()) {
@@ -301,13 +302,21 @@ private:
       Operation *op = next.getDefiningOp();
       if (!op || (next != v && realized.contains(next)))
         continue;
-      if (auto div = dyn_cast<prim::DivOp>(op))
-        if (isa<FloatType>(tensorType(div).getElementType()) &&
-            !div.getRhs().getDefiningOp<prim::ConstantOp>())
-          return true;
+      if (pred(op))
+        return true;
       llvm::append_range(worklist, op->getOperands());
     }
     return false;
+  }
+
+  /// Whether `v`'s expression, up to realized values, divides floats by a
+  /// value that is not a constant.
+  bool dividesByComputed(Value v) const {
+    return expressionHas(v, [](Operation *op) {
+      auto div = dyn_cast<prim::DivOp>(op);
+      return div && isa<FloatType>(tensorType(div).getElementType()) &&
+             !div.getRhs().getDefiningOp<prim::ConstantOp>();
+    });
   }
 
   /// The elements of the largest tensor `v`'s expression reads (graph
@@ -332,20 +341,9 @@ private:
   /// Whether `v`'s expression, up to realized values, takes a division, a
   /// square root, a transcendental function or a gather.
   bool computesOrGathersSlowly(Value v) const {
-    SmallVector<Value> worklist = {v};
-    llvm::SmallDenseSet<Value> seen;
-    while (!worklist.empty()) {
-      Value next = worklist.pop_back_val();
-      if (!seen.insert(next).second)
-        continue;
-      Operation *op = next.getDefiningOp();
-      if (!op || (next != v && realized.contains(next)))
-        continue;
-      if (computesSlowlyAlone(op) || isa<prim::GatherOp>(op))
-        return true;
-      llvm::append_range(worklist, op->getOperands());
-    }
-    return false;
+    return expressionHas(v, [](Operation *op) {
+      return computesSlowlyAlone(op) || isa<prim::GatherOp>(op);
+    });
   }
 
   /// The view an attention can read its 4-d operand `v` through (see

@@ -491,6 +491,18 @@ reshapedStrides(ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
   return result;
 }
 
+/// `view` reshaped to `shape`; false when that is no view of the same
+/// elements.
+static bool reshapeView(AttentionView &view, ArrayRef<int64_t> shape) {
+  std::optional<SmallVector<int64_t, 4>> strides =
+      reshapedStrides(view.sizes, view.strides, shape);
+  if (!strides)
+    return false;
+  view.sizes.assign(shape.begin(), shape.end());
+  view.strides = *strides;
+  return true;
+}
+
 /// `base` (a static tensor) viewed whole, in its dense row-major layout.
 static AttentionView denseView(Value base) {
   ArrayRef<int64_t> shape = tensorType(base).getShape();
@@ -541,16 +553,9 @@ std::optional<AttentionView> FusionPlan::attentionView(Value v) {
           view.sizes[d] = (limit - start + step - 1) / step;
           view.strides[d] *= step;
         }
-      } else {
-        ArrayRef<int64_t> shape = cast<prim::ReshapeOp>(op).getShape();
-        std::optional<SmallVector<int64_t, 4>> strides =
-            reshapedStrides(view.sizes, view.strides, shape);
-        if (!strides) {
-          ok = false;
-          break;
-        }
-        view.sizes.assign(shape.begin(), shape.end());
-        view.strides = *strides;
+      } else if (!reshapeView(view, cast<prim::ReshapeOp>(op).getShape())) {
+        ok = false;
+        break;
       }
     }
     if (ok && kernel::AttentionOp::isLibraryView(view.sizes, view.strides,
@@ -593,16 +598,10 @@ std::optional<AttentionView> FusionPlan::attentionResultView(Value v) {
         view.strides = strides;
         continue;
       }
-      ArrayRef<int64_t> shape =
-          tensorType(op->getOperand(0)).getShape();
-      std::optional<SmallVector<int64_t, 4>> strides =
-          reshapedStrides(view.sizes, view.strides, shape);
-      if (!strides) {
+      if (!reshapeView(view, tensorType(op->getOperand(0)).getShape())) {
         ok = false;
         break;
       }
-      view.sizes.assign(shape.begin(), shape.end());
-      view.strides = *strides;
     }
     if (ok && kernel::AttentionOp::isLibraryView(view.sizes, view.strides,
                                                  view.offset, elementBytes)) {

@@ -600,15 +600,24 @@ def returns_alias(node: Any) -> bool:
     return any(r.alias_info is not None for r in target._schema.returns)
 
 
+def _aliases(node: Any) -> bool:
+    """Whether `node` is a view (`returns_alias`) or an element of one
+    (`getitem` of `split`'s or `unbind`'s list)."""
+    if getattr(node, "target", None) is operator.getitem:
+        node = node.args[0] if node.args else None
+    return returns_alias(node)
+
+
 def _sole_alias(value: torch.fx.Node) -> bool:
-    """Whether `value` is `aten.alias` of an intermediate that nothing else
-    reads (a full-range slice: timm's GhostNet's `out[:, :out_chs]` of a
-    concatenation of exactly that many channels): updating it in place
-    updates what no one else sees."""
+    """Whether `value` views an intermediate that nothing else reads: a
+    full-range slice (timm's GhostNet's `out[:, :out_chs]` of a
+    concatenation of exactly that many channels), the `view` a 3-d
+    `matmul` returns of its product (MobileBERT's `hidden += bias` after
+    it). Updating it in place updates what no one else sees."""
     base = value.args[0] if value.args else None
-    return (value.target is torch.ops.aten.alias.default
+    return (value.target is not operator.getitem and returns_alias(value)
             and isinstance(base, torch.fx.Node)
-            and base.op == "call_function" and not returns_alias(base)
+            and base.op == "call_function" and not _aliases(base)
             and len(base.users) == 1)
 
 
@@ -633,8 +642,8 @@ def _functionalize_inplace_intermediates(graph: torch.fx.Graph) -> None:
         value = node.args[0] if node.args else None
         if (functional is None or not isinstance(value, torch.fx.Node)
                 or value.op != "call_function"
-                or (returns_alias(value) and not _sole_alias(value))
-                or any(returns_alias(user) for user in value.users)):
+                or (_aliases(value) and not _sole_alias(value))
+                or any(_aliases(user) for user in value.users)):
             continue
         with graph.inserting_before(node):
             new = graph.call_function(functional, node.args, node.kwargs)

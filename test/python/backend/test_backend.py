@@ -963,6 +963,45 @@ def test_inplace_relu_of_an_intermediate_is_traced_in_one_pass(fresh_tc):
     assert tc.counters["aten_aot_autograd"] == 0
     assert tc.counters["ops_eager"] == 0
 
+
+@pytest.mark.requires_native
+def test_inplace_add_on_a_products_view_is_traced_in_one_pass(fresh_tc):
+    """`h = x.matmul(w); h += b` (MobileBERT's LM head): the 3-d product is
+    a `view` of a 2-d `mm` nothing else reads, so the update is written out
+    of place and the graph traced once (through AOTAutograd its attention
+    ran in eager on CUDA)."""
+    def f(x, w, b):
+        h = x.matmul(w)
+        h += b
+        return h * 2
+
+    args = (torch.randn(2, 3, 4), torch.randn(4, 5), torch.randn(5))
+    got = torch.compile(f, backend="tc")(*args)
+    torch.testing.assert_close(got, f(*args))
+    assert tc.counters["aten_one_pass"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["ops_eager"] == 0
+
+
+@pytest.mark.requires_native
+def test_inplace_update_of_a_split_piece_updates_its_base(fresh_tc):
+    """A piece of `split` views its base: `relu_` on it changes what a
+    later reader of the base reads. Written out of place, the base would
+    keep its old values (it did: tc returned them): such a graph goes to
+    AOTAutograd, which functionalizes views."""
+    def f(x):
+        t = x * 2
+        a, _ = t.split(2)
+        a.relu_()
+        return t + 1
+
+    x = torch.randn(4, 3)
+    got = torch.compile(f, backend="tc")(x)
+    torch.testing.assert_close(got, f(x))
+    assert tc.counters["aten_aot_autograd"] == 1
+    assert tc.counters["ops_eager"] == 0
+
+
 @pytest.mark.requires_native
 def test_training_graph_is_differentiated_by_tc(fresh_tc):
     """A training graph tc compiles whole is traced once and differentiated

@@ -37,11 +37,10 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     tc.counters["contiguous_masks"] += attention.contiguous_masks(gm)
     traced = tracing.trace_one_pass(gm, example_inputs, direct=True,
                                     training=is_training)
-    if traced is not None:
+    if traced is not None and is_training:
         tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not is_training:
-        tc.counters["library_attentions"] += attention.library_attentions(
-            traced)
+        _library_attentions(traced)
         tc.counters["aten_one_pass"] += 1
         tracing.products_of_merged_rows(traced.graph)
         traced.graph.eliminate_dead_code(is_impure_node=lambda node: (
@@ -79,6 +78,9 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         if partition is not None:
             extra["partition_fn"] = partition
     aten_compiler = functools.partial(compile_aten_graph, settings=settings)
+    if not is_training:
+        extra["inference_compiler"] = functools.partial(
+            compile_aten_graph, settings=settings, inference=True)
     return aot_autograd(
         fw_compiler=aten_compiler, bw_compiler=aten_compiler,
         decompositions=(joint_decompositions() if is_training
@@ -86,11 +88,23 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         **extra)(gm, example_inputs)
 
 
+def _library_attentions(gm: torch.fx.GraphModule) -> None:
+    """An inference graph's constant causal masks as flags, then its fused
+    attentions as tc's library calls (tc.attention)."""
+    tc.counters["causal_masks"] += attention.causal_masks_as_flags(gm)
+    tc.counters["library_attentions"] += attention.library_attentions(gm)
+
+
 def compile_aten_graph(gm: torch.fx.GraphModule,
                        example_inputs: Sequence[Any],
-                       settings: common.Settings) -> Callable:
-    """AOTAutograd's fw/bw compiler: an ATen graph to a boxed callable."""
+                       settings: common.Settings,
+                       inference: bool = False) -> Callable:
+    """AOTAutograd's fw/bw compiler (`inference`: its inference compiler,
+    for a graph without gradients, whose fused attentions become library
+    calls as the one-pass trace's do): an ATen graph to a boxed callable."""
     failures = tc.counters["compile_failures"]
+    if inference:
+        _library_attentions(gm)
     runner = _compile_aten_runner(gm, settings)
     # The backward is compiled when it first runs, after `tc_backend`:
     # every rank whose forward compiled (all of them, or none: agreed) gets

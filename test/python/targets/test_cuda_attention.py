@@ -241,6 +241,27 @@ def test_viewed_attention_from_disk_cache(fresh_tc):
     torch.testing.assert_close(second, first, atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_attention_of_a_graph_through_aot_autograd(fresh_tc, dtype):
+    """A graph that updates an input in place goes through AOTAutograd (its
+    inference compiler): its attention is still a library call in tc's
+    program (MobileBERT's 24 ran in eager, one segment each, when a
+    mutation sent its graph there), and the input is updated."""
+    def fn(q, k, v, count):
+        count.add_(1)
+        return F.scaled_dot_product_attention(q, k, v) * 2
+
+    q, k, v = _qkv(2, 4, 4, 128, 128, 32, dtype)
+    count = torch.zeros(1, device="cuda")
+    with torch.no_grad():
+        _check(fn, (q, k, v, count), dtype,
+               exact_fn=lambda q, k, v, _: F.scaled_dot_product_attention(
+                   q, k, v) * 2)
+    # Eager's call and tc's each counted once.
+    assert count.item() == 2
+    assert tc.counters["aten_aot_autograd"] == 1
+
+
 def test_float32_attention_stays_in_eager(fresh_tc):
     """cuDNN's fused attention takes half precision only: a float32 one
     runs as PyTorch's, between tc's parts, and says so."""

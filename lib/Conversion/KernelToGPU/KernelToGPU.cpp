@@ -237,9 +237,42 @@ struct GPUSchedule {
 constexpr int64_t kPackedRows = 4;
 constexpr int64_t kWarpSize = 32;
 
-/// Block reductions are shuffles of 32-bit values.
+/// Block reductions are shuffles of 32-bit values, two for a 64-bit one
+/// (`shuffleXor`): an int64 sum along a row (a position count, the cumsum of
+/// an attention mask) is a row per block too, where a thread walking the
+/// row alone took 30 ns an element.
 static bool hasBlockReduction(Type type) {
-  return type.isF32() || type.isInteger(32);
+  return type.isF32() || type.isF64() || type.isInteger(32) ||
+         type.isInteger(64);
+}
+
+/// `value` from the lane `offset` away (XOR) in the warp: one shuffle of a
+/// 32-bit value, two of its halves for a 64-bit one.
+static Value shuffleXor(OpBuilder &b, Location loc, Value value,
+                        int32_t offset, int32_t width) {
+  Type type = value.getType();
+  if (type.getIntOrFloatBitWidth() == 32)
+    return gpu::ShuffleOp::create(b, loc, value, offset, width,
+                                  gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value bits = type.isF64() ? arith::BitcastOp::create(b, loc, i64, value)
+                            : value;
+  Value shift = arith::ConstantIntOp::create(b, loc, i64, 32);
+  Value low = arith::TruncIOp::create(b, loc, i32, bits);
+  Value high = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, bits, shift));
+  auto shuffled = [&](Value half) {
+    Value got = gpu::ShuffleOp::create(b, loc, half, offset, width,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+    return arith::ExtUIOp::create(b, loc, i64, got);
+  };
+  Value joined = arith::OrIOp::create(
+      b, loc, shuffled(low),
+      arith::ShLIOp::create(b, loc, shuffled(high), shift));
+  return type.isF64() ? arith::BitcastOp::create(b, loc, type, joined)
+                      : joined;
 }
 
 static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
@@ -382,9 +415,8 @@ Value GPUKernelLowering::lowerBlockReduce(OpBuilder &b, Location loc,
                                           Value partial) {
   Value value = partial;
   for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
-    auto shuffle = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
-                                          gpu::ShuffleMode::XOR);
-    value = buildCombine(b, loc, kind, value, shuffle.getShuffleResult(),
+    value = buildCombine(b, loc, kind, value,
+                         shuffleXor(b, loc, value, offset, kWarpSize),
                          /*reassociate=*/false);
   }
   int64_t warps = schedule.rowThreads / kWarpSize;

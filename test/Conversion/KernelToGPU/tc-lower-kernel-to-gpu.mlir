@@ -393,3 +393,38 @@ kernel.kernel @checked_rows(%i: memref<8xi64>, %w: memref<100x64xf32>, %out: mem
   }
   kernel.return
 }
+
+// -----
+
+// An int64 row sum (a cumsum of an attention mask, written densely) is a
+// row per block too: each 64-bit partial crosses lanes as two 32-bit
+// shuffles of its halves, joined again before the add.
+// CHECK-LABEL: gpu.func @int64_rows
+// CHECK-SAME: workgroup(%[[SLOTS:.*]] : memref<4xi64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: %[[LOW:.*]] = arith.trunci %[[PART:.*]] : i64 to i32
+// CHECK: %[[HIGH:.*]] = arith.shrui %[[PART]], %c32_i64 : i64
+// CHECK: %[[HIGH32:.*]] = arith.trunci %[[HIGH]] : i64 to i32
+// CHECK: %[[SL:.*]], %{{.*}} = gpu.shuffle xor %[[LOW]], %c16_i32, %c32_i32 : i32
+// CHECK: %[[SH:.*]], %{{.*}} = gpu.shuffle xor %[[HIGH32]], %c16_i32, %c32_i32 : i32
+// CHECK: arith.extui %[[SH]] : i32 to i64
+// CHECK: arith.ori
+// CHECK: arith.addi %[[PART]]
+// CHECK-COUNT-8: gpu.shuffle xor %{{.*}} : i32
+// CHECK: memref.store %{{.*}}, %[[SLOTS]]
+// CHECK: gpu.barrier
+kernel.kernel @int64_rows(%x: memref<8x512xi64>, %out: memref<8xi64>) attributes {domain = array<i64: 8>} {
+  %i = kernel.index 0
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0 : i64
+  %s = kernel.reduce add %c512 init %zero : i64 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<8x512xi64>
+    kernel.yield %v : i64
+  }
+  memref.store %s, %out[%i] : memref<8xi64>
+  kernel.return
+}
+kernel.schedule @int64_rows_main(%x: memref<8x512xi64>, %out: memref<8xi64>) {
+  kernel.launch @int64_rows(%x, %out) : memref<8x512xi64>, memref<8xi64>
+  kernel.return
+}

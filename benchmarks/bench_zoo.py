@@ -374,7 +374,8 @@ def table(rows: list[dict]) -> str:
         def f(r, key, spec=".2f"):
             return format(r[key], spec) if r.get(key) is not None else "-"
         for r in these:
-            note = r["notes"].get("layers", "")
+            note = " ".join(str(part) for part in (
+                r["notes"].get("layers", ""), r.get("note", "")) if part)
             if r.get("exit_status"):
                 note = f"died ({r['exit_status']}) {note}"
             out.append(

@@ -183,6 +183,20 @@ def _fit(cls, cfg, limit: float, notes: dict) -> None:
     notes["layers"] = f"{layers} of {full}"
 
 
+def _positions(model, seq: int) -> int:
+    """How many tokens `model`'s position table holds: an embedding of
+    positions with a padding index counts from just after it (RoBERTa's
+    family: 512 positions of a 514-row table; the config class's default
+    table has 512 rows, so 510 tokens)."""
+    import torch
+    for name, module in model.named_modules():
+        if (name.endswith("position_embeddings")
+                and isinstance(module, torch.nn.Embedding)
+                and module.padding_idx is not None):
+            return module.num_embeddings - module.padding_idx - 1
+    return seq
+
+
 def build(name: str, mode: str, device, dtype, dropout: bool = True,
           small: bool = False) -> Built:
     """Model `name` for `mode` ("infer", "train" or "cpu"), seeded, with its
@@ -226,8 +240,9 @@ def build(name: str, mode: str, device, dtype, dropout: bool = True,
     if isinstance(limit, int) and limit > 0:
         seq = min(seq, limit)
     batch = CPU_BATCH if cpu else (2 if small else batch)
-    notes.update(batch=batch, seq=seq)
     model = cls(cfg)
+    seq = min(seq, _positions(model, seq))
+    notes.update(batch=batch, seq=seq)
     vocab = cfg.vocab_size
     ids = torch.randint(1, vocab, (batch, seq))
     inputs: dict = {"input_ids": ids}

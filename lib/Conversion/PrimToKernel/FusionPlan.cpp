@@ -177,7 +177,10 @@ LogicalResult FusionPlan::build() {
   // by slices alone (average pooling's zero-padded input, one slice per
   // window offset): each window point reads the realized value itself, or
   // the border's constant, at no more cost than reading a padded copy,
-  // which was written and read again (Inception-v3's nine poolings).
+  // which was written and read again (Inception-v3's nine poolings). So
+  // with no border (windows that tile the input): a widening convert of a
+  // realized activation was written as a float32 copy and read again by
+  // the pooling (NFNet's shortcut pooling, twice the bytes of its input).
   func.walk([&](Operation *op) {
     for (Value v : op->getResults()) {
       unsigned windows = 0;
@@ -186,14 +189,16 @@ LogicalResult FusionPlan::build() {
                    !isViewedByAttention(user->getResult(0));
       if (windows <= 1)
         continue;
+      bool slicesOnly = llvm::all_of(v.getUsers(), [](Operation *user) {
+        return isa<prim::SliceOp>(user);
+      });
       auto pad = dyn_cast<prim::PadOp>(op);
       bool borderOnly =
-          pad && llvm::all_of(v.getUsers(),
-                              [](Operation *user) {
-                                return isa<prim::SliceOp>(user);
-                              }) &&
-          llvm::all_of(pad.getInterior(), [](int64_t i) { return i == 0; }) &&
-          elementwiseOfRealized(pad.getOperand());
+          slicesOnly &&
+          (pad ? llvm::all_of(pad.getInterior(),
+                              [](int64_t i) { return i == 0; }) &&
+                     elementwiseOfRealized(pad.getOperand())
+               : elementwiseOfRealized(v));
       if (!borderOnly)
         realized.insert(v);
     }
@@ -242,7 +247,11 @@ LogicalResult FusionPlan::build() {
   // computed again for every channel (each element of ConvNeXt-V2's 80 to
   // 640 channels read that many times: 3.5 ms where 0.05 would do on the
   // H200). Realize it: a kernel of row statistics, then the elementwise
-  // rest at each point.
+  // rest at each point. Likewise where it reaches a reduction that keeps
+  // the last dimension (a mean over the tokens of a layer norm's output:
+  // Swin's pooled head): that kernel iterates the channels and sums over
+  // the rows, so each row's statistics were computed again for each of its
+  // channels (1024 times: 3.3 ms of Swin-B's step on the H200).
   func.walk([&](prim::ReduceOp reduce) {
     if (realized.contains(reduce.getResult()))
       return;
@@ -257,6 +266,13 @@ LogicalResult FusionPlan::build() {
           ArrayRef<int64_t> order = permute.getPermutation();
           if (!order.empty() &&
               order.back() != static_cast<int64_t>(order.size()) - 1) {
+            realized.insert(reduce.getResult());
+            return;
+          }
+        }
+        if (auto consumer = dyn_cast<prim::ReduceOp>(user)) {
+          int64_t last = tensorType(consumer.getOperand()).getRank() - 1;
+          if (last >= 0 && !llvm::is_contained(consumer.getDims(), last)) {
             realized.insert(reduce.getResult());
             return;
           }

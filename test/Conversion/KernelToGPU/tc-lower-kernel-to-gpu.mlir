@@ -174,6 +174,42 @@ kernel.kernel @short_rows(%x: memref<4096x128xf32>, %m: memref<4096xf32>, %out: 
 
 // -----
 
+// Rows shorter than a warp's sweep share it: 49 f32 elements (a 7x7
+// window's softmax row) need 13 threads of 4, so 16 lanes each, 8 rows to
+// a block of 128 threads; the reduction's shuffles stay within the lanes
+// (XOR offsets 8, 4, 2, 1), and each row's first lane stores.
+// CHECK-LABEL: gpu.func @rows_sharing_a_warp
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2048, 1, 1>
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
+// CHECK-DAG: %[[BID:.*]] = gpu.block_id x
+// CHECK-DAG: %[[GROUP:.*]] = arith.divui %[[TID]], %c16
+// CHECK-DAG: %[[FIRST:.*]] = arith.muli %[[BID]], %c8
+// CHECK-DAG: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[GROUP]]
+// CHECK-DAG: %[[LANE:.*]] = arith.remui %[[TID]], %c16
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %c49 step %c16
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<16384xf32>
+// CHECK: gpu.return
+kernel.kernel @rows_sharing_a_warp(%x: memref<16384x49xf32>, %m: memref<16384xf32>) attributes {domain = array<i64: 16384>} {
+  %i = kernel.index 0
+  %c49 = arith.constant 49 : index
+  %init = arith.constant 0.0 : f32
+  %sum = kernel.reduce add %c49 init %init : f32 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<16384x49xf32>
+    kernel.yield %v : f32
+  }
+  memref.store %sum, %m[%i] : memref<16384xf32>
+  kernel.return
+}
+
+// -----
+
 // A column sum reduces over the outer dimension: one thread per output
 // column (neighbouring threads read neighbouring addresses), the reduction
 // sequential in each thread, unrolled (by 16: 1000 threads keep few bytes

@@ -27,3 +27,23 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = prim.div %e, %sb : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// A row's statistics that reach a reduction keeping the last dimension (a
+// layer norm's output averaged over its rows: a pooled transformer head)
+// are realized: that kernel iterates the columns, so inlined, each row's
+// mean would be computed again for every column.
+// CHECK-LABEL: kernel.kernel @pooled_norm_fused_reduce_0
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32>, %[[MEAN:.*]]: memref<4xf32>)
+// CHECK-LABEL: kernel.kernel @pooled_norm_fused_sub_reduce_1
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32>, %[[M:.*]]: memref<4xf32>, %{{.*}}: memref<8xf32>)
+// CHECK: kernel.reduce add
+// CHECK-NOT: kernel.reduce
+// CHECK: memref.load %[[M]]
+// CHECK-LABEL: kernel.schedule @pooled_norm
+func.func @pooled_norm(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %s = prim.reduce sum %x, dims [1] : tensor<4x8xf32>
+  %sb = prim.broadcast_in_dim %s, shape [4, 8], dims [0] : tensor<4xf32>
+  %c = prim.sub %x, %sb : tensor<4x8xf32>
+  %p = prim.reduce sum %c, dims [0] : tensor<4x8xf32>
+  return %p : tensor<8xf32>
+}

@@ -183,3 +183,23 @@ func.func @border(%x: tensor<2x6xbf16>) -> tensor<2x6xbf16> {
   %r = prim.convert %s to bf16 : tensor<2x6xf32>
   return %r : tensor<2x6xbf16>
 }
+
+// -----
+
+// So without a border (windows that tile the input: a 2x2 average pooling
+// of even maps): the widened input is not realized as an f32 copy; the
+// pooling's kernel reads the bf16 argument at each window point.
+// CHECK-LABEL: kernel.kernel @tiles_fused_slice_add_convert_0
+// CHECK-SAME: (%[[X:.*]]: memref<2x8xbf16>, %[[OUT:.*]]: memref<2x4xbf16>)
+// CHECK-COUNT-2: memref.load %[[X]]
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: kernel.kernel
+func.func @tiles(%x: tensor<2x8xbf16>) -> tensor<2x4xbf16> {
+  %w = prim.convert %x to f32 : tensor<2x8xbf16>
+  %a = prim.slice %w, start [0, 0], limit [2, 7], strides [1, 2] : tensor<2x8xf32>
+  %b = prim.slice %w, start [0, 1], limit [2, 8], strides [1, 2] : tensor<2x8xf32>
+  %s = prim.add %a, %b : tensor<2x4xf32>
+  %r = prim.convert %s to bf16 : tensor<2x4xf32>
+  return %r : tensor<2x4xbf16>
+}

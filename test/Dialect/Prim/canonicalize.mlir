@@ -64,7 +64,7 @@ func.func @constant_folding() -> (tensor<2x3xf32>, tensor<6xi64>) {
 
 // CHECK-LABEL: func.func @shape_identities
 // CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>)
-func.func @shape_identities(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+func.func @shape_identities(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
   %0 = prim.reshape %x, shape [3, 4] : tensor<3x4xf32>
   %1 = prim.permute %x, [0, 1] : tensor<3x4xf32>
   %t = prim.permute %x, [1, 0] : tensor<3x4xf32>
@@ -73,8 +73,12 @@ func.func @shape_identities(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4
   %4 = prim.slice %x, start [0, 0], limit [3, 4], strides [1, 1] : tensor<3x4xf32>
   %5 = prim.concatenate %x dim 0 : tensor<3x4xf32>
   %6 = prim.convert %x to f32 : tensor<3x4xf32>
-  // CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]]
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+  %7 = prim.pad %x, low [0, 0], high [0, 0], interior [0, 0], value 1.0 : tensor<3x4xf32>
+  // A pad that adds or crops something stays.
+  // CHECK: %[[P:.*]] = prim.pad %[[X]], low [0, 1]
+  %8 = prim.pad %x, low [0, 1], high [0, -1], interior [0, 0], value 0.0 : tensor<3x4xf32>
+  // CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[P]]
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
 }
 
 // -----

@@ -84,12 +84,16 @@ def test_softmax_rows(fresh_tc, dtype, rows, width):
 
 @pytest.mark.parametrize("dtype", [torch.float32] + DTYPES)
 @pytest.mark.parametrize("rows,width", [(32 * 12 * 128, 128), (16384, 256),
-                                        (8192, 64), (4100, 97)])
+                                        (8192, 64), (4100, 97), (65536, 49),
+                                        (32768, 7), (65536, 20),
+                                        (16388, 49)])
 def test_short_rows_a_warp_each(fresh_tc, dtype, rows, width):
     """Rows one warp covers run four to a block, a warp each (BERT's
     attention rows: 128 wide at 32 x 12 x 128 rows, with its padding mask;
-    rows of 256 half-precision elements; an odd width): a masked softmax
-    and a layer norm, two reductions a row each."""
+    rows of 256 half-precision elements; an odd width), and shorter rows
+    share a warp, 8 or 16 lanes each (Swin's 49-wide window rows, 7 and 20
+    wide ones; 16388 rows, which no block of 16 rows divides, a warp
+    each): a masked softmax and a layer norm, two reductions a row each."""
     x = randn(rows, width, dtype=dtype)
     keep = torch.rand(rows // 4, 1, width, device="cuda") > 0.1
     keep[..., 0] = True
@@ -527,3 +531,42 @@ def test_bottleneck_training_channels_last(fresh_tc, dtype):
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     # 4 forward convolutions, 4 weight and 4 input gradients.
     assert channels_last_convolutions(loss, x) == (12, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gated_activation_pooled_channels_last(fresh_tc, dtype):
+    """An NF-ResNet transition at its first stage's size: a SiLU activation
+    scaled by a squeeze-and-excitation gate (a 1x1 convolution's output,
+    [N, C, 1, 1], expanded over the maps), then a 2x2 average pooling of
+    the shortcut (ceil_mode, no padding counted) and its 1x1 convolution.
+    The pooling reads the gated activation channels-last in its own
+    kernel; every convolution runs channels-last."""
+    torch.manual_seed(0)
+    se = torch.nn.Conv2d(256, 256, 1).cuda().to(dtype).requires_grad_(False)
+    proj = torch.nn.Conv2d(256, 512, 1).cuda().to(dtype)
+    proj.requires_grad_(False)
+    main = torch.nn.Conv2d(256, 256, 3, 1, 1).cuda().to(dtype)
+    main.requires_grad_(False)
+
+    def block(x):
+        y = F.silu(main(x))
+        y = y * torch.sigmoid(se(y.mean((2, 3), keepdim=True))) * 0.98
+        pooled = F.avg_pool2d(y, 2, 2, ceil_mode=True,
+                              count_include_pad=False)
+        return proj(pooled)
+
+    x = randn(8, 256, 56, 56, dtype=dtype)
+    check(block, x, atol=0.05, rtol=0.02)
+    assert channels_last_convolutions(block, x) == (3, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_then_token_mean(fresh_tc, dtype):
+    """A transformer's pooled head (Swin's, at batch 128): a layer norm
+    over the channels, then the mean over the 49 tokens. The norm's row
+    statistics are a kernel of their own; inlined into the mean's kernel,
+    which iterates the channels, each row's were computed 1024 times."""
+    x = randn(128, 49, 1024, dtype=dtype)
+    w, b = randn(1024, dtype=dtype), randn(1024, dtype=dtype)
+    check(lambda x, w, b: F.layer_norm(x, (1024,), w, b).mean(1), x, w, b,
+          atol=2e-2, rtol=2e-2)

@@ -168,6 +168,18 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return reshapeSplat(adaptor.getOperand(), getType());
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  // Nothing added or cropped (average pooling's windows that tile the
+  // input exactly): the operand itself.
+  auto zero = [](ArrayRef<int64_t> values) {
+    return llvm::all_of(values, [](int64_t v) { return v == 0; });
+  };
+  if (zero(getLow()) && zero(getHigh()) && zero(getInterior()) &&
+      getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
 OpFoldResult ConcatenateOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();

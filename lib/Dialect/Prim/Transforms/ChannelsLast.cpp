@@ -145,9 +145,25 @@ std::optional<SmallVector<int64_t>> channelsLastDims(BroadcastInDimOp bcast) {
   return dims;
 }
 
+/// Whether `bcast` expands the unit dimensions of a permute to
+/// channels-first in place (dimension d to d: a squeeze-and-excitation
+/// gate, [N, C, 1, 1] from a channels-last convolution, over [N, C, H,
+/// W]); the channels-last tensor it permutes if so.
+Value expandedChannelsLastSource(BroadcastInDimOp bcast) {
+  Value source = channelsLastSource(bcast.getOperand());
+  ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+  if (!source || static_cast<int64_t>(dims.size()) != kRank)
+    return nullptr;
+  for (int64_t d = 0; d < kRank; ++d)
+    if (dims[d] != d)
+      return nullptr;
+  return source;
+}
+
 /// Whether `v` (channels-first) can be read channels-last without a copy:
 /// it is a permute to channels-first, a splat constant, a broadcast whose
-/// broadcast dimensions stay in order, or (up to `depth` deep) an
+/// broadcast dimensions stay in order or that expands a permute to
+/// channels-first (`expandedChannelsLastSource`), or (up to `depth` deep) an
 /// elementwise op of such values (average pooling's divisor: the product
 /// of two broadcast window counts).
 bool readsChannelsLast(Value v, int depth = 3) {
@@ -156,7 +172,8 @@ bool readsChannelsLast(Value v, int depth = 3) {
   if (auto cst = v.getDefiningOp<ConstantOp>())
     return isa<SplatElementsAttr>(cst.getValue());
   if (auto bcast = v.getDefiningOp<BroadcastInDimOp>())
-    return channelsLastDims(bcast).has_value();
+    return channelsLastDims(bcast).has_value() ||
+           expandedChannelsLastSource(bcast);
   Operation *op = v.getDefiningOp();
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return depth > 0 && op && type && op->hasTrait<OpTrait::Elementwise>() &&
@@ -177,9 +194,14 @@ Value asChannelsLast(PatternRewriter &b, Value v) {
   if (auto cst = v.getDefiningOp<ConstantOp>())
     return ConstantOp::create(
         b, cst.getLoc(), cast<SplatElementsAttr>(cst.getValue()).reshape(last));
-  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>())
-    return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
-                                    last.getShape(), *channelsLastDims(bcast));
+  if (auto bcast = v.getDefiningOp<BroadcastInDimOp>()) {
+    if (std::optional<SmallVector<int64_t>> dims = channelsLastDims(bcast))
+      return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
+                                      last.getShape(), *dims);
+    return BroadcastInDimOp::create(
+        b, bcast.getLoc(), expandedChannelsLastSource(bcast), last.getShape(),
+        bcast.getBroadcastDimensions());
+  }
   Operation *op = v.getDefiningOp();
   IRMapping mapping;
   for (Value operand : op->getOperands())

@@ -202,3 +202,31 @@ func.func @pool_and_concatenate(%x: tensor<2x8x5x5xbf16>, %w: tensor<8x8x1x1xbf1
   %z = prim.convolution %cat, %v, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x16x5x5xbf16>, tensor<4x16x1x1xbf16>
   return %z : tensor<2x4x5x5xbf16>
 }
+
+// -----
+
+// A squeeze-and-excitation gate: the pooled activation's 1x1 convolution
+// (channels-last, [N, 1, 1, C]) back in [N, C, 1, 1] and expanded in place
+// over the maps scales the activation channels-last; the gate's broadcast
+// expands the channels-last [N, 1, 1, C] instead: the activation between
+// the convolutions is not permuted (only the pooled [N, C, 1, 1] is).
+// CHECK-LABEL: func.func @squeeze_excite
+// CHECK: %[[Y:.*]] = prim.convolution {{.*}} channels_last : tensor<2x6x6x8xbf16>
+// CHECK: %[[G:.*]] = prim.convolution {{.*}} channels_last : tensor<2x1x1x8xbf16>
+// CHECK: %[[S:.*]] = prim.tanh %[[G]] : tensor<2x1x1x8xbf16>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[S]], shape [2, 6, 6, 8], dims [0, 1, 2, 3] : tensor<2x1x1x8xbf16>
+// CHECK: %[[M:.*]] = prim.mul %[[Y]], %[[B]] : tensor<2x6x6x8xbf16>
+// CHECK: prim.convolution %[[M]], {{.*}} channels_last
+// CHECK: prim.permute {{.*}}, [0, 3, 1, 2] : tensor<2x6x6x4xbf16>
+// CHECK-NOT: prim.permute
+func.func @squeeze_excite(%x: tensor<2x8x6x6xbf16>, %w: tensor<8x8x1x1xbf16>, %v: tensor<4x8x1x1xbf16>) -> tensor<2x4x6x6xbf16> {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x6x6xbf16>, tensor<8x8x1x1xbf16>
+  %s = prim.reduce sum %y, dims [2, 3] : tensor<2x8x6x6xbf16>
+  %p = prim.reshape %s, shape [2, 8, 1, 1] : tensor<2x8xbf16>
+  %g = prim.convolution %p, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x1x1xbf16>, tensor<8x8x1x1xbf16>
+  %e = prim.tanh %g : tensor<2x8x1x1xbf16>
+  %b = prim.broadcast_in_dim %e, shape [2, 8, 6, 6], dims [0, 1, 2, 3] : tensor<2x8x1x1xbf16>
+  %m = prim.mul %y, %b : tensor<2x8x6x6xbf16>
+  %z = prim.convolution %m, %v, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x6x6xbf16>, tensor<4x8x1x1xbf16>
+  return %z : tensor<2x4x6x6xbf16>
+}

@@ -160,9 +160,10 @@ def pad_returned_products(gm: torch.fx.GraphModule,
         if node.target not in _PRODUCTS:
             continue
         value = node.meta.get("val")
+        bias = _bias_add(node)
         if (not isinstance(value, torch.Tensor) or value.device.type != "cuda"
                 or value.dtype not in (torch.float16, torch.bfloat16)
-                or not _only_returned(node, output, is_view)):
+                or not _only_returned(bias or node, output, is_view)):
             continue
         lhs, rhs = node.args
         lhs_value, rhs_value = lhs.meta["val"], rhs.meta["val"]
@@ -188,8 +189,20 @@ def pad_returned_products(gm: torch.fx.GraphModule,
                 padded = _call(graph, torch.ops.aten.constant_pad_nd.default,
                                (rhs, [0, pad_n], 0.0))
             product = _call(graph, node.target, (lhs, padded))
+            if bias is not None:
+                # The bias padded with zeros: the library call's epilogue
+                # adds it to the padded rows (LayoutLM's and BERT's masked
+                # LM heads: a copy of their logits less).
+                padded_bias = _call(graph,
+                                    torch.ops.aten.constant_pad_nd.default,
+                                    (bias.args[1], [0, pad_n], 0.0))
+                product = _call(graph, torch.ops.aten.add.Tensor,
+                                (product, padded_bias))
             sliced = _call(graph, torch.ops.aten.slice.Tensor,
                            (product, value.dim() - 1, 0, n))
+        if bias is not None:
+            bias.replace_all_uses_with(sliced)
+            graph.erase_node(bias)
         node.replace_all_uses_with(sliced)
         graph.erase_node(node)
         if rhs_t and not rhs.users:
@@ -200,6 +213,27 @@ def pad_returned_products(gm: torch.fx.GraphModule,
         graph.lint()
         gm.recompile()
     return changed
+
+
+def _bias_add(product: torch.fx.Node) -> torch.fx.Node | None:
+    """The `add` of a bias along the product's columns that is the
+    product's only use (a Linear's bias, added after its `matmul`), if
+    any."""
+    if len(product.users) != 1:
+        return None
+    add = next(iter(product.users))
+    if (add.target is not torch.ops.aten.add.Tensor or add.kwargs
+            or len(add.args) != 2 or add.args[0] is not product
+            or not isinstance(add.args[1], torch.fx.Node)):
+        return None
+    value, bias = product.meta.get("val"), add.args[1].meta.get("val")
+    if (not isinstance(value, torch.Tensor)
+            or not isinstance(bias, torch.Tensor) or bias.dim() != 1
+            or bias.shape[0] != value.shape[-1] or bias.dtype != value.dtype
+            or add.meta.get("val") is None
+            or add.meta["val"].shape != value.shape):
+        return None
+    return add
 
 
 def _call(graph: torch.fx.Graph, target: Any, args: tuple) -> torch.fx.Node:

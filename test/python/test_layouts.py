@@ -112,6 +112,43 @@ def test_returned_matmul_of_rows_is_padded():
     torch.testing.assert_close(got, xs @ ws.t())
 
 
+def test_returned_matmul_plus_bias_is_padded():
+    """A masked LM head (`F.linear` with a bias: `matmul` then `add` of the
+    bias, LayoutLM's and BERT's): the bias is padded with zeros and added
+    to the padded product, and the graph returns a view of that sum, so no
+    copy slices the logits."""
+    n = 1001
+    graph = torch.fx.Graph()
+    x, w, b = (graph.placeholder("x"), graph.placeholder("w"),
+               graph.placeholder("b"))
+    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
+    p = graph.call_function(torch.ops.aten.matmul.default, (x, t))
+    a = graph.call_function(torch.ops.aten.add.Tensor, (p, b))
+    graph.output((a,))
+    with FakeTensorMode():
+        x.meta["val"] = torch.empty(4, 256, 768, device="cuda",
+                                    dtype=torch.bfloat16)
+        w.meta["val"] = torch.empty(n, 768, device="cuda",
+                                    dtype=torch.bfloat16)
+        b.meta["val"] = torch.empty(n, device="cuda", dtype=torch.bfloat16)
+        t.meta["val"] = w.meta["val"].permute(1, 0)
+        p.meta["val"] = x.meta["val"] @ t.meta["val"]
+        a.meta["val"] = p.meta["val"] + b.meta["val"]
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    calls, padding = _padding((0, 0, 7))
+    assert layouts.pad_returned_products(gm, padding,
+                                         tc.backend.views.is_output_view)
+    pads = [node for node in gm.graph.nodes
+            if node.target is torch.ops.aten.constant_pad_nd.default]
+    assert len(pads) == 2  # the weight's rows and the bias
+    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
+    ws = torch.randn(n, 768, dtype=torch.bfloat16)
+    bs = torch.randn(n, dtype=torch.bfloat16)
+    (got,) = gm(xs, ws, bs)
+    assert got.stride() == (256 * (n + 7), n + 7, 1)
+    torch.testing.assert_close(got, xs @ ws.t() + bs)
+
+
 def test_products_that_stay():
     """Not rewritten: a product something else reads, one on the CPU, an
     f32 one, and one the native decision leaves."""

@@ -297,6 +297,20 @@ def test_lm_head_logits_are_a_padded_view(fresh_tc, dtype):
                                atol=2e-2, rtol=2e-2)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_lm_head_with_bias_is_a_padded_view(fresh_tc, dtype):
+    """A masked LM head (BERT's, LayoutLM's: 30522 columns and a bias):
+    the bias is added in the product's epilogue to a product padded to
+    30528 columns, and the logits come back as a view of it."""
+    x = randn(16, 512, 768, dtype=dtype)
+    w = randn(30522, 768, dtype=dtype) * 0.02
+    b = randn(30522, dtype=dtype)
+    with torch.no_grad():
+        out = check(lambda x, w, b: F.linear(x, w, b), x, w, b, atol=2e-2,
+                    rtol=2e-2)
+    assert out.stride() == (512 * 30528, 30528, 1)
+
+
 def test_histc_runs_in_eager(fresh_tc):
     """A million values into 100 bins: tc's histogram counts with global
     atomics, 11x eager's time on the H200 (eager counts each block's values

@@ -145,25 +145,28 @@ std::optional<SmallVector<int64_t>> channelsLastDims(BroadcastInDimOp bcast) {
   return dims;
 }
 
-/// Whether `bcast` expands the unit dimensions of a permute to
-/// channels-first in place (dimension d to d: a squeeze-and-excitation
-/// gate, [N, C, 1, 1] from a channels-last convolution, over [N, C, H,
-/// W]); the channels-last tensor it permutes if so.
-Value expandedChannelsLastSource(BroadcastInDimOp bcast) {
-  Value source = channelsLastSource(bcast.getOperand());
+/// Whether `bcast` expands unit dimensions in place (dimension d to d) of
+/// a value whose maps are 1x1, which reads the same channels-first or
+/// channels-last: a squeeze-and-excitation gate, [N, C, 1, 1], over
+/// [N, C, H, W] (from a channels-last convolution, a permute to
+/// channels-first; on the CPU its 1x1 convolutions stay channels-first).
+bool expandsUnitMaps(BroadcastInDimOp bcast) {
+  auto type = dyn_cast<RankedTensorType>(bcast.getOperand().getType());
   ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
-  if (!source || static_cast<int64_t>(dims.size()) != kRank)
-    return nullptr;
+  if (!type || type.getRank() != kRank ||
+      static_cast<int64_t>(dims.size()) != kRank || type.getDimSize(2) != 1 ||
+      type.getDimSize(3) != 1)
+    return false;
   for (int64_t d = 0; d < kRank; ++d)
     if (dims[d] != d)
-      return nullptr;
-  return source;
+      return false;
+  return true;
 }
 
 /// Whether `v` (channels-first) can be read channels-last without a copy:
 /// it is a permute to channels-first, a splat constant, a broadcast whose
-/// broadcast dimensions stay in order or that expands a permute to
-/// channels-first (`expandedChannelsLastSource`), or (up to `depth` deep) an
+/// broadcast dimensions stay in order or that expands 1x1 maps
+/// (`expandsUnitMaps`), or (up to `depth` deep) an
 /// elementwise op of such values (average pooling's divisor: the product
 /// of two broadcast window counts).
 bool readsChannelsLast(Value v, int depth = 3) {
@@ -172,8 +175,7 @@ bool readsChannelsLast(Value v, int depth = 3) {
   if (auto cst = v.getDefiningOp<ConstantOp>())
     return isa<SplatElementsAttr>(cst.getValue());
   if (auto bcast = v.getDefiningOp<BroadcastInDimOp>())
-    return channelsLastDims(bcast).has_value() ||
-           expandedChannelsLastSource(bcast);
+    return channelsLastDims(bcast).has_value() || expandsUnitMaps(bcast);
   Operation *op = v.getDefiningOp();
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return depth > 0 && op && type && op->hasTrait<OpTrait::Elementwise>() &&
@@ -198,9 +200,14 @@ Value asChannelsLast(PatternRewriter &b, Value v) {
     if (std::optional<SmallVector<int64_t>> dims = channelsLastDims(bcast))
       return BroadcastInDimOp::create(b, bcast.getLoc(), bcast.getOperand(),
                                       last.getShape(), *dims);
-    return BroadcastInDimOp::create(
-        b, bcast.getLoc(), expandedChannelsLastSource(bcast), last.getShape(),
-        bcast.getBroadcastDimensions());
+    // [N, 1, 1, C]: the permute's operand, or a permute of unit
+    // dimensions (no data moves).
+    Value source = channelsLastSource(bcast.getOperand());
+    if (!source)
+      source = toLast(b, bcast.getLoc(), bcast.getOperand());
+    return BroadcastInDimOp::create(b, bcast.getLoc(), source,
+                                    last.getShape(),
+                                    bcast.getBroadcastDimensions());
   }
   Operation *op = v.getDefiningOp();
   IRMapping mapping;

@@ -230,3 +230,29 @@ func.func @squeeze_excite(%x: tensor<2x8x6x6xbf16>, %w: tensor<8x8x1x1xbf16>, %v
   %z = prim.convolution %m, %v, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x6x6xbf16>, tensor<4x8x1x1xbf16>
   return %z : tensor<2x4x6x6xbf16>
 }
+
+// -----
+
+// So on the CPU (f32), where the gate's 1x1 convolutions stay
+// channels-first (1x1 maps): the gate's [N, C, 1, 1] reads the same
+// channels-last, a permute of unit dimensions, and the gated activation
+// stays channels-last between the convolutions.
+// SMALL-LABEL: func.func @squeeze_excite_f32
+// SMALL: %[[Y:.*]] = prim.convolution {{.*}} channels_last : tensor<2x8x8x8xf32>
+// SMALL: %[[G:.*]] = prim.convolution %{{.*}}, %{{.*}}, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x1x1xf32>
+// SMALL: %[[T:.*]] = prim.tanh %[[G]] : tensor<2x8x1x1xf32>
+// SMALL: %[[L:.*]] = prim.permute %[[T]], [0, 2, 3, 1] : tensor<2x8x1x1xf32>
+// SMALL: %[[B:.*]] = prim.broadcast_in_dim %[[L]], shape [2, 8, 8, 8], dims [0, 1, 2, 3] : tensor<2x1x1x8xf32>
+// SMALL: %[[M:.*]] = prim.mul %[[Y]], %[[B]] : tensor<2x8x8x8xf32>
+// SMALL: prim.convolution %[[M]], {{.*}} channels_last
+func.func @squeeze_excite_f32(%x: tensor<2x8x8x8xf32>, %w: tensor<8x8x1x1xf32>, %v: tensor<4x8x1x1xf32>) -> tensor<2x4x8x8xf32> {
+  %y = prim.convolution %x, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x8x8xf32>, tensor<8x8x1x1xf32>
+  %s = prim.reduce sum %y, dims [2, 3] : tensor<2x8x8x8xf32>
+  %p = prim.reshape %s, shape [2, 8, 1, 1] : tensor<2x8xf32>
+  %g = prim.convolution %p, %w, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x1x1xf32>, tensor<8x8x1x1xf32>
+  %e = prim.tanh %g : tensor<2x8x1x1xf32>
+  %b = prim.broadcast_in_dim %e, shape [2, 8, 8, 8], dims [0, 1, 2, 3] : tensor<2x8x1x1xf32>
+  %m = prim.mul %y, %b : tensor<2x8x8x8xf32>
+  %z = prim.convolution %m, %v, stride [1, 1], padding [0, 0], dilation [1, 1], groups 1 : tensor<2x8x8x8xf32>, tensor<4x8x1x1xf32>
+  return %z : tensor<2x4x8x8xf32>
+}

@@ -163,7 +163,8 @@ def pad_returned_products(gm: torch.fx.GraphModule,
         bias = _bias_add(node)
         if (not isinstance(value, torch.Tensor) or value.device.type != "cuda"
                 or value.dtype not in (torch.float16, torch.bfloat16)
-                or not _only_returned(bias or node, output, is_view)):
+                or not _only_returned(node if bias is None else bias, output,
+                                       is_view)):
             continue
         lhs, rhs = node.args
         lhs_value, rhs_value = lhs.meta["val"], rhs.meta["val"]

@@ -318,7 +318,8 @@ def Prim_PadOp : Prim_ShapeOp<"pad"> {
   let assemblyFormat = [{
     $operand `,` `low` $low `,` `high` $high `,` `interior` $interior `,`
     `value` $value attr-dict `:` type($operand)
-  }];  let hasFolder = 1;
+  }];
+  let hasFolder = 1;
 }
 
 def Prim_ConcatenateOp : Prim_ShapeOp<"concatenate"> {

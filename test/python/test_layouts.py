@@ -82,24 +82,36 @@ def test_returned_product_is_padded_and_viewed():
     torch.testing.assert_close(got, _logits(x, w))
 
 
+def _rows_by_weight(n: int, bias: bool) -> torch.fx.GraphModule:
+    """What the backend's one-pass trace keeps of `F.linear` in inference
+    on fake bf16 CUDA tensors: `aten.matmul` of [4, 256, 768] rows by a
+    transposed [n, 768] weight, then (with `bias`) `add` of an [n] bias."""
+    graph = torch.fx.Graph()
+    x, w = graph.placeholder("x"), graph.placeholder("w")
+    b = graph.placeholder("b") if bias else None
+    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
+    p = graph.call_function(torch.ops.aten.matmul.default, (x, t))
+    out = graph.call_function(torch.ops.aten.add.Tensor, (p, b)) if bias \
+        else p
+    graph.output((out,))
+    with FakeTensorMode():
+        def empty(*shape):
+            return torch.empty(*shape, device="cuda", dtype=torch.bfloat16)
+        x.meta["val"], w.meta["val"] = empty(4, 256, 768), empty(n, 768)
+        t.meta["val"] = w.meta["val"].permute(1, 0)
+        p.meta["val"] = x.meta["val"] @ t.meta["val"]
+        if bias:
+            b.meta["val"] = empty(n)
+            out.meta["val"] = p.meta["val"] + b.meta["val"]
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
 def test_returned_matmul_of_rows_is_padded():
     """`aten.matmul` of a batch of rows by a transposed weight (what the
     backend's one-pass trace keeps of `F.linear` in inference, GPT-2's LM
     head) is padded as `mm` is."""
     n = 1001
-    graph = torch.fx.Graph()
-    x, w = graph.placeholder("x"), graph.placeholder("w")
-    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
-    p = graph.call_function(torch.ops.aten.matmul.default, (x, t))
-    graph.output((p,))
-    with FakeTensorMode():
-        x.meta["val"] = torch.empty(4, 256, 768, device="cuda",
-                                    dtype=torch.bfloat16)
-        w.meta["val"] = torch.empty(n, 768, device="cuda",
-                                    dtype=torch.bfloat16)
-        t.meta["val"] = w.meta["val"].permute(1, 0)
-        p.meta["val"] = x.meta["val"] @ t.meta["val"]
-    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    gm = _rows_by_weight(n, bias=False)
     calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend.views.is_output_view)
@@ -118,23 +130,7 @@ def test_returned_matmul_plus_bias_is_padded():
     to the padded product, and the graph returns a view of that sum, so no
     copy slices the logits."""
     n = 1001
-    graph = torch.fx.Graph()
-    x, w, b = (graph.placeholder("x"), graph.placeholder("w"),
-               graph.placeholder("b"))
-    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
-    p = graph.call_function(torch.ops.aten.matmul.default, (x, t))
-    a = graph.call_function(torch.ops.aten.add.Tensor, (p, b))
-    graph.output((a,))
-    with FakeTensorMode():
-        x.meta["val"] = torch.empty(4, 256, 768, device="cuda",
-                                    dtype=torch.bfloat16)
-        w.meta["val"] = torch.empty(n, 768, device="cuda",
-                                    dtype=torch.bfloat16)
-        b.meta["val"] = torch.empty(n, device="cuda", dtype=torch.bfloat16)
-        t.meta["val"] = w.meta["val"].permute(1, 0)
-        p.meta["val"] = x.meta["val"] @ t.meta["val"]
-        a.meta["val"] = p.meta["val"] + b.meta["val"]
-    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    gm = _rows_by_weight(n, bias=True)
     calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend.views.is_output_view)

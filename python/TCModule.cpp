@@ -15,12 +15,14 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,6 +64,38 @@ public:
     }
     if (status)
       throw std::runtime_error(takeMessage(error));
+  }
+
+  /// CUDA graphs: reads these arguments back early (runReading); None
+  /// when it will, else why not.
+  std::optional<std::string> readEarly(const std::vector<int64_t> &arguments) {
+    char *why = nullptr;
+    if (tcExecutableReadEarly(exe, arguments.data(), arguments.size(), &why))
+      return std::nullopt;
+    return takeMessage(why);
+  }
+
+  /// As run; returns the arguments readEarly named, read while the run
+  /// goes on (None where the stream captures: nothing read).
+  std::optional<std::vector<int>>
+  runReading(const std::vector<uintptr_t> &pointers, uintptr_t stream,
+             int64_t symbol, size_t count) {
+    std::vector<void *> buffers = toBuffers(pointers);
+    std::vector<uint8_t> values(count);
+    char *error = nullptr;
+    int status, read = 0;
+    {
+      nb::gil_scoped_release release;
+      status = tcExecutableRunReadingOnStream(
+          exe, buffers.data(), buffers.size(),
+          reinterpret_cast<void *>(stream), symbol, values.data(), &read,
+          &error);
+    }
+    if (status)
+      throw std::runtime_error(takeMessage(error));
+    if (!read)
+      return std::nullopt;
+    return std::vector<int>(values.begin(), values.end());
   }
 
   /// Runs a CPU or CUDA graph timing each step: [(name, seconds, bytes,
@@ -285,6 +319,16 @@ NB_MODULE(_tc, m) {
            "(device pointers and a CUstream or hipStream_t for a GPU "
            "graph); `symbol` is the value of the graph's symbolic size "
            "(CPU and CUDA graphs).")
+      .def("read_early", &Executable::readEarly, nb::arg("arguments"),
+           "CUDA graphs: makes run_reading read back the first byte of "
+           "each of these arguments (one-byte outputs: flags) as soon as "
+           "the last step taking it has run. None when it will, else the "
+           "reason it cannot.")
+      .def("run_reading", &Executable::runReading, nb::arg("pointers"),
+           nb::arg("stream"), nb::arg("symbol"), nb::arg("count"),
+           "As run, returning the `count` bytes read_early named (in its "
+           "order) as soon as they are written, while the rest of the run "
+           "goes on; None where the stream captures (nothing read).")
       .def("run_profiled", &Executable::runProfiled, nb::arg("pointers"),
            nb::arg("stream") = 0, nb::arg("symbol") = -1,
            "As run, for a CPU or CUDA graph, timing each step: a list of "

@@ -97,6 +97,21 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
                                     size_t count, void *stream,
                                     int64_t symbol, char **error);
 
+/// A CUDA graph only: reads back the first byte of each of `arguments`
+/// (one-byte outputs, such as an index check's flag) as soon as the last
+/// step taking it has run (tcExecutableRunReadingOnStream). Returns 1 when
+/// it will, else 0 with a malloc'ed reason in `*why`.
+int tcExecutableReadEarly(TcExecutableRef exe, const int64_t *arguments,
+                          size_t count, char **why);
+
+/// As tcExecutableRunSymbolicOnStream (`symbol` < 0: none), returning once
+/// tcExecutableReadEarly's arguments are read into `values` (`*read` 1)
+/// while the rest of the run goes on; `*read` 0 where the stream captures
+/// (nothing read: the arguments hold the values once the run is done).
+int tcExecutableRunReadingOnStream(TcExecutableRef exe, void *const *buffers,
+                                   size_t count, void *stream, int64_t symbol,
+                                   uint8_t *values, int *read, char **error);
+
 /// As tcExecutableRunSymbolic (`symbol` < 0: none), timing each step:
 /// `*profile` gets a malloc'ed text of one line per step,
 /// "<name>\t<seconds>\t<bytes>" (bytes -1 where unknown). Returns 1 with

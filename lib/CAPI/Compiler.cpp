@@ -167,6 +167,35 @@ int tcExecutableRunSymbolicOnStream(TcExecutableRef exe, void *const *buffers,
   return 1;
 }
 
+int tcExecutableReadEarly(TcExecutableRef exe, const int64_t *arguments,
+                          size_t count, char **why) {
+  std::string message = "only CUDA graphs read flags early";
+  if (exe->cuda &&
+      exe->cuda->readEarly(llvm::ArrayRef(arguments, count), message))
+    return 1;
+  if (why)
+    *why = copyString(message);
+  return 0;
+}
+
+int tcExecutableRunReadingOnStream(TcExecutableRef exe, void *const *buffers,
+                                   size_t count, void *stream, int64_t symbol,
+                                   uint8_t *values, int *read, char **error) {
+  std::string message = "only CUDA graphs read flags early";
+  bool ok = false, wasRead = false;
+  if (exe->cuda)
+    ok = exe->cuda->runReading(llvm::ArrayRef(buffers, count), stream,
+                               std::max<int64_t>(symbol, 0), values, wasRead,
+                               message);
+  if (read)
+    *read = wasRead;
+  if (ok)
+    return 0;
+  if (error)
+    *error = copyString(message);
+  return 1;
+}
+
 int tcExecutableRunProfiled(TcExecutableRef exe, void *const *buffers,
                             size_t count, int64_t symbol, char **profile,
                             char **error) {

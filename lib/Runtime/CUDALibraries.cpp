@@ -87,6 +87,14 @@ const Driver *Driver::get(std::string &error) {
           driver.eventCreate = nullptr;
         if (!bindSymbol(lib, "cuMemFree_v2", driver.memFree, optional))
           driver.memFree = nullptr;
+        if (!bindSymbol(lib, "cuMemHostAlloc", driver.memHostAlloc,
+                        optional) ||
+            !bindSymbol(lib, "cuMemFreeHost", driver.memFreeHost,
+                        optional) ||
+            !bindSymbol(lib, "cuMemcpyDtoHAsync_v2", driver.memcpyDtoHAsync,
+                        optional) ||
+            !bindSymbol(lib, "cuStreamQuery", driver.streamQuery, optional))
+          driver.memHostAlloc = nullptr;
         return ok;
       },
       error);

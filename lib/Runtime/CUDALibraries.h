@@ -39,6 +39,7 @@ using CublasHandle = void *;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kCaptureModeThreadLocal = 1;
+constexpr int kErrorNotReady = 600; // CUDA_ERROR_NOT_READY
 constexpr int kCublasOpN = 0, kCublasOpT = 1, kCublasDefaultMath = 0;
 // cublasLt: descriptor attributes, epilogue, compute and data types.
 using LtHandle = void *;
@@ -101,11 +102,22 @@ struct Driver {
   CUresult (*eventDestroy)(CUevent) = nullptr;
   // Scratch memory given back (cuDNN's plan timing; null where missing).
   CUresult (*memFree)(CUdeviceptr) = nullptr;
+  // Flags read back while a run goes on (CUDAExecutable::readEarly; null
+  // where missing).
+  CUresult (*memHostAlloc)(void **, size_t, unsigned) = nullptr;
+  CUresult (*memFreeHost)(void *) = nullptr;
+  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t,
+                              CUstream) = nullptr;
+  CUresult (*streamQuery)(CUstream) = nullptr;
 
   bool hasGraphs() const {
     return streamCreate && streamBeginCapture && streamEndCapture &&
            graphInstantiate && graphLaunch && graphDestroy &&
            graphExecDestroy && streamDestroy && streamIsCapturing;
+  }
+
+  bool hasEarlyReads() const {
+    return memHostAlloc && memFreeHost && memcpyDtoHAsync && streamQuery;
   }
 
   bool hasEvents() const {

@@ -17,10 +17,14 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::tc;
@@ -119,6 +123,30 @@ struct CUDAExecutable::Impl {
   mutable int64_t windowCaptures = 0, windowReplays = 0;
   mutable uint64_t pausedUntil = 0, nextPause = kFirstPause;
 
+  /// Arguments read back to the host while a run goes on (readEarly):
+  /// each one's first byte is copied, right after the last step that
+  /// takes it, to its slot of `earlySlots` (pinned host memory, kUnread
+  /// until the copy lands), and run() returns once every slot is written.
+  /// In step order; `slot` is the argument's place in readEarly's list.
+  struct EarlyRead {
+    int64_t argument;
+    size_t afterStep, slot;
+  };
+  std::vector<EarlyRead> earlyReads;
+  static constexpr uint8_t kUnread = 0xA5;
+  /// Under earlyMutex, which a run holds from clearing the slots until it
+  /// has read them (a run that reads nothing holds it too: its copies
+  /// write the slots). Allocated on the first run (a context is current).
+  mutable std::mutex earlyMutex;
+  mutable uint8_t *earlySlots = nullptr;
+  /// Waits until every early read has landed (or the stream is done or
+  /// has failed), then copies the slots to `values` in readEarly's order.
+  bool awaitEarlyReads(const Driver &driver, CUstream stream,
+                       uint8_t *values, std::string &error) const;
+  /// run() without the early reads' slots and wait.
+  bool dispatch(const Driver &driver, ArrayRef<void *> args, int64_t symbol,
+                CUstream stream, bool capturing, std::string &error) const;
+
   ~Impl();
   bool load(const Driver &driver, std::string &error) const;
   /// Makes `ones` at least `rows` long (not while a stream captures).
@@ -126,19 +154,22 @@ struct CUDAExecutable::Impl {
   /// Issues the launch sequence on `stream`, one launch or library call at
   /// a time, at value `symbol` of the symbolic size.
   /// `around`, where given, is GPUProgram::execute's (a profile's marks).
+  /// `early`: with the early reads' copies (the caller holds earlyMutex).
   bool issue(const Driver &driver, ArrayRef<void *> args, int64_t symbol,
              CUstream stream, std::string &error,
-             llvm::function_ref<bool(size_t, bool)> around = {}) const;
+             llvm::function_ref<bool(size_t, bool)> around = {},
+             bool early = false) const;
   /// Captures the sequence for `args` and `symbol` into a graph of
   /// `graphs`; null (nothing run, no error) when it cannot be captured.
   CUgraphExec capture(const Driver &driver, ArrayRef<void *> args,
-                      int64_t symbol) const;
+                      int64_t symbol, bool early) const;
   /// Runs the bias GEMM of step `index` through cublasLt; false (nothing
   /// done) when cublasLt cannot, and the caller takes the cuBLAS path.
   bool runLt(const Gemm &g, size_t index, int64_t symbol,
              ArrayRef<void *> ptrs, CUstream stream) const;
   bool run(ArrayRef<void *> args, void *stream, int64_t symbol,
-           std::string &error) const;
+           std::string &error, uint8_t *early = nullptr,
+           bool *read = nullptr) const;
   /// Loads the kernels on first use and sizes the bias GEMMs' ones for
   /// `symbol` (not while `capturing`).
   bool prepare(const Driver &driver, int64_t symbol, bool capturing,
@@ -397,18 +428,25 @@ static bool graphsDisabledByEnvironment() {
 
 CUDAExecutable::Impl::~Impl() {
   std::string ignored;
-  const Driver *driver =
-      graphs.empty() && !captureStream ? nullptr : Driver::get(ignored);
+  const Driver *driver = graphs.empty() && !captureStream && !earlySlots
+                             ? nullptr
+                             : Driver::get(ignored);
   if (!driver)
     return;
   for (CapturedGraph &graph : graphs)
     driver->graphExecDestroy(graph.exec);
   if (captureStream)
     driver->streamDestroy(captureStream);
+  // After the graphs: they copy to the slots.
+  if (earlySlots)
+    driver->memFreeHost(earlySlots);
 }
 
 bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
-                               int64_t symbol, std::string &error) const {
+                               int64_t symbol, std::string &error,
+                               uint8_t *early, bool *read) const {
+  if (read)
+    *read = false;
   const Driver *driver = Driver::get(error);
   if (!driver)
     return false;
@@ -418,19 +456,91 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     capturing = 1;
   if (!prepare(*driver, symbol, capturing, error))
     return false;
+  if (earlyReads.empty())
+    return dispatch(*driver, args, symbol, cuStream, capturing, error);
+  std::lock_guard<std::mutex> lock(earlyMutex);
+  if (!earlySlots && !capturing) {
+    void *slots = nullptr;
+    if (CUresult r = driver->memHostAlloc(&slots, earlyReads.size(),
+                                          /*CU_MEMHOSTALLOC_PORTABLE=*/1)) {
+      error = "allocating pinned memory for the flags read early: " +
+              driver->describe(r);
+      return false;
+    }
+    earlySlots = static_cast<uint8_t *>(slots);
+  }
+  // Inside the caller's own capture nothing runs yet: nothing to wait for
+  // (the caller reads the arguments after its replay).
+  bool reading = early && !capturing && earlySlots;
+  if (earlySlots && !capturing)
+    std::memset(earlySlots, kUnread, earlyReads.size());
+  if (!dispatch(*driver, args, symbol, cuStream, capturing, error))
+    return false;
+  if (!reading)
+    return true;
+  if (!awaitEarlyReads(*driver, cuStream, early, error))
+    return false;
+  *read = true;
+  return true;
+}
+
+bool CUDAExecutable::Impl::awaitEarlyReads(const Driver &driver,
+                                           CUstream stream, uint8_t *values,
+                                           std::string &error) const {
+  const volatile uint8_t *slots = earlySlots;
+  size_t count = earlyReads.size();
+  auto landed = [&] {
+    for (size_t i = 0; i < count; ++i)
+      if (slots[i] == kUnread)
+        return false;
+    return true;
+  };
+  // The copies follow early steps (an embedding's gather): the slots land
+  // long before the run ends. Every so often the stream says whether the
+  // run failed (its copies then never land) or ended.
+  for (unsigned spin = 1; !landed(); ++spin) {
+    if (spin % 64)
+      continue;
+    CUresult r = driver.streamQuery(stream);
+    if (r == 0) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (landed())
+        break;
+      error = "a flag read early never arrived";
+      return false;
+    }
+    if (r != kErrorNotReady) {
+      error = "waiting for the flags read early: " + driver.describe(r);
+      return false;
+    }
+    std::this_thread::yield();
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  for (const EarlyRead &read : earlyReads)
+    values[read.slot] = slots[&read - earlyReads.data()];
+  return true;
+}
+
+bool CUDAExecutable::Impl::dispatch(const Driver &drv, ArrayRef<void *> args,
+                                    int64_t symbol, CUstream cuStream,
+                                    bool capturing, std::string &error) const {
+  const Driver *driver = &drv;
+  // The early reads' copies (not in the caller's capture: its replays
+  // would write the slots while another run reads them).
+  bool early = earlySlots && !capturing;
   if (checks)
-    return issue(*driver, args, symbol, cuStream, error) &&
+    return issue(*driver, args, symbol, cuStream, error, {}, early) &&
            readChecks(*driver, cuStream, error);
   static const bool disabled = graphsDisabledByEnvironment();
   if (disabled || !driver->hasGraphs())
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   // Inside the caller's own capture (torch.cuda.graph) the launches go
   // into the caller's graph, one by one.
   if (capturing)
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   std::lock_guard<std::mutex> lock(graphMutex);
   if (graphsOff)
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   // Graphs are keyed on the buffers and the symbolic size.
   std::vector<void *> key(args.begin(), args.end());
   key.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(symbol)));
@@ -455,7 +565,7 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     if (recentArgs.size() == kArgsHistory)
       recentArgs.erase(recentArgs.begin());
     recentArgs.push_back(std::move(key));
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   }
   recentArgs.erase(seen);
   // Capturing pays only when graphs are replayed: a capture costs the
@@ -465,7 +575,7 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
   // step 30% slower. A window of captures that shows that pauses
   // capturing (kCapturesJudged); a steady pattern later is captured again.
   if (runs < pausedUntil)
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   if (windowCaptures >= kCapturesJudged) {
     bool paid = 2 * windowReplays >= kReplaysPerTwoCaptures * windowCaptures;
     windowCaptures = windowReplays = 0;
@@ -474,13 +584,13 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     } else {
       pausedUntil = runs + nextPause;
       nextPause = std::min(2 * nextPause, kLongestPause);
-      return issue(*driver, args, symbol, cuStream, error);
+      return issue(*driver, args, symbol, cuStream, error, {}, early);
     }
   }
-  CUgraphExec exec = capture(*driver, args, symbol);
+  CUgraphExec exec = capture(*driver, args, symbol, early);
   if (!exec) {
     graphsOff = true;
-    return issue(*driver, args, symbol, cuStream, error);
+    return issue(*driver, args, symbol, cuStream, error, {}, early);
   }
   return launchGraph(exec);
 }
@@ -593,7 +703,7 @@ bool CUDAExecutable::Impl::readChecks(const Driver &driver, CUstream stream,
 
 CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
                                           ArrayRef<void *> args,
-                                          int64_t symbol) const {
+                                          int64_t symbol, bool early) const {
   if (!captureStream &&
       driver.streamCreate(&captureStream, kStreamNonBlocking) != 0) {
     captureStream = nullptr;
@@ -605,7 +715,8 @@ CUgraphExec CUDAExecutable::Impl::capture(const Driver &driver,
   if (driver.streamBeginCapture(captureStream, kCaptureModeThreadLocal))
     return nullptr;
   std::string ignored;
-  bool issued = issue(driver, args, symbol, captureStream, ignored);
+  bool issued =
+      issue(driver, args, symbol, captureStream, ignored, {}, early);
   CUgraph graph = nullptr;
   CUresult ended = driver.streamEndCapture(captureStream, &graph);
   CUgraphExec exec = nullptr;
@@ -650,8 +761,27 @@ static int runHalfGemm(const Cublas &cublas, CublasHandle handle,
 bool CUDAExecutable::Impl::issue(
     const Driver &drv, ArrayRef<void *> args, int64_t symbol,
     CUstream cuStream, std::string &error,
-    llvm::function_ref<bool(size_t, bool)> around) const {
+    llvm::function_ref<bool(size_t, bool)> around, bool early) const {
   const Driver *driver = &drv;
+  // Each early read's copy, after the step that last takes its argument
+  // (and, for one whose step did not run, at the end).
+  size_t copied = 0;
+  auto copyUpTo = [&](size_t step) {
+    for (; copied < earlyReads.size() && earlyReads[copied].afterStep <= step;
+         ++copied) {
+      auto from = reinterpret_cast<CUdeviceptr>(
+          args[earlyReads[copied].argument]);
+      if (CUresult r = driver->memcpyDtoHAsync(earlySlots + copied, from, 1,
+                                               cuStream)) {
+        error = "reading a flag early: " + driver->describe(r);
+        return false;
+      }
+    }
+    return true;
+  };
+  auto withCopies = [&](size_t index, bool done) {
+    return (!around || around(index, done)) && (!done || copyUpTo(index));
+  };
   auto launch = [&](const Launch &launch, int64_t grid, void **params) {
     CUresult r = driver->launchKernel(
         functions.lookup(launch.kernel), grid, 1, 1, launch.block, 1, 1,
@@ -731,8 +861,12 @@ bool CUDAExecutable::Impl::issue(
         workspace,
         cuStream, error);
   };
+  if (!early)
+    return program->execute(args, symbol, launch, gemm, conv, attention,
+                            error, around);
   return program->execute(args, symbol, launch, gemm, conv, attention, error,
-                          around);
+                          withCopies) &&
+         copyUpTo(std::numeric_limits<size_t>::max());
 }
 
 //===----------------------------------------------------------------------===//
@@ -832,6 +966,61 @@ bool CUDAExecutable::fromCache() const {
 bool CUDAExecutable::run(ArrayRef<void *> buffers, void *stream,
                          std::string &error, int64_t symbol) const {
   return impl->run(buffers, stream, symbol, error);
+}
+
+bool CUDAExecutable::runReading(ArrayRef<void *> buffers, void *stream,
+                                int64_t symbol, uint8_t *values, bool &read,
+                                std::string &error) const {
+  return impl->run(buffers, stream, symbol, error, values, &read);
+}
+
+bool CUDAExecutable::readEarly(ArrayRef<int64_t> arguments,
+                               std::string &why) {
+  Impl &self = *impl;
+  std::string error;
+  const Driver *driver = Driver::get(error);
+  if (!driver || !driver->hasEarlyReads()) {
+    why = driver ? "the CUDA driver cannot copy to pinned memory"
+                 : error;
+    return false;
+  }
+  if (self.checks) {
+    why = "a run with kernel checks waits for the GPU anyway";
+    return false;
+  }
+  std::vector<Impl::EarlyRead> reads;
+  for (auto [slot, argument] : llvm::enumerate(arguments)) {
+    std::optional<size_t> last;
+    if (argument >= 0 && argument < self.program->numArguments)
+      last = self.program->lastStepTaking(argument);
+    if (!last) {
+      why = "no step writes argument #" + std::to_string(argument);
+      return false;
+    }
+    reads.push_back({argument, *last, slot});
+  }
+  llvm::stable_sort(reads, [](const Impl::EarlyRead &a,
+                              const Impl::EarlyRead &b) {
+    return a.afterStep < b.afterStep;
+  });
+  std::scoped_lock lock(self.earlyMutex, self.graphMutex);
+  auto same = [](const Impl::EarlyRead &a, const Impl::EarlyRead &b) {
+    return a.argument == b.argument && a.slot == b.slot;
+  };
+  if (!self.earlyReads.empty()) {
+    // Once set, the slots and the graphs copying to them stay.
+    if (llvm::equal(self.earlyReads, reads, same))
+      return true;
+    why = "this graph reads other arguments early already";
+    return false;
+  }
+  self.earlyReads = std::move(reads);
+  // Graphs captured so far lack the copies.
+  for (Impl::CapturedGraph &graph : self.graphs)
+    driver->graphExecDestroy(graph.exec);
+  self.graphs.clear();
+  self.recentArgs.clear();
+  return true;
 }
 bool CUDAExecutable::runProfiled(ArrayRef<void *> buffers, void *stream,
                                  int64_t symbol,

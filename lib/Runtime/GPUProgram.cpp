@@ -327,6 +327,18 @@ int64_t GPUProgram::stepBytes(size_t index, int64_t symbol) const {
   return bytes;
 }
 
+std::optional<size_t> GPUProgram::lastStepTaking(int64_t argument) const {
+  SmallVector<int64_t> ids;
+  for (size_t index = steps.size(); index-- > 0;) {
+    usedBy(steps[index], ids);
+    if (llvm::any_of(ids, [&](int64_t id) {
+          return buffers[id].argument == argument;
+        }))
+      return index;
+  }
+  return std::nullopt;
+}
+
 namespace {
 /// The steps from the first that uses a buffer to the last: while its
 /// contents matter.

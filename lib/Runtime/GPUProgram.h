@@ -231,6 +231,9 @@ struct GPUProgram {
   std::string stepName(size_t index) const;
   int64_t stepBytes(size_t index, int64_t symbol) const;
 
+  /// The last step that reads or writes argument `argument`, if any.
+  std::optional<size_t> lastStepTaking(int64_t argument) const;
+
   /// Whether the host program calls a library convolution.
   bool hasConvolutions() const {
     return llvm::any_of(steps, [](const Step &step) { return step.conv; });

@@ -69,6 +69,24 @@ public:
   bool run(llvm::ArrayRef<void *> buffers, void *stream, std::string &error,
            int64_t symbol = 0) const;
 
+  /// Makes runReading() read back the first byte of each of `arguments`
+  /// (one-byte outputs: flags such as an index check's) as soon as the
+  /// last step that takes it has run, instead of after the whole run.
+  /// Call it before the first run; a second call must name the same
+  /// arguments. False, with `why`, where it cannot (no step writes an
+  /// argument, or the driver lacks asynchronous copies to pinned memory).
+  bool readEarly(llvm::ArrayRef<int64_t> arguments, std::string &why);
+
+  /// As run(), and returns once readEarly()'s arguments are read into
+  /// `values` (in readEarly()'s order; `read` true), while the rest of the
+  /// run goes on: the host issues its next work while the GPU runs this
+  /// graph. Where the stream captures (the caller's torch.cuda.graph),
+  /// nothing is read (`read` false): the arguments hold the values when
+  /// the run is done.
+  bool runReading(llvm::ArrayRef<void *> buffers, void *stream,
+                  int64_t symbol, uint8_t *values, bool &read,
+                  std::string &error) const;
+
   /// As run(), timing each step that runs with CUDA events around it (the
   /// launch sequence issued one by one, never a CUDA graph; the stream
   /// must not be capturing): `profile` gets each step's name, GPU seconds

@@ -327,7 +327,8 @@ def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,
     return flag
 
 
-def _raise_out_of_range(flag: torch.Tensor, error: Exception) -> None:
+def _raise_out_of_range(flag: torch.Tensor | bool,
+                        error: Exception) -> None:
     """Eager's error (on the CPU) for an index out of range."""
     if bool(flag):
         raise type(error)(*error.args)
@@ -374,6 +375,15 @@ class HostChecks:
         self.run = run
         self.checks = checked.checks
         self.num_outputs = checked.num_outputs
+        # Index checks' flags come back as bools where the runner reads
+        # them as soon as they are set (on a GPU: the embedding's gather,
+        # early in the graph), not after the whole graph.
+        first = self.num_outputs or 1
+        flags = [first + i for i, (check, _, _) in enumerate(self.checks)
+                 if check is _raise_out_of_range]
+        read = getattr(run, "read_flags_early", None)
+        if flags and read is not None:
+            read(flags)
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(*args)

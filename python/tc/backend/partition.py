@@ -117,6 +117,11 @@ class Guarded:
         self.name = name
         self.failed = False
 
+    def read_flags_early(self, outputs: list[int]) -> bool:
+        """The compiled function's `read_flags_early`, where it has one."""
+        read = getattr(self.compiled, "read_flags_early", None)
+        return read is not None and read(outputs)
+
     def __call__(self, *args: Any) -> Any:
         if not self.failed:
             try:

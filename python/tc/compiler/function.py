@@ -216,6 +216,36 @@ class CompiledFunction:
         self._known: list[tuple[weakref.ref, int] | None] = (
             [None] * len(self._input_checks))
         self._output_inverses: list[tuple[int, ...] | None] | None = None
+        #: The outputs read back early (read_flags_early), or None.
+        self._early: list[int] | None = None
+
+    def read_flags_early(self, outputs: Sequence[int]) -> bool:
+        """Makes calls return `outputs` (0-d booleans: flags that index
+        checks set, `tc.backend.checks`) as Python bools, read back as soon
+        as the last kernel taking each has run: the call returns while the
+        rest of the graph runs, instead of the caller waiting for the whole
+        graph to read them. True when it will (CUDA graphs)."""
+        if (not self._cuda or self.native.target != "cuda"
+                or not hasattr(self.native, "read_early") or not outputs
+                or self._early is not None):
+            return False
+        for i in outputs:
+            if not 0 <= i < len(self._outputs):
+                return False
+            size, dtype, alias = self._outputs[i]
+            if alias is not None or dtype != torch.bool or len(size) != 0:
+                return False
+        # Arguments: every input (placeholders, lifted attributes, the
+        # seed), then the outputs.
+        first = len(self.imported.input_names)
+        why = self.native.read_early([first + i for i in outputs])
+        if why is not None:
+            logs.channel_logger("fallbacks").info(
+                "graph %s: its index checks' flags are read after the "
+                "whole graph: %s", self.imported.name, why)
+            return False
+        self._early = list(outputs)
+        return True
 
     def read_inputs_permuted(
             self, permutations: Sequence[tuple[int, ...] | None]) -> None:
@@ -373,10 +403,13 @@ class CompiledFunction:
         if cuda:
             index = self._index
             if index is None or torch.cuda.current_device() == index:
-                self._run_cuda(pointers, index, stable, symbol)
+                read = self._run_cuda(pointers, index, stable, symbol)
             else:
                 with torch.cuda.device(device):
-                    self._run_cuda(pointers, index, stable, symbol)
+                    read = self._run_cuda(pointers, index, stable, symbol)
+            if read is not None:
+                for i, value in zip(self._early, read):
+                    outputs[i] = bool(value)
         else:
             # The arena comes from PyTorch's allocator, like any
             # intermediate of an eager program, and is kept for the
@@ -477,12 +510,13 @@ class CompiledFunction:
         return buffer, buffer.data_ptr()
 
     def _run_cuda(self, pointers: list[int], index: int | None,
-                  stable: bool, symbol: int) -> None:
+                  stable: bool, symbol: int) -> list[int] | None:
         """Runs on the current stream of the current device (the graph's)
         with the arena appended to `pointers`: the stream's shared arena
         when `stable` (reduce-overhead, outside a caller's capture), else a
         block from PyTorch's caching allocator. `symbol`
-        is the symbolic size's value (-1 without one)."""
+        is the symbolic size's value (-1 without one). Returns the flags
+        read early (read_flags_early), or None where none were read."""
         _make_context_current(index)
         stream = _raw_stream(index)
         arena = None
@@ -506,10 +540,15 @@ class CompiledFunction:
                 and not torch.cuda.is_current_stream_capturing()):
             self._log_profile(self.native.run_profiled(
                 pointers, stream, symbol=symbol if self.symbolic else -1))
+        elif self._early is not None:
+            return self.native.run_reading(
+                pointers, stream, symbol if self.symbolic else -1,
+                len(self._early))
         elif self.symbolic:
             self.native.run(pointers, stream, symbol=symbol)
         else:
             self.native.run(pointers, stream)
+        return None
 
 
 @functools.lru_cache(maxsize=4096)

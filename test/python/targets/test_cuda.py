@@ -776,6 +776,56 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
 
 
 @cuda
+def test_index_flags_are_read_before_the_graph_ends(fresh_tc):
+    """An embedding's index check sets a flag in the gather, the graph's
+    first kernel; the host reads it back as soon as the gather has run, so
+    a call returns while the rest of the graph still runs on the GPU
+    (reading it after the graph made every call wait for the whole graph).
+    Replayed as a CUDA graph, a token out of range still raises eager's
+    IndexError, and the next call in range gives eager's values."""
+    import gc
+    from tc.compiler.function import CompiledFunction
+    torch.manual_seed(0)
+    table = torch.randn(1000, 2048, device="cuda")
+    weights = [torch.randn(2048, 2048, device="cuda") / 45 for _ in range(24)]
+
+    def f(tokens):
+        x = torch.nn.functional.embedding(tokens, table)
+        for w in weights:  # ~40 ms of fp32 products after the gather
+            x = torch.tanh(x @ w)
+        return x.sum(-1)
+
+    tokens = torch.randint(0, 1000, (8, 512), device="cuda")
+    compiled = torch.compile(f, backend="tc")
+    with torch.no_grad():
+        close(compiled(tokens), f(tokens), rtol=1e-4, atol=1e-4)
+        for _ in range(3):  # the same buffers: captured, then replayed
+            compiled(tokens)
+        assert_all_compiled()
+        functions = []
+        for o in gc.get_objects():
+            try:
+                if isinstance(o, CompiledFunction):
+                    functions.append(o)
+            except ReferenceError:  # a dead weak proxy
+                pass
+        assert len(functions) == 1 and functions[0]._early
+        torch.cuda.synchronize()
+        compiled(tokens)
+        assert not torch.cuda.current_stream().query(), (
+            "the call waited for the whole graph")
+        replays = functions[0].graph_replays
+        assert replays >= 1
+        tokens[3, 100] = 1000  # in place: the same buffers, a replay
+        with pytest.raises(IndexError):
+            compiled(tokens)
+        assert functions[0].graph_replays == replays + 1
+        tokens[3, 100] = 999
+        close(compiled(tokens), f(tokens), rtol=1e-4, atol=1e-4)
+    assert tc.counters["runtime_fallbacks"] == 0
+
+
+@cuda
 def test_default_mode_holds_no_memory_between_calls(fresh_tc):
     """By default the arena and the outputs come from PyTorch's allocator:
     once the caller drops what a call returned, nothing tc allocated stays

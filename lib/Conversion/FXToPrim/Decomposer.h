@@ -104,6 +104,9 @@ private:
   std::optional<Result> networks(StringRef target);
   std::optional<Result> indexing(StringRef target);
   std::optional<Result> sortAndScan(StringRef target);
+  /// The inclusive sum or product scan of `row` ([lead..., n]) along its
+  /// last dimension in chunks of `chunk` (limits::scanChunk).
+  Value blockedScan(Value row, int64_t chunk, prim::ReductionKind kind);
   std::optional<Result> specialFunction(StringRef target);
   std::optional<Result> orthogonalPolynomial(StringRef kind);
   std::optional<Result> poolingAndProducts(StringRef target);

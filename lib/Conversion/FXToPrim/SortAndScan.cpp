@@ -77,6 +77,60 @@ static Value spread(OpBuilder &b, Location loc, Value x, bool alongLast) {
   return prim::BroadcastInDimOp::create(b, loc, x, shape, dims);
 }
 
+Value Decomposer::blockedScan(Value row, int64_t chunk,
+                              prim::ReductionKind kind) {
+  // [lead..., n] -> [lead..., m, c], the tail padded with the identity.
+  RankedTensorType type = typeOf(row);
+  int64_t rank = type.getRank(), n = type.getShape().back();
+  int64_t chunks = (n + chunk - 1) / chunk;
+  SmallVector<int64_t> zeros(rank, 0), high(rank, 0);
+  high.back() = chunks * chunk - n;
+  double identity = kind == prim::ReductionKind::Sum ? 0.0 : 1.0;
+  Value padded = high.back() ? prim::PadOp::create(b, loc, row, zeros, high,
+                                                   zeros, APFloat(identity))
+                                   .getResult()
+                             : row;
+  SmallVector<int64_t> blocked(type.getShape().drop_back());
+  blocked.append({chunks, chunk});
+  Value x = reshape(padded, blocked);
+  // Prefixes of each chunk and of the chunks' totals, each the dense
+  // form: a mask of positions j <= i (j < i: exclusive) reduced.
+  auto prefixes = [&](Value v, P order) -> Value {
+    Value wide = spread(b, loc, v, /*alongLast=*/true);
+    ArrayRef<int64_t> shape = typeOf(wide).getShape();
+    int64_t r = shape.size();
+    Value mask = prim::CompareOp::create(b, loc, order, iota(shape, r - 1),
+                                         iota(shape, r - 2));
+    return prim::ReduceOp::create(
+        b, loc, kind,
+        prim::WhereOp::create(b, loc, mask, wide,
+                              reductionIdentity(typeOf(wide), kind)),
+        ArrayRef<int64_t>{r - 1});
+  };
+  Value within = prefixes(x, P::LE);
+  Value totals = prim::ReduceOp::create(b, loc, kind, x,
+                                        ArrayRef<int64_t>{rank});
+  Value before = prefixes(totals, P::LT);
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d)
+    dims.push_back(d);
+  Value spreadBefore =
+      prim::BroadcastInDimOp::create(b, loc, before, blocked, dims);
+  Value scanned =
+      kind == prim::ReductionKind::Sum
+          ? prim::AddOp::create(b, loc, within, spreadBefore).getResult()
+          : prim::MulOp::create(b, loc, within, spreadBefore).getResult();
+  SmallVector<int64_t> flat(type.getShape().drop_back());
+  flat.push_back(chunks * chunk);
+  Value whole = reshape(scanned, flat);
+  if (!high.back())
+    return whole;
+  for (int64_t &h : high)
+    h = -h;
+  return prim::PadOp::create(b, loc, whole, zeros, high, zeros,
+                             APFloat(0.0));
+}
+
 std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
   // Whether a sorts strictly before b (NaN after every number; with
   // `descending`, NaN first, as eager orders them).
@@ -407,8 +461,28 @@ std::optional<Decomposer::Result> Decomposer::sortAndScan(StringRef target) {
     int64_t rank = typeOf(x).getRank();
     int64_t dim = normalizeDim(intArg("dim", 0), rank);
     int64_t n = typeOf(x).getDimSize(dim);
-    if (failed(dense(typeOf(x).getNumElements() / std::max<int64_t>(n, 1),
-                     n)))
+    int64_t rows = typeOf(x).getNumElements() / std::max<int64_t>(n, 1);
+    bool sumOrProduct =
+        target == "aten::cumsum" || target == "aten::cumprod";
+    int64_t chunk = sumOrProduct ? limits::scanChunk(n) : 0;
+    if (chunk) {
+      if (rows * limits::scanSteps(n, chunk) > kDenseLimit)
+        return fail(Twine(rows) + " rows of " + Twine(n) +
+                    " are too many for tc's blocked scan");
+      // Half types in their op math type: a chunk's prefix and the
+      // totals' before it are rounded once, as a whole prefix is.
+      Type element = type.getElementType();
+      auto [row, perm] = moveLast(
+          b, loc, isa<FloatType>(element) ? convert(x, opmathType(element)) : x,
+          dim);
+      Value scanned = blockedScan(row, chunk,
+                                  target == "aten::cumsum"
+                                      ? prim::ReductionKind::Sum
+                                      : prim::ReductionKind::Prod);
+      return SmallVector<Value>{
+          moveBack(b, loc, convert(scanned, element), perm)};
+    }
+    if (failed(dense(rows, n)))
       return failure();
     auto [row, perm] = moveLast(b, loc, x, dim);
     Value xj = spread(b, loc, row, /*alongLast=*/true);

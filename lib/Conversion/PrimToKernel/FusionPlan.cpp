@@ -238,6 +238,27 @@ LogicalResult FusionPlan::build() {
       }
   });
 
+  // A reduction's value broadcast along a new dimension ahead of one it
+  // keeps (a blocked scan's chunk totals, [chunks (j)] spread over
+  // [chunks (i), chunks (j)] for the sum of the chunks before each,
+  // Decomposer::blockedScan): the consumer's kernel iterates the new
+  // dimension outside the kept one, so inlined, the reduction would be
+  // computed again at each of its points (every chunk total once per
+  // chunk of the row: as many steps as the dense scan it replaces).
+  // Realize it.
+  func.walk([&](prim::BroadcastInDimOp bcast) {
+    auto reduce = bcast.getOperand().getDefiningOp<prim::ReduceOp>();
+    ArrayRef<int64_t> kept = bcast.getBroadcastDimensions();
+    if (!reduce || kept.empty())
+      return;
+    int64_t innermostKept = *llvm::max_element(kept);
+    for (int64_t d = 0; d < innermostKept; ++d)
+      if (!llvm::is_contained(kept, d)) {
+        realized.insert(reduce.getResult());
+        return;
+      }
+  });
+
   // A reduction over the trailing dimensions whose value, broadcast back
   // along them, reaches a permute that moves the last dimension inward
   // (a layer norm over the channels of a channels-last view, permuted

@@ -53,6 +53,43 @@ fx.graph @cumsum(%x: tensor<4xi1>) -> tensor<4xi64> {
 
 // -----
 
+// A longer cumsum is blocked: 100 is 13 chunks of 8 (the tail padded with
+// zeros); each element is its chunk's dense prefix plus the sum of the
+// chunks' totals before it.
+// CHECK-LABEL: func.func @blocked_cumsum
+// CHECK: %[[PAD:.*]] = prim.pad %{{.*}}, low [0, 0], high [0, 4], interior [0, 0], value 0.000000e+00 : tensor<2x100xi64>
+// CHECK: %[[X:.*]] = prim.reshape %[[PAD]], shape [2, 13, 8]
+// CHECK: %[[XJ:.*]] = prim.broadcast_in_dim %[[X]], shape [2, 13, 8, 8], dims [0, 1, 3]
+// CHECK: %[[IN:.*]] = prim.compare le
+// CHECK: %[[WITHIN:.*]] = prim.reduce sum %{{.*}}, dims [3] : tensor<2x13x8x8xi64>
+// CHECK: %[[TOTALS:.*]] = prim.reduce sum %[[X]], dims [2] : tensor<2x13x8xi64>
+// CHECK: prim.broadcast_in_dim %[[TOTALS]], shape [2, 13, 13], dims [0, 2]
+// CHECK: prim.compare lt
+// CHECK: %[[BEFORE:.*]] = prim.reduce sum %{{.*}}, dims [2] : tensor<2x13x13xi64>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[BEFORE]], shape [2, 13, 8], dims [0, 1]
+// CHECK: %[[SUM:.*]] = prim.add %[[WITHIN]], %[[B]]
+// CHECK: %[[FLAT:.*]] = prim.reshape %[[SUM]], shape [2, 104]
+// CHECK: prim.pad %[[FLAT]], low [0, 0], high [0, -4], interior [0, 0], value 0.000000e+00 : tensor<2x104xi64>
+fx.graph @blocked_cumsum(%x: tensor<2x100xi32>) -> tensor<2x100xi64> {
+  %0 = fx.call_function "aten::cumsum"(%x) {args = {dim = 1 : i64}} : (tensor<2x100xi32>) -> tensor<2x100xi64>
+  fx.output %0 : tensor<2x100xi64>
+}
+
+// -----
+
+// A bf16 cumprod is blocked in f32 and rounded once.
+// CHECK-LABEL: func.func @blocked_cumprod
+// CHECK: prim.convert %{{.*}} to f32 : tensor<3x80xbf16>
+// CHECK: prim.reduce prod
+// CHECK: prim.mul
+// CHECK: prim.convert %{{.*}} to bf16 : tensor<3x80xf32>
+fx.graph @blocked_cumprod(%x: tensor<3x80xbf16>) -> tensor<3x80xbf16> {
+  %0 = fx.call_function "aten::cumprod"(%x) {args = {dim = 1 : i64}} : (tensor<3x80xbf16>) -> tensor<3x80xbf16>
+  fx.output %0 : tensor<3x80xbf16>
+}
+
+// -----
+
 // cummax: the running maximum and the last position in the prefix holding
 // it.
 // CHECK-LABEL: func.func @cummax

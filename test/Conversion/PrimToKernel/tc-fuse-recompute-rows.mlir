@@ -47,3 +47,28 @@ func.func @pooled_norm(%x: tensor<4x8xf32>) -> tensor<8xf32> {
   %p = prim.reduce sum %c, dims [0] : tensor<4x8xf32>
   return %p : tensor<8xf32>
 }
+
+// A reduction spread along a new dimension ahead of the one it keeps (a
+// blocked scan's chunk totals [2, 13] spread over [2, 13 (i), 13 (j)] and
+// summed over the chunks before each) is realized: inlined, every total
+// would be computed again for each chunk i of the row.
+// CHECK-LABEL: kernel.kernel @chunk_prefixes_fused_reduce_0
+// CHECK-SAME: (%{{.*}}: memref<2x13x8xi64>, %[[TOTALS:.*]]: memref<2x13xi64>)
+// CHECK: kernel.reduce add
+// CHECK: memref.store %{{.*}}, %[[TOTALS]]
+// CHECK-LABEL: kernel.kernel @chunk_prefixes_fused_iota_compare_where_reduce_1
+// CHECK-SAME: (%[[READ:.*]]: memref<2x13xi64>, %{{.*}}: memref<2x13xi64>)
+// CHECK: kernel.reduce add
+// CHECK: memref.load %[[READ]]
+// CHECK-NOT: kernel.reduce
+func.func @chunk_prefixes(%x: tensor<2x13x8xi64>) -> tensor<2x13xi64> {
+  %totals = prim.reduce sum %x, dims [2] : tensor<2x13x8xi64>
+  %spread = prim.broadcast_in_dim %totals, shape [2, 13, 13], dims [0, 2] : tensor<2x13xi64>
+  %j = prim.iota shape [2, 13, 13], dim 2 : i64
+  %i = prim.iota shape [2, 13, 13], dim 1 : i64
+  %before = prim.compare lt, %j, %i : tensor<2x13x13xi64>
+  %zero = prim.constant dense<0> : tensor<2x13x13xi64>
+  %masked = prim.where %before, %spread, %zero : tensor<2x13x13xi1>, tensor<2x13x13xi64>
+  %sum = prim.reduce sum %masked, dims [2] : tensor<2x13x13xi64>
+  return %sum : tensor<2x13xi64>
+}

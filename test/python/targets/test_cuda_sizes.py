@@ -584,3 +584,29 @@ def test_layer_norm_then_token_mean(fresh_tc, dtype):
     w, b = randn(1024, dtype=dtype), randn(1024, dtype=dtype)
     check(lambda x, w, b: F.layer_norm(x, (1024,), w, b).mean(1), x, w, b,
           atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("rows,length", [(32, 512), (8, 4096), (7, 1000)])
+def test_blocked_position_count(fresh_tc, rows, length):
+    """RoBERTa's position ids: a cumsum of the padding mask along 512 to
+    4096 tokens (blocked: chunks' prefixes plus the chunks' totals before
+    them), exact in int64, inside tc's graph (a split into two graphs
+    around eager's kernel cost more than the kernel)."""
+    ids = torch.randint(0, 1000, (rows, length), device="cuda")
+    ids[:, length - length // 7:] = 1  # right padding
+
+    def positions(ids):
+        mask = ids.ne(1).int()
+        return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+    assert torch.equal(check(positions, ids), positions(ids))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_blocked_scans_of_floats(fresh_tc, dtype):
+    """A cumsum of a long row and along a strided dimension, and a
+    cumprod, in half precision (blocked in f32, rounded once)."""
+    x = randn(6, 2049, dtype=dtype)
+    check(lambda x: torch.cumsum(x, -1), x, atol=0.1, rtol=2e-2)
+    check(lambda x: torch.cumsum(x.t(), 0) * 2, x, atol=0.1, rtol=2e-2)
+    y = 1 + randn(5, 300, dtype=dtype) / 300
+    check(lambda y: torch.cumprod(y, 1), y)

@@ -343,12 +343,19 @@ inline std::optional<Estimate> estimate(const Query &q) {
         contiguousRows &= in[d] == 1;
     }
     // cumsum's and cumprod's dense form is one reduction per element, a
-    // block's on a GPU where the rows are contiguous.
-    bool blockRows = contiguousRows &&
-                     (op == "aten::cumsum" || op == "aten::cumprod");
+    // block's on a GPU where the rows are contiguous; a long row is
+    // blocked (limits::scanChunk).
+    bool sumOrProduct = op == "aten::cumsum" || op == "aten::cumprod";
+    bool blockRows = contiguousRows && sumOrProduct;
     double eager = scan ? stream(elements)
                         : std::max(r.eagerSortSeconds,
                                    elements * log2n(n) / r.sortUnitsPerSecond);
+    int64_t length = static_cast<int64_t>(n);
+    int64_t chunk = sumOrProduct ? limits::scanChunk(length) : 0;
+    if (chunk)
+      return dense(elements / n * double(limits::scanSteps(length, chunk)),
+                   eager, "blocked scan (chunks' and totals' prefixes)",
+                   blockRows ? 0 : double(chunk) + std::ceil(n / chunk));
     return dense(elements * n, eager,
                  scan ? "dense scan (every element against its row)"
                       : "dense sort (every element against its row)",

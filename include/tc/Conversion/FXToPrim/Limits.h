@@ -29,6 +29,37 @@ namespace mlir::tc::limits {
 /// taken at any size.
 inline constexpr int64_t kDenseSteps = int64_t(1) << 24;
 
+/// A sum or product scan (cumsum, cumprod) of a row longer than this is
+/// blocked (Decomposer::blockedScan): the row is cut into chunks of
+/// scanChunk(n), and each element is the dense prefix within its chunk
+/// (c steps) and the sum of the chunks' totals before it (n / c steps:
+/// the totals are realized, one kernel). About 2 n^(3/2) steps a row
+/// where the dense scan takes n^2: RoBERTa's position count over 512
+/// tokens, 25K instead of 262K.
+inline constexpr int64_t kDenseScanLength = 64;
+
+/// The steps of one row of a sum or product scan of `n` chunked by `c`
+/// (0: dense, unchunked): each element's prefix in its chunk and over the
+/// chunks before it, and the chunks' totals.
+inline constexpr int64_t scanSteps(int64_t n, int64_t c) {
+  if (c == 0)
+    return n * n;
+  int64_t chunks = (n + c - 1) / c;
+  return chunks * c * (c + chunks + 1);
+}
+
+/// The chunk of a sum or product scan of `n` (0: dense): the power of two
+/// with the fewest scanSteps.
+inline constexpr int64_t scanChunk(int64_t n) {
+  if (n <= kDenseScanLength)
+    return 0;
+  int64_t best = 8;
+  for (int64_t c = 16; c * c <= 4 * n; c *= 2)
+    if (scanSteps(n, c) < scanSteps(n, best))
+      best = c;
+  return best;
+}
+
 /// The longest signal a Fourier transform takes: tc's transforms are
 /// n x n matrix products (O(n^2) per signal where an FFT is O(n log n)),
 /// level with an FFT library only for short signals. The CPU cliffs

@@ -470,17 +470,22 @@ bool CUDAExecutable::Impl::run(ArrayRef<void *> args, void *stream,
     earlySlots = static_cast<uint8_t *>(slots);
   }
   // Inside the caller's own capture nothing runs yet: nothing to wait for
-  // (the caller reads the arguments after its replay).
-  bool reading = early && !capturing && earlySlots;
-  if (earlySlots && !capturing)
+  // (the caller reads the arguments after its replay). Every other run
+  // waits for its copies, wanted or not: one landing after the next run
+  // cleared the slots would be read as that run's.
+  bool reading = !capturing && earlySlots;
+  if (reading)
     std::memset(earlySlots, kUnread, earlyReads.size());
   if (!dispatch(*driver, args, symbol, cuStream, capturing, error))
     return false;
   if (!reading)
     return true;
-  if (!awaitEarlyReads(*driver, cuStream, early, error))
+  SmallVector<uint8_t, 8> unwanted(early ? 0 : earlyReads.size());
+  if (!awaitEarlyReads(*driver, cuStream, early ? early : unwanted.data(),
+                       error))
     return false;
-  *read = true;
+  if (read)
+    *read = early != nullptr;
   return true;
 }
 

@@ -73,7 +73,8 @@ public:
   /// (one-byte outputs: flags such as an index check's) as soon as the
   /// last step that takes it has run, instead of after the whole run.
   /// Call it before the first run; a second call must name the same
-  /// arguments. False, with `why`, where it cannot (no step writes an
+  /// arguments. Every run then waits for these reads (run() too, which
+  /// discards them), and no longer. False, with `why`, where it cannot (no step writes an
   /// argument, or the driver lacks asynchronous copies to pinned memory).
   bool readEarly(llvm::ArrayRef<int64_t> arguments, std::string &why);
 

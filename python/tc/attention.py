@@ -259,10 +259,21 @@ def _schema_value(node: torch.fx.Node, name: str, default: Any) -> Any:
 def _why_not_library(node: torch.fx.Node) -> str | None:
     """Why fused attention `node` cannot be one library call in tc's
     program (None when it can): what cuDNN's fused forward takes."""
+    if _schema_value(node, "dropout_p", 0.0) != 0.0:
+        return "attention dropout"
+    return _why_not_call(
+        *(_argument(node, name)[1] for name in ("query", "key", "value")),
+        _schema_value(node, "attn_bias", None),
+        bool(_schema_value(node, "is_causal", False)),
+        _schema_value(node, "scale", None))
+
+
+def _why_not_call(query: Any, key: Any, value: Any, bias: Any,
+                  causal: bool, scale: float | None) -> str | None:
+    """Why an attention of these operands (nodes) cannot be one cuDNN call
+    in tc's program, or None."""
     from tc.compiler import cuda_attention_unavailable
-    q, k, v = (_argument(node, name)[1].meta.get("val")
-               for name in ("query", "key", "value"))
-    bias = _schema_value(node, "attn_bias", None)
+    q, k, v = (t.meta.get("val") for t in (query, key, value))
     b = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
     if any(not isinstance(t, torch.Tensor) for t in (q, k, v)) or (
             bias is not None and not isinstance(b, torch.Tensor)):
@@ -272,9 +283,6 @@ def _why_not_library(node: torch.fx.Node) -> str | None:
     if any(t.dim() != 4 or not all(isinstance(d, int) for d in t.shape)
            for t in (q, k, v)):
         return "not static 4-d query, key and value"
-    if _schema_value(node, "dropout_p", 0.0) != 0.0:
-        return "attention dropout"
-    causal = bool(_schema_value(node, "is_causal", False))
     bias_dims = (-1, -1)
     if b is not None:
         if causal:
@@ -287,7 +295,6 @@ def _why_not_library(node: torch.fx.Node) -> str | None:
             return "a bias that is not (batch, heads, queries, keys)"
         bias_dims = (1 if shape[0] == 1 else q.shape[0],
                      1 if shape[1] == 1 else q.shape[1])
-    scale = _schema_value(node, "scale", None)
     if scale is None:
         scale = q.shape[3] ** -0.5
     return cuda_attention_unavailable(
@@ -332,3 +339,63 @@ def library_attentions(gm: torch.fx.GraphModule) -> int:
     if count:
         gm.recompile()
     return count
+
+
+def written_attentions(gm: torch.fx.GraphModule) -> int:
+    """Rewrites each attention of CUDA inference graph `gm` written out as
+    products and a softmax (`tc.attention_patterns`) that cuDNN can run
+    into a `tc::attention` node marked LIBRARY_ATTENTION; returns how
+    many. Others stay as written, with a log line (TC_LOGS=fallbacks)."""
+    from tc.attention_patterns import find
+    from tc.rows import attention_op
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target is not \
+                aten._softmax.default:
+            continue
+        found = find(node)
+        if found is None:
+            continue
+        # On a CUDA device (elsewhere tc compiles the products and the
+        # softmax), with as many key and value heads as query heads.
+        heads = {t.meta["val"].shape[:2]
+                 for t in (found.query, found.key, found.value)}
+        if found.query.meta["val"].device.type != "cuda" or len(heads) != 1:
+            continue
+        with gm.graph.inserting_before(found.output):
+            key = found.key
+            if found.key_transposed:
+                key = gm.graph.call_function(aten.permute.default,
+                                             (key, [0, 1, 3, 2]))
+                key.meta["val"] = found.key.meta["val"].permute(0, 1, 3, 2)
+            why = _why_not_call(found.query, key, found.value, found.bias,
+                                False, found.scale)
+            if why is not None:
+                if key is not found.key:
+                    gm.graph.erase_node(key)
+                _logger.info("attention written out stays as written: %s",
+                             why)
+                continue
+            fused = gm.graph.call_function(
+                attention_op(), (found.query, key, found.value, found.bias,
+                                 0.0, False, found.scale, False))
+        fused.meta = dict(found.output.meta)
+        fused.meta[LIBRARY_ATTENTION] = True
+        found.output.replace_all_uses_with(fused)
+        _erase_unused([found.output, *found.chain])
+        count += 1
+    if count:
+        gm.recompile()
+    return count
+
+
+def _erase_unused(nodes: list[torch.fx.Node]) -> None:
+    """Erases those of `nodes` that nothing reads (users first)."""
+    left = list(dict.fromkeys(nodes))
+    while True:
+        dead = [n for n in left if not n.users]
+        if not dead:
+            return
+        for n in dead:
+            n.graph.erase_node(n)
+            left.remove(n)

@@ -163,3 +163,68 @@ def test_cpu_attention_length_decides_who_runs_it(fresh_tc, queries, keys):
     long = queries * keys > MAX_CPU_ATTENTION_SCORES
     assert (tc.counters["ops_eager"] > 0) == long, dict(tc.counters)
     assert tc.counters["library_attentions"] == 0
+
+
+class _WrittenAttention(torch.nn.Module):
+    """Attention as models without a fused path write it (Hugging Face's
+    "eager" attention): products, a scale, an additive mask, a softmax
+    (optionally in float32, `upcast`)."""
+
+    def __init__(self, width=64, heads=4, upcast=False, divide=True):
+        super().__init__()
+        self.heads, self.upcast, self.divide = heads, upcast, divide
+        self.qkv = torch.nn.Linear(width, 3 * width)
+
+    def forward(self, x, mask, probs_too=False):
+        b, s, w = x.shape
+        q, k, v = (t.view(b, s, self.heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, -1))
+        d = q.shape[-1]
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / d ** 0.5 if self.divide else scores * d ** -0.5
+        scores = scores + mask
+        probs = (torch.softmax(scores.float(), -1).to(x.dtype)
+                 if self.upcast else torch.softmax(scores, -1))
+        out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, w)
+        return (out, probs) if probs_too else out
+
+
+def _traced_softmaxes(module, *args):
+    """The `_softmax` nodes of the ATen graph tc compiles for `module`."""
+    import tc.backend.pipeline as pipeline
+    found = []
+    original = pipeline._library_attentions
+
+    def spy(gm):
+        found.extend(n for n in gm.graph.nodes
+                     if n.target is aten._softmax.default)
+        return original(gm)
+    pipeline._library_attentions = spy
+    try:
+        torch._dynamo.reset()
+        with torch.no_grad():
+            torch.compile(module, backend="tc")(*args)
+    finally:
+        pipeline._library_attentions = original
+    return found
+
+
+@pytest.mark.parametrize("upcast,divide", [(False, True), (True, False)])
+def test_written_attention_is_found(fresh_tc, upcast, divide):
+    """tc.attention_patterns finds the query, key, value, bias and scale
+    of an attention written out (the scale a division or a product, the
+    softmax in float32 or not); a model that also returns the
+    probabilities keeps them written out."""
+    from tc.attention_patterns import find
+    x, mask = torch.randn(2, 16, 64), torch.randn(2, 1, 1, 16)
+    module = _WrittenAttention(upcast=upcast, divide=divide).eval()
+    [softmax] = _traced_softmaxes(module, x, mask)
+    found = find(softmax)
+    assert found is not None
+    assert found.scale == pytest.approx(16 ** -0.5)
+    assert found.bias is not None and found.bias.op == "placeholder"
+    for operand in (found.query, found.key, found.value):
+        assert tuple(operand.meta["val"].shape) == (2, 4, 16, 16)
+    assert tuple(found.output.meta["val"].shape) == (2, 4, 16, 16)
+    [softmax] = _traced_softmaxes(module, x, mask, True)
+    assert find(softmax) is None

@@ -89,10 +89,12 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
 
 
 def _library_attentions(gm: torch.fx.GraphModule) -> None:
-    """An inference graph's constant causal masks as flags, then its fused
-    attentions as tc's library calls (tc.attention)."""
+    """An inference graph's constant causal masks as flags, then its
+    attentions, written out or fused, as tc's library calls
+    (tc.attention)."""
     tc.counters["causal_masks"] += attention.causal_masks_as_flags(gm)
-    tc.counters["library_attentions"] += attention.library_attentions(gm)
+    tc.counters["library_attentions"] += (attention.written_attentions(gm)
+                                          + attention.library_attentions(gm))
 
 
 def compile_aten_graph(gm: torch.fx.GraphModule,

@@ -364,6 +364,13 @@ def table(rows: list[dict]) -> str:
     for mode in ("infer", "train"):
         these = sorted((r for r in rows if r["mode"] == mode),
                        key=lambda r: r.get("vs_inductor") or 0.0)
+        # Out of time before any backend's timed steps (four compiles of
+        # a large model): not a result of tc's, listed after the table.
+        unmeasured = [r["model"] for r in these
+                      if r.get("exit_status") == "timeout" and not any(
+                          r.get(f"{b}_step_ms")
+                          for b in ("eager", "inductor", "tc"))]
+        these = [r for r in these if r["model"] not in unmeasured]
         if not these:
             continue
         out += [f"\n### {mode}\n", "| model | eager ms | Inductor ms | "
@@ -392,6 +399,9 @@ def table(rows: list[dict]) -> str:
                 out.append(f"\ngeomean {key} over "
                            f"{sum(1 for r in these if r.get(key))} models: "
                            f"{g:.2f}")
+        if unmeasured:
+            out.append("\nnot measured (the model's time limit ran out "
+                       "before the timed steps): " + ", ".join(unmeasured))
     return "\n".join(out)
 
 

@@ -77,6 +77,12 @@ void mlir::tc::buildTrainingSplitPipeline(OpPassManager &pm,
 void mlir::tc::buildFusePipeline(OpPassManager &pm,
                                  const FuseOptions &options,
                                  OptionalPasses &optional) {
+  if (options.unitMapProducts) {
+    tc::prim::ExpandConvolutionsPassOptions unitMaps;
+    unitMaps.unitMapsOnly = true;
+    optional.addNested<func::FuncOp>(
+        pm, tc::prim::createExpandConvolutionsPass(unitMaps));
+  }
   // Library convolutions in the layout the library runs fastest, and the
   // elementwise ops, reductions and pooling between them with them.
   addChannelsLastPasses(pm, options.channelsLast,

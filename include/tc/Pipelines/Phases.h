@@ -239,6 +239,10 @@ struct FuseOptions {
   /// (tc-align-half-products): the targets whose GEMM library runs them
   /// fast only so aligned (cuBLAS).
   bool alignHalfProducts = false;
+  /// Convolutions of 1x1 maps by 1x1 kernels are matrix products
+  /// (tc-expand-convolutions unit-maps-only: the CPU's, whose library
+  /// call costs more than such a product).
+  bool unitMapProducts = false;
   /// Which 2-d convolutions run channels-last.
   ChannelsLastMode channelsLast = ChannelsLastMode::Off;
   /// Except f32/f64 ones with small output maps (the CPU's: oneDNN's
@@ -273,6 +277,7 @@ struct FuseOptions {
     FuseOptions options;
     options.channelsLast = decompose.channelsLast;
     options.channelsFirstSmallMaps = true;
+    options.unitMapProducts = true;
     options.inPlaceLaunches = true;
     options.splitConcatenations = true;
     options.loopPastUnitDims = true;

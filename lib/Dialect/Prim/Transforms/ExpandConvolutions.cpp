@@ -38,12 +38,50 @@ static RankedTensorType typeOf(Value v) {
 /// concatenate, pad and dot rules, and tc-fuse reads the concatenation of
 /// windows with one load per element.
 struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpandConvolution(MLIRContext *context, bool unitMapsOnly)
+      : OpRewritePattern(context), unitMapsOnly(unitMapsOnly) {}
+
+  /// Whether `op` is one product of its input as it is: a 1x1 kernel over
+  /// 1x1 maps, unpadded, one group (a squeeze-and-excitation gate's
+  /// layers).
+  static bool overUnitMaps(ConvolutionOp op) {
+    auto ones = [](ArrayRef<int64_t> sizes) {
+      return llvm::all_of(sizes, [](int64_t s) { return s == 1; });
+    };
+    return op.getGroups() == 1 &&
+           llvm::all_of(op.getPadding(), [](int64_t p) { return p == 0; }) &&
+           ones(typeOf(op.getInput()).getShape().drop_front(2)) &&
+           ones(typeOf(op.getWeight()).getShape().drop_front(2));
+  }
 
   LogicalResult matchAndRewrite(ConvolutionOp op,
                                 PatternRewriter &b) const override {
     if (op.getChannelsLast())
       return b.notifyMatchFailure(op, "channels last");
+    if (overUnitMaps(op)) {
+      // (N, C, 1...) by (O, C, 1...): a Linear layer's product, the
+      // weights' transpose a permute the GEMM reads in place (no copy).
+      Location loc = op.getLoc();
+      RankedTensorType xType = typeOf(op.getInput()),
+                       wType = typeOf(op.getWeight());
+      Value rows = ReshapeOp::create(
+          b, loc, op.getInput(),
+          ArrayRef<int64_t>{xType.getDimSize(0), xType.getDimSize(1)});
+      Value cols = PermuteOp::create(
+          b, loc,
+          ReshapeOp::create(
+              b, loc, op.getWeight(),
+              ArrayRef<int64_t>{wType.getDimSize(0), wType.getDimSize(1)}),
+          ArrayRef<int64_t>{1, 0});
+      Value sum = DotOp::create(b, loc, rows, cols, ArrayRef<int64_t>{},
+                                ArrayRef<int64_t>{}, ArrayRef<int64_t>{1},
+                                ArrayRef<int64_t>{0});
+      b.replaceOpWithNewOp<ReshapeOp>(op, sum,
+                                      typeOf(op.getResult()).getShape());
+      return success();
+    }
+    if (unitMapsOnly)
+      return b.notifyMatchFailure(op, "not over unit maps");
     Location loc = op.getLoc();
     Value x = op.getInput(), w = op.getWeight();
     RankedTensorType xType = typeOf(x), wType = typeOf(w),
@@ -181,15 +219,22 @@ struct ExpandConvolution : public OpRewritePattern<ConvolutionOp> {
     replaceByProduct(op, b, sum, typeOf(op.getInput()).getDimSize(0), out, o);
     return success();
   }
+
+  bool unitMapsOnly;
 };
 
 struct ExpandConvolutionsPass
     : public prim::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandConvolution>(&getContext());
+    patterns.add<ExpandConvolution>(&getContext(), unitMapsOnly);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // The rest stay library convolutions.
+    if (unitMapsOnly)
+      return;
     // What is left has no expansion: an error at its location.
     WalkResult walk = getOperation().walk([](Operation *op) {
       if (auto conv = dyn_cast<ConvolutionOp>(op)) {

@@ -72,3 +72,23 @@ func.func @chunk_prefixes(%x: tensor<2x13x8xi64>) -> tensor<2x13xi64> {
   %sum = prim.reduce sum %masked, dims [2] : tensor<2x13x13xi64>
   return %sum : tensor<2x13xi64>
 }
+
+// Row statistics broadcast back over the rows, then viewed with the rows
+// cut (timm's standardized convolution weights, [O, K] rows viewed as
+// [O, C, kh, kw]) are realized: the consumer's kernel iterates the view,
+// whose points are parts of a row, and each would compute the row's mean
+// again.
+// CHECK-LABEL: kernel.kernel @standardized_fused_reduce_0
+// CHECK-SAME: (%{{.*}}: memref<4x18xf32>, %[[MEAN:.*]]: memref<4xf32>)
+// CHECK: kernel.reduce add
+// CHECK: kernel.kernel @standardized_fused
+// CHECK-SAME: memref<4xf32>
+// CHECK-NOT: kernel.reduce
+// CHECK-LABEL: kernel.schedule @standardized
+func.func @standardized(%w: tensor<4x18xf32>) -> tensor<4x2x3x3xf32> {
+  %sum = prim.reduce sum %w, dims [1] : tensor<4x18xf32>
+  %sumb = prim.broadcast_in_dim %sum, shape [4, 18], dims [0] : tensor<4xf32>
+  %centred = prim.sub %w, %sumb : tensor<4x18xf32>
+  %view = prim.reshape %centred, shape [4, 2, 3, 3] : tensor<4x18xf32>
+  return %view : tensor<4x2x3x3xf32>
+}

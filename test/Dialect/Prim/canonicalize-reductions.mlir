@@ -101,3 +101,20 @@ func.func @deviations(%x: tensor<4x8x5xf32>, %y: tensor<4x6xf32>) -> (tensor<8xf
   %ox = prim.reduce sum %ex, dims [0, 2] : tensor<4x8x5xf32>
   return %zx, %zy, %ox : tensor<8xf32>, tensor<6xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A reduction over a dimension of one element reduces nothing there: a
+// batch norm of weights viewed as [1, O, K] (timm's weight
+// standardization) is a row reduction of the [O, K] rows; over unit
+// dimensions only, a reshape.
+// CHECK-LABEL: func.func @unit_dims
+// CHECK: %[[R:.*]] = prim.reshape %arg0, shape [4, 6] : tensor<1x4x6xf32>
+// CHECK: %[[S:.*]] = prim.reduce sum %[[R]], dims [1] : tensor<4x6xf32>
+// CHECK: %[[M:.*]] = prim.reshape %arg1, shape [3] : tensor<3x1xf32>
+// CHECK: return %[[S]], %[[M]]
+func.func @unit_dims(%x: tensor<1x4x6xf32>, %y: tensor<3x1xf32>) -> (tensor<4xf32>, tensor<3xf32>) {
+  %0 = prim.reduce sum %x, dims [0, 2] : tensor<1x4x6xf32>
+  %1 = prim.reduce max %y, dims [1] : tensor<3x1xf32>
+  return %0, %1 : tensor<4xf32>, tensor<3xf32>
+}

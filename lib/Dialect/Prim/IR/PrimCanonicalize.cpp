@@ -275,9 +275,49 @@ struct SumOfDeviations : OpRewritePattern<ReduceOp> {
   }
 };
 
+/// A reduction over a dimension of one element reduces nothing there: the
+/// operand without it (a reshape), reduced over the other dimensions, or
+/// the operand itself where those are all. (timm's weight
+/// standardization is a training-mode batch norm of the weights viewed as
+/// [1, O, K], over dimensions 0 and 2; as such, a reduction across rows,
+/// it ran as a row kernel and a second kernel over the unit dimension,
+/// each realized: five kernels a convolution where three do.) After the
+/// patterns above, which read the dimensions as they are.
+struct ReduceOverUnitDims : OpRewritePattern<ReduceOp> {
+  ReduceOverUnitDims(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/0) {}
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getOperand().getType());
+    ArrayRef<int64_t> dims = op.getDims();
+    if (!type.hasStaticShape() ||
+        llvm::none_of(dims, [&](int64_t d) { return type.getDimSize(d) == 1; }))
+      return failure();
+    SmallVector<int64_t> shape, kept;
+    for (int64_t d = 0, e = type.getRank(); d < e; ++d) {
+      bool reduced = llvm::is_contained(dims, d);
+      if (reduced && type.getDimSize(d) == 1)
+        continue;
+      if (reduced)
+        kept.push_back(static_cast<int64_t>(shape.size()));
+      shape.push_back(type.getDimSize(d));
+    }
+    Location loc = op.getLoc();
+    Value operand = ReshapeOp::create(rewriter, loc, op.getOperand(), shape);
+    if (kept.empty()) {
+      auto result = cast<RankedTensorType>(op.getType());
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, operand, result.getShape());
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<ReduceOp>(op, op.getKind(), operand, kept);
+    return success();
+  }
+};
+
 } // namespace
 
 void ReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
-  patterns.add<FactorOutOfSum, SumOfDeviations>(context);
+  patterns.add<FactorOutOfSum, SumOfDeviations, ReduceOverUnitDims>(context);
 }

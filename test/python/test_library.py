@@ -200,6 +200,7 @@ def test_squeeze_excite_layers_are_products(fresh_tc, training):
                 torch.testing.assert_close(got.grad, want.grad)
     assert tc.counters["ops_eager"] == 0, dict(tc.counters)
     assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     if not training:
         # The 3x3 convolution; the gate's two layers are products.
         assert tc.counters["library_convolutions"] == 1, dict(tc.counters)

@@ -136,7 +136,7 @@ def find(softmax: torch.fx.Node) -> Written | None:
         node = node.args[0]
     bias = None
     if _is(node, aten.add.Tensor) and len(node.users) == 1 and \
-            len(node.args) == 2:
+            len(node.args) == 2 and not node.kwargs:  # (no alpha)
         chain.append(node)
         first, second = node.args
         # The scores are the operand with the full 4-d shape that reaches

@@ -170,9 +170,11 @@ class _WrittenAttention(torch.nn.Module):
     "eager" attention): products, a scale, an additive mask, a softmax
     (optionally in float32, `upcast`)."""
 
-    def __init__(self, width=64, heads=4, upcast=False, divide=True):
+    def __init__(self, width=64, heads=4, upcast=False, divide=True,
+                 alpha=1.0):
         super().__init__()
         self.heads, self.upcast, self.divide = heads, upcast, divide
+        self.alpha = alpha
         self.qkv = torch.nn.Linear(width, 3 * width)
 
     def forward(self, x, mask, probs_too=False):
@@ -182,7 +184,8 @@ class _WrittenAttention(torch.nn.Module):
         d = q.shape[-1]
         scores = torch.matmul(q, k.transpose(-1, -2))
         scores = scores / d ** 0.5 if self.divide else scores * d ** -0.5
-        scores = scores + mask
+        scores = (scores + mask if self.alpha == 1.0
+                  else torch.add(scores, mask, alpha=self.alpha))
         probs = (torch.softmax(scores.float(), -1).to(x.dtype)
                  if self.upcast else torch.softmax(scores, -1))
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, w)
@@ -228,3 +231,9 @@ def test_written_attention_is_found(fresh_tc, upcast, divide):
     assert tuple(found.output.meta["val"].shape) == (2, 4, 16, 16)
     [softmax] = _traced_softmaxes(module, x, mask, True)
     assert find(softmax) is None
+    # A mask scaled by the add's alpha: the bias is the scaled mask (or
+    # nothing is found), never the mask itself.
+    scaled = _WrittenAttention(upcast=upcast, divide=divide, alpha=2.0)
+    [softmax] = _traced_softmaxes(scaled.eval(), x, mask)
+    found = find(softmax)
+    assert found is None or found.bias.op != "placeholder", found.bias

@@ -296,21 +296,24 @@ NB_MODULE(_tc, m) {
       "half_product_padding",
       [](int64_t m, int64_t k, int64_t n, bool lhsTransposed,
          bool rhsTransposed, int64_t elementBytes, int64_t resultElements,
-         int64_t lhsElements, int64_t rhsElements) -> nb::object {
+         int64_t lhsElements, int64_t rhsElements,
+         bool resultViewed) -> nb::object {
         int64_t padM, padK, padN;
         if (!tcHalfProductPadding(m, k, n, lhsTransposed, rhsTransposed,
                                   elementBytes, resultElements, lhsElements,
-                                  rhsElements, &padM, &padK, &padN))
+                                  rhsElements, resultViewed, &padM, &padK,
+                                  &padN))
           return nb::none();
         return nb::make_tuple(padM, padK, padN);
       },
       nb::arg("m"), nb::arg("k"), nb::arg("n"), nb::arg("lhs_transposed"),
       nb::arg("rhs_transposed"), nb::arg("element_bytes"),
       nb::arg("result_elements"), nb::arg("lhs_elements"),
-      nb::arg("rhs_elements"),
+      nb::arg("rhs_elements"), nb::arg("result_viewed") = false,
       "(pad_m, pad_k, pad_n) that tc-align-half-products appends to a "
       "half-precision GEMM's dimensions, or None when it leaves the "
-      "product as it is.");
+      "product as it is. `result_viewed`: the padded result is returned "
+      "as a view, so no copy slices it.");
 
   nb::class_<Executable>(m, "CompiledGraph")
       .def("run", &Executable::run, nb::arg("pointers"),

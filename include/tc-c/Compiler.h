@@ -200,12 +200,13 @@ typedef int (*TcGemmFn)(const TcGemm *call, char **error);
 void tcSetCPUGemm(TcGemmFn fn);
 /// Whether tc-align-half-products pads a half-precision GEMM of `m` x `k`
 /// by `k` x `n` (mlir::tc::prim::halfProductPadding), and by how much (to
-/// `padM`, `padK`, `padN`): 1 when it does, else 0.
+/// `padM`, `padK`, `padN`): 1 when it does, else 0. `resultViewed`: the
+/// caller returns the padded result as a view (no slice copy).
 int tcHalfProductPadding(int64_t m, int64_t k, int64_t n, int lhsTransposed,
                          int rhsTransposed, int64_t elementBytes,
                          int64_t resultElements, int64_t lhsElements,
-                         int64_t rhsElements, int64_t *padM, int64_t *padK,
-                         int64_t *padN);
+                         int64_t rhsElements, int resultViewed, int64_t *padM,
+                         int64_t *padK, int64_t *padN);
 /// What the arena grows by per unit of the symbolic size (0 without one).
 int64_t tcExecutableArenaBytesPerSymbol(TcExecutableRef exe);
 /// Whether the graph was compiled with the symbolic size.

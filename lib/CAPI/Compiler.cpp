@@ -319,13 +319,12 @@ int64_t tcGPUBufferAlignment(void) {
 int tcHalfProductPadding(int64_t m, int64_t k, int64_t n, int lhsTransposed,
                          int rhsTransposed, int64_t elementBytes,
                          int64_t resultElements, int64_t lhsElements,
-                         int64_t rhsElements, int64_t *padM, int64_t *padK,
-                         int64_t *padN) {
+                         int64_t rhsElements, int resultViewed, int64_t *padM,
+                         int64_t *padK, int64_t *padN) {
   std::optional<mlir::tc::prim::HalfProductPadding> pads =
-      mlir::tc::prim::halfProductPadding(m, k, n, lhsTransposed,
-                                         rhsTransposed, elementBytes,
-                                         resultElements, lhsElements,
-                                         rhsElements);
+      mlir::tc::prim::halfProductPadding(
+          m, k, n, lhsTransposed, rhsTransposed, elementBytes, resultElements,
+          lhsElements, rhsElements, resultViewed);
   if (!pads)
     return 0;
   *padM = pads->m;

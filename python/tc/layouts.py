@@ -140,12 +140,14 @@ def pad_returned_products(gm: torch.fx.GraphModule,
                           padding: Callable[..., Any],
                           is_view: Callable[[torch.fx.Node], bool]) -> bool:
     """Returns each large half-precision `mm` (or `matmul` of rows by a
-    matrix) that the graph only returns (through views) as a view of a
+    matrix, or `addmm` of a Linear's bias) that the graph only returns (through views) as a view of a
     product whose rows are padded to 16 bytes, the strides Inductor
     returns GPT-2's logits with. `padding` is the native
-    `half_product_padding`, which decides as tc-align-half-products does;
-    that pass pads such a product too, but slices its result back with a
-    copy (for GPT-2's logits, 4096 x 50257 in bf16: 0.17 ms of a 3.6 ms
+    `half_product_padding`, which decides as tc-align-half-products does
+    but without the slice's copy in the cost (Electra's LM head, k = 128:
+    too little work per byte to pay for a logits-sized copy, enough to
+    pay for the pads); that pass pads such a product too, but slices its
+    result back with a copy (for GPT-2's logits, 4096 x 50257 in bf16: 0.17 ms of a 3.6 ms
     step and 400 MB more at the peak). Only the columns are padded here (a
     padded `k` or `m` is left to the pass). For inference graphs only: in
     training, autograd and the graph after the view would copy it to a
@@ -157,16 +159,20 @@ def pad_returned_products(gm: torch.fx.GraphModule,
     output = next(n for n in reversed(graph.nodes) if n.op == "output")
     changed = False
     for node in list(graph.nodes):
-        if node.target not in _PRODUCTS:
+        if node.target in _PRODUCTS:
+            lhs, rhs = node.args
+            bias, fused_bias = _bias_add(node), None
+        elif _addmm_of_vector(node):
+            fused_bias, lhs, rhs = node.args
+            bias = None
+        else:
             continue
         value = node.meta.get("val")
-        bias = _bias_add(node)
         if (not isinstance(value, torch.Tensor) or value.device.type != "cuda"
                 or value.dtype not in (torch.float16, torch.bfloat16)
                 or not _only_returned(node if bias is None else bias, output,
                                        is_view)):
             continue
-        lhs, rhs = node.args
         lhs_value, rhs_value = lhs.meta["val"], rhs.meta["val"]
         if lhs_value.dim() < 2 or rhs_value.dim() != 2:
             continue
@@ -174,7 +180,7 @@ def pad_returned_products(gm: torch.fx.GraphModule,
         lhs_t = lhs_value.dim() == 2 and _transposed(lhs)
         rhs_t = _transposed(rhs)
         pads = padding(m, k, n, lhs_t, rhs_t, value.element_size(), m * n,
-                       m * k, k * n)
+                       m * k, k * n, True)
         if pads is None or pads[0] or pads[1] or not pads[2]:
             continue
         pad_n = pads[2]
@@ -189,16 +195,21 @@ def pad_returned_products(gm: torch.fx.GraphModule,
             else:
                 padded = _call(graph, torch.ops.aten.constant_pad_nd.default,
                                (rhs, [0, pad_n], 0.0))
-            product = _call(graph, node.target, (lhs, padded))
+            if fused_bias is not None:
+                # `addmm` of a Linear with a bias (the direct import's
+                # form): its padded bias, zeros in the padded columns.
+                product = _call(graph, node.target,
+                                (_pad_vector(graph, fused_bias, pad_n),
+                                 lhs, padded))
+            else:
+                product = _call(graph, node.target, (lhs, padded))
             if bias is not None:
                 # The bias padded with zeros: the library call's epilogue
                 # adds it to the padded rows (LayoutLM's and BERT's masked
                 # LM heads: a copy of their logits less).
-                padded_bias = _call(graph,
-                                    torch.ops.aten.constant_pad_nd.default,
-                                    (bias.args[1], [0, pad_n], 0.0))
                 product = _call(graph, torch.ops.aten.add.Tensor,
-                                (product, padded_bias))
+                                (product,
+                                 _pad_vector(graph, bias.args[1], pad_n)))
             sliced = _call(graph, torch.ops.aten.slice.Tensor,
                            (product, value.dim() - 1, 0, n))
         if bias is not None:
@@ -235,6 +246,27 @@ def _bias_add(product: torch.fx.Node) -> torch.fx.Node | None:
             or add.meta["val"].shape != value.shape):
         return None
     return add
+
+
+def _addmm_of_vector(node: torch.fx.Node) -> bool:
+    """Whether `node` is `addmm(bias, lhs, rhs)` with a bias vector along
+    the columns, of the product's dtype, and no scaling."""
+    if node.target is not torch.ops.aten.addmm.default or node.kwargs \
+            or len(node.args) != 3 or not isinstance(node.args[0],
+                                                      torch.fx.Node):
+        return False
+    value, bias = node.meta.get("val"), node.args[0].meta.get("val")
+    return (isinstance(value, torch.Tensor)
+            and isinstance(bias, torch.Tensor) and bias.dim() == 1
+            and bias.shape[0] == value.shape[-1]
+            and bias.dtype == value.dtype)
+
+
+def _pad_vector(graph: torch.fx.Graph, vector: torch.fx.Node,
+                pad: int) -> torch.fx.Node:
+    """`vector` with `pad` zeros after it."""
+    return _call(graph, torch.ops.aten.constant_pad_nd.default,
+                 (vector, [0, pad], 0.0))
 
 
 def _call(graph: torch.fx.Graph, target: Any, args: tuple) -> torch.fx.Node:

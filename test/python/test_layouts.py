@@ -47,6 +47,12 @@ def test_native_padding_is_the_pass_choice():
     assert pad(m, k, 50264, False, True, 2, m * 50264, m * k,
                k * 50264) is None
     assert pad(8, 16, 17, False, True, 2, 8 * 17, 8 * 16, 16 * 17) is None
+    # Electra's LM head (k = 128): the slice's copy would cost more than
+    # the aligned kernel saves; returned as a view, the pads pay.
+    m, k, n = 32768, 128, 30522
+    args = (m, k, n, False, True, 2, m * n, m * k, k * n)
+    assert pad(*args) is None
+    assert pad(*args, True) == (0, 0, 6)
 
 
 def test_returned_product_is_padded_and_viewed():
@@ -59,7 +65,7 @@ def test_returned_product_is_padded_and_viewed():
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend.views.is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
-                      768 * n)]
+                      768 * n, True)]
     targets = [node.target for node in gm.graph.nodes
                if node.op == "call_function"]
     assert torch.ops.aten.constant_pad_nd.default in targets
@@ -116,7 +122,7 @@ def test_returned_matmul_of_rows_is_padded():
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend.views.is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
-                      768 * n)]
+                      768 * n, True)]
     xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
     ws = torch.randn(n, 768, dtype=torch.bfloat16)
     (got,) = gm(xs, ws)
@@ -143,6 +149,44 @@ def test_returned_matmul_plus_bias_is_padded():
     (got,) = gm(xs, ws, bs)
     assert got.stride() == (256 * (n + 7), n + 7, 1)
     torch.testing.assert_close(got, xs @ ws.t() + bs)
+
+
+def test_returned_addmm_is_padded():
+    """`addmm` of a Linear with a bias between views of its rows (what the
+    direct import writes of an LM head with a bias, Electra's and
+    ConvBERT's): the weight and the bias are padded, `addmm` adds the
+    padded bias, and the graph returns a view of its result."""
+    n = 1001
+    graph = torch.fx.Graph()
+    x, w, b = (graph.placeholder(name) for name in ("x", "w", "b"))
+    rows = graph.call_function(torch.ops.aten.view.default, (x, [-1, 768]))
+    t = graph.call_function(torch.ops.aten.permute.default, (w, [1, 0]))
+    p = graph.call_function(torch.ops.aten.addmm.default, (b, rows, t))
+    out = graph.call_function(torch.ops.aten.view.default, (p, [4, 256, n]))
+    graph.output((out,))
+    with FakeTensorMode():
+        def empty(*shape):
+            return torch.empty(*shape, device="cuda", dtype=torch.bfloat16)
+        x.meta["val"], w.meta["val"], b.meta["val"] = (
+            empty(4, 256, 768), empty(n, 768), empty(n))
+        for node in (rows, t, p, out):
+            args = torch.fx.node.map_arg(node.args, lambda a: a.meta["val"])
+            node.meta["val"] = node.target(*args)
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    calls, padding = _padding((0, 0, 7))
+    assert layouts.pad_returned_products(gm, padding,
+                                         tc.backend.views.is_output_view)
+    assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
+                      768 * n, True)]
+    pads = [node for node in gm.graph.nodes
+            if node.target is torch.ops.aten.constant_pad_nd.default]
+    assert len(pads) == 2  # the weight's rows and the bias
+    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
+    ws = torch.randn(n, 768, dtype=torch.bfloat16)
+    bs = torch.randn(n, dtype=torch.bfloat16)
+    (got,) = gm(xs, ws, bs)
+    assert got.stride() == (256 * (n + 7), n + 7, 1)
+    torch.testing.assert_close(got, torch.nn.functional.linear(xs, ws, bs))
 
 
 def test_products_that_stay():

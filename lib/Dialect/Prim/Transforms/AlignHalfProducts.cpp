@@ -71,7 +71,7 @@ Value padOperand(PatternRewriter &rewriter, Location loc, Value v,
 std::optional<HalfProductPadding> mlir::tc::prim::halfProductPadding(
     int64_t m, int64_t k, int64_t n, bool lhsTransposed, bool rhsTransposed,
     int64_t elementBytes, int64_t resultElements, int64_t lhsElements,
-    int64_t rhsElements) {
+    int64_t rhsElements, bool resultViewed) {
   if (resultElements * k < kMinWork)
     return std::nullopt;
   // Leading dimensions: the result's is n; the lhs's k (m when it is read
@@ -84,7 +84,7 @@ std::optional<HalfProductPadding> mlir::tc::prim::halfProductPadding(
     return std::nullopt;
   // Each pad reads and writes its operand; the slice, when copied, its
   // result.
-  int64_t copied = 2 * elementBytes * resultElements;
+  int64_t copied = resultViewed ? 0 : 2 * elementBytes * resultElements;
   if (pads.m || pads.k)
     copied += 2 * elementBytes * lhsElements;
   if (pads.k || pads.n)

@@ -33,14 +33,15 @@ struct HalfProductPadding {
 /// `elementBytes`-byte elements by, or nothing when it leaves the product
 /// as it is (aligned, small, or the copies would cost more than the slow
 /// kernels lose). `resultElements`, `lhsElements` and `rhsElements` count
-/// the batched tensors' elements. The one place this choice is made: the
-/// Python backend asks it (tc._tc.half_product_padding) for a product it
-/// returns, whose padded result it hands back as a view.
+/// the batched tensors' elements. `resultViewed`: the padded result is
+/// handed back as a view, not sliced by a copy. The one place this choice
+/// is made: the Python backend asks it (tc._tc.half_product_padding) for a
+/// product it returns, whose padded result it hands back as a view.
 std::optional<HalfProductPadding>
 halfProductPadding(int64_t m, int64_t k, int64_t n, bool lhsTransposed,
                    bool rhsTransposed, int64_t elementBytes,
                    int64_t resultElements, int64_t lhsElements,
-                   int64_t rhsElements);
+                   int64_t rhsElements, bool resultViewed = false);
 
 #define GEN_PASS_DECL
 #include "tc/Dialect/Prim/Transforms/Passes.h.inc"

@@ -402,6 +402,51 @@ def test_out_of_range_index_raises_as_eager(fresh_tc, device, op):
     assert tc.counters["fallback_graphs"] == 0
 
 
+def test_constant_indices_are_checked_while_compiling(fresh_tc, device):
+    """Indices computed from constants alone (`roll`'s, an `arange`'s) are
+    checked when the graph compiles: in range, no run-time check is
+    compiled for them (the input's index keeps its own, placed right after
+    the inputs, before any compute); out of range, the call raises
+    eager's IndexError as before."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from tc.backend import checks
+
+    def f(x, table, i):
+        ar = torch.arange(16, device=x.device)
+        y = torch.roll(x, 3, 0) + x[(ar * 5) % 16]
+        return y @ y.t() + table[i.view(-1)].sum()
+
+    x = torch.randn(16, 16, device=device)
+    table = torch.randn(10, device=device)
+    i = torch.tensor([[1, 9], [0, 4]], device=device)
+    gm = make_fx(f)(x, table, i)
+    hoisted = checks.hoist_error_checks(gm)
+    assert hoisted is not None and len(hoisted.checks) == 1
+    nodes = list(hoisted.graph.graph.nodes)
+    first_compute = min(k for k, n in enumerate(nodes)
+                        if n.target is torch.ops.aten.mm.default)
+    amax = [k for k, n in enumerate(nodes)
+            if n.target in (torch.ops.aten.amax.default,
+                            torch.ops.aten.any.default)]
+    assert len(amax) == 1 and amax[0] < first_compute
+
+    compiled = torch.compile(f, backend="tc")
+    torch.testing.assert_close(compiled(x, table, i), f(x, table, i))
+    with pytest.raises(IndexError):
+        compiled(x, table, i + 1)
+
+    def g(x):
+        return x[torch.arange(4, device=x.device) + 14] * 2
+
+    with pytest.raises(IndexError):
+        g(x.cpu())
+    with pytest.raises(IndexError):
+        torch.compile(g, backend="tc")(x)
+    assert tc.counters["kernels"] > 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+
+
 def test_out_of_range_index_in_training_raises_as_eager(fresh_tc, device):
     """A training graph (tc's autodiff) checks its indices too: an
     embedding's out-of-range token raises eager's IndexError from the

@@ -178,9 +178,17 @@ def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
                                            (zero,))
                 flag.meta["val"] = zero.meta["val"].any()
             flags.append(flag)
+        inputs = [n for n in graph.nodes if n.op == "placeholder"]
         for node, index, low, size, _ in indexings:
             mapping[node].meta["tc_checked"] = True
-            flags.append(_add_out_of_range_flag(graph, mapping[node],
+            # Checked where the index is known, not where it is used: a
+            # check of an input (Swin's relative position indices, used
+            # block after block) runs first, so the host reads its flag
+            # early (`HostChecks`) instead of at the graph's end. (Where a
+            # kernel loads every index anyway, tc-fuse-index-checks moves
+            # the check into it.)
+            after = _first_place(mapping[index], inputs)
+            flags.append(_add_out_of_range_flag(graph, after,
                                                 mapping[index], index, low,
                                                 size))
         return [mapping[n.args[0]] for n in checks] + flags
@@ -246,6 +254,9 @@ def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
             size = shape[dim % len(shape)] if len(shape) else 1
             if not isinstance(size, int):
                 continue
+            if _constant_in_range(index, -size if low is None else low,
+                                  size):
+                continue
             error = out_of_range
             if node.target is aten.gather.default:
                 error = RuntimeError(f"index out of bounds for dimension "
@@ -256,6 +267,81 @@ def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
             found.append((node, index, -size if low is None else low, size,
                           error))
     return found
+
+
+def _first_place(index: torch.fx.Node,
+                 inputs: list[torch.fx.Node]) -> torch.fx.Node:
+    """Where a check of `index` goes: after it, and where it is an input
+    or views of one (`relative_position_index.view(-1)`), those views move
+    to just after the graph's inputs first."""
+    chain = []
+    node = index
+    while (node.op == "call_function" and tracing.returns_alias(node)
+           and len(node.all_input_nodes) == 1):
+        chain.append(node)
+        node = node.all_input_nodes[0]
+    if node.op != "placeholder" or not inputs:
+        return index
+    anchor = inputs[-1]
+    for view in reversed(chain):
+        anchor.append(view)
+        anchor = view
+    return anchor
+
+
+#: The most elements a constant index may have for the compile to check
+#: it (`_constant_in_range`); larger ones are checked at run time.
+_CONSTANT_INDEX_ELEMENTS = 1 << 20
+
+#: The most nodes of a constant index's computation evaluated.
+_CONSTANT_INDEX_NODES = 64
+
+
+def _constant_in_range(index: torch.fx.Node, low: int, size: int) -> bool:
+    """Whether `index` is computed from constants alone (`roll`'s and
+    `unfold`'s indices: an `arange` and arithmetic) and every element lies
+    in [low, size): then no run can fail its check, and none is compiled
+    (Swin-B: 26 check kernels per step, and a flag set at the graph's end
+    that the host waited for). Evaluated on the CPU while compiling;
+    indices that read an input or a random op, large ones, and ones that
+    fail to evaluate keep their run-time check."""
+    order = {}
+    stack = [index]
+    while stack:
+        node = stack.pop()
+        if node in order:
+            continue
+        value = node.meta.get("val")
+        if (node.op != "call_function"
+                or not isinstance(node.target, torch._ops.OpOverload)
+                or torch.Tag.nondeterministic_seeded in node.target.tags
+                or (isinstance(value, torch.Tensor)
+                    and value.numel() > _CONSTANT_INDEX_ELEMENTS)
+                or len(order) >= _CONSTANT_INDEX_NODES):
+            return False
+        order[node] = None
+        stack.extend(node.all_input_nodes)
+    positions = {n: i for i, n in enumerate(index.graph.nodes)}
+    cpu = torch.device("cpu")
+
+    def on_cpu(a: Any) -> Any:
+        return cpu if isinstance(a, torch.device) else a
+
+    values: dict[torch.fx.Node, Any] = {}
+    try:
+        for node in sorted(order, key=positions.__getitem__):
+            args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
+                                                 values.__getitem__)
+            args = tuple(on_cpu(a) for a in args)
+            kwargs = {k: on_cpu(v) for k, v in kwargs.items()}
+            values[node] = node.target(*args, **kwargs)
+    except Exception:  # left to the run-time check
+        return False
+    value = values[index]
+    if type(value) is not torch.Tensor:  # a fake tensor: no values here
+        return False
+    return value.numel() == 0 or bool(
+        (value.min() >= low) & (value.max() < size))
 
 
 def _add_out_of_range_flag(graph: torch.fx.Graph, after: torch.fx.Node,

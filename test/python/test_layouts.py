@@ -211,3 +211,34 @@ def test_products_that_stay():
     gm = _fake_cuda_graph(_logits, (64, 32), (33, 32))
     assert not layouts.pad_returned_products(
         gm, lambda *a: None, tc.backend.views.is_output_view)
+
+
+def test_output_views_read_flags_early_through_the_core():
+    """A graph returning views (an LM head's logits) and an index check's
+    flag: the flag's place among the graph's outputs is mapped to its
+    place among the core's, where the core reads flags early (CUDA: the
+    call returns before the whole graph has run); a flag the core does
+    not compute is not read early."""
+    def f(x, i):
+        return (x @ x).view(-1), i.sum() > 3, x.t()
+
+    gm = make_fx(f)(torch.randn(4, 4), torch.arange(3))
+    split = tc.backend.views.split_output_views(gm)
+    assert split is not None
+    asked = []
+
+    class Core:
+        def __call__(self, *args):
+            raise AssertionError("not run here")
+
+        def read_flags_early(self, outputs):
+            asked.append(outputs)
+            return True
+
+    viewed = tc.backend.views.OutputViews(split, Core())
+    flag = split.output[1]
+    assert viewed.read_flags_early([1])
+    assert asked == [[split.core_outputs.index(flag)]]
+    assert not viewed.read_flags_early([2])  # a view of an input
+    assert not tc.backend.views.OutputViews(
+        split, lambda *a: a).read_flags_early([1])  # a core without it

@@ -162,6 +162,25 @@ class OutputViews:
             env.update(zip(self.split.core_outputs, self.run_core(*args)))
         return self._views(env)
 
+    def read_flags_early(self, outputs: list[int]) -> bool:
+        """The core's `read_flags_early` for `outputs` (places in the
+        graph's outputs: index checks' flags, which the core computes):
+        a graph returning views (an LM head's logits) reads its flags as
+        early as one without."""
+        read = getattr(self.run_core, "read_flags_early", None)
+        if read is None or not isinstance(self.split.output, (tuple, list)):
+            return False
+        places = []
+        for i in outputs:
+            node = self.split.output[i] if 0 <= i < len(
+                self.split.output) else None
+            at = [j for j, n in enumerate(self.split.core_outputs)
+                  if n is node]
+            if not at:
+                return False
+            places.append(at[0])
+        return read(places)
+
     def boxed(self) -> Callable[[list[Any]], Any]:
         """The call in AOTAutograd's boxed convention (`make_boxed`): the
         core takes the list and empties it, and only the inputs that the

@@ -5,6 +5,7 @@ CPUs; run them on the GPU machine with `utils/gpu/run.sh`). The others check
 what needs no GPU: that the CUDA pipeline compiles graphs to PTX.
 """
 
+import gc
 import logging
 import os
 
@@ -783,7 +784,6 @@ def test_index_flags_are_read_before_the_graph_ends(fresh_tc):
     (reading it after the graph made every call wait for the whole graph).
     Replayed as a CUDA graph, a token out of range still raises eager's
     IndexError, and the next call in range gives eager's values."""
-    import gc
     from tc.compiler.function import CompiledFunction
     torch.manual_seed(0)
     table = torch.randn(1000, 2048, device="cuda")
@@ -795,20 +795,26 @@ def test_index_flags_are_read_before_the_graph_ends(fresh_tc):
             x = torch.tanh(x @ w)
         return x.sum(-1)
 
+    def compiled_functions():
+        found = []
+        for o in gc.get_objects():
+            try:
+                if isinstance(o, CompiledFunction):
+                    found.append(o)
+            except ReferenceError:  # a dead weak proxy
+                pass
+        return found
+
     tokens = torch.randint(0, 1000, (8, 512), device="cuda")
+    gc.collect()
+    earlier = {id(o) for o in compiled_functions()}  # other tests' graphs
     compiled = torch.compile(f, backend="tc")
     with torch.no_grad():
         close(compiled(tokens), f(tokens), rtol=1e-4, atol=1e-4)
         for _ in range(3):  # the same buffers: captured, then replayed
             compiled(tokens)
         assert_all_compiled()
-        functions = []
-        for o in gc.get_objects():
-            try:
-                if isinstance(o, CompiledFunction):
-                    functions.append(o)
-            except ReferenceError:  # a dead weak proxy
-                pass
+        functions = [o for o in compiled_functions() if id(o) not in earlier]
         assert len(functions) == 1 and functions[0]._early
         torch.cuda.synchronize()
         compiled(tokens)
@@ -839,6 +845,7 @@ def test_default_mode_holds_no_memory_between_calls(fresh_tc):
                                 torch.nn.Linear(1024, 256)).cuda()
     x = torch.randn(512, 256, device="cuda")
     compiled = torch.compile(model, backend="tc")
+    gc.collect()  # what earlier tests left: freed now, not in the loop
     torch.cuda.synchronize()
     baseline = torch.cuda.memory_allocated()
     with torch.no_grad():

@@ -6,6 +6,10 @@ time (torch.profiler). Where a row's gap to Inductor is, kernel kind by
 kernel kind, without bench_zoo.py's reduce-overhead compile.
 
     python3 benchmarks/profile_zoo_kernels.py deit_base_distilled_patch16_224,beit_base_patch16_224
+    python3 benchmarks/profile_zoo_kernels.py DistillGPT2 train
+
+With `train`: bench_zoo.py's training step (AdamW under bf16 autocast,
+the config's dropout) instead of bf16 inference.
 """
 
 import copy
@@ -19,6 +23,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import bench_models  # noqa: E402
+import bench_zoo  # noqa: E402
 import tc  # noqa: E402
 import zoo_models  # noqa: E402
 
@@ -26,9 +31,13 @@ import zoo_models  # noqa: E402
 def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     device = torch.device("cuda")
+    training = sys.argv[2:] == ["train"]
+    mode = "train" if training else "infer"
     for name in sys.argv[1].split(","):
-        built = zoo_models.build(name, "infer", device, torch.bfloat16)
-        base = built.model.eval()
+        built = zoo_models.build(name, mode, device, torch.float32
+                                 if training else torch.bfloat16)
+        built.device_type, built.device = device.type, device
+        base = built.model.train() if training else built.model.eval()
         times = {}
         for backend in ("eager", "inductor", "tc"):
             torch._dynamo.reset()
@@ -36,10 +45,8 @@ def main() -> None:
             model = copy.deepcopy(base)
             fn = model if backend == "eager" else torch.compile(
                 model, backend=backend)
-
-            def step():
-                with torch.no_grad():
-                    zoo_models.output(name, fn, built)
+            step = bench_zoo.make_step(name, fn, model, built, training,
+                                       cuda=True)
             start = time.perf_counter()
             step()
             torch.cuda.synchronize()

@@ -447,6 +447,55 @@ def test_constant_indices_are_checked_while_compiling(fresh_tc, device):
     assert tc.counters["runtime_fallbacks"] == 0
 
 
+def test_index_checks_once_and_early(fresh_tc, device):
+    """One index used by two ops of as many rows (RoBERTa's position ids:
+    a buffer's gather and an embedding) is checked once, and a check added
+    before is not added again; an index the model's code computes late from
+    an input (a classifier's last-token position) is computed and checked
+    before the products. Out of range, eager's error still."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from tc.backend import checks
+
+    def f(x, w, ids, buf, table):
+        pos = ids.cumsum(1) - 1
+        kinds = torch.gather(buf.expand(ids.shape[0], -1), 1, pos)
+        h = (torch.nn.functional.embedding(pos, table)
+             + kinds[..., None]) @ w
+        h = torch.tanh(h @ w)
+        last = (ids != 0).sum(1) - 1
+        return h[torch.arange(ids.shape[0], device=ids.device), last] + x
+
+    x = torch.randn(2, 8, device=device)
+    w = torch.randn(8, 8, device=device)
+    ids = torch.randint(0, 2, (2, 6), device=device)
+    ids[:, 0] = 1
+    buf = torch.randint(0, 3, (1, 6), device=device)
+    table = torch.randn(6, 8, device=device)
+    gm = make_fx(f)(x, w, ids, buf, table)
+    hoisted = checks.hoist_error_checks(gm)
+    # The cumsum positions (once for the gather and the embedding) and the
+    # last token (the rows' arange is a constant, checked now).
+    assert hoisted is not None and len(hoisted.checks) == 2
+    assert checks.hoist_error_checks(hoisted.graph) is None
+    nodes = list(hoisted.graph.graph.nodes)
+    first_product = min(k for k, n in enumerate(nodes)
+                        if n.target is torch.ops.aten.mm.default)
+    assert all(k < first_product for k, n in enumerate(nodes)
+               if n.target is torch.ops.aten.amax.default)
+    compiled = torch.compile(f, backend="tc")
+    torch.testing.assert_close(compiled(x, w, ids, buf, table),
+                               f(x, w, ids, buf, table))
+    bad = ids.clone()
+    bad[1, :] = 1
+    bad[1, 5] = 2  # cumsum reaches 6: past the 6 positions
+    with pytest.raises(RuntimeError):
+        f(x.cpu(), w.cpu(), bad.cpu(), buf.cpu(), table.cpu())
+    with pytest.raises(RuntimeError):
+        compiled(x, w, bad, buf, table)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+
+
 def test_out_of_range_index_in_training_raises_as_eager(fresh_tc, device):
     """A training graph (tc's autodiff) checks its indices too: an
     embedding's out-of-range token raises eager's IndexError from the

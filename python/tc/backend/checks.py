@@ -179,16 +179,20 @@ def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
                 flag.meta["val"] = zero.meta["val"].any()
             flags.append(flag)
         inputs = [n for n in graph.nodes if n.op == "placeholder"]
+        moved: set[torch.fx.Node] = set()
         for node, index, low, size, _ in indexings:
             mapping[node].meta["tc_checked"] = True
-            # Checked where the index is known, not where it is used: a
-            # check of an input (Swin's relative position indices, used
-            # block after block) runs first, so the host reads its flag
-            # early (`HostChecks`) instead of at the graph's end. (Where a
-            # kernel loads every index anyway, tc-fuse-index-checks moves
-            # the check into it.)
-            after = _first_place(mapping[index], inputs)
-            flags.append(_add_out_of_range_flag(graph, after,
+            copied = mapping[index]
+            copied.meta[_RANGES_CHECKED] = (
+                *copied.meta.get(_RANGES_CHECKED, ()), (low, size))
+            # Checked as early as the index can be computed, not where it
+            # is used: a check of an input (Swin's relative position
+            # indices, used block after block) runs first, so the host
+            # reads its flag early (`HostChecks`) instead of at the graph's
+            # end. (Where a kernel loads every index anyway,
+            # tc-fuse-index-checks moves the check into it.)
+            _hoist(mapping[index], inputs, moved)
+            flags.append(_add_out_of_range_flag(graph, mapping[index],
                                                 mapping[index], index, low,
                                                 size))
         return [mapping[n.args[0]] for n in checks] + flags
@@ -211,6 +215,11 @@ def _checks_indices(device: torch.device) -> bool:
         "TC_INDEX_CHECKS", "1") != "0"
 
 
+#: node.meta key: the ranges [low, size) a check of the index node's
+#: values was added for (`hoist_error_checks`).
+_RANGES_CHECKED = "tc_ranges_checked"
+
+
 def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
     """`gm`'s gathers and indexings by index tensors (`_checks_indices`):
     (node, index node, lowest valid index, size of the indexed dimension,
@@ -219,6 +228,7 @@ def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
     process's CUDA context: tc raises the CPU's error instead)."""
     aten = torch.ops.aten
     found = []
+    checked: set[tuple[torch.fx.Node, int, int]] = set()
     for node in gm.graph.nodes:
         if (node.op != "call_function" or node.meta.get("tc_checked")
                 or not isinstance(node.meta.get("val"), torch.Tensor)
@@ -264,29 +274,53 @@ def _checked_indexings(gm: torch.fx.GraphModule) -> list[tuple]:
             elif node.target in (aten.index.Tensor, aten.index_put.default):
                 error = IndexError(f"index out of bounds for dimension "
                                    f"{dim} with size {size}")
-            found.append((node, index, -size if low is None else low, size,
-                          error))
+            low = -size if low is None else low
+            if ((index, low, size) in checked
+                    or (low, size) in index.meta.get(_RANGES_CHECKED, ())):
+                # The same check twice (RoBERTa's position ids index a
+                # buffer and a table of as many rows), in this graph or
+                # by a check added before: the first in the graph's order,
+                # whose error eager raises, stands for both.
+                continue
+            checked.add((index, low, size))
+            found.append((node, index, low, size, error))
     return found
 
 
-def _first_place(index: torch.fx.Node,
-                 inputs: list[torch.fx.Node]) -> torch.fx.Node:
-    """Where a check of `index` goes: after it, and where it is an input
-    or views of one (`relative_position_index.view(-1)`), those views move
-    to just after the graph's inputs first."""
-    chain = []
-    node = index
-    while (node.op == "call_function" and tracing.returns_alias(node)
-           and len(node.all_input_nodes) == 1):
-        chain.append(node)
-        node = node.all_input_nodes[0]
-    if node.op != "placeholder" or not inputs:
-        return index
-    anchor = inputs[-1]
-    for view in reversed(chain):
-        anchor.append(view)
-        anchor = view
-    return anchor
+#: The most elements of a value that computes a checked index and moves
+#: earlier in the graph with it (`_hoist`): index arithmetic, not
+#: activations.
+_HOISTED_ELEMENTS = 1 << 20
+
+
+def _hoist(node: torch.fx.Node, inputs: list[torch.fx.Node],
+           moved: set[torch.fx.Node]) -> None:
+    """Moves `node`, after the values it reads, to just after the last of
+    them (or the graph's inputs): as early as the graph can compute it.
+    Views of any size and small values move (GPT-Neo's classifier picks
+    each row's last token by an index computed from the input ids, which
+    the model's code computes after the whole transformer); large values,
+    random ops and in-place ops stay where they are."""
+    if node in moved or node.op != "call_function":
+        return
+    target = node.target
+    value = node.meta.get("val")
+    if not isinstance(target, torch._ops.OpOverload) or \
+            target._schema.is_mutable or \
+            torch.Tag.nondeterministic_seeded in target.tags:
+        return
+    if not tracing.returns_alias(node) and (
+            not isinstance(value, torch.Tensor)
+            or value.numel() > _HOISTED_ELEMENTS):
+        return
+    moved.add(node)
+    for source in node.all_input_nodes:
+        _hoist(source, inputs, moved)
+    positions = {n: i for i, n in enumerate(node.graph.nodes)}
+    anchor = max(node.all_input_nodes + inputs[-1:],
+                 key=positions.__getitem__, default=None)
+    if anchor is not None and positions[anchor] + 1 < positions[node]:
+        anchor.append(node)
 
 
 #: The most elements a constant index may have for the compile to check

@@ -117,7 +117,9 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.miscompileForTesting = options.miscompileFuseForTesting;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));
   // Index checks in the kernel that reads the indices anyway.
-  optional.add(pm, kernel::createFuseIndexChecksPass());
+  kernel::FuseIndexChecksPassOptions indexChecks;
+  indexChecks.earlyFlags = options.earlyFlags;
+  optional.add(pm, kernel::createFuseIndexChecksPass(indexChecks));
   // Full and column reductions in two stages, to fill a GPU or the CPU's
   // threads.
   if (options.splitReductions) {

@@ -239,6 +239,10 @@ struct FuseOptions {
   /// (tc-align-half-products): the targets whose GEMM library runs them
   /// fast only so aligned (cuBLAS).
   bool alignHalfProducts = false;
+  /// tc-fuse-index-checks' early-flags: a check stays in its own kernel
+  /// where taking it over would set its flag after a library call (CUDA,
+  /// whose runtime reads flags back while the graph runs).
+  bool earlyFlags = false;
   /// Convolutions of 1x1 maps by 1x1 kernels are matrix products
   /// (tc-expand-convolutions unit-maps-only: the CPU's, whose library
   /// call costs more than such a product).
@@ -288,8 +292,9 @@ struct FuseOptions {
     return options;
   }
 
-  /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 (CUDA),
-  /// `channelsLast` for its convolution library (cuDNN's fast kernels).
+  /// A GPU's: `halfGemms` where its GEMM library takes f16/bf16 and its
+  /// runtime reads flags early (CUDA), `channelsLast` for its convolution
+  /// library (cuDNN's fast kernels).
   static FuseOptions
   gpu(bool halfGemms, ChannelsLastMode channelsLast = ChannelsLastMode::Off) {
     FuseOptions options;
@@ -304,6 +309,7 @@ struct FuseOptions {
     options.splitColumnFactor = 8;
     options.widenHalfProducts = !halfGemms;
     options.alignHalfProducts = halfGemms;
+    options.earlyFlags = halfGemms;
     options.channelsLast = channelsLast;
     return options;
   }

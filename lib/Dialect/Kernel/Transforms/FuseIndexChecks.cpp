@@ -260,8 +260,21 @@ static std::optional<std::pair<int64_t, int64_t>> knownRange(Check check) {
   return std::make_pair(low, size);
 }
 
+/// Whether a library call (GEMM, convolution, attention) lies between
+/// launches `a` and `b` of one block, in either order.
+static bool libraryCallBetween(Operation *a, Operation *b) {
+  if (b->isBeforeInBlock(a))
+    std::swap(a, b);
+  for (Operation *op = a->getNextNode(); op && op != b; op = op->getNextNode())
+    if (isa<GemmOp, ConvOp, AttentionOp>(op))
+      return true;
+  return false;
+}
+
 struct FuseIndexChecksPass
     : public kernel::impl::FuseIndexChecksPassBase<FuseIndexChecksPass> {
+  using FuseIndexChecksPassBase::FuseIndexChecksPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -310,7 +323,7 @@ struct FuseIndexChecksPass
           break;
         }
       }
-      if (!host)
+      if (!host || (earlyFlags && libraryCallBetween(checkLaunch, host)))
         continue;
       auto target = symbols.lookup<KernelOp>(host.getKernelAttr().getRootReference());
       // The flag becomes the host kernel's last argument; after its load of

@@ -63,7 +63,18 @@ def FuseIndexChecksPass : Pass<"tc-fuse-index-checks", "::mlir::ModuleOp"> {
     kernel.launch @gather(%x, %i, %out, %flag)
                                        // ... if f(i[p]) > bound: flag[] = true
     ```
+
+    With `early-flags` (CUDA, whose runtime reads a flag back as soon as
+    the last step taking it has run, and the call returns then), a check
+    stays in its own kernel where a library call (GEMM, convolution,
+    attention) lies between it and the kernel that would take it over: a
+    classifier's gather of each row's last token at the graph's end would
+    make the call wait for the whole graph for a few microseconds saved.
   }];
+  let options = [
+    Option<"earlyFlags", "early-flags", "bool", /*default=*/"false",
+           "Keep a check whose host kernel runs after a library call">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];

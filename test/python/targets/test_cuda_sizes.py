@@ -109,6 +109,30 @@ def test_short_rows_a_warp_each(fresh_tc, dtype, rows, width):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch,seq,channels,taps", [(8, 512, 384, 9),
+                                                     (3, 77, 96, 7)])
+def test_dynamic_convolution(fresh_tc, dtype, batch, seq, channels, taps):
+    """ConvBERT's dynamic convolution: each token's window of `taps`
+    positions (an unfold) weighted by its own softmax weights per head, a
+    batched matrix-vector product of a 9-long contraction. Real sizes and
+    odd ones."""
+    heads = 6
+    width = channels // heads
+    x = randn(batch, seq, channels, dtype=dtype)
+    logits = randn(batch, seq, heads * taps, dtype=dtype)
+
+    def f(x, logits):
+        weights = torch.softmax(logits.view(-1, taps, 1), dim=1)
+        windows = F.unfold(x.transpose(1, 2).unsqueeze(-1), [taps, 1],
+                           padding=[(taps - 1) // 2, 0])
+        windows = windows.transpose(1, 2).reshape(batch, -1, channels, taps)
+        windows = windows.reshape(-1, width, taps)
+        return torch.matmul(windows, weights).view(batch, seq, channels)
+
+    check(f, x, logits, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,width", ROWS[:2] + ROWS[3:])
 def test_column_sum(fresh_tc, dtype, rows, width):
     """A reduction over the rows (a bias's gradient), in two stages."""

@@ -12,6 +12,8 @@
 
 #include "Decomposer.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::decompose;
@@ -147,16 +149,31 @@ std::optional<Decomposer::Result> Decomposer::shapes(StringRef target) {
   if (target == "aten::arange" || target == "aten::arange.start" ||
       target == "aten::arange.start_step") {
     // start + i * step, computed in f64 (eager's accumulation type for
-    // floating-point ranges; exact for the integer ones tc supports), then
-    // converted to the result's dtype.
+    // floating-point ranges), then converted to the result's dtype. An
+    // integer range of integer start and step is computed in i64: the same
+    // values, without f64 converts at every element of the kernels that
+    // inline it (ConvBERT's unfold: four a window element).
     RankedTensorType type = resultType();
     if (type.getRank() != 1)
       return fail("expected a 1-d result");
     double start = target == "aten::arange" ? 0 : floatArg("start", 0);
     double step = floatArg("step", 1);
-    auto f64 = RankedTensorType::get(type.getShape(), b.getF64Type());
     Value index = prim::IotaOp::create(b, loc, type.getShape(), 0,
                                        b.getI64Type());
+    auto integral = [](double v) {
+      return v == std::trunc(v) && std::abs(v) < 0x1p53;
+    };
+    if (isa<IntegerType>(type.getElementType()) && integral(start) &&
+        integral(step)) {
+      auto i64 = RankedTensorType::get(type.getShape(), b.getI64Type());
+      Value value = index;
+      if (step != 1)
+        value = prim::MulOp::create(b, loc, value, splat(i64, step));
+      if (start != 0)
+        value = prim::AddOp::create(b, loc, value, splat(i64, start));
+      return one(convert(value, type.getElementType()));
+    }
+    auto f64 = RankedTensorType::get(type.getShape(), b.getF64Type());
     Value value = prim::ConvertOp::create(b, loc, index,
                                           TypeAttr::get(b.getF64Type()));
     value = prim::MulOp::create(b, loc, value, splat(f64, step));

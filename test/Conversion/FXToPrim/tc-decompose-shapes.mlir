@@ -50,16 +50,44 @@ fx.graph @select_negative(%x: tensor<3x5xf32>) -> tensor<3xf32> {
 
 // -----
 
-// arange: start + i * step in f64, then the result's dtype.
+// arange of an integer dtype with integer start and step: start + i * step
+// in i64, then the result's dtype (no f64 converts).
 // CHECK-LABEL: func.func @arange_start_step
 // CHECK: %[[I:.*]] = prim.iota shape [3], dim 0 : i64
-// CHECK: %[[F:.*]] = prim.convert %[[I]] to f64 : tensor<3xi64>
-// CHECK: %[[S:.*]] = prim.mul %[[F]], %{{.*}} : tensor<3xf64>
-// CHECK: %[[V:.*]] = prim.add %[[S]], %{{.*}} : tensor<3xf64>
-// CHECK: prim.convert %[[V]] to i64 : tensor<3xf64>
+// CHECK-NOT: f64
+// CHECK: %[[S:.*]] = prim.mul %[[I]], %{{.*}} : tensor<3xi64>
+// CHECK: %[[V:.*]] = prim.add %[[S]], %{{.*}} : tensor<3xi64>
+// CHECK: return %[[V]]
 fx.graph @arange_start_step() -> tensor<3xi64> {
   %0 = fx.call_function "aten::arange.start_step"() {args = {start = 2 : i64, end = 11 : i64, step = 3 : i64}} : () -> tensor<3xi64>
   fx.output %0 : tensor<3xi64>
+}
+
+// -----
+
+// An integer range from 0 by 1 is the iota itself, converted to i32.
+// CHECK-LABEL: func.func @arange_i32
+// CHECK: %[[I:.*]] = prim.iota shape [5], dim 0 : i64
+// CHECK-NEXT: %[[C:.*]] = prim.convert %[[I]] to i32 : tensor<5xi64>
+// CHECK-NEXT: return %[[C]]
+fx.graph @arange_i32() -> tensor<5xi32> {
+  %0 = fx.call_function "aten::arange"() {args = {end = 5 : i64, dtype = i32}} : () -> tensor<5xi32>
+  fx.output %0 : tensor<5xi32>
+}
+
+// -----
+
+// A floating-point range: start + i * step in f64, then the result's
+// dtype.
+// CHECK-LABEL: func.func @arange_float
+// CHECK: %[[I:.*]] = prim.iota shape [4], dim 0 : i64
+// CHECK: %[[F:.*]] = prim.convert %[[I]] to f64 : tensor<4xi64>
+// CHECK: %[[S:.*]] = prim.mul %[[F]], %{{.*}} : tensor<4xf64>
+// CHECK: %[[V:.*]] = prim.add %[[S]], %{{.*}} : tensor<4xf64>
+// CHECK: prim.convert %[[V]] to f32 : tensor<4xf64>
+fx.graph @arange_float() -> tensor<4xf32> {
+  %0 = fx.call_function "aten::arange.start_step"() {args = {start = 0.5 : f64, end = 2.5 : f64, step = 0.5 : f64}} : () -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
 }
 
 // -----

@@ -113,6 +113,7 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   fuse.realizeBroadcastSources = options.realizeBroadcastSources;
   fuse.splitConcatenations = options.splitConcatenations;
   fuse.loopPastUnitDims = options.loopPastUnitDims;
+  fuse.aliasInputReshapes = options.aliasInputReshapes;
   fuse.fuseNothing = options.fuseNothing;
   fuse.miscompileForTesting = options.miscompileFuseForTesting;
   pm.addPass(tc::createConvertPrimToKernelPass(fuse));

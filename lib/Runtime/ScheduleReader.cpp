@@ -39,6 +39,11 @@ LogicalResult ScheduleReader::read(ModuleOp module, StringRef platform) {
   for (Operation &op : schedule.getBody().front()) {
     if (isa<kernel::ArenaOp, kernel::ReturnOp, kernel::SymbolOp>(op))
       continue;
+    if (auto alias = dyn_cast<kernel::AliasOp>(op)) {
+      // The argument's buffer, read in another shape.
+      ids[alias.getResult()] = ids.lookup(alias.getSource());
+      continue;
+    }
     if (auto buffer = dyn_cast<kernel::BufferOp>(op)) {
       ids[buffer.getResult()] = next++;
       onBuffer(buffer);

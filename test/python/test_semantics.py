@@ -1373,3 +1373,27 @@ def test_half_addcdiv_and_addcmul_round_once(fresh_tc, device, dtype):
             assert torch.equal(g, e)
         else:
             torch.testing.assert_close(g, e)
+
+
+def test_input_weight_read_in_another_shape(fresh_tc, device):
+    """XLNet's projections: an [h, n, d] weight contracted by einsum reads
+    as an [h, n * d] matrix; on the CPU the product reads the weight's own
+    buffer in that shape (`kernel.alias`) instead of a copy each call.
+    Eager's values, the weight updated in place between calls too."""
+    torch.manual_seed(0)
+    w = torch.randn(64, 4, 16, device=device)
+    x = torch.randn(32, 2, 64, device=device)
+
+    def f(x, w):
+        q = torch.einsum("ibh,hnd->ibnd", x, w)
+        return q.relu() + w.sum()
+
+    compiled = torch.compile(f, backend="tc")
+    torch.testing.assert_close(compiled(x, w), f(x, w), rtol=1e-4,
+                               atol=1e-4)
+    w.mul_(0.5)
+    torch.testing.assert_close(compiled(x, w), f(x, w), rtol=1e-4,
+                               atol=1e-4)
+    assert tc.counters["kernels"] > 0
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0

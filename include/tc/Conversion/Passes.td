@@ -101,6 +101,10 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     each reading its part alone, rather than one loop that reads every
     part at each point and selects one.
 
+    With `alias-input-reshapes` (the CPU's choice), a realized reshape of
+    a graph input (a weight read in another shape by a product) is a
+    `kernel.alias` of the input's buffer, not a copy kernel.
+
     With `loop-past-unit-dims` (the CPU's choice), a kernel over a value
     whose last dimensions have size 1 (a 1x1 convolution's weight
     [O, C, 1, 1], a squeeze-excite's [B, C, 1, 1]) runs its inner loop over
@@ -126,6 +130,9 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Option<"loopPastUnitDims", "loop-past-unit-dims", "bool", "false",
            "A kernel's inner loop runs over the last dimension larger "
            "than 1">,
+    Option<"aliasInputReshapes", "alias-input-reshapes", "bool", "false",
+           "A realized reshape of a graph input is a kernel.alias of its "
+           "buffer, not a copy">,
     Option<"fuseNothing", "fuse-nothing", "bool", "false",
            "Realize every value: one kernel per op (the reference path of "
            "tc.debug.bisect, whose result does not depend on fusion)">,

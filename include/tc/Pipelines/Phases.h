@@ -264,6 +264,10 @@ struct FuseOptions {
   /// tc-fuse's loop-past-unit-dims (the CPU's: the inner loop vectorizes;
   /// GPUs map the domain's points to threads).
   bool loopPastUnitDims = false;
+  /// tc-fuse's alias-input-reshapes (the CPU's: XLNet's projection
+  /// weights, [1024, 16, 64] read as [1024, 1024], were copied 96 times a
+  /// step; not yet measured on GPUs).
+  bool aliasInputReshapes = false;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
   /// Tests only: tc-fuse plants a wrong rewrite.
@@ -285,6 +289,7 @@ struct FuseOptions {
     options.inPlaceLaunches = true;
     options.splitConcatenations = true;
     options.loopPastUnitDims = true;
+    options.aliasInputReshapes = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
     options.kernelChecks = decompose.checks;
     options.plantOutOfBoundsForTesting =

@@ -189,6 +189,23 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       if (plan.isRealized(result))
         order.push_back(result);
   for (Value v : order) {
+    // A reshape of a value whose buffer is a schedule argument (a graph
+    // input, never written by the schedule, or an output, written once by
+    // its producer before this point) is that buffer's elements in another
+    // shape: an alias, not a copy. (A reshape that is itself an output has
+    // its own buffer already.)
+    if (aliasInputReshapes && !buffers.count(v))
+      if (auto reshape = v.getDefiningOp<prim::ReshapeOp>()) {
+        Value source = buffers.lookup(reshape.getOperand());
+        auto argument = dyn_cast_or_null<BlockArgument>(source);
+        MemRefType type = bufferType(v);
+        if (argument && argument.getOwner() == entry &&
+            type.hasStaticShape() &&
+            cast<MemRefType>(source.getType()).hasStaticShape()) {
+          buffers[v] = kernel::AliasOp::create(sb, v.getLoc(), type, source);
+          continue;
+        }
+      }
     // A splat constant that must be realized (a graph output) is a fill
     // kernel; other constants would need their data in the program.
     if (auto cst = v.getDefiningOp<prim::ConstantOp>())

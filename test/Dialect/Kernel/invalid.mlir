@@ -370,3 +370,21 @@ kernel.schedule @attention_out_view(%q: memref<2x4x16x8xbf16>, %o: memref<2x16x3
   kernel.attention %q, %q, %q, %o scale 1.0 out_view [0, 2, 2, 16, 8, 512, 8, 32, 1] : memref<2x4x16x8xbf16>, memref<2x4x16x8xbf16>, memref<2x4x16x8xbf16>, memref<2x16x32xbf16>
   kernel.return
 }
+
+// -----
+
+kernel.schedule @alias_count(%w: memref<128x4x16xf32>) {
+  // expected-error @+1 {{must keep the element type and count}}
+  %a = kernel.alias %w : memref<128x4x16xf32> to memref<128x32xf32>
+  kernel.return
+}
+
+// -----
+
+kernel.schedule @alias_of_buffer(%w: memref<64xf32>) {
+  %arena = kernel.arena : memref<256xi8>
+  %t = kernel.buffer %arena[0] : memref<256xi8> to memref<64xf32>
+  // expected-error @+1 {{aliases a schedule argument}}
+  %a = kernel.alias %t : memref<64xf32> to memref<8x8xf32>
+  kernel.return
+}

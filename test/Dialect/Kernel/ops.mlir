@@ -69,6 +69,16 @@ kernel.schedule @forward(%x: memref<16x128xf32>, %w: memref<64x128xf32>, %b: mem
   kernel.return
 }
 
+// A weight read in another shape by its product: an alias of the argument.
+// CHECK-LABEL: kernel.schedule @aliased_weight
+kernel.schedule @aliased_weight(%x: memref<16x128xf32>, %w: memref<128x4x16xf32>, %out: memref<16x64xf32>) {
+  // CHECK: %[[W:.*]] = kernel.alias %{{.*}} : memref<128x4x16xf32> to memref<128x64xf32>
+  %w2 = kernel.alias %w : memref<128x4x16xf32> to memref<128x64xf32>
+  // CHECK: kernel.gemm %{{.*}}, %[[W]], %{{.*}} : memref<16x128xf32>, memref<128x64xf32>, memref<16x64xf32>
+  kernel.gemm %x, %w2, %out : memref<16x128xf32>, memref<128x64xf32>, memref<16x64xf32>
+  kernel.return
+}
+
 // A batched GEMM without epilogue; the arena's alignment can be raised.
 // CHECK-LABEL: kernel.schedule @bmm
 kernel.schedule @bmm(%a: memref<2x3x4xf16>, %b: memref<2x4x5xf16>, %out: memref<2x3x5xf16>) {

@@ -238,6 +238,22 @@ static void printSymbolicOffset(OpAsmPrinter &printer, BufferOp,
     printer << " + " << perSymbol.getInt() << " * s";
 }
 
+LogicalResult AliasOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto result = cast<MemRefType>(getType());
+  if (!isa<BlockArgument>(getSource()))
+    return emitOpError() << "aliases a schedule argument";
+  if (!source.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity())
+    return emitOpError() << "buffers are dense row-major: no layout allowed";
+  if (source.getElementType() != result.getElementType() ||
+      source.getNumElements() != result.getNumElements())
+    return emitOpError() << "must keep the element type and count: "
+                         << source << " to " << result;
+  return success();
+}
+
 LogicalResult BufferOp::verify() {
   MemRefType arena = getArena().getType(), buffer = getType();
   if (arena.getRank() != 1)

@@ -239,6 +239,28 @@ def Kernel_BufferOp : Kernel_Op<"buffer", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kernel_AliasOp : Kernel_Op<"alias", [Pure, HasParent<"ScheduleOp">]> {
+  let summary = "A schedule argument's buffer read in another static shape";
+  let description = [{
+    The same dense row-major elements as `source`, a schedule argument (a
+    graph input, which the schedule never writes, or an output, which its
+    producer writes once, before the alias is read), in the result's
+    shape: a reshape read in place instead of copied (XLNet's
+    [1024, 16, 64] projection weights as the [1, 1024, 1024] operands of
+    their products, its returned hidden states as the next layer's rows).
+
+    ```mlir
+    %w2 = kernel.alias %w : memref<1024x16x64xf32> to memref<1x1024x1024xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `to` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kernel_SymbolOp : Kernel_Op<"symbol", [Pure, HasParent<"ScheduleOp">]> {
   let summary = "The value of the graph's symbolic size";
   let description = [{

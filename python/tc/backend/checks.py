@@ -335,8 +335,8 @@ def _constant_in_range(index: torch.fx.Node, low: int, size: int) -> bool:
     """Whether `index` is computed from constants alone (`roll`'s and
     `unfold`'s indices: an `arange` and arithmetic) and every element lies
     in [low, size): then no run can fail its check, and none is compiled
-    (Swin-B: 26 check kernels per step, and a flag set at the graph's end
-    that the host waited for). Evaluated on the CPU while compiling;
+    (Swin-B's rolls: 44 checks a step, one of them last in the program,
+    whose flag the host waited for). Evaluated on the CPU while compiling;
     indices that read an input or a random op, large ones, and ones that
     fail to evaluate keep their run-time check."""
     order = {}

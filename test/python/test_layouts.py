@@ -2,6 +2,8 @@
 (the CUDA-only rewrites are checked on fake CUDA tensors and run on the
 CPU; test_cuda_sizes runs them on the GPU)."""
 
+from typing import Callable
+
 import pytest
 import torch
 from torch._subclasses import FakeTensorMode
@@ -130,6 +132,23 @@ def test_returned_matmul_of_rows_is_padded():
     torch.testing.assert_close(got, xs @ ws.t())
 
 
+def _check_padded_linear(gm: torch.fx.GraphModule, n: int,
+                         reference: Callable) -> None:
+    """`gm`, a Linear of [4, 256, 768] rows by an [n, 768] weight and an
+    [n] bias rewritten with 7 padded columns: the weight and the bias
+    padded, a view of the padded result returned, `reference`'s values
+    (eager's for the graph before the rewrite)."""
+    pads = [node for node in gm.graph.nodes
+            if node.target is torch.ops.aten.constant_pad_nd.default]
+    assert len(pads) == 2  # the weight's rows and the bias
+    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
+    ws = torch.randn(n, 768, dtype=torch.bfloat16)
+    bs = torch.randn(n, dtype=torch.bfloat16)
+    (got,) = gm(xs, ws, bs)
+    assert got.stride() == (256 * (n + 7), n + 7, 1)
+    torch.testing.assert_close(got, reference(xs, ws, bs))
+
+
 def test_returned_matmul_plus_bias_is_padded():
     """A masked LM head (`F.linear` with a bias: `matmul` then `add` of the
     bias, LayoutLM's and BERT's): the bias is padded with zeros and added
@@ -140,15 +159,7 @@ def test_returned_matmul_plus_bias_is_padded():
     calls, padding = _padding((0, 0, 7))
     assert layouts.pad_returned_products(gm, padding,
                                          tc.backend.views.is_output_view)
-    pads = [node for node in gm.graph.nodes
-            if node.target is torch.ops.aten.constant_pad_nd.default]
-    assert len(pads) == 2  # the weight's rows and the bias
-    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
-    ws = torch.randn(n, 768, dtype=torch.bfloat16)
-    bs = torch.randn(n, dtype=torch.bfloat16)
-    (got,) = gm(xs, ws, bs)
-    assert got.stride() == (256 * (n + 7), n + 7, 1)
-    torch.testing.assert_close(got, xs @ ws.t() + bs)
+    _check_padded_linear(gm, n, lambda x, w, b: x @ w.t() + b)
 
 
 def test_returned_addmm_is_padded():
@@ -178,15 +189,7 @@ def test_returned_addmm_is_padded():
                                          tc.backend.views.is_output_view)
     assert calls == [(1024, 768, n, False, True, 2, 1024 * n, 1024 * 768,
                       768 * n, True)]
-    pads = [node for node in gm.graph.nodes
-            if node.target is torch.ops.aten.constant_pad_nd.default]
-    assert len(pads) == 2  # the weight's rows and the bias
-    xs = torch.randn(4, 256, 768, dtype=torch.bfloat16)
-    ws = torch.randn(n, 768, dtype=torch.bfloat16)
-    bs = torch.randn(n, dtype=torch.bfloat16)
-    (got,) = gm(xs, ws, bs)
-    assert got.stride() == (256 * (n + 7), n + 7, 1)
-    torch.testing.assert_close(got, torch.nn.functional.linear(xs, ws, bs))
+    _check_padded_linear(gm, n, torch.nn.functional.linear)
 
 
 def test_products_that_stay():

@@ -96,6 +96,26 @@ def tc_logs():
 
 
 @pytest.fixture
+def compiled_functions():
+    """A function listing the live `tc.compiler.function.CompiledFunction`
+    objects (the tests that inspect one compiled graph's state)."""
+    import gc
+
+    from tc.compiler.function import CompiledFunction
+
+    def find():
+        found = []
+        for obj in gc.get_objects():
+            try:
+                if isinstance(obj, CompiledFunction):
+                    found.append(obj)
+            except ReferenceError:  # a dead weak proxy
+                continue
+        return found
+    return find
+
+
+@pytest.fixture
 def fresh_tc(monkeypatch, tmp_path):
     """Zeroed counters, an empty Dynamo cache and a private cache dir."""
     import torch._dynamo

@@ -2,26 +2,12 @@
 at the same address (a parameter), is taken without its checks; anything
 else is checked (shape, dtype, device) as on the first call."""
 
-import gc
-
 import pytest
 import torch
 
 import tc
-from tc.compiler.function import CompiledFunction
 
 pytestmark = pytest.mark.requires_native
-
-
-def _compiled_functions():
-    found = []
-    for obj in gc.get_objects():
-        try:
-            if isinstance(obj, CompiledFunction):
-                found.append(obj)
-        except ReferenceError:
-            continue
-    return found
 
 
 def test_known_inputs_read_their_current_values(fresh_tc):
@@ -45,7 +31,7 @@ def test_known_inputs_read_their_current_values(fresh_tc):
     assert tc.counters["fallback_graphs"] == 0
 
 
-def test_other_tensors_are_checked(fresh_tc):
+def test_other_tensors_are_checked(fresh_tc, compiled_functions):
     """A tensor of another shape or dtype in a slot a known tensor held is
     refused, as on the first call."""
     weight = torch.randn(4, 4)
@@ -55,7 +41,7 @@ def test_other_tensors_are_checked(fresh_tc):
 
     x = torch.randn(3, 4)
     torch.compile(f, backend="tc")(x, weight)
-    functions = [fn for fn in _compiled_functions()
+    functions = [fn for fn in compiled_functions()
                  if fn._num_placeholders == 2]
     assert functions, "no compiled function found"
     compiled = functions[-1]

@@ -777,14 +777,14 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
 
 
 @cuda
-def test_index_flags_are_read_before_the_graph_ends(fresh_tc):
+def test_index_flags_are_read_before_the_graph_ends(fresh_tc,
+                                                    compiled_functions):
     """An embedding's index check sets a flag in the gather, the graph's
     first kernel; the host reads it back as soon as the gather has run, so
     a call returns while the rest of the graph still runs on the GPU
     (reading it after the graph made every call wait for the whole graph).
     Replayed as a CUDA graph, a token out of range still raises eager's
     IndexError, and the next call in range gives eager's values."""
-    from tc.compiler.function import CompiledFunction
     torch.manual_seed(0)
     table = torch.randn(1000, 2048, device="cuda")
     weights = [torch.randn(2048, 2048, device="cuda") / 45 for _ in range(24)]
@@ -794,16 +794,6 @@ def test_index_flags_are_read_before_the_graph_ends(fresh_tc):
         for w in weights:  # ~40 ms of fp32 products after the gather
             x = torch.tanh(x @ w)
         return x.sum(-1)
-
-    def compiled_functions():
-        found = []
-        for o in gc.get_objects():
-            try:
-                if isinstance(o, CompiledFunction):
-                    found.append(o)
-            except ReferenceError:  # a dead weak proxy
-                pass
-        return found
 
     tokens = torch.randint(0, 1000, (8, 512), device="cuda")
     gc.collect()

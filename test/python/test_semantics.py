@@ -492,6 +492,7 @@ def test_index_checks_once_and_early(fresh_tc, device):
         f(x.cpu(), w.cpu(), bad.cpu(), buf.cpu(), table.cpu())
     with pytest.raises(RuntimeError):
         compiled(x, w, bad, buf, table)
+    assert tc.counters["kernels"] > 0
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
 

@@ -328,8 +328,9 @@ def summarize(report: dict, build: str) -> dict:
                          and not tc_row.get("tc_runtime_fallbacks")
                          and not report.get("exit_status"))}
     for backend, row in rows.items():
-        for key in ("step_ms", "first_step_s", "peak_mib", "graphs",
-                    "graph_breaks", "rel_error", "loss_error", "grad_error"):
+        for key in ("step_ms", "host_ms", "first_step_s", "peak_mib",
+                    "graphs", "graph_breaks", "rel_error", "loss_error",
+                    "grad_error"):
             if key in row:
                 out[f"{backend.replace('-', '_')}_{key}"] = row[key]
     if "step_ms" in tc_row:
@@ -343,6 +344,8 @@ def summarize(report: dict, build: str) -> dict:
             out["first_ratio"] = tc_row["first_step_s"] / ind["first_step_s"]
         if "peak_mib" in ind and "peak_mib" in tc_row:
             out["peak_ratio"] = tc_row["peak_mib"] / max(ind["peak_mib"], 1e-9)
+    if "tc_graph_replays_per_step" in tc_row:
+        out["tc_graph_replays_per_step"] = tc_row["tc_graph_replays_per_step"]
     out["runtime_fallbacks"] = tc_row.get("tc_runtime_fallbacks")
     out["eager_ops"] = tc_row.get("tc_ops_eager")
     out["library_calls"] = tc_row.get("tc_library_convolutions")

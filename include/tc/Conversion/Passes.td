@@ -209,7 +209,10 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
       copies of the body side by side, so 32-bit accesses merge into
       16-byte ones). Kernels whose accesses are all 16-bit (bf16, f16)
       take groups of twice `vector-width`, for 16-byte accesses too; so do
-      their rows in the row-per-block schedule.
+      their rows in the row-per-block schedule, where a row longer than
+      the block's groups take in one sweep but not a multiple of that
+      (a vocabulary's softmax) ends in a tail of single elements, if its
+      stores go to rows whose starts are aligned for merged accesses.
 
     Reductions whose type the block reduction does not support (anything
     but f32 and i32) use the row-per-thread schedule. The `kernel.launch`

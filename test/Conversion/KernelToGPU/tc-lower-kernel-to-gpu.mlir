@@ -353,6 +353,85 @@ kernel.kernel @long_row(%x: memref<8x8192xf32>, %out: memref<8x8192xf32>) attrib
 
 // -----
 
+// A row longer than a chunk that no chunk divides (a 50257-entry
+// vocabulary in bf16; a block that reduces has 512 threads, 8 elements
+// each, a chunk): groups cover the first 12 chunks, then each thread
+// strides over the tail from 12 x 4096 plus its id, one element at a time;
+// the reduction's tail continues the thread's partial of the groups. The
+// loop's stores go to rows padded to 50264 elements (16-byte aligned), so
+// it takes groups too.
+// CHECK-LABEL: gpu.func @vocab_rows
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[P:.*]] = scf.for %{{.*}} = %c0 to %c12 step %c1 iter_args
+// CHECK-COUNT-8: memref.load
+// CHECK: %[[T:.*]] = arith.addi %[[TID]], %c49152
+// CHECK: %[[S:.*]] = scf.for %{{.*}} = %[[T]] to %c50257 step %c512 iter_args(%{{.*}} = %[[P]])
+// CHECK: gpu.shuffle xor %[[S]]
+// CHECK: scf.for %{{.*}} = %c0 to %c12 step %c1 {
+// CHECK-COUNT-8: memref.store
+// CHECK: %[[T2:.*]] = arith.addi %[[TID]], %c49152
+// CHECK: scf.for %[[K:.*]] = %[[T2]] to %c50257 step %c512 {
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[K]]]
+kernel.kernel @vocab_rows(%x: memref<16x50257xbf16>, %out: memref<16x50264xbf16>) attributes {domain = array<i64: 16>} {
+  %i = kernel.index 0
+  %n = arith.constant 50257 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<16x50257xbf16>
+    %e = arith.extf %v : bf16 to f32
+    kernel.yield %e : f32
+  }
+  kernel.loop %n {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<16x50257xbf16>
+    %e = arith.extf %v : bf16 to f32
+    %d = arith.divf %e, %sum : f32
+    %t = arith.truncf %d : f32 to bf16
+    memref.store %t, %out[%i, %k] : memref<16x50264xbf16>
+  }
+  kernel.return
+}
+
+// -----
+
+// Stores to rows of 50257 elements start anywhere in a 16-byte vector,
+// and a group's stores would not merge: the loop strides over the whole
+// row, one element per thread at a time (the reduction, which only loads,
+// takes groups and a tail as above).
+// CHECK-LABEL: gpu.func @vocab_rows_unaligned_stores
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.for %{{.*}} = %c0 to %c12 step %c1 iter_args
+// CHECK: gpu.shuffle
+// CHECK-NOT: to %c12 step
+// CHECK: scf.for %[[K:.*]] = %[[TID]] to %c50257 step %c512 {
+// CHECK-NEXT: memref.load %{{.*}}[%{{.*}}, %[[K]]]
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[K]]]
+kernel.kernel @vocab_rows_unaligned_stores(%x: memref<16x50257xbf16>, %out: memref<16x50257xbf16>) attributes {domain = array<i64: 16>} {
+  %i = kernel.index 0
+  %n = arith.constant 50257 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<16x50257xbf16>
+    %e = arith.extf %v : bf16 to f32
+    kernel.yield %e : f32
+  }
+  kernel.loop %n {
+  ^bb0(%k: index):
+    %v = memref.load %x[%i, %k] : memref<16x50257xbf16>
+    %e = arith.extf %v : bf16 to f32
+    %d = arith.divf %e, %sum : f32
+    %t = arith.truncf %d : f32 to bf16
+    memref.store %t, %out[%i, %k] : memref<16x50257xbf16>
+  }
+  kernel.return
+}
+
+// -----
+
 // A row the block does not divide: threads stride from their id.
 // CHECK-LABEL: gpu.func @ragged
 // CHECK: %[[TID:.*]] = gpu.thread_id x

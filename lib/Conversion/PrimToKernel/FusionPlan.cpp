@@ -289,6 +289,13 @@ LogicalResult FusionPlan::build() {
       Value next = worklist.pop_back_val();
       if (!seen.insert(next).second)
         continue;
+      // A realized value is read from its buffer: the kernels past it
+      // compute no statistics. (ConvBERT's layer norms feed the next
+      // layer's projections, which realize them, and its convolution
+      // through a transpose; their statistics were realized too, three
+      // kernels a norm, 1.15 ms a step against Inductor's 0.64 on the H200.)
+      if (next != reduce.getResult() && realized.contains(next))
+        continue;
       for (Operation *user : next.getUsers()) {
         if (auto permute = dyn_cast<prim::PermuteOp>(user)) {
           ArrayRef<int64_t> order = permute.getPermutation();

@@ -82,3 +82,36 @@ func.func @norm2d(%x: tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32> {
   %6 = prim.permute %5, [0, 3, 1, 2] : tensor<2x6x6x8xf32>
   return %6 : tensor<2x8x6x6xf32>
 }
+
+// -----
+
+// The same statistics, where the normalized rows are realized before the
+// permute reads them (a product's operand: ConvBERT's layer norms feed
+// the next layer's projections and, transposed, its convolution): the
+// permute's kernel reads the buffer and computes no statistics, so the
+// reduction stays in the kernel that writes the rows, one kernel where
+// there were three (sum, variance, normalized rows).
+// CHECK-LABEL: kernel.kernel @norm_feeding_product_fused_reduce_div_sub_0
+// CHECK-SAME: attributes {domain = array<i64: 2, 6>}
+// CHECK: kernel.reduce add %c8
+// CHECK: kernel.loop %c8
+// CHECK: memref.store
+// CHECK-LABEL: kernel.kernel @norm_feeding_product_copy_1
+// CHECK-NOT: kernel.reduce
+// CHECK-LABEL: kernel.schedule @norm_feeding_product
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: kernel.launch @norm_feeding_product_fused_reduce_div_sub_0
+// CHECK-NEXT: kernel.gemm
+// CHECK-NEXT: kernel.launch @norm_feeding_product_copy_1
+// CHECK-NEXT: kernel.return
+func.func @norm_feeding_product(%x: tensor<2x6x8xf32>, %w: tensor<8x4xf32>) -> (tensor<2x6x4xf32>, tensor<2x8x6xf32>) {
+  %n = prim.constant dense<8.0> : tensor<2x6x1xf32>
+  %1 = prim.reduce sum %x, dims [2] : tensor<2x6x8xf32>
+  %2 = prim.reshape %1, shape [2, 6, 1] : tensor<2x6xf32>
+  %3 = prim.div %2, %n : tensor<2x6x1xf32>
+  %4 = prim.broadcast_in_dim %3, shape [2, 6, 8], dims [0, 1, 2] : tensor<2x6x1xf32>
+  %5 = prim.sub %x, %4 : tensor<2x6x8xf32>
+  %6 = prim.dot %5, %w, batch [] x [], contract [2] x [0] : tensor<2x6x8xf32>, tensor<8x4xf32>
+  %7 = prim.permute %5, [0, 2, 1] : tensor<2x6x8xf32>
+  return %6, %7 : tensor<2x6x4xf32>, tensor<2x8x6xf32>
+}

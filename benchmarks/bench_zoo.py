@@ -235,6 +235,22 @@ def train_agreement(name: str, backends: list[str], device) -> dict:
     return result
 
 
+def tc_functions() -> list:
+    """The live compiled functions of tc (each a graph or a training
+    segment's forward or backward)."""
+    from tc.compiler.function import CompiledFunction
+    return [o for o in gc.get_objects()
+            if type(o) is CompiledFunction]  # (no isinstance: weak proxies)
+
+
+def function_counts(function) -> dict:
+    """A compiled function's CUDA calls, CUDA graph captures and replays so
+    far: where the timed steps' `tc_functions` show captures, the buffers
+    of that function's calls moved between steps."""
+    return {"calls": function.cuda_calls, "captures": function.graph_captures,
+            "replays": function.graph_replays}
+
+
 def child(name: str, mode: str, backends: list[str], steps: int,
           small: bool, path: pathlib.Path, device_name: str) -> None:
     bench_models.fresh_process("tc-bench-zoo-")
@@ -266,8 +282,15 @@ def child(name: str, mode: str, backends: list[str], steps: int,
         path.write_text(json.dumps(report))
         print(f"{name}/{mode}/{backend}: first step "
               f"{row['first_step_s']:.1f} s", flush=True)
+    functions = tc_functions() if "tc" in states else []
+    before = [function_counts(f) for f in functions]
     replays = bench_models.time_in_rounds(states, steps, device,
                                           ROUND_WARM_STEPS)
+    if functions:
+        report["tc_functions"] = [
+            {"inputs": f.imported.input_names[:2],
+             **{k: v - b[k] for k, v in function_counts(f).items()}}
+            for f, b in zip(functions, before)]
     for row in report["rows"]:
         state = states[row["backend"]]
         row["step_ms"] = statistics.median(state["times"])

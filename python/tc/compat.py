@@ -98,6 +98,21 @@ def _raw_cuda_stream():
     return getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
+def _cuda_mem_pool():
+    """A maker of `torch.cuda.MemPool`s that PyTorch's other allocations
+    may use when they would otherwise run out of memory (where this torch
+    has that option)."""
+    pool = getattr(torch.cuda, "MemPool", None)
+    if pool is None or not hasattr(torch.cuda, "use_mem_pool"):
+        return None
+    import inspect
+    try:
+        takes = "use_on_oom" in inspect.signature(pool).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return (lambda: pool(use_on_oom=True)) if takes else pool
+
+
 FEATURES: dict[str, Feature] = {
     "precompile_cache": Feature(
         "torch._dynamo.precompile_context.BackendCacheArtifact",
@@ -135,6 +150,12 @@ FEATURES: dict[str, Feature] = {
         "each CUDA graph call asks torch.cuda.current_stream() (slower on "
         "the host)",
         _raw_cuda_stream, gpu=True),
+    "cuda_mem_pool": Feature(
+        "torch.cuda.MemPool, torch.cuda.use_mem_pool",
+        "tc's CUDA graphs allocate from PyTorch's shared cache, where "
+        "other allocations move their buffers and replays wait for a new "
+        "capture",
+        _cuda_mem_pool, gpu=True),
 }
 
 

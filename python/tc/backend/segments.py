@@ -36,6 +36,7 @@ import torch.fx
 import tc
 from tc import compat, logs
 from tc.backend import partition, tracing, training_graph
+from tc.compiler import pools
 
 _fallbacks = logs.channel_logger("fallbacks")
 
@@ -194,8 +195,18 @@ def compile_segments(gm: torch.fx.GraphModule,
     # Should the whole raise at run time (an eager op refusing what a
     # segment gave it), the traced graph runs in eager under autograd from
     # then on, and says so.
-    return partition.Guarded(lambda *args: fused(*args, *constants), gm,
-                             "training graph (segments)")
+    # On CUDA the eager ops between the segments allocate from tc's pool
+    # too (tc.compiler.pools): the segments' inputs then stay where the
+    # previous step had them, and their CUDA graphs replay.
+    index = next((x.get_device() for x in example_inputs
+                  if isinstance(x, torch.Tensor) and x.is_cuda), None)
+    if index is None:
+        run = lambda *args: fused(*args, *constants)  # noqa: E731
+    else:
+        def run(*args):
+            with pools.allocating_in_pool(index):
+                return fused(*args, *constants)
+    return partition.Guarded(run, gm, "training graph (segments)")
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> list[torch.Tensor]:

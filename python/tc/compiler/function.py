@@ -14,7 +14,7 @@ import torch.fx
 
 from tc import compat, logs
 from tc.importer import ImportedGraph
-from tc.compiler import extension
+from tc.compiler import extension, pools
 
 
 def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
@@ -23,10 +23,12 @@ def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
 #
 # The CUDA runtime replays a graph's launch sequence as a CUDA graph once a
 # call passes the same buffers as an earlier call (CUDAExecutable::run).
-# By default everything tc allocates (the outputs, the arena) comes from
-# PyTorch's caching allocator, as Inductor's buffers do, and goes back to it
-# when the caller drops it: a steady loop that the allocator serves at the
-# same addresses again replays, and nothing is held between calls (GPT-2's
+# By default everything tc allocates (the outputs, the arena, a random
+# graph's seed) comes from PyTorch's caching allocator, as Inductor's
+# buffers do, through a pool of tc's own on CUDA (tc.compiler.pools), and
+# goes back to it when the caller drops it: a steady loop that the pool
+# serves at the same addresses again replays, whatever else the process
+# allocates in between, and nothing is held between calls (GPT-2's
 # training step held 1.1 GB in a shared arena and output pools, and
 # replayed nothing: its saved activations moved between steps).
 # mode="reduce-overhead" asks for replay first (CompiledFunction.
@@ -295,6 +297,11 @@ class CompiledFunction:
         return int(getattr(self.native, "graph_replays", 0))
 
     @property
+    def cuda_calls(self) -> int:
+        """Calls that ran on a CUDA device."""
+        return self._cuda_calls
+
+    @property
     def graph_captures(self) -> int:
         """CUDA graphs captured of the launch sequence (0 off CUDA)."""
         return int(getattr(self.native, "graph_captures", 0))
@@ -315,11 +322,33 @@ class CompiledFunction:
         makes the compiled graph's random numbers reproducible."""
         if self.imported.seed_index is None:
             return None
-        return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
-                             device=self.device)
+        if not self._cuda:
+            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                                 device=self.device)
+        # From tc's pool, as the call's other tensors: a seed from the
+        # shared cache moved between calls with every small allocation of
+        # the process, and the graph (and its backward, which reads it)
+        # captured a new CUDA graph instead of replaying.
+        with pools.allocating_in_pool(self._device_index()):
+            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                                 device=self.device)
 
     def __call__(self, *args: torch.Tensor,
                  seed: torch.Tensor | None = None) -> Any:
+        if self._cuda:
+            # What the call allocates (its seed, copies of its inputs, its
+            # outputs and arena) comes from tc's own pool
+            # (tc.compiler.pools).
+            with pools.allocating_in_pool(self._device_index()):
+                return self._call(args, seed)
+        return self._call(args, seed)
+
+    def _device_index(self) -> int:
+        index = self._index
+        return torch.cuda.current_device() if index is None else index
+
+    def _call(self, args: Sequence[torch.Tensor],
+              seed: torch.Tensor | None) -> Any:
         imported = self.imported
         if len(args) != self._num_placeholders:
             raise TypeError(f"tc graph takes {self._num_placeholders} "
@@ -385,6 +414,16 @@ class CompiledFunction:
             inputs.append(tensor)
             pointers.append(pointer)
 
+        if cuda:
+            return self._finish_cuda(given, pointers, outputs_specs, stable,
+                                     symbol)
+        return self._finish_cpu(given, pointers, outputs_specs, symbol)
+
+    def _allocate_outputs(self, given: list, pointers: list[int],
+                          outputs_specs: Sequence, stable: bool) -> list:
+        """The call's outputs (an aliased input, a tensor of the graph's
+        pool in reduce-overhead mode, else a new tensor), their addresses
+        appended to `pointers`."""
         pool = self._pool if stable else None
         outputs = []
         for i, (size, dtype, alias) in enumerate(outputs_specs):
@@ -394,41 +433,57 @@ class CompiledFunction:
                 continue
             out = (pool.take(i, size, dtype) if pool is not None
                    else torch.empty_strided(size, _contiguous_strides(size),
-                                            dtype=dtype, device=device))
+                                            dtype=dtype, device=self.device))
             outputs.append(out)
             pointers.append(out.data_ptr())
         if self._output_inverses is not None:
             outputs = [o if p is None else o.permute(p)
                        for o, p in zip(outputs, self._output_inverses)]
-        if cuda:
-            index = self._index
-            if index is None or torch.cuda.current_device() == index:
-                read = self._run_cuda(pointers, index, stable, symbol)
-            else:
-                with torch.cuda.device(device):
-                    read = self._run_cuda(pointers, index, stable, symbol)
-            if read is not None:
-                for i, value in zip(self._early, read):
-                    outputs[i] = bool(value)
+        return outputs
+
+    def _finish_cuda(self, given: list, pointers: list[int],
+                     outputs_specs: Sequence, stable: bool,
+                     symbol: int) -> Any:
+        outputs = self._allocate_outputs(given, pointers, outputs_specs,
+                                         stable)
+        index = self._index
+        if index is None or torch.cuda.current_device() == index:
+            read = self._run_cuda(pointers, index, stable, symbol)
         else:
-            # The arena comes from PyTorch's allocator, like any
-            # intermediate of an eager program, and is kept for the
-            # thread's next run (_cpu_arena).
-            nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
-                symbol, 0)
-            arena = _cpu_arena(nbytes) if nbytes > 0 else None
-            pointers.append(arena.data_ptr() if arena is not None else 0)
-            self._cpu_calls += 1
-            if self._cpu_calls == 2 and logs.enabled("kernels"):
-                self._log_profile(self.native.run_profiled(
-                    pointers, symbol=symbol if self.symbolic else -1))
-            elif self.symbolic:
-                self.native.run(pointers, symbol=symbol)
-            else:
-                self.native.run(pointers)
-        if imported.output_structure == "single":
+            with torch.cuda.device(self.device):
+                read = self._run_cuda(pointers, index, stable, symbol)
+        if read is not None:
+            for i, value in zip(self._early, read):
+                outputs[i] = bool(value)
+        return self._structure(outputs)
+
+    def _finish_cpu(self, given: list, pointers: list[int],
+                    outputs_specs: Sequence, symbol: int) -> Any:
+        outputs = self._allocate_outputs(given, pointers, outputs_specs,
+                                         False)
+        # The arena comes from PyTorch's allocator, like any
+        # intermediate of an eager program, and is kept for the
+        # thread's next run (_cpu_arena).
+        nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+            symbol, 0)
+        arena = _cpu_arena(nbytes) if nbytes > 0 else None
+        pointers.append(arena.data_ptr() if arena is not None else 0)
+        self._cpu_calls += 1
+        if self._cpu_calls == 2 and logs.enabled("kernels"):
+            self._log_profile(self.native.run_profiled(
+                pointers, symbol=symbol if self.symbolic else -1))
+        elif self.symbolic:
+            self.native.run(pointers, symbol=symbol)
+        else:
+            self.native.run(pointers)
+        return self._structure(outputs)
+
+    def _structure(self, outputs: list) -> Any:
+        """`outputs` as the graph returns them."""
+        structure = self.imported.output_structure
+        if structure == "single":
             return outputs[0]
-        if imported.output_structure == "list":
+        if structure == "list":
             return outputs
         return tuple(outputs)
 
@@ -514,7 +569,7 @@ class CompiledFunction:
         """Runs on the current stream of the current device (the graph's)
         with the arena appended to `pointers`: the stream's shared arena
         when `stable` (reduce-overhead, outside a caller's capture), else a
-        block from PyTorch's caching allocator. `symbol`
+        block from PyTorch's caching allocator (tc's pool). `symbol`
         is the symbolic size's value (-1 without one). Returns the flags
         read early (read_flags_early), or None where none were read."""
         _make_context_current(index)
@@ -528,8 +583,8 @@ class CompiledFunction:
                     torch.cuda.current_device() if index is None else index,
                     stream, nbytes)
             if arena is None:
-                # From PyTorch's caching allocator, like any intermediate
-                # of an eager program.
+                # From PyTorch's caching allocator (tc's pool), like any
+                # intermediate of an eager program.
                 arena = torch.empty_strided((nbytes,), (1,),
                                             dtype=torch.uint8,
                                             device=self.device)

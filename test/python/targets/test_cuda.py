@@ -776,6 +776,116 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
     assert graphs[0].graph_replays >= 100, graphs[0].graph_replays
 
 
+def _in_tcs_pool(tensor: torch.Tensor) -> bool:
+    """Whether `tensor`'s memory lies in tc's pool of its device."""
+    from tc.compiler import pools
+    pool = pools._pools.get(tensor.get_device())
+    assert pool is not None, "tc made no pool"
+    address = tensor.untyped_storage().data_ptr()
+    return any(s["address"] <= address < s["address"] + s["total_size"]
+               for s in pool.snapshot())
+
+
+@cuda
+def test_graph_outputs_come_from_tcs_pool(fresh_tc):
+    """A CUDA graph's outputs come from tc's own memory pool
+    (tc.compiler.pools): an allocation elsewhere in the process that takes
+    the block of an output the caller freed (an optimizer's, a data
+    loader's) does not move the next call's output, and the graph keeps
+    replaying. From PyTorch's shared cache, every call here saw new
+    buffers and none replayed."""
+    import tc.compiler
+    torch.manual_seed(0)
+    weight = torch.randn(256, 256, device="cuda")
+
+    def f(x):
+        return torch.tanh(x @ weight) * 2.0 + x
+
+    compiled = torch.compile(f, backend="tc")
+    x = torch.randn(64, 256, device="cuda")
+    held = []
+    with torch.no_grad():
+        for _ in range(20):
+            out = compiled(x)
+            close(out, f(x), rtol=1e-4, atol=1e-4)
+            assert _in_tcs_pool(out)
+            del out
+            # Takes the output's freed block where both share a cache.
+            held.append(torch.empty(64, 256, device="cuda"))
+    assert not any(_in_tcs_pool(h) for h in held)
+    graphs = [g for g in tc.compiler.build.cache.values()
+              if hasattr(g, "graph_replays")]
+    assert len(graphs) == 1
+    assert graphs[0].graph_replays >= 15, graphs[0].graph_replays
+
+
+@cuda
+def test_random_graphs_replay_with_their_seed_from_tcs_pool(fresh_tc):
+    """A graph with dropout takes a fresh seed tensor each call; drawn from
+    PyTorch's shared cache, a small allocation elsewhere that took the
+    freed seed's block moved the next one, and no call replayed. From tc's
+    pool the graph replays, and each replay still draws new numbers (the
+    mask changes from call to call, keeps about 1 - p of the elements,
+    scaled by 1 / (1 - p))."""
+    import tc.compiler
+    torch.manual_seed(0)
+
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.25, training=True) * 2.0
+
+    compiled = torch.compile(f, backend="tc")
+    x = torch.rand(256, 512, device="cuda") + 1.0
+    held, masks = [], []
+    with torch.no_grad():
+        for _ in range(20):
+            out = compiled(x)
+            kept = out != 0
+            masks.append(kept)
+            close(out[kept], (x * 2.0 / 0.75)[kept], rtol=1e-5, atol=1e-5)
+            assert abs(kept.float().mean().item() - 0.75) < 0.02
+            del out
+            held.append(torch.zeros((), dtype=torch.int64, device="cuda"))
+    assert all(not torch.equal(a, b) for a, b in zip(masks, masks[1:]))
+    graphs = [g for g in tc.compiler.build.cache.values()
+              if hasattr(g, "graph_replays")]
+    assert len(graphs) == 1
+    assert graphs[0].graph_replays >= 15, graphs[0].graph_replays
+
+
+@cuda
+def test_eager_ops_between_training_segments_use_tcs_pool(fresh_tc):
+    """In a training graph compiled in segments around PyTorch's fused
+    attention, the attention (run in eager between the segments) allocates
+    from tc's pool too, so the next segment's input stays where it was;
+    loss and gradients stay eager's."""
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    proj = torch.nn.Linear(64, 3 * 64).cuda().half()
+    head = torch.nn.Linear(64, 8).cuda().half()
+
+    def f(x):
+        q, k, v = proj(x).view(2, 128, 3, 4, 16).permute(2, 0, 3, 1, 4)
+        attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = head(attended.transpose(1, 2).reshape(2, 128, 64))
+        return y.float().square().mean(), attended
+
+    compiled = torch.compile(f, backend="tc")
+    x = torch.randn(2, 128, 64, device="cuda", dtype=torch.half)
+    for _ in range(3):
+        loss, attended = compiled(x)
+        assert _in_tcs_pool(attended)
+        grads = torch.autograd.grad(loss, list(proj.parameters()))
+        want_loss, want_attended = f(x)
+        want = torch.autograd.grad(want_loss, list(proj.parameters()))
+        close(loss, want_loss, rtol=2e-3, atol=1e-4)
+        close(attended, want_attended, rtol=2e-3, atol=2e-3)
+        for got, exp in zip(grads, want):
+            close(got, exp, rtol=2e-2, atol=2e-3)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["ops_eager"] > 0, dict(tc.counters)  # the attention
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
+
+
 @cuda
 def test_index_flags_are_read_before_the_graph_ends(fresh_tc,
                                                     compiled_functions):

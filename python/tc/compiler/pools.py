@@ -25,7 +25,11 @@ frees them as any other.
 
 No pool inside the caller's own capture (torch.cuda.graph: its pool
 serves), without CUDA graphs (TC_CUDA_GRAPHS=0: nothing to keep stable),
-or on a torch without `torch.cuda.MemPool` (compat's "cuda_mem_pool").
+on a torch without `torch.cuda.MemPool` (compat's "cuda_mem_pool"), or
+where the allocator refuses one (some releases refuse an allocation in a
+pool under `expandable_segments`: a first allocation is tried when the
+pool is made); tc then says so on the `fallbacks` channel and allocates
+from the shared cache as before.
 """
 
 from __future__ import annotations
@@ -58,8 +62,12 @@ def _pool(index: int) -> Any:
         if index not in _pools:
             make = compat.get("cuda_mem_pool")
             try:
-                with torch.cuda.device(index):
-                    _pools[index] = make()
+                pool = make()
+                # An allocation in it (some releases refuse pools under
+                # expandable_segments at the first allocation).
+                with torch.cuda.use_mem_pool(pool, device=index):
+                    torch.empty(1, device=torch.device("cuda", index))
+                _pools[index] = pool
             except Exception as error:  # the allocator refuses pools
                 _pools[index] = None
                 logs.channel_logger("fallbacks").info(
@@ -89,7 +97,14 @@ class allocating_in_pool:
         if pool is None:
             return
         context = torch.cuda.use_mem_pool(pool, device=self.index)
-        context.__enter__()
+        try:
+            context.__enter__()
+        except Exception as error:  # an allocator setting refuses pools
+            _pools[self.index] = None
+            logs.channel_logger("fallbacks").info(
+                "cuda:%d: tc's graphs allocate from PyTorch's shared cache "
+                "(its pool refused: %s)", self.index, error)
+            return
         self.context = context
         _thread.inside = self.index
 

@@ -44,7 +44,8 @@ from tc.compiler.extension import (CompileError, cuda_attention_unavailable,
                                    decomposition_table, dump_ir,
                                    graph_device, native_available,
                                    native_error)
-from tc.compiler.function import CompiledFunction, cuda_graphs_enabled
+from tc.compiler.function import CompiledFunction
+from tc.compiler.pools import cuda_graphs_enabled
 from tc.compiler.training import (PendingTraining, TrainingFunctions,
                                  compile_training, start_training)
 from tc.importer import import_graph

@@ -15,6 +15,7 @@ import torch.fx
 from tc import compat, logs
 from tc.importer import ImportedGraph
 from tc.compiler import extension, pools
+from tc.compiler.pools import cuda_graphs_enabled
 
 
 def _resolve_attr(root: torch.nn.Module, target: str) -> torch.Tensor:
@@ -45,11 +46,6 @@ _MAX_SHARED_ARENAS = 8
 #: shape; more than one only with the symbolic size).
 _MAX_STAGED_SHAPES = 4
 arenas: dict[tuple[int, int], torch.Tensor] = {}
-
-
-def cuda_graphs_enabled() -> bool:
-    """Whether CUDA graphs replay launch sequences (TC_CUDA_GRAPHS != 0)."""
-    return os.environ.get("TC_CUDA_GRAPHS", "1") != "0"
 
 
 # CPU graphs' arenas: one block per thread, kept between runs (a graph's

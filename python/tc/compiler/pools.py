@@ -34,6 +34,7 @@ from the shared cache as before.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -117,7 +118,12 @@ class allocating_in_pool:
         context.__exit__(None, None, None)
 
 
+def cuda_graphs_enabled() -> bool:
+    """Whether CUDA graphs replay launch sequences (TC_CUDA_GRAPHS != 0;
+    the runtime reads the same variable)."""
+    return os.environ.get("TC_CUDA_GRAPHS", "1") != "0"
+
+
 def _enabled() -> bool:
-    from tc.compiler import function
-    return (function.cuda_graphs_enabled()
+    return (cuda_graphs_enabled()
             and compat.get("cuda_mem_pool") is not None)

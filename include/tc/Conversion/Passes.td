@@ -103,7 +103,10 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
 
     With `alias-input-reshapes` (the CPU's choice), a realized reshape of
     a graph input (a weight read in another shape by a product) is a
-    `kernel.alias` of the input's buffer, not a copy kernel.
+    `kernel.alias` of the input's buffer, not a copy kernel, and a reshape
+    of a graph input that merges dimensions is realized (kernels index the
+    alias rather than divide each index back into the input's
+    dimensions).
 
     With `loop-past-unit-dims` (the CPU's choice), a kernel over a value
     whose last dimensions have size 1 (a 1x1 convolution's weight

@@ -170,11 +170,11 @@ class FusionPlan {
 public:
   FusionPlan(func::FuncOp func, bool weightsChannelsFirst,
              bool unitWeightsChannelsFirst, bool realizeBroadcastSources,
-             bool fuseNothing = false)
+             bool fuseNothing = false, bool aliasInputReshapes = false)
       : func(func), weightsChannelsFirst(weightsChannelsFirst),
         unitWeightsChannelsFirst(unitWeightsChannelsFirst),
         realizeBroadcastSources(realizeBroadcastSources),
-        fuseNothing(fuseNothing) {}
+        fuseNothing(fuseNothing), aliasInputReshapes(aliasInputReshapes) {}
 
   LogicalResult build();
 
@@ -410,6 +410,10 @@ private:
   bool realizeBroadcastSources;
   /// Every op's tensor result realized (its own kernel).
   bool fuseNothing;
+  /// Realized reshapes of graph inputs are aliases of their buffers
+  /// (tc-fuse's alias-input-reshapes): those that merge dimensions are
+  /// realized (see build()).
+  bool aliasInputReshapes;
   llvm::SetVector<Value> realized;
   llvm::DenseMap<Value, Gemm> gemms;
   llvm::DenseMap<Value, Conv> convs;

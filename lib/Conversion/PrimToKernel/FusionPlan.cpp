@@ -40,9 +40,49 @@ int64_t windowReads(Operation *op) {
   return 1;
 }
 
+/// Whether reading through `reshape` divides an index: some run of
+/// dimensions of equal size on both sides (as KernelBuilder::reshapeIndex
+/// groups them) holds two or more operand dimensions larger than 1.
+static bool mergesDimensions(prim::ReshapeOp reshape) {
+  ArrayRef<int64_t> in = tensorType(reshape.getOperand()).getShape();
+  ArrayRef<int64_t> out = reshape.getShape();
+  size_t i = 0, j = 0;
+  while (i < in.size() && j < out.size()) {
+    int64_t inSize = in[i], outSize = out[j];
+    int merged = in[i++] > 1;
+    ++j;
+    while (inSize != outSize) {
+      if (inSize < outSize && i < in.size()) {
+        merged += in[i] > 1;
+        inSize *= in[i++];
+      } else if (outSize < inSize && j < out.size()) {
+        outSize *= out[j++];
+      } else {
+        return false;
+      }
+    }
+    if (merged > 1)
+      return true;
+  }
+  return false;
+}
+
 LogicalResult FusionPlan::build() {
   for (BlockArgument arg : func.getArguments())
     realized.insert(arg);
+  // Where a realized reshape of a graph input is an alias of its buffer
+  // (alias-input-reshapes), one that merges dimensions is realized: its
+  // readers index the alias, where reading through the reshape divides
+  // each point's index back into the input's dimensions (the rows [O,
+  // C * kh * kw] of a weight standardization's [O, C, kh, kw] weights: two
+  // integer divisions an element, and a loop that does not vectorize).
+  if (aliasInputReshapes)
+    func.walk([&](prim::ReshapeOp reshape) {
+      if (isa<BlockArgument>(reshape.getOperand()) &&
+          tensorType(reshape.getOperand()).hasStaticShape() &&
+          tensorType(reshape).hasStaticShape() && mergesDimensions(reshape))
+        realized.insert(reshape.getResult());
+    });
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
 
   // Matrix products are library calls on buffers.

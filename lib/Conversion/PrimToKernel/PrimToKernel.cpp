@@ -92,7 +92,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
               "(run tc-decompose first)";
   }
   FusionPlan plan(func, weightsChannelsFirst, unitWeightsChannelsFirst,
-                  realizeBroadcastSources, fuseNothing);
+                  realizeBroadcastSources, fuseNothing, aliasInputReshapes);
   if (failed(plan.build()))
     return failure();
 

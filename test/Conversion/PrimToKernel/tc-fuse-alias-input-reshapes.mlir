@@ -38,3 +38,32 @@ func.func @returned(%x: tensor<4x8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<4x
   %p = prim.dot %r, %w, batch [] x [], contract [1] x [0] : tensor<32x16xf32>, tensor<16x16xf32>
   return %h, %p : tensor<4x8x16xf32>, tensor<32x16xf32>
 }
+
+// -----
+
+// A weight standardization's rows: [8, 4, 3, 3] weights summed as [8, 36].
+// With alias-input-reshapes the kernel reads an alias of the weights in
+// that shape, one index per row; through the reshape (without), each
+// point's row index is divided back into [4, 3, 3] (no vector loop on the
+// CPU). A reshape that only splits or drops dimensions divides nothing and
+// stays inline.
+// CHECK-LABEL: kernel.kernel @merged_rows_fused_reduce
+// CHECK-NOT: arith.divui
+// CHECK: memref.load %{{.*}} : memref<8x36xf32>
+// CHECK-LABEL: kernel.schedule @merged_rows
+// CHECK-SAME: (%[[W:.*]]: memref<8x4x3x3xf32>, %[[V:.*]]: memref<8x4xf32>
+// CHECK: %[[A:.*]] = kernel.alias %[[W]] : memref<8x4x3x3xf32> to memref<8x36xf32>
+// CHECK: kernel.launch @merged_rows_fused_reduce{{.*}}(%[[A]],
+// CHECK-NOT: kernel.alias
+// CHECK: kernel.launch @merged_rows_fused_exp{{.*}}(%[[V]],
+// COPY-LABEL: kernel.kernel @merged_rows_fused_reduce
+// COPY: arith.divui
+// COPY-LABEL: kernel.schedule @merged_rows
+// COPY-NOT: kernel.alias
+func.func @merged_rows(%w: tensor<8x4x3x3xf32>, %v: tensor<8x4xf32>) -> (tensor<8xf32>, tensor<8x1x2x2xf32>) {
+  %r = prim.reshape %w, shape [8, 36] : tensor<8x4x3x3xf32>
+  %s = prim.reduce sum %r, dims [1] : tensor<8x36xf32>
+  %q = prim.reshape %v, shape [8, 1, 2, 2] : tensor<8x4xf32>
+  %e = prim.exp %q : tensor<8x1x2x2xf32>
+  return %s, %e : tensor<8xf32>, tensor<8x1x2x2xf32>
+}

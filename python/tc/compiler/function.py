@@ -4,7 +4,6 @@ the buffers it runs in (arenas, CUDA-graph output pools)."""
 from __future__ import annotations
 
 import functools
-import os
 import threading
 import weakref
 from typing import Any, Sequence
@@ -410,16 +409,6 @@ class CompiledFunction:
             inputs.append(tensor)
             pointers.append(pointer)
 
-        if cuda:
-            return self._finish_cuda(given, pointers, outputs_specs, stable,
-                                     symbol)
-        return self._finish_cpu(given, pointers, outputs_specs, symbol)
-
-    def _allocate_outputs(self, given: list, pointers: list[int],
-                          outputs_specs: Sequence, stable: bool) -> list:
-        """The call's outputs (an aliased input, a tensor of the graph's
-        pool in reduce-overhead mode, else a new tensor), their addresses
-        appended to `pointers`."""
         pool = self._pool if stable else None
         outputs = []
         for i, (size, dtype, alias) in enumerate(outputs_specs):
@@ -429,57 +418,41 @@ class CompiledFunction:
                 continue
             out = (pool.take(i, size, dtype) if pool is not None
                    else torch.empty_strided(size, _contiguous_strides(size),
-                                            dtype=dtype, device=self.device))
+                                            dtype=dtype, device=device))
             outputs.append(out)
             pointers.append(out.data_ptr())
         if self._output_inverses is not None:
             outputs = [o if p is None else o.permute(p)
                        for o, p in zip(outputs, self._output_inverses)]
-        return outputs
-
-    def _finish_cuda(self, given: list, pointers: list[int],
-                     outputs_specs: Sequence, stable: bool,
-                     symbol: int) -> Any:
-        outputs = self._allocate_outputs(given, pointers, outputs_specs,
-                                         stable)
-        index = self._index
-        if index is None or torch.cuda.current_device() == index:
-            read = self._run_cuda(pointers, index, stable, symbol)
-        else:
-            with torch.cuda.device(self.device):
+        if cuda:
+            index = self._index
+            if index is None or torch.cuda.current_device() == index:
                 read = self._run_cuda(pointers, index, stable, symbol)
-        if read is not None:
-            for i, value in zip(self._early, read):
-                outputs[i] = bool(value)
-        return self._structure(outputs)
-
-    def _finish_cpu(self, given: list, pointers: list[int],
-                    outputs_specs: Sequence, symbol: int) -> Any:
-        outputs = self._allocate_outputs(given, pointers, outputs_specs,
-                                         False)
-        # The arena comes from PyTorch's allocator, like any
-        # intermediate of an eager program, and is kept for the
-        # thread's next run (_cpu_arena).
-        nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
-            symbol, 0)
-        arena = _cpu_arena(nbytes) if nbytes > 0 else None
-        pointers.append(arena.data_ptr() if arena is not None else 0)
-        self._cpu_calls += 1
-        if self._cpu_calls == 2 and logs.enabled("kernels"):
-            self._log_profile(self.native.run_profiled(
-                pointers, symbol=symbol if self.symbolic else -1))
-        elif self.symbolic:
-            self.native.run(pointers, symbol=symbol)
+            else:
+                with torch.cuda.device(device):
+                    read = self._run_cuda(pointers, index, stable, symbol)
+            if read is not None:
+                for i, value in zip(self._early, read):
+                    outputs[i] = bool(value)
         else:
-            self.native.run(pointers)
-        return self._structure(outputs)
-
-    def _structure(self, outputs: list) -> Any:
-        """`outputs` as the graph returns them."""
-        structure = self.imported.output_structure
-        if structure == "single":
+            # The arena comes from PyTorch's allocator, like any
+            # intermediate of an eager program, and is kept for the
+            # thread's next run (_cpu_arena).
+            nbytes = self.arena_bytes + self.arena_bytes_per_symbol * max(
+                symbol, 0)
+            arena = _cpu_arena(nbytes) if nbytes > 0 else None
+            pointers.append(arena.data_ptr() if arena is not None else 0)
+            self._cpu_calls += 1
+            if self._cpu_calls == 2 and logs.enabled("kernels"):
+                self._log_profile(self.native.run_profiled(
+                    pointers, symbol=symbol if self.symbolic else -1))
+            elif self.symbolic:
+                self.native.run(pointers, symbol=symbol)
+            else:
+                self.native.run(pointers)
+        if imported.output_structure == "single":
             return outputs[0]
-        if structure == "list":
+        if imported.output_structure == "list":
             return outputs
         return tuple(outputs)
 

@@ -776,6 +776,15 @@ def test_graphs_that_are_not_replayed_stop_being_captured(fresh_tc):
     assert graphs[0].graph_replays >= 100, graphs[0].graph_replays
 
 
+def _replays_of_the_one_graph() -> int:
+    """The CUDA graph replays of the test's one compiled graph."""
+    import tc.compiler
+    graphs = [g for g in tc.compiler.build.cache.values()
+              if hasattr(g, "graph_replays")]
+    assert len(graphs) == 1
+    return graphs[0].graph_replays
+
+
 def _in_tcs_pool(tensor: torch.Tensor) -> bool:
     """Whether `tensor`'s memory lies in tc's pool of its device."""
     from tc.compiler import pools
@@ -794,7 +803,6 @@ def test_graph_outputs_come_from_tcs_pool(fresh_tc):
     loader's) does not move the next call's output, and the graph keeps
     replaying. From PyTorch's shared cache, every call here saw new
     buffers and none replayed."""
-    import tc.compiler
     torch.manual_seed(0)
     weight = torch.randn(256, 256, device="cuda")
 
@@ -813,10 +821,8 @@ def test_graph_outputs_come_from_tcs_pool(fresh_tc):
             # Takes the output's freed block where both share a cache.
             held.append(torch.empty(64, 256, device="cuda"))
     assert not any(_in_tcs_pool(h) for h in held)
-    graphs = [g for g in tc.compiler.build.cache.values()
-              if hasattr(g, "graph_replays")]
-    assert len(graphs) == 1
-    assert graphs[0].graph_replays >= 15, graphs[0].graph_replays
+    replays = _replays_of_the_one_graph()
+    assert replays >= 15, replays
 
 
 @cuda
@@ -827,7 +833,6 @@ def test_random_graphs_replay_with_their_seed_from_tcs_pool(fresh_tc):
     pool the graph replays, and each replay still draws new numbers (the
     mask changes from call to call, keeps about 1 - p of the elements,
     scaled by 1 / (1 - p))."""
-    import tc.compiler
     torch.manual_seed(0)
 
     def f(x):
@@ -846,10 +851,8 @@ def test_random_graphs_replay_with_their_seed_from_tcs_pool(fresh_tc):
             del out
             held.append(torch.zeros((), dtype=torch.int64, device="cuda"))
     assert all(not torch.equal(a, b) for a, b in zip(masks, masks[1:]))
-    graphs = [g for g in tc.compiler.build.cache.values()
-              if hasattr(g, "graph_replays")]
-    assert len(graphs) == 1
-    assert graphs[0].graph_replays >= 15, graphs[0].graph_replays
+    replays = _replays_of_the_one_graph()
+    assert replays >= 15, replays
 
 
 @cuda

@@ -40,31 +40,45 @@ int64_t windowReads(Operation *op) {
   return 1;
 }
 
-/// Whether reading through `reshape` divides an index: some run of
-/// dimensions of equal size on both sides (as KernelBuilder::reshapeIndex
-/// groups them) holds two or more operand dimensions larger than 1.
+FailureOr<SmallVector<ReshapeRun>> reshapeRuns(ArrayRef<int64_t> in,
+                                               ArrayRef<int64_t> out) {
+  SmallVector<ReshapeRun> runs;
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    ReshapeRun run{i, i, j, j};
+    int64_t inSize = 1, outSize = 1;
+    if (i < in.size())
+      inSize *= in[i++];
+    if (j < out.size())
+      outSize *= out[j++];
+    while (inSize != outSize) {
+      if (inSize < outSize && i < in.size())
+        inSize *= in[i++];
+      else if (outSize < inSize && j < out.size())
+        outSize *= out[j++];
+      else
+        return failure();
+    }
+    run.inEnd = i;
+    run.outEnd = j;
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+/// Whether reading through `reshape` divides an index: some run of its
+/// dimensions (reshapeRuns, as KernelBuilder::reshapeIndex reads them)
+/// holds two or more operand dimensions larger than 1.
 static bool mergesDimensions(prim::ReshapeOp reshape) {
   ArrayRef<int64_t> in = tensorType(reshape.getOperand()).getShape();
-  ArrayRef<int64_t> out = reshape.getShape();
-  size_t i = 0, j = 0;
-  while (i < in.size() && j < out.size()) {
-    int64_t inSize = in[i], outSize = out[j];
-    int merged = in[i++] > 1;
-    ++j;
-    while (inSize != outSize) {
-      if (inSize < outSize && i < in.size()) {
-        merged += in[i] > 1;
-        inSize *= in[i++];
-      } else if (outSize < inSize && j < out.size()) {
-        outSize *= out[j++];
-      } else {
-        return false;
-      }
-    }
-    if (merged > 1)
-      return true;
-  }
-  return false;
+  FailureOr<SmallVector<ReshapeRun>> runs =
+      reshapeRuns(in, reshape.getShape());
+  if (failed(runs))
+    return false;
+  return llvm::any_of(*runs, [&](const ReshapeRun &run) {
+    return llvm::count_if(in.slice(run.inBegin, run.inEnd - run.inBegin),
+                          [](int64_t size) { return size > 1; }) > 1;
+  });
 }
 
 LogicalResult FusionPlan::build() {

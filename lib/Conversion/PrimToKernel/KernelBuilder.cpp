@@ -74,22 +74,12 @@ KernelBuilder::reshapeIndex(prim::ReshapeOp reshape, ArrayRef<Value> idx) {
       v = index(0);
     return inIdx;
   }
-  size_t i = 0, j = 0;
-  while (i < inShape.size() || j < outShape.size()) {
-    size_t inBegin = i, outBegin = j;
-    int64_t inSize = 1, outSize = 1;
-    if (i < inShape.size())
-      inSize *= inShape[i++];
-    if (j < outShape.size())
-      outSize *= outShape[j++];
-    while (inSize != outSize) {
-      if (inSize < outSize && i < inShape.size())
-        inSize *= inShape[i++];
-      else if (outSize < inSize && j < outShape.size())
-        outSize *= outShape[j++];
-      else
-        return reshape.emitOpError() << "sizes do not match";
-    }
+  FailureOr<SmallVector<ReshapeRun>> runs = reshapeRuns(inShape, outShape);
+  if (failed(runs))
+    return reshape.emitOpError() << "sizes do not match";
+  for (const ReshapeRun &run : *runs) {
+    size_t inBegin = run.inBegin, i = run.inEnd;
+    size_t outBegin = run.outBegin, j = run.outEnd;
     Value linear;
     for (size_t k = outBegin; k < j; ++k) {
       if (outShape[k] == 1)

@@ -3,6 +3,7 @@ the buffers it runs in (arenas, CUDA-graph output pools)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import weakref
@@ -317,14 +318,12 @@ class CompiledFunction:
         makes the compiled graph's random numbers reproducible."""
         if self.imported.seed_index is None:
             return None
-        if not self._cuda:
-            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
-                                 device=self.device)
-        # From tc's pool, as the call's other tensors: a seed from the
-        # shared cache moved between calls with every small allocation of
-        # the process, and the graph (and its backward, which reads it)
+        # On CUDA from tc's pool, as the call's other tensors: a seed from
+        # the shared cache moved between calls with every small allocation
+        # of the process, and the graph (and its backward, which reads it)
         # captured a new CUDA graph instead of replaying.
-        with pools.allocating_in_pool(self._device_index()):
+        with (pools.allocating_in_pool(self._device_index()) if self._cuda
+              else contextlib.nullcontext()):
             return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
                                  device=self.device)
 

@@ -87,9 +87,13 @@ struct CUDAExecutable::Impl {
   /// is captured into a CUDA graph, and later calls with those buffers
   /// launch the graph: one call, the same kernels and library calls on the
   /// same addresses in the same stream order, reading memory when they
-  /// run. Buffers seen once run the sequence directly; a few graphs are
-  /// kept (outputs alternate between their pool's tensors), the least
-  /// recently used replaced. A sequence that cannot be captured (a library
+  /// run. Buffers seen once run the sequence directly; up to kMaxGraphs
+  /// graphs are kept, the least recently used replaced: outputs alternate
+  /// between their pool's tensors, and a training loop's activations come
+  /// back to one of several addresses (GPT-2's segments between its eager
+  /// attentions cycled through six while other work ran between rounds of
+  /// steps: four graphs captured each address again, evicted, and issued
+  /// half their calls directly). A sequence that cannot be captured (a library
   /// call that refuses capture) is never tried again, and capturing
   /// pauses while the graphs are hardly replayed (see kCapturesJudged).
   /// TC_CUDA_GRAPHS=0 turns replay off.
@@ -98,7 +102,7 @@ struct CUDAExecutable::Impl {
     CUgraphExec exec = nullptr;
     uint64_t lastUse = 0;
   };
-  static constexpr size_t kMaxGraphs = 4, kArgsHistory = 8;
+  static constexpr size_t kMaxGraphs = 8, kArgsHistory = 16;
   /// Captures are judged kCapturesJudged at a time: a window whose graphs
   /// were replayed fewer than kReplaysPerTwoCaptures times per two
   /// captures pauses capturing for kFirstPause runs, twice as long after

@@ -3,7 +3,6 @@ the buffers it runs in (arenas, CUDA-graph output pools)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 import weakref
@@ -45,6 +44,9 @@ _MAX_SHARED_ARENAS = 8
 #: Staging buffers kept per input of a reduce-overhead graph (one per
 #: shape; more than one only with the symbolic size).
 _MAX_STAGED_SHAPES = 4
+#: Seeds kept per graph with random ops (draw_seed): calls whose backward
+#: has not run yet each hold one.
+_MAX_SEEDS = 4
 arenas: dict[tuple[int, int], torch.Tensor] = {}
 
 
@@ -216,6 +218,9 @@ class CompiledFunction:
         self._output_inverses: list[tuple[int, ...] | None] | None = None
         #: The outputs read back early (read_flags_early), or None.
         self._early: list[int] | None = None
+        #: CUDA: the seeds drawn so far, each redrawn in place once nothing
+        #: else holds it (draw_seed), with its storage's use count then.
+        self._seeds: list[tuple[torch.Tensor, int]] = []
 
     def read_flags_early(self, outputs: Sequence[int]) -> bool:
         """Makes calls return `outputs` (0-d booleans: flags that index
@@ -318,14 +323,29 @@ class CompiledFunction:
         makes the compiled graph's random numbers reproducible."""
         if self.imported.seed_index is None:
             return None
-        # On CUDA from tc's pool, as the call's other tensors: a seed from
-        # the shared cache moved between calls with every small allocation
-        # of the process, and the graph (and its backward, which reads it)
-        # captured a new CUDA graph instead of replaying.
-        with (pools.allocating_in_pool(self._device_index()) if self._cuda
-              else contextlib.nullcontext()):
-            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+        if not self._cuda:
+            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64)
+        # On CUDA a seed nothing else holds any more (the backward that
+        # read the previous call's is done) is drawn again in place: a
+        # fresh 0-d tensor a call lands wherever the allocator's small
+        # blocks stand, which cycled through four to six addresses in a
+        # training loop, and the graph (and its backward, which reads it)
+        # captured CUDA graphs instead of replaying. Inside a caller's
+        # capture a seed is always new (its graph keeps reading it).
+        capturing = torch.cuda.is_current_stream_capturing()
+        if not capturing:
+            for seed, baseline in self._seeds:
+                if _storage_uses(seed) == baseline:
+                    torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                                  device=self.device, out=seed)
+                    return seed.detach()
+        with pools.allocating_in_pool(self._device_index()):
+            seed = torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
                                  device=self.device)
+        if capturing or len(self._seeds) >= _MAX_SEEDS:
+            return seed
+        self._seeds.append((seed, _storage_uses(seed)))
+        return seed.detach()
 
     def __call__(self, *args: torch.Tensor,
                  seed: torch.Tensor | None = None) -> Any:

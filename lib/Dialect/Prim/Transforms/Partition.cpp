@@ -140,6 +140,30 @@ static void sinkToFirstUse(Block &block, ArrayRef<Operation *> ops) {
   }
 }
 
+/// What the backward is given for saved value `v`: a graph output of
+/// which `v` is a reshape, or that is a reshape of `v` (kept by reference,
+/// as the forward returns it anyway: the same bytes without a second
+/// buffer the forward writes; GPT-2's LM head returned its logits [B, S, V]
+/// and saved the product's [B * S, V], two copies of 1.6 GB a step), or
+/// else `v` itself.
+static Value savedAs(Value v, const DenseSet<Value> &outputs) {
+  auto staticShape = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).hasStaticShape();
+  };
+  if (outputs.contains(v) || isa<BlockArgument>(v) || !staticShape(v))
+    return v;
+  if (auto reshape = v.getDefiningOp<ReshapeOp>())
+    if (outputs.contains(reshape.getOperand()) &&
+        staticShape(reshape.getOperand()))
+      return reshape.getOperand();
+  for (Operation *user : v.getUsers())
+    if (auto reshape = dyn_cast<ReshapeOp>(user))
+      if (outputs.contains(reshape.getResult()) &&
+          staticShape(reshape.getResult()))
+        return reshape.getResult();
+  return v;
+}
+
 LogicalResult partition(func::FuncOp joint) {
   auto counts = joint->getAttrOfType<DenseI64ArrayAttr>(kJointAttrName);
   Block &body = joint.getBody().front();
@@ -199,13 +223,26 @@ LogicalResult partition(func::FuncOp joint) {
       network.addEdge(out, sink, kInfinite);
   }
   std::vector<bool> sourceSide = network.minCut(source, sink);
-  SmallVector<Value> saved;
+  // What the forward returns, and the values the cut saves, each with what
+  // the backward is given for it: the value itself, or an output it is a
+  // reshape of (see savedAs).
+  DenseSet<Value> outputs(llvm::from_range,
+                          ret.getOperands().take_front(numOutputs));
+  SmallVector<Value> cut;
   int64_t savedBytes = 0;
   for (auto [i, v] : llvm::enumerate(forwardValues))
     if (sourceSide[2 * i] && !sourceSide[2 * i + 1]) {
-      saved.push_back(v);
+      cut.push_back(v);
       savedBytes += bytesOf(v);
     }
+  SmallVector<Value> saved;
+  DenseMap<Value, Value> savedFor;
+  for (Value v : cut) {
+    Value as = savedAs(v, outputs);
+    savedFor[v] = as;
+    if (!llvm::is_contained(saved, as))
+      saved.push_back(as);
+  }
 
   OpBuilder b(joint);
   Location loc = joint.getLoc();
@@ -270,6 +307,14 @@ LogicalResult partition(func::FuncOp joint) {
          llvm::enumerate(body.getArguments().drop_front(numPrimals)))
       map.map(arg, entry->getArgument(saved.size() + i));
     OpBuilder bb = OpBuilder::atBlockEnd(entry);
+    // Values saved as an output of another shape: that output reshaped.
+    for (Value v : cut) {
+      Value as = savedFor.lookup(v);
+      if (as != v)
+        map.map(v, ReshapeOp::create(
+                       bb, v.getLoc(), map.lookup(as),
+                       cast<RankedTensorType>(v.getType()).getShape()));
+    }
     SmallVector<Operation *> recomputedOps;
     for (Operation *op : forwardOps) {
       bool recomputed = llvm::any_of(op->getResults(), [&](Value r) {

@@ -117,3 +117,25 @@ func.func @max_pool(%x: tensor<1x2x8x8xf32> {tc.requires_grad}) -> tensor<1x2x4x
   %y = prim.window_gather %x[%k], window [2, 2], strides [2, 2], padding [0, 0], dilation [1, 1] : tensor<1x2x8x8xf32>, tensor<1x2x4x4xi8> -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A product returned in another shape (an LM head's logits, [B * S, V]
+// rows returned as [B, S, V]) that the backward reads (here for the sine's
+// gradient): the output is saved (kept by reference, nothing extra
+// returned) and reshaped back in the backward, where saving the product
+// too had the forward write the same elements twice.
+// CHECK-LABEL: func.func @returned_reshaped_forward
+// CHECK-SAME: -> (tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>)
+// CHECK: %[[R:.*]] = prim.reshape
+// CHECK: return %[[R]], %{{.*}}, %arg1, %[[R]] : tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>
+// CHECK-LABEL: func.func @returned_reshaped_backward
+// CHECK-SAME: (%{{.*}}: tensor<4x8xf32>, %[[SR:.*]]: tensor<2x4x8xf32>, %{{.*}}: tensor<2x4x8xf32>, %{{.*}}: tensor<8x8xf32>)
+// CHECK: %[[P:.*]] = prim.reshape %[[SR]], shape [8, 8] : tensor<2x4x8xf32>
+// CHECK: prim.cos %[[P]]
+func.func @returned_reshaped(%x: tensor<8x4xf32> {tc.requires_grad}, %w: tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<8x8xf32>) {
+  %p = prim.dot %x, %w, batch [] x [], contract [1] x [0] : tensor<8x4xf32>, tensor<4x8xf32>
+  %r = prim.reshape %p, shape [2, 4, 8] : tensor<8x8xf32>
+  %s = prim.sin %p : tensor<8x8xf32>
+  return %r, %s : tensor<2x4x8xf32>, tensor<8x8xf32>
+}

@@ -264,9 +264,10 @@ struct FuseOptions {
   /// tc-fuse's loop-past-unit-dims (the CPU's: the inner loop vectorizes;
   /// GPUs map the domain's points to threads).
   bool loopPastUnitDims = false;
-  /// tc-fuse's alias-input-reshapes (the CPU's: XLNet's projection
+  /// tc-fuse's alias-input-reshapes (every target's: XLNet's projection
   /// weights, [1024, 16, 64] read as [1024, 1024], were copied 96 times a
-  /// step; not yet measured on GPUs).
+  /// CPU step; a training backward copied its saved [B, S, H] activations
+  /// to [B * S, H] rows for each GEMM on GPUs).
   bool aliasInputReshapes = false;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
@@ -316,6 +317,7 @@ struct FuseOptions {
     options.alignHalfProducts = halfGemms;
     options.earlyFlags = halfGemms;
     options.channelsLast = channelsLast;
+    options.aliasInputReshapes = true;
     return options;
   }
 };

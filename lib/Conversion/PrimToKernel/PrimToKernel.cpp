@@ -125,6 +125,26 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       buffers[result] = buffer;
   }
 
+  // A computed value the graph returns reshaped is computed in that
+  // output's buffer, viewed in its own shape (a reshape of contiguous
+  // elements is an alias): writing it apart, then copying it into the
+  // output, cost a pass over it (a GEMM's [B * S, H] rows returned as
+  // [B, S, H]; a training backward's input gradient).
+  llvm::DenseMap<Value, Value> computedInOutput;
+  for (Value result : ret.getOperands()) {
+    auto reshape = result.getDefiningOp<prim::ReshapeOp>();
+    if (!reshape)
+      continue;
+    Value source = reshape.getOperand();
+    auto buffer = dyn_cast<BlockArgument>(buffers.lookup(result));
+    if (!buffer || buffer.getArgNumber() < func.getNumArguments() ||
+        isa<BlockArgument>(source) || buffers.count(source) ||
+        !plan.isRealized(source) || !tensorType(source).hasStaticShape() ||
+        !tensorType(result).hasStaticShape())
+      continue;
+    computedInOutput.try_emplace(source, result);
+  }
+
   OpBuilder sb = OpBuilder::atBlockEnd(entry);
   unsigned kernels = 0;
   Value symbol;
@@ -173,6 +193,7 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
         if (buffers.lookup(in) == gemm.getOut())
           product = in;
       if (product && !isa<BlockArgument>(gemm.getOut()) &&
+          !gemm.getOut().getDefiningOp<kernel::AliasOp>() &&
           tensorType(product).getRank() == 2 &&
           kernel->getDomain()[0] == tensorType(product).getDimSize(0) &&
           builder.readsOnlyOwnRow(product) &&
@@ -189,6 +210,14 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       if (plan.isRealized(result))
         order.push_back(result);
   for (Value v : order) {
+    if (Value result = computedInOutput.lookup(v)) {
+      buffers[v] = kernel::AliasOp::create(sb, v.getLoc(), bufferType(v),
+                                           buffers.lookup(result));
+    } else if (auto reshape = v.getDefiningOp<prim::ReshapeOp>()) {
+      // The output it reshapes was computed in its buffer.
+      if (computedInOutput.lookup(reshape.getOperand()) == v)
+        continue;
+    }
     // A reshape of a value whose buffer is a schedule argument (a graph
     // input, never written by the schedule, or an output, written once by
     // its producer before this point) is that buffer's elements in another

@@ -67,3 +67,24 @@ func.func @merged_rows(%w: tensor<8x4x3x3xf32>, %v: tensor<8x4xf32>) -> (tensor<
   %e = prim.exp %q : tensor<8x1x2x2xf32>
   return %s, %e : tensor<8xf32>, tensor<8x1x2x2xf32>
 }
+
+// -----
+
+// A computed value returned only in another shape (a GEMM's rows returned
+// as [B, S, H]): the GEMM writes the output's buffer through an alias, and
+// no kernel copies the reshape (with or without alias-input-reshapes).
+// CHECK-LABEL: kernel.schedule @rows_returned_reshaped
+// CHECK-SAME: (%[[X:.*]]: memref<32x16xf32>, %[[W:.*]]: memref<16x16xf32>, %[[O:.*]]: memref<4x8x16xf32>)
+// CHECK: %[[A:.*]] = kernel.alias %[[O]] : memref<4x8x16xf32> to memref<32x16xf32>
+// CHECK: kernel.gemm %[[X]], %[[W]], %[[A]]
+// CHECK-NOT: kernel.launch
+// CHECK: kernel.return
+// COPY-LABEL: kernel.schedule @rows_returned_reshaped
+// COPY: kernel.alias
+// COPY-NOT: kernel.launch
+// COPY: kernel.return
+func.func @rows_returned_reshaped(%x: tensor<32x16xf32>, %w: tensor<16x16xf32>) -> tensor<4x8x16xf32> {
+  %p = prim.dot %x, %w, batch [] x [], contract [1] x [0] : tensor<32x16xf32>, tensor<16x16xf32>
+  %r = prim.reshape %p, shape [4, 8, 16] : tensor<32x16xf32>
+  return %r : tensor<4x8x16xf32>
+}

@@ -244,10 +244,12 @@ def Kernel_AliasOp : Kernel_Op<"alias", [Pure, HasParent<"ScheduleOp">]> {
   let description = [{
     The same dense row-major elements as `source`, a schedule argument (a
     graph input, which the schedule never writes, or an output, which its
-    producer writes once, before the alias is read), in the result's
-    shape: a reshape read in place instead of copied (XLNet's
-    [1024, 16, 64] projection weights as the [1, 1024, 1024] operands of
-    their products, its returned hidden states as the next layer's rows).
+    producer writes once, before the alias is read, or through the alias),
+    in the result's shape: a reshape read in place instead of copied
+    (XLNet's [1024, 16, 64] projection weights as the [1, 1024, 1024]
+    operands of their products, its returned hidden states as the next
+    layer's rows), or a value the graph returns reshaped written straight
+    into the output (a GEMM's [B * S, H] rows returned as [B, S, H]).
 
     ```mlir
     %w2 = kernel.alias %w : memref<1024x16x64xf32> to memref<1x1024x1024xf32>

@@ -90,6 +90,9 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   // Strided reductions (batch norm's over N, H, W) as rows, then the rest.
   optional.addNested<func::FuncOp>(
       pm, tc::prim::createReassociateReductionsPass());
+  // An einsum's merged contracted dimensions in its weight's memory order.
+  optional.addNested<func::FuncOp>(
+      pm, tc::prim::createOrderContractionsPass());
   // Half-precision GEMMs on 16-byte rows, where the library needs them.
   if (options.alignHalfProducts) {
     pm.addNestedPass<func::FuncOp>(tc::prim::createAlignHalfProductsPass());

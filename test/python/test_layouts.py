@@ -245,3 +245,31 @@ def test_output_views_read_flags_early_through_the_core():
     assert not viewed.read_flags_early([2])  # a view of an input
     assert not tc.backend.views.OutputViews(
         split, lambda *a: a).read_flags_early([1])  # a core without it
+
+
+@needs_native
+@pytest.mark.parametrize("equation, shapes, kernels", [
+    # XLNet's output projection: the weight [h, n, d] read in place
+    # (transposed), the attention already in its order.
+    ("ibnd,hnd->ibh", [(16, 2, 4, 8), (32, 4, 8)], 0),
+    # The attention in another order: one copy, of it, not of the weight.
+    ("bnid,hnd->ibh", [(2, 4, 16, 8), (32, 4, 8)], 1),
+])
+def test_einsum_contracts_in_the_weights_order(equation, shapes, kernels,
+                                               fresh_tc, compiled_functions):
+    """An einsum contracting several dimensions merges them in the
+    weight's memory order (tc-order-contractions), whatever the order of
+    their labels: no copy of the weight at each call, eager's values."""
+    torch.manual_seed(0)
+    args = [torch.randn(*shape) for shape in shapes]
+
+    def f(a, w):
+        return torch.einsum(equation, a, w)
+
+    with torch.no_grad():
+        got = torch.compile(f, backend="tc")(*args)
+    torch.testing.assert_close(got, f(*args), rtol=1e-4, atol=1e-4)
+    (function,) = [f for f in compiled_functions()
+                   if [tuple(shape) for shape, _ in f.imported.input_specs]
+                   == [tuple(shape) for shape in shapes]]
+    assert function.num_kernels == kernels, function.num_kernels

@@ -135,6 +135,38 @@ def ReassociateReductionsPass
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def OrderContractionsPass
+    : Pass<"tc-order-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Contracted dimensions merged in their operands' memory order";
+  let description = [{
+    `einsum` contracts several dimensions as one: PyTorch's decomposition
+    permutes each operand to put them together, in the order of their
+    labels, and merges them with a reshape. XLNet's output projection,
+    `einsum("ibnd,hnd->ibh", attn, o)`, contracts `d` then `n` where the
+    weight `o` [h, n, d] stores `n` then `d`: a copy of the 4 MB weight
+    transposed at every call, and a transposing copy of the attention.
+    The sum runs over the same pairs in any order that both operands
+    share, so both permutes take the order of the weight's (a graph
+    input's, else the right operand's) memory: the weight's permute is
+    then a reshape, read in place.
+
+    ```mlir
+    %wp = prim.permute %w, [2, 1, 0] : tensor<1024x16x64xf32>
+    %w2 = prim.reshape %wp, shape [1024, 1024] : tensor<64x16x1024xf32>
+      becomes
+    %wp = prim.permute %w, [1, 2, 0] : tensor<1024x16x64xf32>
+    %w2 = prim.reshape %wp, shape [1024, 1024] : tensor<16x64x1024xf32>
+    ```
+
+    (with the other operand's permute reordered the same way). Only a
+    product with one contracted dimension whose operands are each a
+    reshape of a permute read by nothing else, merging dimensions of the
+    same sizes, and only where fewer merged dimensions are then out of
+    memory order on both sides together.
+  }];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 def AlignHalfProductsPass
     : Pass<"tc-align-half-products", "::mlir::func::FuncOp"> {
   let summary = "Pads large f16/bf16 matrix products to 16-byte rows";

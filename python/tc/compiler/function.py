@@ -219,8 +219,9 @@ class CompiledFunction:
         #: The outputs read back early (read_flags_early), or None.
         self._early: list[int] | None = None
         #: CUDA: the seeds drawn so far, each redrawn in place once nothing
-        #: else holds it (draw_seed), with its storage's use count then.
-        self._seeds: list[tuple[torch.Tensor, int]] = []
+        #: else holds it (draw_seed), with its storage's use count then and
+        #: the stream it was drawn on.
+        self._seeds: list[tuple[torch.Tensor, int, int]] = []
 
     def read_flags_early(self, outputs: Sequence[int]) -> bool:
         """Makes calls return `outputs` (0-d booleans: flags that index
@@ -324,18 +325,22 @@ class CompiledFunction:
         if self.imported.seed_index is None:
             return None
         if not self._cuda:
-            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64)
+            return torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
+                                 device=self.device)
         # On CUDA a seed nothing else holds any more (the backward that
-        # read the previous call's is done) is drawn again in place: a
-        # fresh 0-d tensor a call lands wherever the allocator's small
-        # blocks stand, which cycled through four to six addresses in a
-        # training loop, and the graph (and its backward, which reads it)
-        # captured CUDA graphs instead of replaying. Inside a caller's
-        # capture a seed is always new (its graph keeps reading it).
+        # read the previous call's is done) is drawn again in place, on
+        # the stream it was drawn on (which orders the draw after every
+        # read of it): a fresh 0-d tensor a call lands wherever the
+        # allocator's small blocks stand, which cycled through four to six
+        # addresses in a training loop, and the graph (and its backward,
+        # which reads it) captured CUDA graphs instead of replaying.
+        # Inside a caller's capture a seed is always new (its graph keeps
+        # reading it).
         capturing = torch.cuda.is_current_stream_capturing()
+        stream = _raw_stream(self._index)
         if not capturing:
-            for seed, baseline in self._seeds:
-                if _storage_uses(seed) == baseline:
+            for seed, baseline, drawn_on in self._seeds:
+                if drawn_on == stream and _storage_uses(seed) == baseline:
                     torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64,
                                   device=self.device, out=seed)
                     return seed.detach()
@@ -344,7 +349,7 @@ class CompiledFunction:
                                  device=self.device)
         if capturing or len(self._seeds) >= _MAX_SEEDS:
             return seed
-        self._seeds.append((seed, _storage_uses(seed)))
+        self._seeds.append((seed, _storage_uses(seed), stream))
         return seed.detach()
 
     def __call__(self, *args: torch.Tensor,

@@ -105,17 +105,9 @@ prim::WindowArgmaxOp maxOfWindows(prim::WindowGatherOp gather);
 /// reads (1 for ops other than the window ops).
 int64_t windowReads(Operation *op);
 
-/// A run of a reshape's dimensions holding as many elements on both sides:
-/// operand dims [inBegin, inEnd), result dims [outBegin, outEnd).
-struct ReshapeRun {
-  size_t inBegin, inEnd, outBegin, outEnd;
-};
-
-/// A reshape's dimensions from shape `in` to shape `out` as runs of equal
-/// element counts, in order (a collapse, an expansion, unit dims), each as
-/// short as it can be; failure where the element counts do not match.
-FailureOr<SmallVector<ReshapeRun>> reshapeRuns(ArrayRef<int64_t> in,
-                                               ArrayRef<int64_t> out);
+/// A reshape's runs of dimensions (the prim dialect's grouping).
+using prim::ReshapeRun;
+using prim::reshapeRuns;
 
 //===----------------------------------------------------------------------===//
 // Realization: which values get buffers

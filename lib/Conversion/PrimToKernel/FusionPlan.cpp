@@ -40,32 +40,6 @@ int64_t windowReads(Operation *op) {
   return 1;
 }
 
-FailureOr<SmallVector<ReshapeRun>> reshapeRuns(ArrayRef<int64_t> in,
-                                               ArrayRef<int64_t> out) {
-  SmallVector<ReshapeRun> runs;
-  size_t i = 0, j = 0;
-  while (i < in.size() || j < out.size()) {
-    ReshapeRun run{i, i, j, j};
-    int64_t inSize = 1, outSize = 1;
-    if (i < in.size())
-      inSize *= in[i++];
-    if (j < out.size())
-      outSize *= out[j++];
-    while (inSize != outSize) {
-      if (inSize < outSize && i < in.size())
-        inSize *= in[i++];
-      else if (outSize < inSize && j < out.size())
-        outSize *= out[j++];
-      else
-        return failure();
-    }
-    run.inEnd = i;
-    run.outEnd = j;
-    runs.push_back(run);
-  }
-  return runs;
-}
-
 /// Whether reading through `reshape` divides an index: some run of its
 /// dimensions (reshapeRuns, as KernelBuilder::reshapeIndex reads them)
 /// holds two or more operand dimensions larger than 1.

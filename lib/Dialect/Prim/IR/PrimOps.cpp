@@ -586,6 +586,32 @@ inferConvolution(std::optional<Location> loc, StringRef name,
   return input.clone(shape);
 }
 
+FailureOr<SmallVector<mlir::tc::prim::ReshapeRun>>
+mlir::tc::prim::reshapeRuns(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+  SmallVector<ReshapeRun> runs;
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    ReshapeRun run{i, i, j, j};
+    int64_t inSize = 1, outSize = 1;
+    if (i < in.size())
+      inSize *= in[i++];
+    if (j < out.size())
+      outSize *= out[j++];
+    while (inSize != outSize) {
+      if (inSize < outSize && i < in.size())
+        inSize *= in[i++];
+      else if (outSize < inSize && j < out.size())
+        outSize *= out[j++];
+      else
+        return failure();
+    }
+    run.inEnd = i;
+    run.outEnd = j;
+    runs.push_back(run);
+  }
+  return runs;
+}
+
 SmallVector<int64_t> mlir::tc::prim::toChannelsLast(int64_t rank) {
   SmallVector<int64_t> permutation = {0};
   for (int64_t d = 2; d < rank; ++d)

@@ -29,6 +29,33 @@ using namespace mlir::tc::prim;
 
 namespace {
 
+/// The dimensions of `shape` larger than 1 that make each dimension of
+/// `target` when `shape` is reshaped to it (reshapeRuns' grouping), or
+/// nullopt where a run makes several dimensions of `target` larger than 1
+/// (a split).
+std::optional<SmallVector<SmallVector<int64_t>>>
+mergedRuns(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  FailureOr<SmallVector<ReshapeRun>> runs = reshapeRuns(shape, target);
+  if (failed(runs))
+    return std::nullopt;
+  SmallVector<SmallVector<int64_t>> merged(target.size());
+  for (const ReshapeRun &run : *runs) {
+    std::optional<size_t> made;
+    for (size_t j = run.outBegin; j < run.outEnd; ++j)
+      if (target[j] != 1) {
+        if (made)
+          return std::nullopt;
+        made = j;
+      }
+    if (!made)
+      continue;
+    for (size_t d = run.inBegin; d < run.inEnd; ++d)
+      if (shape[d] != 1)
+        merged[*made].push_back(d);
+  }
+  return merged;
+}
+
 /// A product operand `reshape(permute(source))` whose contracted dimension
 /// merges several dimensions of the permute's result.
 struct MergedContraction {
@@ -63,58 +90,16 @@ std::optional<MergedContraction> mergedContraction(Value v,
   auto out = cast<RankedTensorType>(reshape.getType());
   if (!in.hasStaticShape() || !out.hasStaticShape())
     return std::nullopt;
-  // The input dimensions [first, last) whose elements make exactly the
-  // output dimension `contracted`: where the running products of the
-  // input's sizes meet those of the output's at its bounds.
-  int64_t before = 1;
-  for (int64_t d = 0; d < contracted; ++d)
-    before *= out.getDimSize(d);
-  int64_t through = before * out.getDimSize(contracted);
-  int64_t product = 1, first = -1, last = -1;
-  for (int64_t d = 0; d <= in.getRank(); ++d) {
-    if (product == before && first < 0)
-      first = d;
-    if (product == through)
-      last = d;
-    if (product > through || d == in.getRank())
-      break;
-    product *= in.getDimSize(d);
-  }
-  if (first < 0 || last < first)
+  std::optional<SmallVector<SmallVector<int64_t>>> runs =
+      mergedRuns(in.getShape(), out.getShape());
+  if (!runs)
     return std::nullopt;
-  MergedContraction merged{permute, reshape, {}, {}};
-  for (int64_t d = first; d < last; ++d)
-    if (in.getDimSize(d) != 1) {
-      merged.positions.push_back(d);
-      merged.sizes.push_back(in.getDimSize(d));
-    }
+  MergedContraction merged{permute, reshape, (*runs)[contracted], {}};
+  for (int64_t d : merged.positions)
+    merged.sizes.push_back(in.getDimSize(d));
   if (merged.positions.size() < 2)
     return std::nullopt;
   return merged;
-}
-
-/// The dimensions of `shape` larger than 1 that make each dimension of
-/// `target` when `shape` is reshaped to it (each a run of `shape`'s), or
-/// nullopt where some dimension of `target` is not such a run.
-std::optional<SmallVector<SmallVector<int64_t>>>
-mergedRuns(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
-  SmallVector<SmallVector<int64_t>> runs(target.size());
-  size_t d = 0;
-  for (auto [j, size] : llvm::enumerate(target)) {
-    int64_t product = 1;
-    while (product < size && d < shape.size()) {
-      product *= shape[d];
-      if (shape[d] != 1)
-        runs[j].push_back(d);
-      ++d;
-    }
-    if (product != size)
-      return std::nullopt;
-  }
-  for (; d < shape.size(); ++d)
-    if (shape[d] != 1)
-      return std::nullopt;
-  return runs;
 }
 
 /// How a GEMM reads `reshape(permute(source, permutation))` of `shape`.

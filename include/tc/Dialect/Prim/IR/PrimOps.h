@@ -32,6 +32,18 @@ SmallVector<int64_t> toChannelsFirst(int64_t rank);
 /// `type` with its dimensions permuted as prim.permute by `permutation`.
 RankedTensorType permuteType(RankedTensorType type,
                              ArrayRef<int64_t> permutation);
+
+/// A run of a reshape's dimensions holding as many elements on both sides:
+/// operand dims [inBegin, inEnd), result dims [outBegin, outEnd).
+struct ReshapeRun {
+  size_t inBegin, inEnd, outBegin, outEnd;
+};
+
+/// A reshape's dimensions from shape `in` to shape `out` as runs of equal
+/// element counts, in order (a collapse, an expansion, unit dims), each as
+/// short as it can be; failure where the element counts do not match.
+FailureOr<SmallVector<ReshapeRun>> reshapeRuns(ArrayRef<int64_t> in,
+                                               ArrayRef<int64_t> out);
 } // namespace mlir::tc::prim
 
 #define GET_OP_CLASSES

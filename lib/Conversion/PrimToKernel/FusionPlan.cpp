@@ -780,20 +780,50 @@ int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
   auto it = costs.find({v, points});
   if (it != costs.end())
     return it->second;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return costs[{v, points}] = 0;
+  auto costOf = [&](Value operand, int64_t reads) -> int64_t {
+    if (realized.contains(operand))
+      return reads * (hintNumElements(tensorType(operand)) * 16 >= points);
+    return reads * readCost(operand, points, costs);
+  };
   int64_t cost = 0;
-  if (Operation *op = v.getDefiningOp()) {
+  if (!op->hasTrait<OpTrait::Elementwise>()) {
     int64_t reads = windowReads(op);
-    for (Value operand : op->getOperands()) {
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        cost += costOf(operand, reads);
+    return costs[{v, points}] = cost;
+  }
+  // An elementwise value reads each of its operands at its own index, and
+  // so does each elementwise value it is computed from: a value such
+  // operations reach along several paths is read once per element (the
+  // kernel loads it once). Counting paths made GELU's tanh argument,
+  // `x + 0.044715 * x * x * x` (four paths to x, one load), a value worth
+  // realizing, written and read back by each of its two readers in the
+  // backward.
+  llvm::SmallSetVector<Value, 8> frontier;
+  llvm::SmallDenseSet<Operation *> visited;
+  SmallVector<Operation *> worklist = {op};
+  while (!worklist.empty()) {
+    Operation *next = worklist.pop_back_val();
+    if (!visited.insert(next).second)
+      continue;
+    for (Value operand : next->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()))
         continue;
-      if (realized.contains(operand))
-        cost += reads * (hintNumElements(tensorType(operand)) * 16 >= points);
+      Operation *def = operand.getDefiningOp();
+      if (def && !realized.contains(operand) &&
+          def->hasTrait<OpTrait::Elementwise>())
+        worklist.push_back(def);
       else
-        cost += reads * readCost(operand, points, costs);
+        frontier.insert(operand);
     }
   }
-  costs[{v, points}] = cost;
-  return cost;
+  for (Value operand : frontier)
+    cost += costOf(operand, 1);
+  return costs[{v, points}] = cost;
 }
 
 } // namespace mlir::tc::fuse

@@ -49,3 +49,28 @@ func.func @four_large_reads(%a: tensor<64x16xf32>, %b: tensor<64x16xf32>, %x: te
   %out = prim.sub %v, %smb : tensor<64x16xf32>
   return %out, %s : tensor<64x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Reads are counted by tensor, not by path: GELU's tanh argument
+// `x + 0.044715 * x * x * x` reaches x along four paths but loads it once
+// per element, so its two readers (the column sum and the output, as the
+// recomputed activation and the GELU gradient in a backward) each
+// compute it from x: no buffer.
+// CHECK-LABEL: kernel.schedule @one_tensor_many_paths
+// CHECK-NOT: memref.alloc
+// CHECK: kernel.launch @one_tensor_many_paths_fused_{{.*}}reduce_0(%arg0, %arg2)
+// CHECK-NEXT: kernel.launch @one_tensor_many_paths_fused_{{.*}}_1(%arg0, %arg2, %arg1)
+// CHECK-NEXT: kernel.return
+func.func @one_tensor_many_paths(%x: tensor<64x16xf32>) -> (tensor<64x16xf32>, tensor<16xf32>) {
+  %c = prim.constant dense<0.044715> : tensor<64x16xf32>
+  %x2 = prim.mul %x, %x : tensor<64x16xf32>
+  %x3 = prim.mul %x2, %x : tensor<64x16xf32>
+  %cx3 = prim.mul %x3, %c : tensor<64x16xf32>
+  %arg = prim.add %x, %cx3 : tensor<64x16xf32>
+  %t = prim.tanh %arg : tensor<64x16xf32>
+  %s = prim.reduce sum %t, dims [0] : tensor<64x16xf32>
+  %smb = prim.broadcast_in_dim %s, shape [64, 16], dims [1] : tensor<16xf32>
+  %out = prim.sub %t, %smb : tensor<64x16xf32>
+  return %out, %s : tensor<64x16xf32>, tensor<16xf32>
+}

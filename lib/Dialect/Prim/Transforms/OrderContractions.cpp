@@ -265,12 +265,45 @@ struct ReadOperandInPlace : public OpRewritePattern<DotOp> {
   }
 };
 
+/// A GEMM-form product read only transposed in its last two dimensions
+/// (`permute(dot(a, b))`, a linear layer's weight gradient `(x^T g)^T`)
+/// is computed transposed, `dot(b^T, a^T)`: the GEMM writes the layout it
+/// is read in, and reads its operands' transposes in place (their permutes
+/// fold, or become the GEMM's transpose flags), where the transposed read
+/// was a copy of the whole result with scattered writes.
+struct TransposedProduct : public OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PermuteOp permute,
+                                PatternRewriter &rewriter) const override {
+    auto dot = permute.getOperand().getDefiningOp<DotOp>();
+    if (!dot || !dot->hasOneUse() || !permute.swapsLastTwo())
+      return rewriter.notifyMatchFailure(permute, "not a transposed product");
+    DotOp::GemmForm form = dot.getGemmForm();
+    if (form != DotOp::GemmForm::Plain && form != DotOp::GemmForm::Batched)
+      return rewriter.notifyMatchFailure(permute, "not a plain or batched "
+                                                  "GEMM");
+    bool batched = form == DotOp::GemmForm::Batched;
+    SmallVector<int64_t> swap =
+        batched ? SmallVector<int64_t>{0, 2, 1} : SmallVector<int64_t>{1, 0};
+    Location loc = dot.getLoc();
+    Value lhs = PermuteOp::create(rewriter, loc, dot.getRhs(), swap);
+    Value rhs = PermuteOp::create(rewriter, loc, dot.getLhs(), swap);
+    rewriter.replaceOpWithNewOp<DotOp>(
+        permute, lhs, rhs, dot.getLhsBatchAttr(), dot.getRhsBatchAttr(),
+        dot.getLhsContractingAttr(), dot.getRhsContractingAttr());
+    rewriter.eraseOp(dot);
+    return success();
+  }
+};
+
 struct OrderContractionsPass
     : public prim::impl::OrderContractionsPassBase<OrderContractionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<OrderMergedContraction>(&getContext(), /*benefit=*/2);
     patterns.add<ReadOperandInPlace>(&getContext());
+    patterns.add<TransposedProduct>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

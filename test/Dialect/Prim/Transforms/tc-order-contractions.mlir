@@ -52,3 +52,46 @@ func.func @shared(%x: tensor<16x8x4xf32>, %w: tensor<32x4x8xf32>) -> (tensor<16x
   %p = prim.dot %a2, %w2, batch [] x [], contract [1] x [0] : tensor<16x32xf32>, tensor<32x32xf32>
   return %p, %w1 : tensor<16x32xf32>, tensor<8x4x32xf32>
 }
+
+// -----
+
+// A linear layer's weight gradient, (x^T g)^T: the product is computed
+// transposed, g^T x, the permute of x folding away and g read with the
+// GEMM's transpose flag; no transposing copy of the [out, in] result.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK: %[[GT:.*]] = prim.permute %arg1, [1, 0] : tensor<64x32xf32>
+// CHECK: %[[P:.*]] = prim.dot %[[GT]], %arg0, batch [] x [], contract [1] x [0] : tensor<32x64xf32>, tensor<64x16xf32>
+// CHECK: return %[[P]] : tensor<32x16xf32>
+func.func @weight_gradient(%x: tensor<64x16xf32>, %g: tensor<64x32xf32>) -> tensor<32x16xf32> {
+  %xt = prim.permute %x, [1, 0] : tensor<64x16xf32>
+  %p = prim.dot %xt, %g, batch [] x [], contract [1] x [0] : tensor<16x64xf32>, tensor<64x32xf32>
+  %w = prim.permute %p, [1, 0] : tensor<16x32xf32>
+  return %w : tensor<32x16xf32>
+}
+
+// -----
+
+// Batched: each batch's product transposed, operands swapped.
+// CHECK-LABEL: func.func @batched_transposed
+// CHECK: %[[BT:.*]] = prim.permute %arg1, [0, 2, 1] : tensor<4x8x5xf32>
+// CHECK: %[[AT:.*]] = prim.permute %arg0, [0, 2, 1] : tensor<4x3x8xf32>
+// CHECK: %[[P:.*]] = prim.dot %[[BT]], %[[AT]], batch [0] x [0], contract [2] x [1] : tensor<4x5x8xf32>, tensor<4x8x3xf32>
+// CHECK: return %[[P]] : tensor<4x5x3xf32>
+func.func @batched_transposed(%a: tensor<4x3x8xf32>, %b: tensor<4x8x5xf32>) -> tensor<4x5x3xf32> {
+  %p = prim.dot %a, %b, batch [0] x [0], contract [2] x [1] : tensor<4x3x8xf32>, tensor<4x8x5xf32>
+  %t = prim.permute %p, [0, 2, 1] : tensor<4x3x5xf32>
+  return %t : tensor<4x5x3xf32>
+}
+
+// -----
+
+// A product also read as it is keeps its form: computing both layouts
+// would take two GEMMs.
+// CHECK-LABEL: func.func @read_both_ways
+// CHECK: %[[P:.*]] = prim.dot %arg0, %arg1
+// CHECK: prim.permute %[[P]], [1, 0]
+func.func @read_both_ways(%a: tensor<3x8xf32>, %b: tensor<8x5xf32>) -> (tensor<3x5xf32>, tensor<5x3xf32>) {
+  %p = prim.dot %a, %b, batch [] x [], contract [1] x [0] : tensor<3x8xf32>, tensor<8x5xf32>
+  %t = prim.permute %p, [1, 0] : tensor<3x5xf32>
+  return %p, %t : tensor<3x5xf32>, tensor<5x3xf32>
+}

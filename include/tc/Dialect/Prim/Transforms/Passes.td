@@ -137,7 +137,8 @@ def ReassociateReductionsPass
 
 def OrderContractionsPass
     : Pass<"tc-order-contractions", "::mlir::func::FuncOp"> {
-  let summary = "Contracted dimensions merged in their operands' memory order";
+  let summary = "Products computed in the layouts their operands and readers "
+                "use";
   let description = [{
     `einsum` contracts several dimensions as one: PyTorch's decomposition
     permutes each operand to put them together, in the order of their
@@ -163,6 +164,22 @@ def OrderContractionsPass
     reshape of a permute read by nothing else, merging dimensions of the
     same sizes, and only where fewer merged dimensions are then out of
     memory order on both sides together.
+
+    A plain or batched product read only transposed in its last two
+    dimensions is computed transposed, with its operands swapped: a
+    linear layer's weight gradient, `(x^T g)^T` for a weight stored
+    [out, in], becomes `g^T x`, which the GEMM writes in the weight's
+    layout (reading `g` with its transpose flag) where the transposed
+    product was copied, with scattered writes, into it.
+
+    ```mlir
+    %xt = prim.permute %x, [1, 0] : tensor<4096x768xbf16>
+    %p = prim.dot %xt, %g, ... : tensor<768x4096xbf16>, tensor<4096x3072xbf16>
+    %w = prim.permute %p, [1, 0] : tensor<768x3072xbf16>
+      becomes
+    %gt = prim.permute %g, [1, 0] : tensor<4096x3072xbf16>
+    %w = prim.dot %gt, %x, ... : tensor<3072x4096xbf16>, tensor<4096x768xbf16>
+    ```
   }];
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }

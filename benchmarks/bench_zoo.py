@@ -276,8 +276,18 @@ def child(name: str, mode: str, backends: list[str], steps: int,
     states = {}
     for backend in backends:
         torch._dynamo.reset()
-        row, states[backend] = prepare(name, backend, base, built, training,
-                                       cuda)
+        try:
+            row, states[backend] = prepare(name, backend, base, built,
+                                           training, cuda)
+        except Exception as error:
+            if backend != "eager":
+                raise
+            # A model eager cannot run (an op without a kernel for the
+            # dtype): no row of tc's to measure ("every model that eager
+            # runs").
+            report["eager_fails"] = f"{type(error).__name__}: {error}"[:300]
+            path.write_text(json.dumps(report))
+            return
         report["rows"].append(row)
         path.write_text(json.dumps(report))
         print(f"{name}/{mode}/{backend}: first step "
@@ -375,6 +385,8 @@ def summarize(report: dict, build: str) -> dict:
     out["tc_eager_reasons"] = tc_row.get("tc_eager_reasons", [])
     if report.get("error"):
         out["error"] = report["error"][-1500:]
+    if report.get("eager_fails"):
+        out["eager_fails"] = report["eager_fails"]
     return out
 
 
@@ -396,7 +408,10 @@ def table(rows: list[dict]) -> str:
                       if r.get("exit_status") == "timeout" and not any(
                           r.get(f"{b}_step_ms")
                           for b in ("eager", "inductor", "tc"))]
-        these = [r for r in these if r["model"] not in unmeasured]
+        eager_fails = [f"{r['model']} ({r['eager_fails']})" for r in these
+                       if r.get("eager_fails")]
+        these = [r for r in these if r["model"] not in unmeasured
+                 and not r.get("eager_fails")]
         if not these:
             continue
         out += [f"\n### {mode}\n", "| model | eager ms | Inductor ms | "
@@ -428,6 +443,9 @@ def table(rows: list[dict]) -> str:
         if unmeasured:
             out.append("\nnot measured (the model's time limit ran out "
                        "before the timed steps): " + ", ".join(unmeasured))
+        if eager_fails:
+            out.append("\nnot a row (eager itself fails in this mode): "
+                       + ", ".join(eager_fails))
     return "\n".join(out)
 
 

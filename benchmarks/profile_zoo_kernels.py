@@ -6,10 +6,11 @@ time (torch.profiler). Where a row's gap to Inductor is, kernel kind by
 kernel kind, without bench_zoo.py's reduce-overhead compile.
 
     python3 benchmarks/profile_zoo_kernels.py deit_base_distilled_patch16_224,beit_base_patch16_224
-    python3 benchmarks/profile_zoo_kernels.py DistillGPT2 train
+    python3 benchmarks/profile_zoo_kernels.py DistillGPT2 train --rows 80
 
 With `train`: bench_zoo.py's training step (AdamW under bf16 autocast,
-the config's dropout) instead of bf16 inference.
+the config's dropout) instead of bf16 inference. `--rows N`: the N
+slowest kernels of each backend (18 by default).
 """
 
 import copy
@@ -31,7 +32,13 @@ import zoo_models  # noqa: E402
 def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     device = torch.device("cuda")
-    training = sys.argv[2:] == ["train"]
+    args = sys.argv[2:]
+    rows = 18
+    if "--rows" in args:
+        at = args.index("--rows")
+        rows = int(args[at + 1])
+        del args[at:at + 2]
+    training = args == ["train"]
     mode = "train" if training else "infer"
     for name in sys.argv[1].split(","):
         built = zoo_models.build(name, mode, device, torch.float32
@@ -72,7 +79,7 @@ def main() -> None:
             total = sum(e.self_device_time_total for e in kernels)
             print(f"  kernels total {total / 1e3:.3f} ms")
             for e in sorted(kernels, key=lambda e: -e.self_device_time_total
-                            )[:18]:
+                            )[:rows]:
                 print(f"  {e.self_device_time_total / 1e3:8.3f} ms "
                       f"{e.count:4d}x  {e.key[:110]}")
         print(f"## {name} tc/inductor "

@@ -438,10 +438,61 @@ def trace_one_pass(gm: torch.fx.GraphModule,
                          "AOTAutograd", node.op, node.target)
             return None
     _scalar_clamp_bounds(graph)
+    cpu_scalars_on_graph_device(
+        written[0] if written is not None else traced, graph)
     if written is not None:  # its Python code, written once
         return compat.graph_module(written[0], graph)
     traced.recompile()
     return traced
+
+
+def cpu_scalars_on_graph_device(root: torch.nn.Module,
+                                graph: torch.fx.Graph) -> int:
+    """Moves the 0-d CPU tensors a GPU graph computes (from constants:
+    `torch.tensor(n)`, a scale's `sqrt`) to the graph's device; returns how
+    many nodes it moved.
+
+    Eager takes a 0-d CPU tensor beside CUDA ones as a scalar (DeBERTa-v2's
+    attention divides by `sqrt(torch.tensor(d))` and takes the logarithm of
+    a `torch.tensor` for its position buckets): its value is the same on
+    either device, and so is type promotion, which treats 0-d tensors alike
+    wherever they live. A graph mixing devices does not import, so such a
+    model ran wholly in eager. Only where every CPU value is 0-d, computed
+    in the graph (no CPU input) and not returned; otherwise the graph is
+    left as it is."""
+    values = [(node, node.meta.get("val")) for node in graph.nodes]
+    devices = {v.device for _, v in values if isinstance(v, torch.Tensor)}
+    cpu = torch.device("cpu")
+    if len(devices) != 2 or cpu not in devices:
+        return 0
+    (device,) = devices - {cpu}
+    moved = [(node, v) for node, v in values
+             if isinstance(v, torch.Tensor) and v.device == cpu]
+    returned = set()
+    for node in graph.nodes:
+        if node.op == "output":
+            returned = set(node.all_input_nodes)
+    if any(v.dim() != 0 or node.op == "placeholder" or node in returned
+           for node, v in moved):
+        return 0
+    for node, value in moved:
+        if node.op == "get_attr":
+            owner, _, name = node.target.rpartition(".")
+            module = root.get_submodule(owner) if owner else root
+            setattr(module, name, getattr(module, name).to(device))
+        else:
+            # A factory's device, or a copy's (`_to_copy`), given or not.
+            schema = getattr(node.target, "_schema", None)
+            names = [a.name for a in schema.arguments] if schema else []
+            if "device" in names:
+                at = names.index("device")
+                if at < len(node.args):
+                    node.args = (*node.args[:at], device,
+                                 *node.args[at + 1:])
+                else:
+                    node.kwargs = {**node.kwargs, "device": device}
+        node.meta["val"] = value.to(device)
+    return len(moved)
 
 
 #: clamp_min's and clamp_max's Tensor overloads: which of clamp's bounds

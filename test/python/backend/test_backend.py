@@ -1327,3 +1327,46 @@ def test_eval_batch_norm_relu_max_pool(fresh_tc, dtype):
     assert tc.counters["fallback_graphs"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["kernels"] > 0
+
+
+def _scalar_graph(returned_cpu: bool = False, wide_cpu: bool = False):
+    """A graph on the meta device (standing for a GPU: eager takes a 0-d
+    CPU tensor beside either as a scalar) computing 0-d CPU tensors from
+    constants, as DeBERTa-v2's attention scale and position buckets do."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    import tc.decompositions
+
+    def f(x):
+        scale = torch.sqrt(torch.tensor(x.size(-1), dtype=torch.float) * 3)
+        y = x / scale.to(dtype=x.dtype)
+        z = torch.log(torch.tensor(511 / 128)) * x + torch.scalar_tensor(2.0)
+        if wide_cpu:
+            z = z + torch.ones(3).sum()
+        return (y, z, scale) if returned_cpu else (y, z)
+
+    x = torch.randn(4, 64, device="meta")
+    table = tc.decompositions.core_aten_decompositions()
+    return make_fx(f, decomposition_table=table)(x), x
+
+
+def test_cpu_scalars_move_to_the_graph_device():
+    """The 0-d CPU values a device graph computes from constants move to
+    its device (constants, factories and the ops between), so the graph
+    imports; one returning such a value, or with a CPU value of more than
+    one element, is left as it is."""
+    from tc.backend.tracing import cpu_scalars_on_graph_device
+
+    def devices(gm):
+        return {n.meta["val"].device for n in gm.graph.nodes
+                if isinstance(n.meta.get("val"), torch.Tensor)}
+
+    gm, x = _scalar_graph()
+    assert devices(gm) == {torch.device("cpu"), torch.device("meta")}
+    assert cpu_scalars_on_graph_device(gm, gm.graph) == 8
+    gm.recompile()
+    assert devices(gm) == {torch.device("meta")}
+    assert all(o.device.type == "meta" for o in gm(x))
+    for kind in ("returned_cpu", "wide_cpu"):
+        gm, _ = _scalar_graph(**{kind: True})
+        assert cpu_scalars_on_graph_device(gm, gm.graph) == 0, kind
+        assert torch.device("cpu") in devices(gm)

@@ -367,6 +367,40 @@ def test_cuda_decoder_trains_in_segments_around_attention(fresh_tc):
 
 
 @cuda
+def test_cuda_graph_with_cpu_scalars_compiles_whole(fresh_tc):
+    """DeBERTa-v2's attention divides its scores by
+    `sqrt(torch.tensor(d))` and its position buckets take the logarithm of
+    a `torch.tensor`: 0-d CPU tensors beside CUDA ones, which eager takes
+    as scalars. tc moves them to the GPU (the graph mixed devices and ran
+    wholly in eager) and compiles the graph whole, with eager's values."""
+    def f(q, k, rel):
+        scale = torch.sqrt(torch.tensor(q.size(-1), dtype=torch.float) * 3)
+        scores = q @ k.transpose(-1, -2) / scale.to(dtype=q.dtype)
+        mid = 128
+        inside = (rel < mid) & (rel > -mid)
+        position = torch.where(inside, torch.tensor(mid - 1).type_as(rel),
+                               torch.abs(rel))
+        log_position = torch.ceil(
+            torch.log(position / mid)
+            / torch.log(torch.tensor((512 - 1) / mid)) * (mid - 1)) + mid
+        bucket = torch.where(position <= mid, rel.type_as(log_position),
+                             log_position * torch.sign(rel))
+        return scores.softmax(-1), bucket
+
+    torch.manual_seed(0)
+    q, k = (torch.randn(2, 4, 64, 32, device="cuda", dtype=torch.bfloat16)
+            for _ in range(2))
+    positions = torch.arange(64, device="cuda") * 8
+    rel = positions[:, None] - positions[None, :]
+    got = torch.compile(f, backend="tc")(q, k, rel)
+    want = f(q, k, rel)
+    close(got[0], want[0], rtol=2e-2, atol=2e-2)
+    # (A bucket's ceil may round the other way on a last-bit difference.)
+    close(got[1], want[1], rtol=0, atol=1.0)
+    assert_all_compiled()
+
+
+@cuda
 @pytest.mark.parametrize("training", [False, True])
 def test_cuda_causal_mask_runs_as_causal_attention(fresh_tc, training):
     """A causal mask built in the model (as Hugging Face's models build

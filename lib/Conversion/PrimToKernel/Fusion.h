@@ -376,8 +376,17 @@ private:
     return {v, false};
   }
 
-  /// Memoized read costs, by value and the size they are measured against.
-  using ReadCosts = llvm::DenseMap<std::pair<Value, int64_t>, int64_t>;
+  /// Memoized read costs, by value and the size they are measured against,
+  /// and each elementwise value's frontier (readCost); cleared whenever a
+  /// value is realized.
+  struct ReadCosts {
+    llvm::DenseMap<std::pair<Value, int64_t>, int64_t> costs;
+    llvm::DenseMap<Value, SmallVector<Value, 4>> frontiers;
+    void clear() {
+      costs.clear();
+      frontiers.clear();
+    }
+  };
 
   /// How many reads of large realized tensors (at least 1/16 of v's size)
   /// computing one element of `v` inline makes (a reduction counts as one
@@ -390,6 +399,9 @@ private:
     return readCost(v, hintNumElements(tensorType(v)), costs);
   }
   int64_t readCost(Value v, int64_t points, ReadCosts &costs);
+  /// What elementwise value `v` computes from, past the elementwise ops
+  /// that are not realized: realized values and non-elementwise results.
+  ArrayRef<Value> elementwiseFrontier(Value v, ReadCosts &costs);
 
   /// The realized values whose kernels would inline `v`.
   void collectRoots(Value v, llvm::SmallDenseSet<Value> &roots,

@@ -777,12 +777,12 @@ bool FusionPlan::elementwiseOfRealized(Value v) {
 }
 
 int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
-  auto it = costs.find({v, points});
-  if (it != costs.end())
+  auto it = costs.costs.find({v, points});
+  if (it != costs.costs.end())
     return it->second;
   Operation *op = v.getDefiningOp();
   if (!op)
-    return costs[{v, points}] = 0;
+    return costs.costs[{v, points}] = 0;
   auto costOf = [&](Value operand, int64_t reads) -> int64_t {
     if (realized.contains(operand))
       return reads * (hintNumElements(tensorType(operand)) * 16 >= points);
@@ -794,7 +794,7 @@ int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
     for (Value operand : op->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
         cost += costOf(operand, reads);
-    return costs[{v, points}] = cost;
+    return costs.costs[{v, points}] = cost;
   }
   // An elementwise value reads each of its operands at its own index, and
   // so does each elementwise value it is computed from: a value such
@@ -803,27 +803,33 @@ int64_t FusionPlan::readCost(Value v, int64_t points, ReadCosts &costs) {
   // `x + 0.044715 * x * x * x` (four paths to x, one load), a value worth
   // realizing, written and read back by each of its two readers in the
   // backward.
-  llvm::SmallSetVector<Value, 8> frontier;
-  llvm::SmallDenseSet<Operation *> visited;
-  SmallVector<Operation *> worklist = {op};
-  while (!worklist.empty()) {
-    Operation *next = worklist.pop_back_val();
-    if (!visited.insert(next).second)
-      continue;
-    for (Value operand : next->getOperands()) {
-      if (!isa<RankedTensorType>(operand.getType()))
-        continue;
-      Operation *def = operand.getDefiningOp();
-      if (def && !realized.contains(operand) &&
-          def->hasTrait<OpTrait::Elementwise>())
-        worklist.push_back(def);
-      else
-        frontier.insert(operand);
-    }
-  }
+  // (A copy: costOf may memoize more frontiers, moving the map's slots.)
+  SmallVector<Value, 8> frontier(elementwiseFrontier(v, costs));
   for (Value operand : frontier)
     cost += costOf(operand, 1);
-  return costs[{v, points}] = cost;
+  return costs.costs[{v, points}] = cost;
+}
+
+ArrayRef<Value> FusionPlan::elementwiseFrontier(Value v, ReadCosts &costs) {
+  auto it = costs.frontiers.find(v);
+  if (it != costs.frontiers.end())
+    return it->second;
+  // Each operand's own frontier is memoized (the union of its operands'),
+  // so a chain of n elementwise ops costs O(n), not O(n^2).
+  llvm::SmallSetVector<Value, 8> frontier;
+  for (Value operand : v.getDefiningOp()->getOperands()) {
+    if (!isa<RankedTensorType>(operand.getType()))
+      continue;
+    Operation *def = operand.getDefiningOp();
+    if (def && !realized.contains(operand) &&
+        def->hasTrait<OpTrait::Elementwise>())
+      frontier.insert_range(elementwiseFrontier(operand, costs));
+    else
+      frontier.insert(operand);
+  }
+  SmallVector<Value, 4> &slot = costs.frontiers[v];
+  slot.assign(frontier.begin(), frontier.end());
+  return slot;
 }
 
 } // namespace mlir::tc::fuse

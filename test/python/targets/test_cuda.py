@@ -398,6 +398,7 @@ def test_cuda_graph_with_cpu_scalars_compiles_whole(fresh_tc):
     # (A bucket's ceil may round the other way on a last-bit difference.)
     close(got[1], want[1], rtol=0, atol=1.0)
     assert_all_compiled()
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
 
 
 @cuda

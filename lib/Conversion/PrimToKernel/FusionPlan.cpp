@@ -390,6 +390,19 @@ LogicalResult FusionPlan::build() {
   // kernel compute-bound: 98 us a layer on the H200, Inductor 66).
   func.walk([&](prim::BroadcastInDimOp bcast) {
     Value source = bcast.getOperand();
+    // On the CPU, through the views between the value and its broadcast:
+    // tc-channels-last-convolutions permutes a per-channel value
+    // (squeeze-and-excitation's gate, `sigmoid(s)` of [N, C, 1, 1]) to
+    // [N, 1, 1, C] before broadcasting it, and the permute hid the
+    // sigmoid from this rule: its exponential and division ran at each of
+    // 112 x 112 pixels (EfficientNet-B0, two cores).
+    if (realizeBroadcastSources)
+      while (Operation *view = source.getDefiningOp()) {
+        if (!isa<prim::PermuteOp, prim::ReshapeOp>(view) ||
+            realized.contains(source))
+          break;
+        source = view->getOperand(0);
+      }
     Operation *def = source.getDefiningOp();
     if (!def || realized.contains(source) ||
         isa<prim::ConstantOp, prim::BroadcastInDimOp, prim::ReshapeOp,
@@ -413,7 +426,7 @@ LogicalResult FusionPlan::build() {
     ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
     const int64_t *it = llvm::find(dims, inner);
     if (inner < 0 || it == dims.end() || out.getDimSize(inner) <= 1 ||
-        tensorType(source).getDimSize(it - dims.begin()) !=
+        tensorType(bcast.getOperand()).getDimSize(it - dims.begin()) !=
             out.getDimSize(inner))
       return;
     if (computesSlowly(source))

@@ -87,3 +87,29 @@ func.func @grn_scale(%x: tensor<2x8x8x16xf32>, %norms: tensor<2x1x1x16xf32>, %me
   %y = prim.mul %x, %b : tensor<2x8x8x16xf32>
   return %y : tensor<2x8x8x16xf32>
 }
+
+// -----
+
+// Squeeze-and-excitation's gate, as tc-channels-last-convolutions leaves
+// it: `sigmoid(s)` of [N, C, 1, 1], permuted to [N, 1, 1, C], then
+// broadcast over the pixels. The rule looks through the permute: the
+// exponential and the division run once per image and channel, not at
+// each pixel (the GPU's rule is unchanged: OFF keeps one kernel).
+// CHECK-LABEL: kernel.schedule @gate
+// CHECK: %[[G:.*]] = memref.alloc() : memref<2x16x1x1xf32>
+// CHECK: kernel.launch @gate_fused_neg_exp_add_div_{{[0-9]+}}(%arg1, %[[G]])
+// CHECK: kernel.launch @gate_fused_mul_{{[0-9]+}}(%arg0, %[[G]], %{{.*}})
+// OFF-LABEL: kernel.schedule @gate
+// OFF: kernel.launch
+// OFF-NEXT: kernel.return
+func.func @gate(%x: tensor<2x8x8x16xf32>, %s: tensor<2x16x1x1xf32>) -> tensor<2x8x8x16xf32> {
+  %one = prim.constant dense<1.0> : tensor<2x16x1x1xf32>
+  %n = prim.neg %s : tensor<2x16x1x1xf32>
+  %e = prim.exp %n : tensor<2x16x1x1xf32>
+  %d = prim.add %e, %one : tensor<2x16x1x1xf32>
+  %g = prim.div %one, %d : tensor<2x16x1x1xf32>
+  %p = prim.permute %g, [0, 2, 3, 1] : tensor<2x16x1x1xf32>
+  %b = prim.broadcast_in_dim %p, shape [2, 8, 8, 16], dims [0, 1, 2, 3] : tensor<2x1x1x16xf32>
+  %y = prim.mul %x, %b : tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}

@@ -358,3 +358,84 @@ kernel.schedule @main(%seed: memref<i64>, %x: memref<4x128x256xf32>, %out: memre
   kernel.launch @rewritten_rows(%out, %x) : memref<4x128xf32>, memref<4x128x256xf32>
   kernel.return
 }
+
+// -----
+
+// A channel sum over N, H, W of a channels-last activation scaled by a
+// per-image gate (a squeeze-and-excitation block's batch norm gradient):
+// the gate's load sits in the outer reduction over N, before the sums over
+// H and W. The three flatten into one reduction over N * H * W that reads
+// the gate again at each element, and that is split (a column sum,
+// partials last), not left a thread per channel walking all of it.
+// CHECK-LABEL: kernel.kernel @gated_channels_partial
+// CHECK-SAME: attributes {domain = array<i64: 256, 32>}
+// CHECK: kernel.reduce add %c784
+// CHECK: %[[HW:.*]] = arith.divui %{{.*}}, %c56
+// CHECK: %[[N:.*]] = arith.divui %[[HW]], %c56
+// CHECK: memref.load %{{.*}}[%[[N]], %{{.*}}] : memref<64x32xbf16>
+// CHECK: memref.load %{{.*}}[%[[N]], %{{.*}}] : memref<64x56x56x32xbf16>
+// CHECK-LABEL: kernel.kernel @gated_channels(
+// CHECK-SAME: attributes {domain = array<i64: 32>}
+// CHECK: kernel.reduce add %c256
+// CHECK-LABEL: kernel.kernel @gate_written
+// CHECK-SAME: attributes {domain = array<i64: 32>}
+// CHECK: kernel.reduce add %c64
+kernel.kernel @gated_channels(%x: memref<64x56x56x32xbf16>, %gate: memref<64x32xbf16>, %out: memref<32xf32>) attributes {domain = array<i64: 32>} {
+  %c56 = arith.constant 56 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %c = kernel.index 0
+  %s = kernel.reduce add %c64 init %zero : f32 {
+  ^bb0(%n: index):
+    %g = memref.load %gate[%n, %c] : memref<64x32xbf16>
+    %gf = arith.extf %g : bf16 to f32
+    %rows = kernel.reduce add %c56 init %zero : f32 {
+    ^bb0(%h: index):
+      %cols = kernel.reduce add %c56 init %zero : f32 {
+      ^bb0(%w: index):
+        %v = memref.load %x[%n, %h, %w, %c] : memref<64x56x56x32xbf16>
+        %vf = arith.extf %v : bf16 to f32
+        %p = arith.mulf %vf, %gf : f32
+        kernel.yield %p : f32
+      }
+      kernel.yield %cols : f32
+    }
+    kernel.yield %rows : f32
+  }
+  memref.store %s, %out[%c] : memref<32xf32>
+  kernel.return
+}
+// The same with a gate the kernel writes: its loads stay where they are.
+kernel.kernel @gate_written(%x: memref<64x56x56x32xbf16>, %gate: memref<64x32xbf16>, %out: memref<32xf32>) attributes {domain = array<i64: 32>} {
+  %c0 = arith.constant 0 : index
+  %c56 = arith.constant 56 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %c = kernel.index 0
+  %s = kernel.reduce add %c64 init %zero : f32 {
+  ^bb0(%n: index):
+    %g = memref.load %gate[%n, %c] : memref<64x32xbf16>
+    %gf = arith.extf %g : bf16 to f32
+    %rows = kernel.reduce add %c56 init %zero : f32 {
+    ^bb0(%h: index):
+      %cols = kernel.reduce add %c56 init %zero : f32 {
+      ^bb0(%w: index):
+        %v = memref.load %x[%n, %h, %w, %c] : memref<64x56x56x32xbf16>
+        %vf = arith.extf %v : bf16 to f32
+        %p = arith.mulf %vf, %gf : f32
+        kernel.yield %p : f32
+      }
+      kernel.yield %cols : f32
+    }
+    kernel.yield %rows : f32
+  }
+  %t = arith.truncf %s : f32 to bf16
+  memref.store %t, %gate[%c0, %c] : memref<64x32xbf16>
+  memref.store %s, %out[%c] : memref<32xf32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<64x56x56x32xbf16>, %gate: memref<64x32xbf16>, %out: memref<32xf32>) {
+  kernel.launch @gated_channels(%x, %gate, %out) : memref<64x56x56x32xbf16>, memref<64x32xbf16>, memref<32xf32>
+  kernel.launch @gate_written(%x, %gate, %out) : memref<64x56x56x32xbf16>, memref<64x32xbf16>, memref<32xf32>
+  kernel.return
+}

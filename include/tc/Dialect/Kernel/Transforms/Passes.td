@@ -89,7 +89,10 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
 
     1. nested reductions of one kind, the inner one starting from the
        combiner's identity, become one reduction over the flattened range
-       (a full sum of a contiguous tensor reads it as one long row);
+       (a full sum of a contiguous tensor reads it as one long row); what
+       the outer body computes before the inner reduction (scalar work,
+       loads of buffers the kernel does not write: a per-image gate of a
+       channel sum over N, H, W) is done again at each element;
     2. a single top-level `kernel.loop` whose body reduces becomes a
        domain dimension (a column sum gets one point per column);
     3. a kernel that is then a single top-level reduction (plus scalar

@@ -55,7 +55,9 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: causal_masks: fused attentions whose constant causal mask tc replaced by
 #: their `is_causal` flag; contiguous_masks: CUDA attention masks tc copies
 #: to a contiguous last dimension, which PyTorch's fused kernels need
-#: (`tc.attention`); library_attentions: fused attentions of CUDA inference
+#: (`tc.attention`); aligned_biases: biases of fused attentions run in
+#: eager padded to the strides PyTorch's kernels need
+#: (`tc.attention.aligned_biases`); library_attentions: fused attentions of CUDA inference
 #: graphs that run inside tc's program as one cuDNN call
 #: (`tc.attention.library_attentions`).
 counters: collections.Counter[str] = collections.Counter()
@@ -67,7 +69,8 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "shape_specializations", "shape_cap_fallbacks",
                  "symbolic_graphs", "runtime_fallbacks", "compile_failures",
                  "rank_fallbacks", "library_convolutions", "library_gemms",
-                 "causal_masks", "contiguous_masks", "library_attentions")
+                 "causal_masks", "contiguous_masks", "aligned_biases",
+                 "library_attentions")
 
 
 def reset_counters() -> None:

@@ -34,6 +34,7 @@ H200, and 50-60 us per attention call).
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from typing import Any
 
@@ -232,6 +233,62 @@ def contiguous_masks(gm: torch.fx.GraphModule) -> int:
     if copies:
         gm.recompile()
     return len(copies)
+
+
+#: node.meta key of a view a rewrite made for eager code to read (the
+#: padded bias's `slice`): the backend's partitioning leaves it to eager,
+#: as a view, like the view ops it never compiles alone.
+EAGER_VIEW = "tc_eager_view"
+
+#: Elements each stride of a bias handed to PyTorch's fused attention
+#: kernels is a multiple of: the memory-efficient kernel refuses others
+#: (8 in 16-bit types), and `scaled_dot_product_attention` pads to 16 itself.
+_BIAS_ALIGNMENT = 16
+
+
+def aligned_biases(gm: torch.fx.GraphModule) -> int:
+    """Gives each CUDA fused attention of ATen graph `gm` that runs in
+    eager (`_BIASED`: tc's library attentions are `tc::attention` nodes by
+    now) a bias whose strides are multiples of `_BIAS_ALIGNMENT`: a bias
+    with others is padded along the keys and sliced back
+    (`constant_pad_nd`, which tc computes with the ops before it, then a
+    `slice` view left to eager, `EAGER_VIEW`), as
+    `scaled_dot_product_attention` pads one itself. The traced graph calls the kernels directly, and a bias of 197
+    keys (BEiT's relative positions, written dense by tc) made the
+    memory-efficient attention raise at run time. Returns how many."""
+    aligned = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _BIASED:
+            continue
+        bias = _argument(node, "attn_bias")[1]
+        val = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
+        if (not isinstance(val, torch.Tensor) or val.device.type != "cuda"
+                or val.dim() == 0
+                or not all(isinstance(d, int) for d in val.shape)):
+            continue
+        if val.stride(-1) == 1 and all(
+                stride % _BIAS_ALIGNMENT == 0
+                for stride, size in zip(val.stride()[:-1], val.shape[:-1])
+                if size > 1):
+            continue
+        keys = val.shape[-1]
+        pad = [0, -keys % _BIAS_ALIGNMENT]
+        with gm.graph.inserting_before(node):
+            padded = gm.graph.call_function(aten.constant_pad_nd.default,
+                                            (bias, pad))
+            view = gm.graph.call_function(aten.slice.Tensor,
+                                          (padded, -1, 0, keys))
+        view.meta[EAGER_VIEW] = True
+        mode = getattr(val, "fake_mode", None)
+        with mode if mode is not None else contextlib.nullcontext():
+            padded.meta["val"] = aten.constant_pad_nd.default(val, pad)
+            view.meta["val"] = aten.slice.Tensor(padded.meta["val"], -1, 0,
+                                                 keys)
+        _set_argument(node, "attn_bias", view)
+        aligned += 1
+    if aligned:
+        gm.recompile()
+    return aligned
 
 
 #: The fused attentions of an ATen graph (PyTorch's scaled-dot-product

@@ -237,3 +237,54 @@ def test_written_attention_is_found(fresh_tc, upcast, divide):
     [softmax] = _traced_softmaxes(scaled.eval(), x, mask)
     found = find(softmax)
     assert found is None or found.bias.op != "placeholder", found.bias
+
+
+def _biased_graph(keys: int, device: str):
+    """A memory-efficient attention of `keys` keys and a dense bias, its
+    values fake tensors on `device` (no GPU needed)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    graph = torch.fx.Graph()
+    q, k, v, bias = (graph.placeholder(name) for name in ("q", "k", "v", "b"))
+    with FakeTensorMode():
+        q.meta["val"] = torch.randn(B, H, keys, D, device=device,
+                                    dtype=torch.bfloat16)
+        k.meta["val"] = v.meta["val"] = q.meta["val"]
+        bias.meta["val"] = torch.randn(1, H, keys, keys, device=device,
+                                       dtype=torch.bfloat16)
+    out = graph.call_function(
+        aten._scaled_dot_product_efficient_attention.default,
+        (q, k, v, bias, True))
+    graph.output((graph.call_function(lambda t: t[0], (out,)),))
+    return torch.fx.GraphModule(torch.nn.Module(), graph), out
+
+
+def test_unaligned_cuda_bias_is_padded_and_sliced():
+    # 197 keys (a ViT's 14 x 14 patches and a class token): strides of
+    # 197 and 197 * 197 elements, which the memory-efficient kernel
+    # refuses. The bias becomes a view of a padded copy, its strides
+    # multiples of 16 and its values the same.
+    gm, node = _biased_graph(197, "cuda")
+    old = node.args[3]
+    assert attention.aligned_biases(gm) == 1
+    view = node.args[3]
+    assert view.target is aten.slice.Tensor
+    padded = view.args[0]
+    assert padded.target is aten.constant_pad_nd.default
+    assert padded.args == (old, [0, 11])
+    val = view.meta["val"]
+    assert tuple(val.shape) == (1, H, 197, 197)
+    assert all(s % 16 == 0 for s in val.stride()[:-1])
+    assert val.stride(-1) == 1
+    # The slice stays a view in eager (a tc copy would be dense again).
+    from tc.backend import partition
+    assert partition.is_view(view) and not partition.is_view(padded)
+    # Aligned now: a second pass leaves it.
+    assert attention.aligned_biases(gm) == 0
+
+
+@pytest.mark.parametrize("keys, device", [(208, "cuda"), (197, "cpu")])
+def test_aligned_or_cpu_bias_stays(keys, device):
+    gm, node = _biased_graph(keys, device)
+    old = node.args[3]
+    assert attention.aligned_biases(gm) == 0
+    assert node.args[3] is old

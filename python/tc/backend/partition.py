@@ -16,7 +16,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import tc
-from tc import compat, compiler, layouts, logs
+from tc import attention, compat, compiler, layouts, logs
 from tc.compiler import CompileError
 from tc.importer import Unsupported, qualified_name, user_location
 from tc.support import VIEW_OPS, is_supported
@@ -42,8 +42,9 @@ class Support(OperatorSupportBase):
 
 
 def is_view(node: torch.fx.Node) -> bool:
-    return (isinstance(node.target, torch._ops.OpOverload)
-            and qualified_name(node.target) in VIEW_OPS)
+    return ((isinstance(node.target, torch._ops.OpOverload)
+             and qualified_name(node.target) in VIEW_OPS)
+            or node.meta.get(attention.EAGER_VIEW, False))
 
 
 def _is_compute(node: torch.fx.Node) -> bool:

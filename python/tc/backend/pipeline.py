@@ -41,6 +41,9 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not is_training:
         _library_attentions(traced)
+    if traced is not None:
+        tc.counters["aligned_biases"] += attention.aligned_biases(traced)
+    if traced is not None and not is_training:
         tc.counters["aten_one_pass"] += 1
         tracing.products_of_merged_rows(traced.graph)
         traced.graph.eliminate_dead_code(is_impure_node=lambda node: (

@@ -205,6 +205,12 @@ def train_agreement(name: str, backends: list[str], device) -> dict:
     """With dropout 0: each backend's first loss and gradients (autocast
     bf16) against float32 eager without autocast."""
     import torch
+    # The timed backends' graphs and pools go first (DINOv2's float32
+    # check ran out of memory beside them).
+    torch._dynamo.reset()
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
     built = zoo_models.build(name, "train", device, torch.float32,
                              dropout=False)
     built.device_type = device.type

@@ -197,6 +197,30 @@ def _positions(model, seq: int) -> int:
     return seq
 
 
+def _timm_model(timm, name: str, dropout: bool):
+    """timm's model `name`, with its dropout and drop-path rates set to 0
+    unless `dropout`: as keyword arguments where its constructor takes
+    them (GhostNet's and Inception-v3's take no drop-path rate), and on
+    its modules too."""
+    if dropout:
+        return timm.create_model(name, pretrained=False)
+    import torch
+    for kwargs in ({"drop_rate": 0.0, "drop_path_rate": 0.0},
+                   {"drop_rate": 0.0}, {}):
+        try:
+            model = timm.create_model(name, pretrained=False, **kwargs)
+            break
+        except TypeError:
+            continue
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+        for attr in ("drop_rate", "drop_prob"):
+            if isinstance(getattr(module, attr, None), float):
+                setattr(module, attr, 0.0)
+    return model
+
+
 def build(name: str, mode: str, device, dtype, dropout: bool = True,
           small: bool = False) -> Built:
     """Model `name` for `mode` ("infer", "train" or "cpu"), seeded, with its
@@ -206,8 +230,7 @@ def build(name: str, mode: str, device, dtype, dropout: bool = True,
     cpu = mode == "cpu"
     if name in TIMM:
         import timm
-        kwargs = {} if dropout else {"drop_rate": 0.0, "drop_path_rate": 0.0}
-        model = timm.create_model(name, pretrained=False, **kwargs)
+        model = _timm_model(timm, name, dropout)
         size = model.pretrained_cfg.get("input_size", (3, 224, 224))
         batch = CPU_BATCH if cpu else (4 if small else TIMM[name])
         x = torch.randn(batch, *size)

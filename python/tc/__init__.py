@@ -57,9 +57,9 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: to a contiguous last dimension, which PyTorch's fused kernels need
 #: (`tc.attention`); aligned_biases: biases of fused attentions run in
 #: eager padded to the strides PyTorch's kernels need
-#: (`tc.attention.aligned_biases`); library_attentions: fused attentions of CUDA inference
-#: graphs that run inside tc's program as one cuDNN call
-#: (`tc.attention.library_attentions`).
+#: (`tc.attention.aligned_biases`); library_attentions: fused attentions
+#: of CUDA inference graphs that run inside tc's program as one cuDNN
+#: call (`tc.attention.library_attentions`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",

@@ -253,9 +253,10 @@ def aligned_biases(gm: torch.fx.GraphModule) -> int:
     with others is padded along the keys and sliced back
     (`constant_pad_nd`, which tc computes with the ops before it, then a
     `slice` view left to eager, `EAGER_VIEW`), as
-    `scaled_dot_product_attention` pads one itself. The traced graph calls the kernels directly, and a bias of 197
-    keys (BEiT's relative positions, written dense by tc) made the
-    memory-efficient attention raise at run time. Returns how many."""
+    `scaled_dot_product_attention` pads one itself. The traced graph calls
+    the kernels directly, and a bias of 197 keys (BEiT's relative
+    positions, written dense by tc) made the memory-efficient attention
+    raise at run time. Returns how many."""
     aligned = 0
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in _BIASED:

@@ -277,6 +277,31 @@ def test_embedding_weight_gradient_accumulates_repeats(fresh_tc):
     _all_in_tc()
 
 
+def test_two_tables_read_through_one_index_train_in_tc(fresh_tc):
+    # Both tables' gradients are the same scatter-add of the upstream
+    # gradient: the backward returns one computed value twice (LayoutLM's
+    # position tables read through one all-zero box). tc-fuse had no
+    # kernel for a scatter-add returned again, and the graph ran in eager.
+    torch.manual_seed(2)
+    a = torch.randn(20, 8, requires_grad=True)
+    b = torch.randn(20, 8, requires_grad=True)
+    indices = torch.randint(0, 20, (6, 10))
+    upstream = torch.randn(6, 10, 8)
+
+    def f(a, b, i):
+        return torch.tanh(F.embedding(i, a) + F.embedding(i, b))
+
+    out = torch.compile(f, backend="tc")(a, b, indices)
+    out.backward(upstream)
+    a_ref, b_ref = (t.detach().clone().requires_grad_() for t in (a, b))
+    f(a_ref, b_ref, indices).backward(upstream)
+    torch.testing.assert_close(a.grad, a_ref.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(b.grad, b_ref.grad, rtol=1e-5, atol=1e-6)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["compile_failures"] == 0
+    _all_in_tc()
+
+
 def test_embedding_padding_idx_inference(fresh_tc):
     """padding_idx changes only the gradient: without one, tc compiles it."""
     emb = nn.Embedding(10, 4, padding_idx=0)

@@ -483,9 +483,12 @@ public:
         splitConcatenations(splitConcatenations),
         loopPastUnitDims(loopPastUnitDims) {}
 
-  /// What a kernel built for a value does: compute it point by point, or
-  /// (for a scatter-add's result) fill it with zeros or add its updates.
-  enum class Mode { Compute, Zeros, ScatterAdd };
+  /// What a kernel built for a value does: compute it point by point,
+  /// (for a scatter-add's result) fill it with zeros or add its updates,
+  /// or copy it from the buffer it was realized in (an output returned
+  /// twice: recomputing it would repeat a reduction, and a product, a
+  /// convolution or a scatter-add has no point-by-point form).
+  enum class Mode { Compute, Zeros, ScatterAdd, Copy };
 
   /// Creates a kernel that computes `value` into a buffer, inserted before
   /// `before`; returns the kernel and the realized values it reads, in

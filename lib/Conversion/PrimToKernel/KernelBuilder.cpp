@@ -299,11 +299,12 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
                      SmallVectorImpl<Value> &inputs, Mode mode) {
   llvm::SetVector<Value> reads;
   llvm::SmallDenseSet<Value> visited;
-  if (mode != Mode::Zeros &&
+  if (mode != Mode::Zeros && mode != Mode::Copy &&
       failed(collectInputs(value, reads, visited, /*root=*/true)))
     return failure();
   // A realized value read as-is (an output that is an input, say) is a copy.
-  if (plan.isRealized(value) && value.getDefiningOp() == nullptr)
+  if (mode == Mode::Copy ||
+      (plan.isRealized(value) && value.getDefiningOp() == nullptr))
     reads.insert(value);
 
   SmallVector<Type> argTypes;

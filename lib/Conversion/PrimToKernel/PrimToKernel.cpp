@@ -173,9 +173,12 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows,
                           splitConcatenations, loopPastUnitDims);
-    FailureOr<kernel::KernelOp> kernel = builder.build(
-        value, kernelName(plan, func.getSymName(), value, kernels++), schedule,
-        inputs, mode);
+    std::string name =
+        mode == Mode::Copy
+            ? (func.getSymName() + "_copy_" + Twine(kernels++)).str()
+            : kernelName(plan, func.getSymName(), value, kernels++);
+    FailureOr<kernel::KernelOp> kernel =
+        builder.build(value, name, schedule, inputs, mode);
     if (failed(kernel))
       return failure();
     SmallVector<Value> args;
@@ -312,8 +315,11 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     if (failed(launch(v, out)))
       return failure();
   }
+  // A computed output returned again is copied from its first buffer.
   for (auto [value, out] : copies)
-    if (hintNumElements(tensorType(value)) != 0 && failed(launch(value, out)))
+    if (hintNumElements(tensorType(value)) != 0 &&
+        failed(launch(value, out,
+                      isa<BlockArgument>(value) ? Mode::Compute : Mode::Copy)))
       return failure();
   kernel::ReturnOp::create(sb, loc);
   func.erase();

@@ -161,6 +161,16 @@ def _count_params(cls, cfg) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def _set_layers(cfg, key: str, layers: int) -> None:
+    """At most `layers` layers in the encoder and the decoder alike (a
+    seq2seq config's `num_hidden_layers` names its encoder's only, and a
+    decoder used alone keeps a cache of that many layers)."""
+    setattr(cfg, key, layers)
+    for other in ("decoder_layers", "encoder_layers", "num_decoder_layers"):
+        if isinstance(getattr(cfg, other, None), int):
+            setattr(cfg, other, min(getattr(cfg, other), layers))
+
+
 def _fit(cls, cfg, limit: float, notes: dict) -> None:
     """Fewer layers (encoder and decoder alike) until `cls(cfg)` has at
     most `limit` parameters."""
@@ -173,11 +183,7 @@ def _fit(cls, cfg, limit: float, notes: dict) -> None:
     layers = full
     while layers > 1 and count > limit:
         layers = max(1, layers * 3 // 4)
-        setattr(cfg, key, layers)
-        for other in ("decoder_layers", "encoder_layers",
-                      "num_decoder_layers"):
-            if isinstance(getattr(cfg, other, None), int):
-                setattr(cfg, other, min(getattr(cfg, other), layers))
+        _set_layers(cfg, key, layers)
         count = _count_params(cls, cfg)
     notes["params"] = count
     notes["layers"] = f"{layers} of {full}"
@@ -251,7 +257,7 @@ def build(name: str, mode: str, device, dtype, dropout: bool = True,
         _zero_dropout(cfg)
     notes: dict = {}
     if small:
-        setattr(cfg, _layer_key(cfg) or "num_hidden_layers", 2)
+        _set_layers(cfg, _layer_key(cfg) or "num_hidden_layers", 2)
     if cpu:
         notes["params"] = _count_params(cls, cfg)
         if notes["params"] > MAX_PARAMS["cpu"]:

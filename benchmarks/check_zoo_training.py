@@ -81,7 +81,17 @@ def main() -> int:
     if opts.child:
         print(json.dumps(child(opts.child, opts.device, opts.small)))
         return 0
+    import torch
+
+    import bench_zoo
     import zoo_models
+    meta = {"device": opts.device, "torch": torch.__version__,
+            "build": bench_zoo.git_build(), "small": opts.small}
+    for package in ("transformers", "timm"):
+        try:
+            meta[package] = __import__(package).__version__
+        except ImportError:
+            pass
     names = (opts.models.split(",") if opts.models
              else [n for n in zoo_models.names(opts.suite) if "/" not in n])
     rows = []
@@ -105,7 +115,8 @@ def main() -> int:
               f"{counters.get('compile_failures', 0)}, exit "
               f"{row.get('exit_status', 0)}", flush=True)
         if opts.out:
-            opts.out.write_text(json.dumps(rows, indent=1))
+            opts.out.write_text(json.dumps({"meta": meta, "rows": rows},
+                                           indent=1))
     return 0
 
 

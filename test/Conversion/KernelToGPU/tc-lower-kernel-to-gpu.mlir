@@ -80,6 +80,53 @@ kernel.schedule @main(%x: memref<4x64x56xf32>, %s: memref<64xf32>, %out: memref<
 
 // -----
 
+// A channels-first gradient written channels-last (visformer's backward):
+// its loop walks the input across its rows, which runs a thread per row;
+// with 128 * 7 * 7 = 6272 rows that left the GPU nearly idle, each thread
+// looping over 768 channels. Fewer than 8192 such rows join the loop to
+// the domain: a thread per group of 4 elements, 1204224 of them (grid
+// 4704 of 256), writing along the channels. 16384 rows keep a thread each.
+// CHECK: kernel.launch @tc_kernels::@to_channels_last(%{{.*}}) {block = 256 : i64, grid = 4704 : i64}
+// CHECK: kernel.launch @tc_kernels::@many_rows_to_channels_last(%{{.*}}) {block = 256 : i64, grid = 64 : i64}
+// CHECK: gpu.func @to_channels_last(
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+// CHECK: gpu.func @many_rows_to_channels_last(
+// CHECK: scf.for
+kernel.kernel @to_channels_last(%x: memref<128x768x7x7xf32>, %out: memref<128x7x7x768xbf16>) attributes {domain = array<i64: 128, 7, 7>} {
+  %c768 = arith.constant 768 : index
+  %n = kernel.index 0
+  %h = kernel.index 1
+  %w = kernel.index 2
+  kernel.loop %c768 {
+  ^bb0(%c: index):
+    %v = memref.load %x[%n, %c, %h, %w] : memref<128x768x7x7xf32>
+    %y = arith.truncf %v : f32 to bf16
+    memref.store %y, %out[%n, %h, %w, %c] : memref<128x7x7x768xbf16>
+  }
+  kernel.return
+}
+kernel.kernel @many_rows_to_channels_last(%x: memref<64x768x16x16xf32>, %out: memref<64x16x16x768xbf16>) attributes {domain = array<i64: 64, 16, 16>} {
+  %c768 = arith.constant 768 : index
+  %n = kernel.index 0
+  %h = kernel.index 1
+  %w = kernel.index 2
+  kernel.loop %c768 {
+  ^bb0(%c: index):
+    %v = memref.load %x[%n, %c, %h, %w] : memref<64x768x16x16xf32>
+    %y = arith.truncf %v : f32 to bf16
+    memref.store %y, %out[%n, %h, %w, %c] : memref<64x16x16x768xbf16>
+  }
+  kernel.return
+}
+kernel.schedule @main(%x: memref<128x768x7x7xf32>, %out: memref<128x7x7x768xbf16>, %x2: memref<64x768x16x16xf32>, %out2: memref<64x16x16x768xbf16>) {
+  kernel.launch @to_channels_last(%x, %out) : memref<128x768x7x7xf32>, memref<128x7x7x768xbf16>
+  kernel.launch @many_rows_to_channels_last(%x2, %out2) : memref<64x768x16x16xf32>, memref<64x16x16x768xbf16>
+  kernel.return
+}
+
+// -----
+
 // A row reduction: per-thread partials from the identity (folded away for
 // a max from -inf), combined in each warp by butterfly shuffles, then across
 // the block's 8 warps through a workgroup buffer that every thread reads;

@@ -217,6 +217,12 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
       (a vocabulary's softmax) ends in a tail of single elements, if its
       stores go to rows whose starts are aligned for merged accesses.
 
+    A pointwise kernel (one top-level loop, no reduction) is first made a
+    kernel over points, its loop a domain dimension, when its rows are
+    shorter than 512, fewer than `min-row-blocks`, or fewer than 8192 and
+    walked across the buffers (which would run a thread per row, each
+    looping alone: a channels-first tensor written channels-last).
+
     Reductions whose type the block reduction does not support (anything
     but f32 and i32) use the row-per-thread schedule. The `kernel.launch`
     ops of the schedule are rewritten to name the `gpu.func` and carry the

@@ -48,6 +48,39 @@ def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
         return None
 
 
+def output_reach(gm: torch.fx.GraphModule, inputs: int
+                 ) -> list[frozenset[int]]:
+    """By input of training graph `gm` (its first `inputs` placeholders):
+    the outputs whose value depends on it through floating-point values,
+    the ops autograd differentiates (an integer or boolean value, such as
+    a comparison's, cuts the dependence, as it does autograd's). A superset
+    of autograd's paths: an input reaching none of the outputs the loss
+    uses gets no gradient in eager."""
+    depends: dict[torch.fx.Node, int] = {}
+    index = 0
+    result: list[int] = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            depends[node] = 1 << index if index < inputs else 0
+            index += 1
+        elif node.op == "output":
+            outputs = node.args[0]
+            if not isinstance(outputs, (tuple, list)):
+                outputs = (outputs,)
+            result = [depends.get(a, 0) if isinstance(a, torch.fx.Node)
+                      else 0 for a in outputs]
+        else:
+            value = node.meta.get("val")
+            carries = not (isinstance(value, torch.Tensor)
+                           and not value.is_floating_point())
+            depends[node] = 0
+            if carries:
+                for arg in node.all_input_nodes:
+                    depends[node] |= depends.get(arg, 0)
+    return [frozenset(j for j, mask in enumerate(result) if mask >> i & 1)
+            for i in range(inputs)]
+
+
 class TrainingGraph:
     """Calls a training graph through an autograd.Function of tc's forward
     and backward functions. Should the forward fail at run time (a GPU
@@ -75,6 +108,8 @@ class TrainingGraph:
             not f or (differentiable is not None and not differentiable[i])
             for i, f in enumerate(self.float_outputs)]
         self.structure = functions.output_structure
+        # By marked input: the outputs its gradient flows from.
+        self.reaches = output_reach(eager, len(marks))
         # Zero cotangents, by output, made once (see zero_cotangent).
         self._zeros: dict[int, torch.Tensor] = {}
         owner = self
@@ -116,6 +151,7 @@ class TrainingGraph:
                 # break) would otherwise have Dynamo trace tc's own
                 # runtime. Outputs the loss does not use get no gradient:
                 # zeros.
+                unused = {i for i, g in enumerate(grads) if g is None}
                 cotangents = [
                     g if g is not None else owner.zero_cotangent(i)
                     for i, (g, f) in enumerate(zip(grads,
@@ -123,8 +159,17 @@ class TrainingGraph:
                     if f]
                 gradients = iter(owner.functions.backward(
                     *ctx.saved_tensors, *cotangents))
-                return tuple(next(gradients) if m else None
-                             for m in owner.marks)
+                # An input that reaches only unused outputs gets None, as
+                # in eager (not the zeros the backward computes for it: a
+                # parameter with a zero gradient still moves under AdamW's
+                # weight decay and momentum, one with None does not).
+                result = []
+                for i, marked in enumerate(owner.marks):
+                    gradient = next(gradients) if marked else None
+                    if unused and owner.reaches[i] <= unused:
+                        gradient = None
+                    result.append(gradient)
+                return tuple(result)
 
         self.function = Function
 

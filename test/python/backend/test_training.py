@@ -128,6 +128,39 @@ def test_unsupported_op_trains_through_aot_autograd(fresh_tc):
     assert tc.counters["aten_aot_autograd"] == 1
 
 
+def test_eager_attention_gets_its_output_gradient_in_its_layout():
+    """An attention run in eager between tc's segments receives its
+    output's gradient with the output's strides (what eager's autograd
+    hands it; cuDNN's backward on the H200 gave wrong gradients for
+    others), whatever layout the next segment's backward returned it in;
+    a gradient already laid out so is passed as it is."""
+    from tc.backend.segments import _call_attention
+    seen = []
+
+    class Op(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            # An output in [B, S, H, D] memory order, viewed [B, H, S, D].
+            return x.transpose(1, 2).contiguous().transpose(1, 2) * 2, x.sum()
+
+        @staticmethod
+        def backward(ctx, grad, _):
+            seen.append(grad.stride())
+            return grad * 2
+
+    x = torch.randn(2, 3, 5, 4, requires_grad=True)
+    out, _ = _call_attention(Op.apply, x)
+    layout = out.stride()
+    assert layout != out.contiguous().stride()
+    given = torch.randn(out.shape)            # contiguous: another layout
+    out.backward(given)
+    assert seen == [layout]
+    torch.testing.assert_close(x.grad, given * 2)
+    out, _ = _call_attention(Op.apply, x)
+    out.backward(torch.empty_strided(out.shape, layout).copy_(given))
+    assert seen[-1] == layout
+
+
 @pytest.mark.parametrize("module", [False, True])
 def test_attention_between_segments_matches_eager(fresh_tc, tc_logs,
                                                    module):
@@ -303,6 +336,40 @@ def test_output_the_loss_ignores(fresh_tc):
     f(x, w_ref)[0].sum().backward()
     torch.testing.assert_close(w.grad, w_ref.grad, rtol=1e-4, atol=1e-5)
     assert tc.counters["training_graphs"] == 1
+
+
+def test_parameter_of_an_unused_output_gets_no_gradient(fresh_tc):
+    """A parameter that reaches only outputs the loss does not use (a
+    masked-LM model's pooler) keeps `grad` None, as in eager: a zero
+    gradient would still move it under AdamW's weight decay."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(16, 16)
+            self.head = nn.Linear(16, 4)
+            self.pooler = nn.Linear(16, 16)
+
+        def forward(self, x):
+            h = torch.tanh(self.body(x))
+            return self.head(h), torch.tanh(self.pooler(h[:, 0]))
+
+    torch.manual_seed(0)
+    net, x = Net(), torch.randn(8, 3, 16)
+    ref = copy.deepcopy(net)
+    torch.compile(net, backend="tc")(x)[0].square().sum().backward()
+    ref(x)[0].square().sum().backward()
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["aten_aot_autograd"] == 0
+    assert net.pooler.weight.grad is None and net.pooler.bias.grad is None
+    for p, q in zip(net.parameters(), ref.parameters()):
+        if q.grad is not None:
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+    # Both outputs used: every parameter gets its gradient.
+    net.zero_grad(set_to_none=True)
+    first, second = torch.compile(net, backend="tc")(x)
+    (first.square().sum() + second.sum()).backward()
+    assert net.pooler.weight.grad is not None
+    assert float(net.pooler.weight.grad.abs().sum()) > 0
 
 
 def test_resnet18_sgd_steps_match_eager(fresh_tc):

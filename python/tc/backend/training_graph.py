@@ -48,14 +48,14 @@ def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
         return None
 
 
-def output_reach(gm: torch.fx.GraphModule, inputs: int
-                 ) -> list[frozenset[int]]:
+def output_reach(gm: torch.fx.GraphModule, inputs: int) -> list[int]:
     """By input of training graph `gm` (its first `inputs` placeholders):
-    the outputs whose value depends on it through floating-point values,
-    the ops autograd differentiates (an integer or boolean value, such as
-    a comparison's, cuts the dependence, as it does autograd's). A superset
-    of autograd's paths: an input reaching none of the outputs the loss
-    uses gets no gradient in eager."""
+    the outputs whose value depends on it, as a bit mask (bit j: output
+    j), through floating-point values, the ops autograd differentiates (an
+    integer or boolean value, such as a comparison's, cuts the dependence,
+    as it does autograd's). A superset of autograd's paths: an input
+    reaching none of the outputs the loss uses gets no gradient in
+    eager."""
     depends: dict[torch.fx.Node, int] = {}
     index = 0
     result: list[int] = []
@@ -77,7 +77,7 @@ def output_reach(gm: torch.fx.GraphModule, inputs: int
             if carries:
                 for arg in node.all_input_nodes:
                     depends[node] |= depends.get(arg, 0)
-    return [frozenset(j for j, mask in enumerate(result) if mask >> i & 1)
+    return [sum(1 << j for j, mask in enumerate(result) if mask >> i & 1)
             for i in range(inputs)]
 
 
@@ -108,8 +108,12 @@ class TrainingGraph:
             not f or (differentiable is not None and not differentiable[i])
             for i, f in enumerate(self.float_outputs)]
         self.structure = functions.output_structure
-        # By marked input: the outputs its gradient flows from.
+        # By input: the outputs its gradient flows from (a bit mask), and
+        # by the mask of outputs with a gradient, the inputs that then get
+        # None (computed once per mask: batch norm's running statistics
+        # never have one).
         self.reaches = output_reach(eager, len(marks))
+        self._unreached: dict[int, list[bool]] = {}
         # Zero cotangents, by output, made once (see zero_cotangent).
         self._zeros: dict[int, torch.Tensor] = {}
         owner = self
@@ -151,7 +155,6 @@ class TrainingGraph:
                 # break) would otherwise have Dynamo trace tc's own
                 # runtime. Outputs the loss does not use get no gradient:
                 # zeros.
-                unused = {i for i, g in enumerate(grads) if g is None}
                 cotangents = [
                     g if g is not None else owner.zero_cotangent(i)
                     for i, (g, f) in enumerate(zip(grads,
@@ -163,15 +166,27 @@ class TrainingGraph:
                 # in eager (not the zeros the backward computes for it: a
                 # parameter with a zero gradient still moves under AdamW's
                 # weight decay and momentum, one with None does not).
+                unreached = owner.unreached(grads)
                 result = []
-                for i, marked in enumerate(owner.marks):
+                for marked, none in zip(owner.marks, unreached):
                     gradient = next(gradients) if marked else None
-                    if unused and owner.reaches[i] <= unused:
-                        gradient = None
-                    result.append(gradient)
+                    result.append(None if none else gradient)
                 return tuple(result)
 
         self.function = Function
+
+    def unreached(self, grads: Sequence[Any]) -> list[bool]:
+        """By input: whether it reaches none of the outputs that have a
+        gradient in `grads` (the backward's)."""
+        used = 0
+        for i, grad in enumerate(grads):
+            if grad is not None:
+                used |= 1 << i
+        unreached = self._unreached.get(used)
+        if unreached is None:
+            unreached = self._unreached[used] = [
+                not reach & used for reach in self.reaches]
+        return unreached
 
     def zero_cotangent(self, index: int) -> torch.Tensor:
         """The zero gradient of float output `index` (one the loss does not

@@ -91,7 +91,35 @@ def _with_tc_entries(table: Any) -> Any:
     op = aten_op("_scaled_dot_product_flash_attention_for_cpu")
     if op in table:
         table[op] = _short_attention_only(table[op])
+    op = aten_op("slice_scatter")
+    if op in table:
+        table[op] = _in_input_layout(table[op])
     return table
+
+
+def _in_input_layout(decomposition: Callable) -> Callable:
+    """PyTorch's decomposition of `slice_scatter` (a `where` over the
+    input and the padded source), computed in the memory order of an
+    input that is a dense permuted view, so that its result has the
+    input's strides as eager's kernel's does (a clone of the input, then a
+    copy into the slice). AOTAutograd's functionalization writes an
+    assignment into a slice of a view as `slice_scatter` on that view and
+    views the result back to its base: from a contiguous result the view
+    back to the base's shape fails (Longformer's masking of its
+    transposed band of scores, whose training graph then ran in eager)."""
+    from tc.layouts import dense_permutation
+
+    def decompose(input: Any, src: Any, dim: int = 0, *args: Any,
+                  **kwargs: Any) -> Any:
+        order = dense_permutation(input)
+        if order is None or src.dim() != input.dim():
+            return decomposition(input, src, dim, *args, **kwargs)
+        inverse = sorted(range(len(order)), key=order.__getitem__)
+        result = decomposition(input.permute(order), src.permute(order),
+                               order.index(dim % input.dim()), *args,
+                               **kwargs)
+        return result.permute(inverse)
+    return decompose
 
 
 def _short_attention_only(decomposition: Callable) -> Callable:

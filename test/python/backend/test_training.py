@@ -1094,3 +1094,38 @@ def test_batch_norm_gradients_of_offset_activations(fresh_tc):
         error = (got.double() - want).norm() / want.norm()
         eager_error = (ref.double() - want).norm() / want.norm()
         assert error <= 8 * eager_error + 1e-6, (error, eager_error)
+
+
+def test_assignment_into_a_slice_of_a_permuted_view_trains_in_tc(fresh_tc):
+    """An assignment into a slice of a transposed view of a buffer, which
+    is then viewed back through the buffer's shape (Longformer's masking
+    of its band of attention scores), trains through tc: AOTAutograd's
+    functionalization writes it as `slice_scatter` on the view, whose
+    decomposition now keeps the view's strides (tc.decompositions), where
+    a contiguous result made the view back raise and the graph run in
+    eager."""
+    def f(x, w):
+        scores = x @ w
+        band = scores.new_zeros(6, 2, 4, 9)
+        band[:, :, :, :] = scores
+        band = band.view(2, 3, 8, 9).transpose(2, 1)
+        keep = torch.ones(4, 5, dtype=torch.bool).tril()[None, :, None, :]
+        band[:, :4, :, :5] = band[:, :4, :, :5].masked_fill(keep, -1.0)
+        return band.transpose(1, 2).reshape(6, 2, 4, 9).sum(1)
+
+    torch.manual_seed(0)
+    x = torch.randn(6, 2, 4, 5, requires_grad=True)
+    w = torch.randn(5, 9, requires_grad=True)
+    out = torch.compile(f, backend="tc")(x, w)
+    out.square().sum().backward()
+    grads = (x.grad, w.grad)
+    x_ref = x.detach().clone().requires_grad_()
+    w_ref = w.detach().clone().requires_grad_()
+    ref = f(x_ref, w_ref)
+    ref.square().sum().backward()
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(grads[0], x_ref.grad)
+    torch.testing.assert_close(grads[1], w_ref.grad)
+    assert tc.counters["compile_failures"] == 0, dict(tc.counters)
+    assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
+    assert tc.counters["kernels"] > 0

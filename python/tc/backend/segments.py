@@ -211,12 +211,16 @@ def compile_segments(gm: torch.fx.GraphModule,
 
 
 def _attention_gradients_like_outputs(gm: torch.fx.GraphModule) -> None:
-    """Makes each eager fused attention of `gm` (the segments' graph) take
-    the gradient of its output laid out as that output (see
-    `_call_attention`)."""
+    """Makes each eager fused CUDA attention of `gm` (the segments' graph)
+    take the gradient of its output laid out as that output (see
+    `_call_attention`; the CPU's flash attention takes any layout)."""
     changed = False
     for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in _EAGER_WITH_AUTOGRAD:
+        value = node.meta.get("val")
+        if isinstance(value, (tuple, list)) and value:
+            value = value[0]
+        if (node.op == "call_function" and node.target in _EAGER_WITH_AUTOGRAD
+                and isinstance(value, torch.Tensor) and value.is_cuda):
             node.args = (node.target, *node.args)
             node.target = _call_attention
             changed = True

@@ -505,7 +505,11 @@ def reused_rows(path: pathlib.Path | None, meta: dict) -> dict:
                                                   meta["torch"]):
         raise SystemExit(f"--reuse: {path} was measured on {old.get('device')}"
                          f" with torch {old.get('torch')}, not here")
-    return {(r["model"], r["mode"]): r for r in data.get("raw", [])}
+    if not data.get("raw"):
+        # (A merged file keeps the summary rows only.)
+        raise SystemExit(f"--reuse: {path} has no per-backend rows: pass "
+                         "the run's own file, not a merged one")
+    return {(r["model"], r["mode"]): r for r in data["raw"]}
 
 
 def main() -> int:
@@ -569,6 +573,9 @@ def main() -> int:
     raw, rows = [], []
     for name, mode in work:
         old = reuse.get((name, mode), {})
+        if reuse and not old:
+            print(f"{name} [{mode}]: not in {opts.reuse}, every backend "
+                  "runs", file=sys.stderr, flush=True)
         kept = [r for r in old.get("rows", []) if r["backend"] != "tc"
                 and r["backend"] in backends]
         run = [b for b in backends

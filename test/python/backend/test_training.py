@@ -161,6 +161,35 @@ def test_eager_attention_gets_its_output_gradient_in_its_layout():
     assert seen[-1] == layout
 
 
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_only_cuda_attentions_between_segments_get_the_layout_hook(device):
+    """The segments' graph calls a fused CUDA attention through
+    `_call_attention` (fake CUDA values: no GPU needed) and leaves the
+    CPU's attention as it is."""
+    import operator
+    import torch.fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from tc.backend import segments
+    aten = torch.ops.aten
+    op = (aten._scaled_dot_product_efficient_attention.default
+          if device == "cuda"
+          else aten._scaled_dot_product_flash_attention_for_cpu.default)
+    graph = torch.fx.Graph()
+    q = graph.placeholder("q")
+    node = graph.call_function(op, (q, q, q))
+    graph.output(graph.call_function(operator.getitem, (node, 0)))
+    with FakeTensorMode():
+        node.meta["val"] = (torch.empty(2, 4, 8, 16, device=device,
+                                        dtype=torch.bfloat16),)
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    segments._attention_gradients_like_outputs(gm)
+    if device == "cuda":
+        assert node.target is segments._call_attention
+        assert node.args[0] is op
+    else:
+        assert node.target is op
+
+
 @pytest.mark.parametrize("module", [False, True])
 def test_attention_between_segments_matches_eager(fresh_tc, tc_logs,
                                                    module):

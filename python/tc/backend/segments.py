@@ -53,12 +53,6 @@ _EAGER_WITH_AUTOGRAD = tuple(
     if hasattr(aten, name))
 
 
-def _floating(value: Any) -> bool:
-    if isinstance(value, (tuple, list)):
-        return any(_floating(v) for v in value)
-    return isinstance(value, torch.Tensor) and value.is_floating_point()
-
-
 def _carries_gradient(node: torch.fx.Node,
                       marked: set[torch.fx.Node]) -> bool:
     """Whether op `node`'s value carries a gradient, given which nodes'
@@ -66,8 +60,7 @@ def _carries_gradient(node: torch.fx.Node,
     autograd's answer, which is safe)."""
     if not any(a in marked for a in node.all_input_nodes):
         return False
-    value = node.meta.get("val")
-    return value is None or _floating(value)
+    return training_graph.may_carry_gradient(node.meta.get("val"))
 
 
 def _output_marks(sub: torch.fx.GraphModule, marks: Sequence[bool]

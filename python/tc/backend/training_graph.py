@@ -48,14 +48,23 @@ def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
         return None
 
 
+def may_carry_gradient(value: Any) -> bool:
+    """Whether a node's value (its `val` meta) may carry a gradient: a
+    floating-point tensor, a tuple holding one, or a value unknown. An
+    integer or boolean value, such as a comparison's, does not, as in
+    autograd."""
+    if isinstance(value, (tuple, list)):
+        return any(may_carry_gradient(v) for v in value)
+    return value is None or (isinstance(value, torch.Tensor)
+                             and value.is_floating_point())
+
+
 def output_reach(gm: torch.fx.GraphModule, inputs: int) -> list[int]:
     """By input of training graph `gm` (its first `inputs` placeholders):
     the outputs whose value depends on it, as a bit mask (bit j: output
-    j), through floating-point values, the ops autograd differentiates (an
-    integer or boolean value, such as a comparison's, cuts the dependence,
-    as it does autograd's). A superset of autograd's paths: an input
-    reaching none of the outputs the loss uses gets no gradient in
-    eager."""
+    j), through values that may carry a gradient (`may_carry_gradient`).
+    A superset of autograd's paths: an input reaching none of the outputs
+    the loss uses gets no gradient in eager."""
     depends: dict[torch.fx.Node, int] = {}
     index = 0
     result: list[int] = []
@@ -70,11 +79,8 @@ def output_reach(gm: torch.fx.GraphModule, inputs: int) -> list[int]:
             result = [depends.get(a, 0) if isinstance(a, torch.fx.Node)
                       else 0 for a in outputs]
         else:
-            value = node.meta.get("val")
-            carries = not (isinstance(value, torch.Tensor)
-                           and not value.is_floating_point())
             depends[node] = 0
-            if carries:
+            if may_carry_gradient(node.meta.get("val")):
                 for arg in node.all_input_nodes:
                     depends[node] |= depends.get(arg, 0)
     return [sum(1 << j for j, mask in enumerate(result) if mask >> i & 1)

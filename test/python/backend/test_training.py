@@ -389,6 +389,7 @@ def test_parameter_of_an_unused_output_gets_no_gradient(fresh_tc):
     ref(x)[0].square().sum().backward()
     assert tc.counters["training_graphs"] == 1
     assert tc.counters["aten_aot_autograd"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
     assert net.pooler.weight.grad is None and net.pooler.bias.grad is None
     for p, q in zip(net.parameters(), ref.parameters()):
         if q.grad is not None:
@@ -1157,4 +1158,5 @@ def test_assignment_into_a_slice_of_a_permuted_view_trains_in_tc(fresh_tc):
     torch.testing.assert_close(grads[1], w_ref.grad)
     assert tc.counters["compile_failures"] == 0, dict(tc.counters)
     assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     assert tc.counters["kernels"] > 0

@@ -12,10 +12,9 @@ gradient in one run and None in the other is listed as such. Where
     python benchmarks/zoo_grad_errors.py RobertaForCausalLM --layers 2
     python benchmarks/zoo_grad_errors.py LayoutLMForMaskedLM --small
 
-`--causal-flags` also gives a training graph's constant causal masks to
-its attentions as `is_causal`, as tc did before 32bc500 (the rewrite
-that exposed the attention-gradient layout in
-`tc.backend.segments._call_attention`).
+`--causal-masks` keeps a training graph's constant causal masks instead
+of giving them to its attentions as `is_causal` (the rewrite that exposed
+the attention-gradient layout in `tc.backend.segments._call_attention`).
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ def main() -> int:
                         help="this many layers (default: the model's)")
     parser.add_argument("--small", action="store_true",
                         help="bench_zoo's --small: 2 layers, a small batch")
-    parser.add_argument("--causal-flags", action="store_true")
+    parser.add_argument("--causal-masks", action="store_true")
     parser.add_argument("--top", type=int, default=6)
     opts = parser.parse_args()
     import torch
@@ -67,16 +66,9 @@ def main() -> int:
                                    or "num_hidden_layers", opts.layers)
             return fit(cls, cfg, limit, notes)
         zoo_models._fit = fewer_layers
-    if opts.causal_flags:
+    if opts.causal_masks:
         from tc import attention
-        from tc.backend import pipeline
-        compile_training = pipeline.training.compile_training
-
-        def with_flags(traced, example_inputs, settings):
-            tc.counters["causal_masks"] += attention.causal_masks_as_flags(
-                traced)
-            return compile_training(traced, example_inputs, settings)
-        pipeline.training.compile_training = with_flags
+        attention.causal_masks_as_flags = lambda gm: 0
     device = torch.device(opts.device)
     built = zoo_models.build(opts.model, "train", device, torch.float32,
                              dropout=False, small=opts.small)

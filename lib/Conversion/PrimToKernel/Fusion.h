@@ -492,11 +492,26 @@ public:
 
   /// Creates a kernel that computes `value` into a buffer, inserted before
   /// `before`; returns the kernel and the realized values it reads, in
-  /// argument order (the output buffer is the last argument).
+  /// argument order (then a buffer per row statistic, then the output
+  /// buffer, the last argument).
+  ///
+  /// `rowStatistics`: realized values with one element per row of the
+  /// kernel, each read by `value`'s expression at a one-to-one image of
+  /// the row (the caller checks that), that the kernel computes inline and
+  /// also stores where it computes them: a training forward's layer norm
+  /// saves its row means and variances, which the norm's own kernel
+  /// computes anyway. Null when one would be computed inside the row's loop
+  /// or not at all (the kernel is not built).
   FailureOr<kernel::KernelOp> build(Value value, StringRef name,
                                     Operation *before,
                                     SmallVectorImpl<Value> &inputs,
-                                    Mode mode = Mode::Compute);
+                                    Mode mode = Mode::Compute,
+                                    ArrayRef<Value> rowStatistics = {});
+
+  /// Whether a kernel computing `value` has a domain of whole rows (one
+  /// point per row of the last dimension, which its inner loop walks), so
+  /// that it can compute row statistics (see build).
+  static bool hasRowDomain(Value value);
 
 private:
   LogicalResult collectInputs(Value v, llvm::SetVector<Value> &inputs,
@@ -591,6 +606,12 @@ private:
   void findLastDimConcatenations(Value v, bool root, std::set<int64_t> &cuts,
                                  llvm::DenseSet<Value> &seen);
   llvm::DenseMap<Value, Value> buffers;
+  /// The row statistics the kernel under construction computes inline
+  /// (see build), their buffers, those stored so far, and whether one was
+  /// computed inside the row's loop.
+  llvm::SmallDenseSet<Value> rowStats, rowStatsStored;
+  llvm::DenseMap<Value, Value> rowStatBuffers;
+  bool rowStatElsewhere = false;
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::DenseMap<int64_t, Value> indexConstants;
 

@@ -235,7 +235,7 @@ LogicalResult KernelBuilder::collectInputs(Value v,
                                            bool root) {
   if (!visited.insert(v).second)
     return success();
-  if (!root && plan.isRealized(v)) {
+  if (!root && plan.isRealized(v) && !rowStats.contains(v)) {
     inputs.insert(v);
     return success();
   }
@@ -294,9 +294,28 @@ void KernelBuilder::findLastDimConcatenations(Value v, bool root,
       findLastDimConcatenations(operand, false, cuts, seen);
 }
 
+bool KernelBuilder::hasRowDomain(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+      type.getShape().back() <= 1)
+    return false;
+  // No block split of the last dimension (see build).
+  int64_t rows = type.getNumElements() / type.getShape().back();
+  return rows >= 64 || type.getShape().back() < (1 << 15);
+}
+
 FailureOr<kernel::KernelOp>
 KernelBuilder::build(Value value, StringRef name, Operation *before,
-                     SmallVectorImpl<Value> &inputs, Mode mode) {
+                     SmallVectorImpl<Value> &inputs, Mode mode,
+                     ArrayRef<Value> rowStatistics) {
+  rowStats.clear();
+  rowStats.insert(rowStatistics.begin(), rowStatistics.end());
+  rowStatBuffers.clear();
+  rowStatsStored.clear();
+  rowStatElsewhere = false;
+  if (!rowStatistics.empty() &&
+      (mode != Mode::Compute || !hasRowDomain(value)))
+    return emitError(loc) << "tc-fuse: row statistics need a row kernel";
   llvm::SetVector<Value> reads;
   llvm::SmallDenseSet<Value> visited;
   if (mode != Mode::Zeros && mode != Mode::Copy &&
@@ -309,6 +328,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
 
   SmallVector<Type> argTypes;
   for (Value v : reads)
+    argTypes.push_back(bufferType(v));
+  for (Value v : rowStatistics)
     argTypes.push_back(bufferType(v));
   argTypes.push_back(bufferType(value));
 
@@ -373,6 +394,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     rowIndex = idx;
     mayCacheRows = cacheRows;
   }
+  for (auto [i, stat] : llvm::enumerate(rowStatistics))
+    rowStatBuffers[stat] = entry->getArgument(reads.size() + i);
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
   auto emitPoint = [&](ArrayRef<Value> point) -> LogicalResult {
@@ -504,6 +527,10 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
                           << " needs the symbolic size inside it (a loop or "
                              "reduction over it); not supported yet";
 
+  if (rowStatElsewhere || rowStatsStored.size() != rowStats.size()) {
+    kernel.erase();
+    return kernel::KernelOp();
+  }
   inputs.assign(reads.begin(), reads.end());
   return kernel;
 }
@@ -562,6 +589,14 @@ FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
     result = memref::LoadOp::create(b, loc, it->second, idx).getResult();
   } else if (Operation *op = v.getDefiningOp()) {
     result = emitOp(op, v, idx);
+    // A row statistic is stored where it is computed: once per row, at the
+    // row (see build).
+    if (Value stat = rowStatBuffers.lookup(v); stat && succeeded(result)) {
+      if (scope != 0)
+        rowStatElsewhere = true;
+      memref::StoreOp::create(b, loc, *result, stat, idx);
+      rowStatsStored.insert(v);
+    }
   } else {
     return emitError(loc) << "tc-fuse: value has no buffer and no producer";
   }

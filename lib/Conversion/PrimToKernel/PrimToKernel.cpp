@@ -73,6 +73,155 @@ static std::string kernelName(const FusionPlan &plan, StringRef graph,
   return name + "_" + std::to_string(id);
 }
 
+/// Row statistics (see KernelBuilder::build): `of` maps a realized value to
+/// the realized values of its rows' shape that its kernel also computes and
+/// stores, in program order; `readers` maps each of those to that value.
+struct RowStatistics {
+  llvm::DenseMap<Value, SmallVector<Value>> of;
+  llvm::DenseMap<Value, Value> readers;
+};
+
+/// Whether realized `v` gets a kernel of tc-fuse's own that computes it
+/// point by point (not a library call, a scatter, a fill or an alias: a
+/// reshape of a graph input or output, or one the graph returns, may be an
+/// alias of that buffer; see convert).
+static bool computedPointwise(const FusionPlan &plan, Value v,
+                              const llvm::DenseSet<Value> &returned) {
+  Operation *op = v.getDefiningOp();
+  if (auto reshape = dyn_cast_if_present<prim::ReshapeOp>(op))
+    if (returned.contains(v) || returned.contains(reshape.getOperand()) ||
+        isa<BlockArgument>(reshape.getOperand()))
+      return false;
+  return op && !plan.gemmFor(v) && !plan.convFor(v) &&
+         !plan.attentionFor(v) &&
+         !isa<prim::ScatterAddOp, prim::ConstantOp>(op) &&
+         tensorType(v).hasStaticShape() && hintNumElements(tensorType(v)) > 0;
+}
+
+/// Whether `reader`'s kernel, computing `stat` and `inlined` (realized
+/// values it computes too) inline, reads `stat` only at one-to-one images
+/// of its rows: every path from the reader to `stat` keeps each point's row
+/// (elementwise ops, reshapes that keep the last dimension) up to a
+/// broadcast along the last dimension or a reduction over it, past which
+/// values have one element per row and only elementwise ops, reshapes and
+/// unit broadcasts lead to `stat`. Then `stat` is computed once per row,
+/// outside the row's loop, at every element.
+static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
+                          const llvm::SmallDenseSet<Value> &inlined) {
+  auto numElements = [](Value v) { return tensorType(v).getNumElements(); };
+  auto lastDim = [](Value v) { return tensorType(v).getShape().back(); };
+  int64_t rows = numElements(reader) / lastDim(reader);
+  // Where a value lies: at the point (rows by the last dimension), at the
+  // row (one element per row), or elsewhere.
+  enum class At { Point, Row, Elsewhere };
+  SmallVector<std::pair<Value, At>> worklist = {{reader, At::Point}};
+  std::set<std::pair<const void *, int>> seen;
+  bool found = false;
+  while (!worklist.empty()) {
+    auto [v, at] = worklist.pop_back_val();
+    if (!seen.insert({v.getAsOpaquePointer(), int(at)}).second)
+      continue;
+    if (v == stat) {
+      if (at != At::Row)
+        return false;
+      found = true;
+    } else if (inlined.contains(v) && at == At::Elsewhere) {
+      return false;
+    }
+    if (v != reader && v != stat && plan.isRealized(v) &&
+        !inlined.contains(v))
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op || isa<prim::ConstantOp>(op))
+      continue;
+    auto type = tensorType(v);
+    bool pointShaped = type.getRank() > 0 && type.hasStaticShape() &&
+                       numElements(v) == rows * lastDim(v);
+    auto push = [&](Value operand, At where) {
+      if (isa<RankedTensorType>(operand.getType()))
+        worklist.push_back({operand, where});
+    };
+    At next = At::Elsewhere;
+    if (at == At::Point && pointShaped) {
+      if (op->hasTrait<OpTrait::Elementwise>()) {
+        next = At::Point;
+      } else if (auto reshape = dyn_cast<prim::ReshapeOp>(op)) {
+        Value in = reshape.getOperand();
+        if (tensorType(in).getRank() > 0 && lastDim(in) == lastDim(v))
+          next = At::Point;
+      } else if (auto bcast = dyn_cast<prim::BroadcastInDimOp>(op)) {
+        Value in = bcast.getOperand();
+        ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
+        int64_t last = type.getRank() - 1;
+        if (numElements(in) == numElements(v))
+          next = At::Point;
+        else if (numElements(in) == rows && llvm::is_sorted(dims) &&
+                 llvm::all_of(llvm::enumerate(dims), [&](auto dim) {
+                   return dim.value() < last ||
+                          tensorType(in).getDimSize(dim.index()) == 1;
+                 }))
+          next = At::Row;
+      }
+    } else if (at == At::Row && type.hasStaticShape() &&
+               numElements(v) == rows) {
+      if (op->hasTrait<OpTrait::Elementwise>() || isa<prim::ReshapeOp>(op)) {
+        next = At::Row;
+      } else if (auto bcast = dyn_cast<prim::BroadcastInDimOp>(op)) {
+        if (numElements(bcast.getOperand()) == rows)
+          next = At::Row;
+      } else if (auto reduce = dyn_cast<prim::ReduceOp>(op)) {
+        Value in = reduce.getOperand();
+        int64_t rank = tensorType(in).getRank();
+        if (reduce.getDims() == ArrayRef<int64_t>{rank - 1} &&
+            tensorType(in).hasStaticShape() &&
+            numElements(in) == rows * lastDim(in))
+          next = At::Point;
+      }
+    }
+    for (Value operand : op->getOperands())
+      push(operand, next);
+  }
+  return found;
+}
+
+/// The realized values that only one row kernel reads (it and its other row
+/// statistics: a variance reads the mean), each of the shape of that
+/// kernel's rows: a training forward's layer norm returns its row means and
+/// variances for the backward, and the norm's kernel computes them at each
+/// row anyway. Stored by that kernel, they cost no kernel and no pass over
+/// the rows of their own (three kernels per norm were one). Decided in
+/// reverse program order, so that a statistic's readers are decided first.
+static RowStatistics rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
+                                   const llvm::DenseSet<Value> &copied,
+                                   const llvm::DenseSet<Value> &returned) {
+  RowStatistics stats;
+  for (Value stat : llvm::reverse(order)) {
+    if (!computedPointwise(plan, stat, returned) || copied.contains(stat))
+      continue;
+    Value reader;
+    bool one = true;
+    for (Value root : plan.rootsOf(stat)) {
+      Value kernelOf = stats.readers.lookup(root);
+      Value target = kernelOf ? kernelOf : root;
+      one = one && (!reader || reader == target);
+      reader = target;
+    }
+    if (!one || !reader || !computedPointwise(plan, reader, returned) ||
+        copied.contains(reader) || !KernelBuilder::hasRowDomain(reader))
+      continue;
+    llvm::SmallDenseSet<Value> inlined = {stat};
+    for (Value other : stats.of.lookup(reader))
+      inlined.insert(other);
+    if (!readAtOwnRows(plan, reader, stat, inlined))
+      continue;
+    stats.readers[stat] = reader;
+    stats.of[reader].push_back(stat);
+  }
+  for (auto &entry : stats.of)
+    std::reverse(entry.second.begin(), entry.second.end());
+  return stats;
+}
+
 LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   // A function of another level (the loop nests the CPU lowering makes of
   // kernels take memrefs and indices) is not tc-fuse's: it is left alone,
@@ -168,8 +317,9 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     return alloc;
   };
   using Mode = KernelBuilder::Mode;
-  auto launch = [&](Value value, Value out,
-                    Mode mode = Mode::Compute) -> LogicalResult {
+  bool declined = false;
+  auto launch = [&](Value value, Value out, Mode mode = Mode::Compute,
+                    ArrayRef<Value> rowStatistics = {}) -> LogicalResult {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows,
                           splitConcatenations, loopPastUnitDims);
@@ -178,12 +328,19 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
             ? (func.getSymName() + "_copy_" + Twine(kernels++)).str()
             : kernelName(plan, func.getSymName(), value, kernels++);
     FailureOr<kernel::KernelOp> kernel =
-        builder.build(value, name, schedule, inputs, mode);
+        builder.build(value, name, schedule, inputs, mode, rowStatistics);
     if (failed(kernel))
       return failure();
+    if (!*kernel) {
+      // Its row statistics are computed elsewhere than at its rows.
+      declined = true;
+      return success();
+    }
     SmallVector<Value> args;
     for (Value in : inputs)
       args.push_back(buffers.lookup(in));
+    for (Value stat : rowStatistics)
+      args.push_back(buffers.lookup(stat));
     args.push_back(out);
     auto launchOp = kernel::LaunchOp::create(sb, value.getLoc(),
                                              kernel->getSymName(), args);
@@ -212,7 +369,15 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     for (Value result : op.getResults())
       if (plan.isRealized(result))
         order.push_back(result);
+  llvm::DenseSet<Value> copied;
+  for (auto [value, out] : copies)
+    copied.insert(value);
+  llvm::DenseSet<Value> returned(llvm::from_range, ret.getOperands());
+  RowStatistics rowStats = rowStatistics(plan, order, copied, returned);
   for (Value v : order) {
+    // A row statistic is written by the kernel of the row it belongs to.
+    if (rowStats.readers.count(v))
+      continue;
     if (Value result = computedInOutput.lookup(v)) {
       buffers[v] = kernel::AliasOp::create(sb, v.getLoc(), bufferType(v),
                                            buffers.lookup(result));
@@ -312,8 +477,26 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
         return failure();
       continue;
     }
-    if (failed(launch(v, out)))
+    auto stats = rowStats.of.find(v);
+    if (stats == rowStats.of.end()) {
+      if (failed(launch(v, out)))
+        return failure();
+      continue;
+    }
+    for (Value stat : stats->second)
+      (void)bufferFor(stat);
+    declined = false;
+    if (failed(launch(v, out, Mode::Compute, stats->second)))
       return failure();
+    // Computed elsewhere than at the kernel's row: each statistic gets its
+    // kernel, then the row's.
+    if (declined) {
+      for (Value stat : stats->second)
+        if (failed(launch(stat, buffers.lookup(stat))))
+          return failure();
+      if (failed(launch(v, out)))
+        return failure();
+    }
   }
   // A computed output returned again is copied from its first buffer.
   for (auto [value, out] : copies)

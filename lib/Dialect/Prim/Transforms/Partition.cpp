@@ -7,12 +7,12 @@
 // Splits the joint forward + backward function `tc-autodiff` makes into a
 // forward function that also returns the values the backward saves, and a
 // backward function that takes them. Which forward values to save is a
-// minimum s-t cut: every forward value v is an edge v.in -> v.out of
-// capacity bytes(v) (saving it); data dependencies are infinite edges
-// u.out -> v.in (recomputing v needs u); the source feeds what cannot be
-// recomputed (primal arguments, matrix products, reductions), the sink
-// drains what the backward reads. Values cut are saved; forward values on
-// the sink side are recomputed in the backward.
+// minimum s-t cut: every forward value v is an edge v.in -> v.out whose
+// capacity is what saving v costs (see saveCost); data dependencies are
+// infinite edges u.out -> v.in (recomputing v needs u); the source feeds
+// what cannot be recomputed (primal arguments, matrix products,
+// reductions), the sink drains what the backward reads. Values cut are
+// saved; forward values on the sink side are recomputed in the backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +121,68 @@ static bool isCheapToRecompute(Operation *op) {
               WindowArgmaxOp, ScatterAddOp>(op);
 }
 
+/// Whether `op` ends the kernels that compute its operands: a matrix
+/// product, convolution or attention reads them from memory. (A reduction
+/// does not: a row's statistics and the row's elementwise uses fuse.)
+static bool isKernelBoundary(Operation *op) {
+  return !isCheapToRecompute(op) && !isa<ReduceOp, ArgReduceOp>(op);
+}
+
+/// The forward values the forward writes to memory whatever is saved: the
+/// arguments, the outputs, results of ops the backward cannot recompute (a
+/// product's bias epilogue for the product), and values read again past a
+/// kernel boundary (a residual stream read by
+/// a layer norm and by the add after the next matrix product). A value
+/// read only by elementwise uses and reductions on its side of every
+/// boundary (a layer norm's centered rows) lives in registers unless saved.
+/// Approximated by counting boundaries along the longest path from the
+/// arguments: a use with more of them than the value's definition is past
+/// one.
+static DenseSet<Value> writtenAnyway(Block &body, int64_t numPrimals,
+                                     ArrayRef<Operation *> forwardOps,
+                                     const DenseSet<Value> &outputs) {
+  DenseSet<Value> written(outputs.begin(), outputs.end());
+  for (BlockArgument arg : body.getArguments().take_front(numPrimals))
+    written.insert(arg);
+  DenseMap<Operation *, int> depth;
+  for (Operation *op : forwardOps) {
+    int d = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && depth.count(def))
+        d = std::max(d, depth[def] + (isKernelBoundary(def) ? 1 : 0));
+    depth[op] = d;
+    if (isCheapToRecompute(op))
+      continue;
+    // A product whose one use adds a bias writes the sum (the GEMM's
+    // epilogue), not the product.
+    for (Value r : op->getResults()) {
+      Operation *user =
+          r.hasOneUse() ? *r.getUsers().begin() : nullptr;
+      written.insert(isa_and_nonnull<AddOp>(user) && isa<DotOp>(op)
+                         ? user->getResult(0)
+                         : r);
+    }
+  }
+  for (Operation *op : forwardOps)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            auto it = depth.find(user);
+            return it != depth.end() && it->second > depth[op];
+          }))
+        written.insert(r);
+  return written;
+}
+
+/// What saving `v` costs: its bytes held until the backward reads them,
+/// counted twice (memory is what a training step runs out of), and its
+/// bytes written, where the forward would not otherwise write it. Between
+/// cuts that hold as much, the one that writes less wins: a layer norm's
+/// input and row means rather than its centered rows, so that the norm
+/// stays one kernel in the forward.
+static int64_t saveCost(Value v, const DenseSet<Value> &written) {
+  return 2 * bytesOf(v) + (written.contains(v) ? 0 : bytesOf(v));
+}
+
 /// Moves each of `ops` right before its first user, last ops first: the
 /// forward values the backward recomputes are then computed where they are
 /// needed instead of all at its start, all alive until their use. The
@@ -206,13 +268,18 @@ LogicalResult partition(func::FuncOp joint) {
     if (ids.count(v))
       needed.insert(v);
 
+  DenseSet<Value> outputs(llvm::from_range,
+                          ret.getOperands().take_front(numOutputs));
+  DenseSet<Value> written =
+      writtenAnyway(body, numPrimals, forwardOps, outputs);
+
   // The network: node 2i is value i's in, 2i + 1 its out.
   int n = forwardValues.size();
   int source = 2 * n, sink = 2 * n + 1;
   FlowNetwork network(2 * n + 2);
   for (auto [i, v] : llvm::enumerate(forwardValues)) {
     int in = 2 * i, out = in + 1;
-    network.addEdge(in, out, bytesOf(v));
+    network.addEdge(in, out, saveCost(v, written));
     Operation *def = v.getDefiningOp();
     if (!def || !isCheapToRecompute(def))
       network.addEdge(source, in, kInfinite);
@@ -226,8 +293,6 @@ LogicalResult partition(func::FuncOp joint) {
   // What the forward returns, and the values the cut saves, each with what
   // the backward is given for it: the value itself, or an output it is a
   // reshape of (see savedAs).
-  DenseSet<Value> outputs(llvm::from_range,
-                          ret.getOperands().take_front(numOutputs));
   SmallVector<Value> cut;
   int64_t savedBytes = 0;
   for (auto [i, v] : llvm::enumerate(forwardValues))

@@ -139,3 +139,35 @@ func.func @returned_reshaped(%x: tensor<8x4xf32> {tc.requires_grad}, %w: tensor<
   %s = prim.sin %p : tensor<8x8xf32>
   return %r, %s : tensor<2x4x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A layer norm's centered rows are as large as its input: saving them
+// writes a tensor the forward would not otherwise write, where the input is
+// kept anyway and its row sums are small. The input and the two row sums
+// are saved, the centered rows recomputed in the backward (the forward's
+// norm then stays one kernel: see tc-fuse-row-statistics.mlir).
+// CHECK-LABEL: func.func @layer_norm_forward
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[SUM:.*]] = prim.reduce sum %[[X]]
+// CHECK: %[[SQUARES:.*]] = prim.reduce sum
+// CHECK: return %{{.*}}, %[[X]], %[[SUM]], %[[SQUARES]]
+// CHECK-LABEL: func.func @layer_norm_backward
+// CHECK-SAME: (%[[SX:.*]]: tensor<4x8xf32>, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4x8xf32>)
+// CHECK: prim.sub %[[SX]]
+func.func @layer_norm(%x: tensor<4x8xf32> {tc.requires_grad}) -> tensor<4x8xf32> {
+  %n = prim.constant dense<8.0> : tensor<4xf32>
+  %eps = prim.constant dense<1.0e-5> : tensor<4xf32>
+  %s = prim.reduce sum %x, dims [1] : tensor<4x8xf32>
+  %mean = prim.div %s, %n : tensor<4xf32>
+  %bm = prim.broadcast_in_dim %mean, shape [4, 8], dims [0] : tensor<4xf32>
+  %c = prim.sub %x, %bm : tensor<4x8xf32>
+  %sq = prim.mul %c, %c : tensor<4x8xf32>
+  %ss = prim.reduce sum %sq, dims [1] : tensor<4x8xf32>
+  %var = prim.div %ss, %n : tensor<4xf32>
+  %ve = prim.add %var, %eps : tensor<4xf32>
+  %r = prim.rsqrt %ve : tensor<4xf32>
+  %br = prim.broadcast_in_dim %r, shape [4, 8], dims [0] : tensor<4xf32>
+  %y = prim.mul %c, %br : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -71,6 +71,12 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     Each kernel iterates over all dimensions of its output but the last,
     with an inner `kernel.loop` over the last (contiguous) one. Intermediate
     buffers are `memref.alloc`s for `tc-plan-memory` to place in an arena.
+    A realized value with one element per row of another's kernel, read by
+    that kernel alone (and by its other such values) at each row's own
+    position, is computed and stored by that kernel once per row, before
+    the row's loop (a training forward's layer norm returns its row sums
+    for the backward: one kernel, not three); its buffer comes before the
+    output's in the kernel's arguments.
 
     With `cache-rows` (the CPU's choice), a value reduced over the last
     dimension and needed again by the output's inner loop (softmax's

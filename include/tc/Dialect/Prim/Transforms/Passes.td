@@ -91,14 +91,19 @@ def PartitionPass : Pass<"tc-partition", "::mlir::ModuleOp"> {
 
     The backward needs some forward values. It may get each one saved by
     the forward or recompute it from saved values, as AOTAutograd's
-    rematerializing partitioner does: the saved set is a minimum cut,
-    weighted by bytes, between what the forward must compute (primal
-    inputs and what is not cheap to recompute: matrix products, reductions)
-    and what the backward reads. Elementwise and shape ops are recomputed
+    rematerializing partitioner does: the saved set is a minimum cut
+    between what the forward must compute (primal inputs and what is not
+    cheap to recompute: matrix products, reductions) and what the backward
+    reads, each value weighted by what saving it costs: twice its bytes
+    (held until the backward), plus its bytes once more where the forward
+    would not write it otherwise (values that live in a kernel's registers;
+    the arguments, outputs, products and values read past a product are
+    written anyway). Elementwise and shape ops are recomputed
     when that saves bytes: a ReLU mask (1 byte per element) is saved rather
     than the float it was computed from, a chain of pointwise ops is
     recomputed from its input, a dropout's mask from the seed argument
-    (`prim.random` is counter-based). `tc.saved_bytes` on the forward records the
+    (`prim.random` is counter-based), a layer norm's centered rows from its
+    input and row sums. `tc.saved_bytes` on the forward records the
     bytes saved. In the backward, every op is placed right before its first
     use, so a recomputed value lives only while it is needed (not from the
     backward's start).

@@ -75,7 +75,12 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     that kernel alone (and by its other such values) at each row's own
     position, is computed and stored by that kernel once per row, before
     the row's loop (a training forward's layer norm returns its row sums
-    for the backward: one kernel, not three); its buffer comes before the
+    for the backward: one kernel, not three). A pointwise realized value
+    of another pointwise one's type, a few values later in program order,
+    that reads a large tensor the first reads and only what is written
+    before the first's kernel, is computed and stored by that kernel too
+    (a sibling: a GELU's gradient and the GELU recomputed for a weight's
+    gradient read the activation once). Their buffers come before the
     output's in the kernel's arguments.
 
     With `cache-rows` (the CPU's choice), a value reduced over the last

@@ -502,11 +502,17 @@ public:
   /// saves its row means and variances, which the norm's own kernel
   /// computes anyway. Null when one would be computed inside the row's loop
   /// or not at all (the kernel is not built).
+  ///
+  /// `siblings`: realized values of `value`'s type that the kernel also
+  /// computes and stores at each point (their buffers come after the row
+  /// statistics'): a GELU's gradient and the GELU recomputed for a weight's
+  /// gradient, both from one read of the activation.
   FailureOr<kernel::KernelOp> build(Value value, StringRef name,
                                     Operation *before,
                                     SmallVectorImpl<Value> &inputs,
                                     Mode mode = Mode::Compute,
-                                    ArrayRef<Value> rowStatistics = {});
+                                    ArrayRef<Value> rowStatistics = {},
+                                    ArrayRef<Value> siblings = {});
 
   /// Whether a kernel computing `value` has a domain of whole rows (one
   /// point per row of the last dimension, which its inner loop walks), so

@@ -307,7 +307,8 @@ bool KernelBuilder::hasRowDomain(Value value) {
 FailureOr<kernel::KernelOp>
 KernelBuilder::build(Value value, StringRef name, Operation *before,
                      SmallVectorImpl<Value> &inputs, Mode mode,
-                     ArrayRef<Value> rowStatistics) {
+                     ArrayRef<Value> rowStatistics,
+                     ArrayRef<Value> siblings) {
   rowStats.clear();
   rowStats.insert(rowStatistics.begin(), rowStatistics.end());
   rowStatBuffers.clear();
@@ -316,11 +317,21 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   if (!rowStatistics.empty() &&
       (mode != Mode::Compute || !hasRowDomain(value)))
     return emitError(loc) << "tc-fuse: row statistics need a row kernel";
+  if (!siblings.empty() &&
+      (mode != Mode::Compute ||
+       llvm::any_of(siblings, [&](Value v) {
+         return v.getType() != value.getType();
+       })))
+    return emitError(loc) << "tc-fuse: siblings need a computed value of "
+                             "their type";
   llvm::SetVector<Value> reads;
   llvm::SmallDenseSet<Value> visited;
   if (mode != Mode::Zeros && mode != Mode::Copy &&
       failed(collectInputs(value, reads, visited, /*root=*/true)))
     return failure();
+  for (Value sibling : siblings)
+    if (failed(collectInputs(sibling, reads, visited, /*root=*/true)))
+      return failure();
   // A realized value read as-is (an output that is an input, say) is a copy.
   if (mode == Mode::Copy ||
       (plan.isRealized(value) && value.getDefiningOp() == nullptr))
@@ -330,6 +341,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   for (Value v : reads)
     argTypes.push_back(bufferType(v));
   for (Value v : rowStatistics)
+    argTypes.push_back(bufferType(v));
+  for (Value v : siblings)
     argTypes.push_back(bufferType(v));
   argTypes.push_back(bufferType(value));
 
@@ -396,6 +409,15 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   }
   for (auto [i, stat] : llvm::enumerate(rowStatistics))
     rowStatBuffers[stat] = entry->getArgument(reads.size() + i);
+  SmallVector<std::pair<Value, Value>> siblingBuffers;
+  for (auto [i, sibling] : llvm::enumerate(siblings))
+    siblingBuffers.push_back(
+        {sibling,
+         entry->getArgument(reads.size() + rowStatistics.size() + i)});
+  // A row cached in the output would be overwritten before a sibling
+  // reads it back.
+  if (!siblings.empty())
+    mayCacheRows = false;
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
   auto emitPoint = [&](ArrayRef<Value> point) -> LogicalResult {
@@ -407,10 +429,21 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     }
     if (mode == Mode::ScatterAdd)
       return emitScatterAdd(scatter, point);
+    // Every value first, then the stores: the reads they share are one
+    // read once no store lies between them.
+    SmallVector<std::pair<Value, Value>> stores;
     FailureOr<Value> scalar = emit(value, point);
     if (failed(scalar))
       return failure();
-    memref::StoreOp::create(b, loc, *scalar, out, point);
+    stores.push_back({*scalar, out});
+    for (auto [sibling, buffer] : siblingBuffers) {
+      FailureOr<Value> other = emit(sibling, point);
+      if (failed(other))
+        return failure();
+      stores.push_back({*other, buffer});
+    }
+    for (auto [stored, buffer] : stores)
+      memref::StoreOp::create(b, loc, stored, buffer, point);
     return success();
   };
   // The inner loop over the last dimension (`size` iterations), its scope
@@ -438,6 +471,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     llvm::DenseSet<Value> seen;
     splitParts.clear();
     findLastDimConcatenations(value, /*root=*/true, at, seen);
+    for (Value sibling : siblings)
+      findLastDimConcatenations(sibling, /*root=*/true, at, seen);
     cuts.assign(at.begin(), at.end());
     if (cuts.size() > kMaxLoopSplits)
       cuts.clear();

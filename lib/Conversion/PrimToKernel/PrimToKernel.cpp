@@ -222,6 +222,95 @@ static RowStatistics rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
   return stats;
 }
 
+/// Siblings (see KernelBuilder::build): `of` maps a realized value to the
+/// later realized values its kernel also computes, in program order;
+/// `hosts` maps each of those to that value.
+struct Siblings {
+  llvm::DenseMap<Value, SmallVector<Value>> of;
+  llvm::DenseMap<Value, Value> hosts;
+};
+
+/// How far ahead in program order a kernel looks for siblings, and how many
+/// it takes.
+constexpr size_t kSiblingWindow = 8;
+constexpr size_t kMaxSiblings = 2;
+
+/// The realized values `v`'s kernel reads; false if computing `v` reduces
+/// or scans windows (tc-split-reductions splits a kernel's one reduction).
+static bool realizedReads(const FusionPlan &plan, Value v,
+                          llvm::SetVector<Value> &reads) {
+  llvm::SmallDenseSet<Value> seen;
+  SmallVector<Value> worklist = {v};
+  while (!worklist.empty()) {
+    Value next = worklist.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    Operation *op = next.getDefiningOp();
+    if (next != v && (plan.isRealized(next) || !op)) {
+      reads.insert(next);
+      continue;
+    }
+    if (isa<prim::ReduceOp, prim::ArgReduceOp, prim::WindowArgmaxOp,
+            prim::WindowGatherOp, prim::WindowScatterOp>(op))
+      return false;
+    llvm::append_range(worklist, op->getOperands());
+  }
+  return true;
+}
+
+/// The later values of a pointwise kernel's type that it computes too: each
+/// pointwise, reads a large tensor the kernel reads (at least half its
+/// elements), and reads only what is written before the kernel runs. One kernel then
+/// reads that tensor once for both (a GELU's gradient and the GELU
+/// recomputed for a weight's gradient, both from the activation).
+static Siblings siblings(FusionPlan &plan, ArrayRef<Value> order,
+                         const RowStatistics &stats,
+                         const llvm::DenseSet<Value> &returned,
+                         const llvm::DenseMap<Value, Value> &computedInOutput) {
+  llvm::DenseMap<Value, size_t> writtenAt;
+  for (auto [i, v] : llvm::enumerate(order))
+    writtenAt[v] = i;
+  for (auto [stat, reader] : stats.readers)
+    writtenAt[stat] = writtenAt.lookup(reader);
+  auto eligible = [&](Value v) {
+    return computedPointwise(plan, v, returned) &&
+           !stats.readers.count(v) && !computedInOutput.count(v);
+  };
+  Siblings result;
+  for (auto [i, host] : llvm::enumerate(order)) {
+    if (!eligible(host) || result.hosts.count(host))
+      continue;
+    llvm::SetVector<Value> hostReads;
+    if (!realizedReads(plan, host, hostReads))
+      continue;
+    int64_t elements = tensorType(host).getNumElements();
+    for (size_t j = i + 1; j < order.size() && j <= i + kSiblingWindow; ++j) {
+      Value sibling = order[j];
+      if (sibling.getType() != host.getType() || !eligible(sibling) ||
+          stats.of.count(sibling) || result.hosts.count(sibling))
+        continue;
+      llvm::SetVector<Value> reads;
+      if (!realizedReads(plan, sibling, reads))
+        continue;
+      bool ready = llvm::all_of(reads, [&](Value r) {
+        auto it = writtenAt.find(r);
+        return it == writtenAt.end() || it->second < i;
+      });
+      bool shares = llvm::any_of(reads, [&](Value r) {
+        return hostReads.contains(r) &&
+               2 * hintNumElements(tensorType(r)) >= elements;
+      });
+      if (!ready || !shares)
+        continue;
+      result.of[host].push_back(sibling);
+      result.hosts[sibling] = host;
+      if (result.of[host].size() == kMaxSiblings)
+        break;
+    }
+  }
+  return result;
+}
+
 LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   // A function of another level (the loop nests the CPU lowering makes of
   // kernels take memrefs and indices) is not tc-fuse's: it is left alone,
@@ -319,7 +408,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   using Mode = KernelBuilder::Mode;
   bool declined = false;
   auto launch = [&](Value value, Value out, Mode mode = Mode::Compute,
-                    ArrayRef<Value> rowStatistics = {}) -> LogicalResult {
+                    ArrayRef<Value> rowStatistics = {},
+                    ArrayRef<Value> siblingValues = {}) -> LogicalResult {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows,
                           splitConcatenations, loopPastUnitDims);
@@ -328,7 +418,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
             ? (func.getSymName() + "_copy_" + Twine(kernels++)).str()
             : kernelName(plan, func.getSymName(), value, kernels++);
     FailureOr<kernel::KernelOp> kernel =
-        builder.build(value, name, schedule, inputs, mode, rowStatistics);
+        builder.build(value, name, schedule, inputs, mode, rowStatistics,
+                      siblingValues);
     if (failed(kernel))
       return failure();
     if (!*kernel) {
@@ -341,6 +432,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       args.push_back(buffers.lookup(in));
     for (Value stat : rowStatistics)
       args.push_back(buffers.lookup(stat));
+    for (Value sibling : siblingValues)
+      args.push_back(buffers.lookup(sibling));
     args.push_back(out);
     auto launchOp = kernel::LaunchOp::create(sb, value.getLoc(),
                                              kernel->getSymName(), args);
@@ -374,9 +467,11 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     copied.insert(value);
   llvm::DenseSet<Value> returned(llvm::from_range, ret.getOperands());
   RowStatistics rowStats = rowStatistics(plan, order, copied, returned);
+  Siblings sibs = siblings(plan, order, rowStats, returned, computedInOutput);
   for (Value v : order) {
-    // A row statistic is written by the kernel of the row it belongs to.
-    if (rowStats.readers.count(v))
+    // A row statistic is written by the kernel of the row it belongs to, a
+    // sibling by its host's.
+    if (rowStats.readers.count(v) || sibs.hosts.count(v))
       continue;
     if (Value result = computedInOutput.lookup(v)) {
       buffers[v] = kernel::AliasOp::create(sb, v.getLoc(), bufferType(v),
@@ -477,24 +572,20 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
         return failure();
       continue;
     }
-    auto stats = rowStats.of.find(v);
-    if (stats == rowStats.of.end()) {
-      if (failed(launch(v, out)))
-        return failure();
-      continue;
-    }
-    for (Value stat : stats->second)
-      (void)bufferFor(stat);
+    SmallVector<Value> statValues = rowStats.of.lookup(v);
+    SmallVector<Value> siblingValues = sibs.of.lookup(v);
+    for (Value other : llvm::concat<const Value>(statValues, siblingValues))
+      (void)bufferFor(other);
     declined = false;
-    if (failed(launch(v, out, Mode::Compute, stats->second)))
+    if (failed(launch(v, out, Mode::Compute, statValues, siblingValues)))
       return failure();
     // Computed elsewhere than at the kernel's row: each statistic gets its
     // kernel, then the row's.
     if (declined) {
-      for (Value stat : stats->second)
+      for (Value stat : statValues)
         if (failed(launch(stat, buffers.lookup(stat))))
           return failure();
-      if (failed(launch(v, out)))
+      if (failed(launch(v, out, Mode::Compute, {}, siblingValues)))
         return failure();
     }
   }

@@ -79,19 +79,21 @@ func.func @linear_relu(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %b: tensor<3xf3
 
 // -----
 
-// A reduction that two output kernels read is realized once, not
-// recomputed by each.
+// A reduction that two outputs read is realized once, not recomputed for
+// each; the two, pointwise of the same type and both reading it, are one
+// kernel (siblings), which reads it once.
 // CHECK-LABEL: kernel.kernel @shared_fused_reduce_0
 // CHECK: kernel.reduce add
-// CHECK-LABEL: kernel.kernel @shared_fused
+// CHECK-LABEL: kernel.kernel @shared_fused_exp_1
 // CHECK-NOT: kernel.reduce
 // CHECK: math.exp
-// CHECK-LABEL: kernel.kernel @shared_fused
-// CHECK-NOT: kernel.reduce
 // CHECK: math.sin
 // CHECK-LABEL: kernel.schedule @shared
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32>, %[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>)
 // CHECK: %[[S:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: kernel.launch @shared_fused_reduce_0(%{{.*}}, %[[S]])
+// CHECK-NEXT: kernel.launch @shared_fused_exp_1(%[[S]], %[[B]], %[[A]])
+// CHECK-NEXT: kernel.return
 func.func @shared(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %s = prim.reduce sum %x, dims [1] : tensor<4x8xf32>
   %a = prim.exp %s : tensor<4xf32>

@@ -146,7 +146,7 @@ func.func @returned_reshaped(%x: tensor<8x4xf32> {tc.requires_grad}, %w: tensor<
 // writes a tensor the forward would not otherwise write, where the input is
 // kept anyway and its row sums are small. The input and the two row sums
 // are saved, the centered rows recomputed in the backward (the forward's
-// norm then stays one kernel: see tc-fuse-row-statistics.mlir).
+// norm then stays one kernel: see tc-fuse-multiple-outputs.mlir).
 // CHECK-LABEL: func.func @layer_norm_forward
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
 // CHECK: %[[SUM:.*]] = prim.reduce sum %[[X]]

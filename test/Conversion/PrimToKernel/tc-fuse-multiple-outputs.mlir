@@ -51,3 +51,56 @@ func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
   %y = prim.add %t, %b : tensor<4x4xf32>
   return %y, %s : tensor<4x4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Siblings: a GELU recomputed for a weight's gradient and the GELU's
+// gradient both read the activation; the gradient, later in program order,
+// reads only what is written before the GELU's kernel (the activation, the
+// output gradient), so one kernel computes both, from one read.
+// CHECK-LABEL: kernel.kernel @main_fused_erf_add_mul_0
+// CHECK-SAME: (%[[X:.*]]: memref<8x16xf32>, %[[G:.*]]: memref<8x16xf32>, %[[DX:.*]]: memref<8x16xf32>, %[[Y:.*]]: memref<8x16xf32>)
+// CHECK: kernel.loop
+// CHECK: math.erf
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: memref.store %{{.*}}, %[[DX]]
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: kernel.launch @main_fused_erf_add_mul_0
+// CHECK-NEXT: kernel.gemm
+// CHECK-NEXT: kernel.return
+func.func @main(%x: tensor<8x16xf32>, %g: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8x16xf32>) {
+  %half = prim.constant dense<0.5> : tensor<8x16xf32>
+  %one = prim.constant dense<1.0> : tensor<8x16xf32>
+  %r2 = prim.constant dense<0.707106769> : tensor<8x16xf32>
+  %xs = prim.mul %x, %r2 : tensor<8x16xf32>
+  %e = prim.erf %xs : tensor<8x16xf32>
+  %e1 = prim.add %e, %one : tensor<8x16xf32>
+  %xh = prim.mul %x, %half : tensor<8x16xf32>
+  %y = prim.mul %xh, %e1 : tensor<8x16xf32>
+  %p = prim.dot %y, %w, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x4xf32>
+  %sq = prim.mul %xs, %xs : tensor<8x16xf32>
+  %nsq = prim.neg %sq : tensor<8x16xf32>
+  %pdf = prim.exp %nsq : tensor<8x16xf32>
+  %xp = prim.mul %x, %pdf : tensor<8x16xf32>
+  %d = prim.add %e1, %xp : tensor<8x16xf32>
+  %dx = prim.mul %g, %d : tensor<8x16xf32>
+  return %p, %dx : tensor<8x4xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// A later value that reads what the product writes after the first kernel
+// (or that reduces) is not its sibling: three kernels.
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: kernel.launch @main_fused_exp_0
+// CHECK-NEXT: kernel.gemm
+// CHECK-NEXT: kernel.launch @main_fused_
+// CHECK-NEXT: kernel.launch @main_fused_
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32>) {
+  %y = prim.exp %x : tensor<8x16xf32>
+  %p = prim.dot %y, %w, batch [] x [], contract [1] x [0] : tensor<8x16xf32>, tensor<16x16xf32>
+  %z = prim.mul %p, %x : tensor<8x16xf32>
+  %s = prim.reduce sum %x, dims [1] : tensor<8x16xf32>
+  return %z, %p, %s : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32>
+}

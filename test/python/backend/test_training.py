@@ -1160,3 +1160,34 @@ def test_assignment_into_a_slice_of_a_permuted_view_trains_in_tc(fresh_tc):
     assert tc.counters["fallback_graphs"] == 0, dict(tc.counters)
     assert tc.counters["runtime_fallbacks"] == 0, dict(tc.counters)
     assert tc.counters["kernels"] > 0
+
+
+def test_layer_norm_forward_is_one_kernel_in_training(fresh_tc, tc_logs):
+    """A training forward's layer norm saves its input and row sums
+    (tc-partition weighs the write a saved value costs), and its kernel
+    stores the sums it computes (tc-fuse's row statistics): the forward
+    launches one kernel, and the step gives eager's output and gradients."""
+    torch.manual_seed(0)
+    norm = torch.nn.LayerNorm(96)
+    x = torch.randn(8, 37, 96, requires_grad=True)
+    compiled = torch.compile(norm, backend="tc")
+    out = compiled(x)
+    cotangent = torch.randn_like(out)
+    out.backward(cotangent)
+    x_ref = x.detach().clone().requires_grad_()
+    reference = torch.nn.LayerNorm(96)
+    reference.load_state_dict(norm.state_dict())
+    out_ref = reference(x_ref)
+    out_ref.backward(cotangent)
+    torch.testing.assert_close(out, out_ref)
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    for p, p_ref in zip(norm.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, p_ref.grad)
+    assert tc.counters["training_graphs"] == 1
+    assert tc.counters["runtime_fallbacks"] == 0
+    forward = [r.getMessage() for r in tc_logs.records
+               if "kernel.schedule @main_forward" in r.getMessage()]
+    assert forward, "no forward schedule logged"
+    schedule = forward[-1].split("kernel.schedule @main_forward", 1)[1]
+    schedule = schedule.split("kernel.return", 1)[0]
+    assert schedule.count("kernel.launch") == 1, schedule

@@ -1,14 +1,15 @@
 // RUN: tc-opt %s -tc-lower-kernel-to-cpu | FileCheck %s
 
-// A kernel becomes a function over a chunk [begin, end) of its rows; the
-// domain is delinearized, kernel.loop is an scf.for, and math is expanded
-// to polynomials.
+// A kernel becomes a function over a chunk [begin, end) of its rows, whose
+// buffers do not alias; the chunk's first row is delinearized into the
+// domain's coordinates, which the row loop then counts up, kernel.loop is
+// an scf.for, and math is expanded to polynomials.
 // CHECK-LABEL: func.func @k
-// CHECK-SAME: (%[[X:.*]]: memref<2x3x8xf32>, %[[OUT:.*]]: memref<2x3x8xf32>, %[[BEGIN:.*]]: index, %[[END:.*]]: index)
+// CHECK-SAME: (%[[X:.*]]: memref<2x3x8xf32> {llvm.noalias}, %[[OUT:.*]]: memref<2x3x8xf32> {llvm.noalias}, %[[BEGIN:.*]]: index, %[[END:.*]]: index)
 // CHECK-SAME: attributes {tc.domain = array<i64: 2, 3>, tc.points = 48 : i64}
-// CHECK: scf.for %[[ROW:.*]] = %[[BEGIN]] to %[[END]]
-// CHECK: %[[J:.*]] = arith.remui %[[ROW]], %c3
-// CHECK: %[[I:.*]] = arith.divui %[[ROW]], %c3
+// CHECK: %[[J0:.*]] = arith.remui %[[BEGIN]], %c3
+// CHECK: %[[I0:.*]] = arith.divui %[[BEGIN]], %c3
+// CHECK: scf.for %[[ROW:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%[[I:.*]] = %[[I0]], %[[J:.*]] = %[[J0]])
 // CHECK: scf.for %[[K:.*]] = %c0 to %c8
 // CHECK: memref.load %[[X]][%[[I]], %[[J]], %[[K]]]
 // CHECK-NOT: math.tanh

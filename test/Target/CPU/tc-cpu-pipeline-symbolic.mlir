@@ -27,7 +27,7 @@
 // KERNEL: kernel.launch @mlp_fused_sin_1(%[[B]], %[[C]])
 
 // The kernels take bare pointers and a row range, whatever the size.
-// CPU: llvm.func @mlp_fused_maximum_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
+// CPU: llvm.func @mlp_fused_maximum_0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
 // CPU-SAME: tc.domain = array<i64: -9223372036854775808>, tc.points = 8 : i64
 // CPU: kernel.schedule @mlp
 // CPU-SAME: tc.arena_bytes_per_symbol = 80 : i64

@@ -4,7 +4,7 @@
 // The whole CPU pipeline, as the Python backend runs it: the kernels end as
 // LLVM functions taking bare pointers and a row range; the host program is
 // a kernel.schedule with a planned arena.
-// CHECK: llvm.func @mlp_fused_maximum_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: llvm.func @mlp_fused_maximum_0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK-SAME: tc.domain = array<i64: 8>
 // CHECK: llvm.intr.maximum
 // CHECK: kernel.schedule @mlp

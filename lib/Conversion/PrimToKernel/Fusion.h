@@ -10,7 +10,8 @@
 // the scalar computation of every value that is not realized
 // (KernelBuilder: KernelBuilder.cpp builds kernels and their scopes,
 // Scalars.cpp the scalar code of each prim op, Windows.cpp the loops inside
-// a point: window scans and reductions). PrimToKernel.cpp is the pass.
+// a point: window scans and reductions; MultipleOutputs.cpp the values a
+// kernel stores besides its own). PrimToKernel.cpp is the pass.
 // Private to lib/Conversion/PrimToKernel.
 //
 //===----------------------------------------------------------------------===//
@@ -641,6 +642,40 @@ private:
   SmallVector<Value> rowIndex;
   bool mayCacheRows = false;
 };
+
+//===----------------------------------------------------------------------===//
+// Values a kernel stores besides its own (MultipleOutputs.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Row statistics (see KernelBuilder::build): `of` maps a realized value to
+/// the realized values of its rows' shape that its kernel also computes and
+/// stores, in program order; `readers` maps each of those to that value.
+struct RowStatistics {
+  llvm::DenseMap<Value, SmallVector<Value>> of;
+  llvm::DenseMap<Value, Value> readers;
+};
+
+/// The realized values of `order` (program order) that are row statistics
+/// of another's kernel; `copied`: values returned twice (copied), `returned`:
+/// the function's results.
+RowStatistics rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
+                            const llvm::DenseSet<Value> &copied,
+                            const llvm::DenseSet<Value> &returned);
+
+/// Siblings (see KernelBuilder::build): `of` maps a realized value to the
+/// later realized values its kernel also computes, in program order;
+/// `hosts` maps each of those to that value.
+struct Siblings {
+  llvm::DenseMap<Value, SmallVector<Value>> of;
+  llvm::DenseMap<Value, Value> hosts;
+};
+
+/// The realized values of `order` that are siblings of an earlier one's
+/// kernel (`computedInOutput`: values computed in an output's buffer).
+Siblings siblings(FusionPlan &plan, ArrayRef<Value> order,
+                  const RowStatistics &stats,
+                  const llvm::DenseSet<Value> &returned,
+                  const llvm::DenseMap<Value, Value> &computedInOutput);
 
 /// Converts a scalar with PyTorch's rules (truncation toward zero, bool is
 /// `!= 0`).

@@ -294,14 +294,20 @@ void KernelBuilder::findLastDimConcatenations(Value v, bool root,
       findLastDimConcatenations(operand, false, cuts, seen);
 }
 
+/// Whether a kernel of `rows` rows of `length` elements splits its rows into
+/// blocks, each a domain point of its own: few long rows (a 1-d tensor, say)
+/// leave threads idle.
+static bool splitsRows(int64_t rows, int64_t length) {
+  return rows < 64 && length >= (1 << 15);
+}
+
 bool KernelBuilder::hasRowDomain(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
       type.getShape().back() <= 1)
     return false;
-  // No block split of the last dimension (see build).
-  int64_t rows = type.getNumElements() / type.getShape().back();
-  return rows >= 64 || type.getShape().back() < (1 << 15);
+  int64_t length = type.getShape().back();
+  return !splitsRows(type.getNumElements() / length, length);
 }
 
 FailureOr<kernel::KernelOp>
@@ -371,7 +377,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   int64_t rows = 1, block = 0;
   for (int64_t size : domain)
     rows *= ShapedType::isDynamic(size) ? kSymbolHint : size;
-  if (!looped.empty() && rows < 64 && looped.back() >= (1 << 15))
+  if (!looped.empty() && splitsRows(rows, looped.back()))
     for (int64_t candidate : {4096, 2048, 1024, 512, 256})
       if (looped.back() % candidate == 0) {
         block = candidate;

@@ -275,13 +275,13 @@ def prepare_backend(name: str, backend: str, base, inputs, training: bool,
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
     model = copy.deepcopy(base)
-    if backend == "tc":
+    if backend.startswith("tc"):
         tc.reset_counters()
     row = {"backend": backend}
     step = make_step(name, compile_backend(backend, model), model, inputs,
                      training)
 
-    eager_lines = _FallbackLines() if backend == "tc" else None
+    eager_lines = _FallbackLines() if backend.startswith("tc") else None
     _sync(device)
     # Each backend's first step starts from a collected heap: the garbage
     # of the backend before (the objects Inductor's compile leaves) made the
@@ -358,7 +358,7 @@ def finish_backend(name: str, row: dict, state: dict, training: bool,
         _profile(f"{name}/{backend}", state["step"], profile["path"])
     if training:
         row["last_loss"] = state["result"].item()
-    if backend == "tc":
+    if backend.startswith("tc"):
         # Runs of tc's graphs that replayed a CUDA graph, per timed step
         # (the others issued their launches one by one).
         row["tc_graph_replays_per_step"] = replays / len(times)
@@ -369,10 +369,12 @@ def finish_backend(name: str, row: dict, state: dict, training: bool,
 
 
 def _tc_replays() -> int:
-    """Runs of this process's tc graphs that replayed a CUDA graph."""
+    """Runs of this process's tc graphs that replayed a CUDA graph, and
+    replays of whole training steps' graphs (`tc.backend.step_graphs`)."""
     import tc.compiler
-    return sum(int(getattr(native, "graph_replays", 0))
-               for native in tc.compiler.build.cache.values())
+    return tc.counters["step_graph_replays"] + sum(
+        int(getattr(native, "graph_replays", 0))
+        for native in tc.compiler.build.cache.values())
 
 
 def _profile(title: str, step, path: str) -> None:
@@ -423,17 +425,18 @@ def time_in_rounds(states: dict, steps: int, device,
     """Times `steps` steps of each backend's state, in ROUNDS rounds of
     every backend in turn (each after `warm_steps` untimed steps), so that
     the host's and the GPU's drift reaches all alike; returns the CUDA
-    graph replays of tc's graphs in its timed steps."""
+    graph replays of tc's graphs in its timed steps, by tc backend (`tc`,
+    `tc-ro`)."""
     per_round = max(1, math.ceil(steps / ROUNDS))
-    replays = 0
+    replays = {b: 0 for b in states if b.startswith("tc")}
     for _ in range(ROUNDS):
         for backend, state in states.items():
             for _ in range(warm_steps if device.type == "cuda" else 1):
                 state["result"] = state["step"]()
-            before = _tc_replays() if backend == "tc" else 0
+            before = _tc_replays() if backend in replays else 0
             time_steps(state, per_round, device)
-            if backend == "tc":
-                replays += _tc_replays() - before
+            if backend in replays:
+                replays[backend] += _tc_replays() - before
     return replays
 
 
@@ -475,7 +478,7 @@ def child(name: str, backends: list[str], steps: int, small: bool,
     for row in report["rows"]:
         backend = row["backend"]
         finish_backend(name, row, states[backend], training,
-                       replays if backend == "tc" else 0, profile)
+                       replays.get(backend, 0), profile)
         if not training:
             out = states[backend]["output"]
             if reference is None:

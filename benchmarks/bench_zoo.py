@@ -138,7 +138,8 @@ def prepare(name: str, backend: str, base, built, training: bool,
     tc.reset_counters()
     step = make_step(name, bench_models.compile_backend(backend, model),
                      model, built, training, cuda)
-    lines = bench_models._FallbackLines() if backend == "tc" else None
+    tc_backend = backend.startswith("tc")
+    lines = bench_models._FallbackLines() if tc_backend else None
     gc.collect()
     row: dict = {"backend": backend}
     start = time.perf_counter()
@@ -157,10 +158,11 @@ def prepare(name: str, backend: str, base, built, training: bool,
     bench_models._sync(built.device)
     if cuda:
         row["peak_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
-    if backend == "tc":
+    if tc_backend:
         for key in ("kernels", "ops_compiled", "ops_eager", "fallback_graphs",
                     "runtime_fallbacks", "compile_failures", "guard_reruns",
-                    "shape_specializations", "library_convolutions"):
+                    "shape_specializations", "library_convolutions",
+                    "step_graph_captures", "step_graph_uncaptured"):
             row[f"tc_{key}"] = tc.counters[key]
     return row, {"step": step, "result": result, "output": output,
                  "times": [], "host": []}
@@ -231,8 +233,12 @@ def train_agreement(name: str, backends: list[str], device) -> dict:
     for backend in backends:
         torch._dynamo.reset()
         model = copy.deepcopy(built.model)
-        loss, flat = grads(bench_models.compile_backend(backend, model),
-                           model, True)
+        fn = bench_models.compile_backend(backend, model)
+        if backend == "tc-ro":
+            # The second step replays what the first captured (tc's
+            # step graphs): the gradients checked are the replay's.
+            grads(fn, model, True)
+        loss, flat = grads(fn, model, True)
         result[backend] = {
             "loss_error": abs(loss - ref_loss) / max(abs(ref_loss), 1e-30),
             "grad_error": (rel_error(flat, ref_grads)
@@ -298,7 +304,8 @@ def child(name: str, mode: str, backends: list[str], steps: int,
         path.write_text(json.dumps(report))
         print(f"{name}/{mode}/{backend}: first step "
               f"{row['first_step_s']:.1f} s", flush=True)
-    functions = tc_functions() if "tc" in states else []
+    functions = (tc_functions() if any(b.startswith("tc") for b in states)
+                 else [])
     before = [function_counts(f) for f in functions]
     replays = bench_models.time_in_rounds(states, steps, device,
                                           ROUND_WARM_STEPS)
@@ -311,8 +318,9 @@ def child(name: str, mode: str, backends: list[str], steps: int,
         state = states[row["backend"]]
         row["step_ms"] = statistics.median(state["times"])
         row["host_ms"] = statistics.median(state["host"])
-        if row["backend"] == "tc":
-            row["tc_graph_replays_per_step"] = replays / len(state["times"])
+        if row["backend"] in replays:
+            row["tc_graph_replays_per_step"] = (replays[row["backend"]]
+                                                / len(state["times"]))
         if training:
             row["loss"] = float(state["result"].detach())
             row["loss_finite"] = math.isfinite(row["loss"])
@@ -322,7 +330,7 @@ def child(name: str, mode: str, backends: list[str], steps: int,
     gc.collect()
     # Agreement, after the timing (its compiles would count in the first
     # steps' caches otherwise).
-    checked = [b for b in backends if b in ("eager", "tc")]
+    checked = [b for b in backends if b in ("eager", "tc", "tc-ro")]
     if training:
         check = train_agreement(name, checked, device)
         eager = check.get("eager", {"loss_error": 0.0, "grad_error": 0.0})
@@ -385,6 +393,19 @@ def summarize(report: dict, build: str) -> dict:
             out["peak_ratio"] = tc_row["peak_mib"] / max(ind["peak_mib"], 1e-9)
     if "tc_graph_replays_per_step" in tc_row:
         out["tc_graph_replays_per_step"] = tc_row["tc_graph_replays_per_step"]
+    # tc's reduce-overhead mode (training graphs in segments replay as step
+    # graphs there), where it ran: against Inductor's two modes.
+    ro_row = rows.get("tc-ro", {})
+    if "step_ms" in ro_row:
+        out["tc_ro_ok"] = bool(ro_row.get("agrees")
+                               and not ro_row.get("tc_runtime_fallbacks"))
+        for backend, key in (("inductor", "tc_ro_vs_inductor"),
+                             ("inductor-ro", "tc_ro_vs_inductor_ro")):
+            if "step_ms" in rows.get(backend, {}):
+                out[key] = rows[backend]["step_ms"] / ro_row["step_ms"]
+        for key in ("tc_graph_replays_per_step", "tc_step_graph_captures"):
+            if key in ro_row:
+                out[f"tc_ro_{key[3:]}"] = ro_row[key]
     out["runtime_fallbacks"] = tc_row.get("tc_runtime_fallbacks")
     out["eager_ops"] = tc_row.get("tc_ops_eager")
     out["library_calls"] = tc_row.get("tc_library_convolutions")
@@ -422,8 +443,8 @@ def table(rows: list[dict]) -> str:
             continue
         out += [f"\n### {mode}\n", "| model | eager ms | Inductor ms | "
                 "Inductor r-o ms | tc ms | tc/Inductor | tc/Inductor r-o | "
-                "first step ratio | peak ratio | tc ok | eager ops / "
-                "fallbacks | note |", "|" + "---|" * 12]
+                "tc r-o/Inductor r-o | first step ratio | peak ratio | "
+                "tc ok | eager ops / fallbacks | note |", "|" + "---|" * 13]
 
         def f(r, key, spec=".2f"):
             return format(r[key], spec) if r.get(key) is not None else "-"
@@ -436,11 +457,13 @@ def table(rows: list[dict]) -> str:
                 f"| {r['model']} | {f(r, 'eager_step_ms')} | "
                 f"{f(r, 'inductor_step_ms')} | {f(r, 'inductor_ro_step_ms')}"
                 f" | {f(r, 'tc_step_ms')} | {f(r, 'vs_inductor')}x | "
-                f"{f(r, 'vs_inductor_ro')}x | {f(r, 'first_ratio')} | "
+                f"{f(r, 'vs_inductor_ro')}x | "
+                f"{f(r, 'tc_ro_vs_inductor_ro')}x | {f(r, 'first_ratio')} | "
                 f"{f(r, 'peak_ratio')} | {'yes' if r['tc_ok'] else '**no**'}"
                 f" | {r.get('eager_ops')} / {r.get('runtime_fallbacks')} | "
                 f"{note} |")
-        for key in ("vs_inductor", "vs_inductor_ro", "first_ratio"):
+        for key in ("vs_inductor", "vs_inductor_ro", "tc_ro_vs_inductor_ro",
+                    "first_ratio"):
             g = geomean([r.get(key) for r in these])
             if g:
                 out.append(f"\ngeomean {key} over "

@@ -11,7 +11,8 @@ kernel kind, without bench_zoo.py's reduce-overhead compile.
 With `train`: bench_zoo.py's training step (AdamW under bf16 autocast,
 the config's dropout) instead of bf16 inference. `--rows N`: the N
 slowest kernels of each backend (18 by default). `--backends eager,tc`:
-fewer backends (Inductor's training compile takes a minute).
+fewer backends (Inductor's training compile takes a minute);
+`inductor-ro` and `tc-ro` are their reduce-overhead modes.
 """
 
 import copy
@@ -56,8 +57,7 @@ def main() -> None:
             torch._dynamo.reset()
             tc.reset_counters()
             model = copy.deepcopy(base)
-            fn = model if backend == "eager" else torch.compile(
-                model, backend=backend)
+            fn = bench_models.compile_backend(backend, model)
             step = bench_zoo.make_step(name, fn, model, built, training,
                                        cuda=True)
             start = time.perf_counter()
@@ -74,7 +74,7 @@ def main() -> None:
                   f"{first:.1f} s", flush=True)
             if backend == "eager":
                 continue
-            if backend == "tc":
+            if backend.startswith("tc"):
                 print("counters", {k: v for k, v in tc.counters.items()
                                    if v})
             with profile(activities=[ProfilerActivity.CUDA]) as prof:

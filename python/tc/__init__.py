@@ -59,7 +59,12 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: eager padded to the strides PyTorch's kernels need
 #: (`tc.attention.aligned_biases`); library_attentions: fused attentions
 #: of CUDA inference graphs that run inside tc's program as one cuDNN
-#: call (`tc.attention.library_attentions`).
+#: call (`tc.attention.library_attentions`); step_graph_captures,
+#: step_graph_replays: captures and replays (forward and backward each) of
+#: the CUDA graphs of whole training steps compiled in segments, in
+#: reduce-overhead mode, and step_graph_uncaptured: calls of such a step
+#: run segment by segment because the previous replay's backward had not
+#: run (`tc.backend.step_graphs`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -70,7 +75,8 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "symbolic_graphs", "runtime_fallbacks", "compile_failures",
                  "rank_fallbacks", "library_convolutions", "library_gemms",
                  "causal_masks", "contiguous_masks", "aligned_biases",
-                 "library_attentions")
+                 "library_attentions", "step_graph_captures",
+                 "step_graph_replays", "step_graph_uncaptured")
 
 
 def reset_counters() -> None:

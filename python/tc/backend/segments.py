@@ -27,6 +27,7 @@ training graph goes to AOTAutograd as before (None).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from typing import Any, Callable, Sequence
 
@@ -35,7 +36,7 @@ import torch.fx
 
 import tc
 from tc import compat, logs
-from tc.backend import partition, tracing, training_graph
+from tc.backend import partition, step_graphs, tracing, training_graph
 from tc.compiler import pools
 
 _fallbacks = logs.channel_logger("fallbacks")
@@ -92,6 +93,14 @@ def compile_segments(gm: torch.fx.GraphModule,
 
     if gm.meta.get(tracing.MUTATED_INPUTS):
         return None
+    index = next((x.get_device() for x in example_inputs
+                  if isinstance(x, torch.Tensor) and x.is_cuda), None)
+    stepping = step_graphs.applies(index, settings)
+    if stepping:
+        # The step graphs hold the memory their replays use; the segments,
+        # which run uncaptured only before the capture or beside it, hold
+        # none between calls (default mode's buffers).
+        settings = dataclasses.replace(settings, reduce_overhead=False)
     support = partition.Support()
     ops = partition.op_nodes(gm.graph)
     eager = [n for n in ops if not support.is_node_supported({}, n)]
@@ -192,14 +201,16 @@ def compile_segments(gm: torch.fx.GraphModule,
     # On CUDA the eager ops between the segments allocate from tc's pool
     # too (tc.compiler.pools): the segments' inputs then stay where the
     # previous step had them, and their CUDA graphs replay.
-    index = next((x.get_device() for x in example_inputs
-                  if isinstance(x, torch.Tensor) and x.is_cuda), None)
     if index is None:
         run = lambda *args: fused(*args, *constants)  # noqa: E731
     else:
         def run(*args):
             with pools.allocating_in_pool(index):
                 return fused(*args, *constants)
+    if stepping:
+        # In reduce-overhead mode the chain replays as one CUDA graph for
+        # the forward and one for the backward.
+        run = step_graphs.StepGraphs(run, gm, index)
     return partition.Guarded(run, gm, "training graph (segments)")
 
 

@@ -80,8 +80,16 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     that reads a large tensor the first reads and only what is written
     before the first's kernel, is computed and stored by that kernel too
     (a sibling: a GELU's gradient and the GELU recomputed for a weight's
-    gradient read the activation once). Their buffers come before the
-    output's in the kernel's arguments.
+    gradient read the activation once). A realized value of cheap
+    elementwise arithmetic (no division, root or transcendental function),
+    read first by a kernel of as many points that reads it only at its own
+    points (or at their images through reshapes, or across its own row in
+    a reduction over it), with every other reader later, is computed and
+    stored by that kernel (a point value: a residual sum and the layer norm
+    of it, one kernel where the sum had its own and the norm read it back;
+    with `cache-rows` the norm's first reduction stores the sum's row and
+    the rest reads it back). Their buffers come before the output's in the
+    kernel's arguments.
 
     With `cache-rows` (the CPU's choice), a value reduced over the last
     dimension and needed again by the output's inner loop (softmax's

@@ -184,6 +184,10 @@ public:
   LogicalResult build();
 
   bool isRealized(Value v) const { return realized.contains(v); }
+  /// Whether realized `v` is computed by at most a few elementwise ops (no
+  /// division, root or transcendental function) from the values its kernel
+  /// reads: cheap enough to compute again wherever a kernel reads it.
+  bool cheapElementwise(Value v);
   const llvm::SetVector<Value> &getRealized() const { return realized; }
   /// The realized values whose kernels compute `v` inline or read it.
   llvm::SmallDenseSet<Value> rootsOf(Value v) {
@@ -256,6 +260,9 @@ private:
   /// transcendental) of realized values, arguments, constants and
   /// broadcasts.
   bool elementwiseOfRealized(Value v);
+  /// `elementwiseOfRealized` of `v` seen through reshapes and
+  /// permutations.
+  bool viewOfElementwise(Value v);
 
   /// Whether `op` is a division, a power, a square root or a
   /// transcendental function: what makes an inlined value slow.
@@ -508,12 +515,21 @@ public:
   /// computes and stores at each point (their buffers come after the row
   /// statistics'): a GELU's gradient and the GELU recomputed for a weight's
   /// gradient, both from one read of the activation.
+  ///
+  /// `pointValues`: realized values of `value`'s size that `value`'s
+  /// expression reads (the caller checks that it reads them at its own
+  /// points, or at their images through reshapes), computed inline and
+  /// stored where the kernel computes them for its point (their buffers
+  /// come after the siblings'): a residual sum and the layer norm of it.
+  /// Null when one is not computed at every point (the kernel is not
+  /// built).
   FailureOr<kernel::KernelOp> build(Value value, StringRef name,
                                     Operation *before,
                                     SmallVectorImpl<Value> &inputs,
                                     Mode mode = Mode::Compute,
                                     ArrayRef<Value> rowStatistics = {},
-                                    ArrayRef<Value> siblings = {});
+                                    ArrayRef<Value> siblings = {},
+                                    ArrayRef<Value> pointValues = {});
 
   /// Whether a kernel computing `value` has a domain of whole rows (one
   /// point per row of the last dimension, which its inner loop walks), so
@@ -619,6 +635,18 @@ private:
   llvm::SmallDenseSet<Value> rowStats, rowStatsStored;
   llvm::DenseMap<Value, Value> rowStatBuffers;
   bool rowStatElsewhere = false;
+  /// The point values (see build) and their buffers; the block of the
+  /// point being emitted (null: none), the point values computed there (the
+  /// scalar, its buffer and index) and those seen, and whether a point
+  /// lacked one.
+  llvm::DenseMap<Value, Value> pointValueBuffers;
+  Block *pointScope = nullptr;
+  SmallVector<std::tuple<Value, Value, SmallVector<Value>>> pointStores;
+  llvm::SmallDenseSet<Value> pointsSeen;
+  bool pointValueMissing = false;
+  /// Whether a value at `idx` is computed at the point being emitted (see
+  /// pointScope).
+  bool atPoint(ArrayRef<Value> idx) const;
   SmallVector<std::unique_ptr<Scope>> scopes;
   llvm::DenseMap<int64_t, Value> indexConstants;
 
@@ -638,7 +666,11 @@ private:
   /// output row by the reduction and read back by the loop, instead of
   /// being computed twice. `rowIndex` are the kernel's row coordinates,
   /// `loopIndex` the inner loop's induction value.
-  Value out, cached, loopIndex;
+  /// `cached`: the value whose row a row reduction stored in `cachedIn`
+  /// (the output, or the value's own buffer for a point value).
+  Value out, cached, cachedIn, loopIndex;
+  /// Whether the reduction that caches `cached` is complete.
+  bool cacheComplete = false;
   SmallVector<Value> rowIndex;
   bool mayCacheRows = false;
 };
@@ -676,6 +708,23 @@ Siblings siblings(FusionPlan &plan, ArrayRef<Value> order,
                   const RowStatistics &stats,
                   const llvm::DenseSet<Value> &returned,
                   const llvm::DenseMap<Value, Value> &computedInOutput);
+
+/// Point values (see KernelBuilder::build): `of` maps a realized value to
+/// the realized values its kernel also computes and stores at its points,
+/// in program order; `hosts` maps each of those to that value.
+struct PointValues {
+  llvm::DenseMap<Value, SmallVector<Value>> of;
+  llvm::DenseMap<Value, Value> hosts;
+};
+
+/// The realized values of `order` that the first kernel reading them
+/// computes and stores at its own points (`copied`, `returned`,
+/// `computedInOutput` as for the others).
+PointValues pointValues(FusionPlan &plan, ArrayRef<Value> order,
+                        const RowStatistics &stats, const Siblings &sibs,
+                        const llvm::DenseSet<Value> &copied,
+                        const llvm::DenseSet<Value> &returned,
+                        const llvm::DenseMap<Value, Value> &computedInOutput);
 
 /// Converts a scalar with PyTorch's rules (truncation toward zero, bool is
 /// `!= 0`).

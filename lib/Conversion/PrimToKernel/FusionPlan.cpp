@@ -220,13 +220,16 @@ LogicalResult FusionPlan::build() {
       bool slicesOnly = llvm::all_of(v.getUsers(), [](Operation *user) {
         return isa<prim::SliceOp>(user);
       });
+      // (Or a view of such arithmetic: the parts of a packed QKV
+      // projection, reshaped and permuted to [3, B, H, S, D] and sliced,
+      // read the projection where it is, in one kernel: siblings.)
       auto pad = dyn_cast<prim::PadOp>(op);
       bool borderOnly =
           slicesOnly &&
           (pad ? llvm::all_of(pad.getInterior(),
                               [](int64_t i) { return i == 0; }) &&
                      elementwiseOfRealized(pad.getOperand())
-               : elementwiseOfRealized(v));
+               : viewOfElementwise(v));
       if (!borderOnly)
         realized.insert(v);
     }
@@ -785,6 +788,38 @@ bool FusionPlan::elementwiseOfRealized(Value v) {
         computesSlowlyAlone(op))
       return false;
     llvm::append_range(worklist, op->getOperands());
+  }
+  return true;
+}
+
+bool FusionPlan::viewOfElementwise(Value v) {
+  while (!realized.contains(v) &&
+         isa_and_present<prim::ReshapeOp, prim::PermuteOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return elementwiseOfRealized(v);
+}
+
+bool FusionPlan::cheapElementwise(Value v) {
+  constexpr int64_t kMaxOps = 12;
+  Operation *op = v.getDefiningOp();
+  if (!op || !op->hasTrait<OpTrait::Elementwise>() || computesSlowlyAlone(op))
+    return false;
+  SmallVector<Value> worklist(op->getOperands());
+  llvm::SmallDenseSet<Value> seen;
+  int64_t ops = 1;
+  while (!worklist.empty()) {
+    Value next = worklist.pop_back_val();
+    if (!seen.insert(next).second || realized.contains(next))
+      continue;
+    Operation *def = next.getDefiningOp();
+    if (!def || isa<prim::ConstantOp>(def))
+      continue;
+    if ((!def->hasTrait<OpTrait::Elementwise>() &&
+         !isa<prim::BroadcastInDimOp, prim::PermuteOp, prim::ReshapeOp>(
+             def)) ||
+        computesSlowlyAlone(def) || ++ops > kMaxOps)
+      return false;
+    llvm::append_range(worklist, def->getOperands());
   }
   return true;
 }

@@ -223,6 +223,11 @@ void KernelBuilder::setInsertionPoint(unsigned scope) {
     b.setInsertionPointToEnd(s.block);
 }
 
+bool KernelBuilder::atPoint(ArrayRef<Value> idx) const {
+  // (A reduction emitted for the point has its body at the same depth.)
+  return pointScope && scopes[scopeFor(idx)]->block == pointScope;
+}
+
 void KernelBuilder::pushScope(Block *block, Operation *nested) {
   scopes.back()->nested = nested;
   scopes.push_back(std::make_unique<Scope>());
@@ -235,7 +240,8 @@ LogicalResult KernelBuilder::collectInputs(Value v,
                                            bool root) {
   if (!visited.insert(v).second)
     return success();
-  if (!root && plan.isRealized(v) && !rowStats.contains(v)) {
+  if (!root && plan.isRealized(v) && !rowStats.contains(v) &&
+      !pointValueBuffers.count(v)) {
     inputs.insert(v);
     return success();
   }
@@ -314,12 +320,29 @@ FailureOr<kernel::KernelOp>
 KernelBuilder::build(Value value, StringRef name, Operation *before,
                      SmallVectorImpl<Value> &inputs, Mode mode,
                      ArrayRef<Value> rowStatistics,
-                     ArrayRef<Value> siblings) {
+                     ArrayRef<Value> siblings,
+                     ArrayRef<Value> pointValues) {
   rowStats.clear();
   rowStats.insert(rowStatistics.begin(), rowStatistics.end());
   rowStatBuffers.clear();
   rowStatsStored.clear();
   rowStatElsewhere = false;
+  pointValueBuffers.clear();
+  pointScope = nullptr;
+  pointStores.clear();
+  pointsSeen.clear();
+  pointValueMissing = false;
+  if (!pointValues.empty() &&
+      (mode != Mode::Compute ||
+       llvm::any_of(pointValues, [&](Value v) {
+         return tensorType(v).getNumElements() !=
+                tensorType(value).getNumElements();
+       })))
+    return emitError(loc) << "tc-fuse: point values need a computed value "
+                             "of their size";
+  // Marked before the inputs are collected: they are computed inline.
+  for (Value v : pointValues)
+    pointValueBuffers[v] = Value();
   if (!rowStatistics.empty() &&
       (mode != Mode::Compute || !hasRowDomain(value)))
     return emitError(loc) << "tc-fuse: row statistics need a row kernel";
@@ -349,6 +372,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   for (Value v : rowStatistics)
     argTypes.push_back(bufferType(v));
   for (Value v : siblings)
+    argTypes.push_back(bufferType(v));
+  for (Value v : pointValues)
     argTypes.push_back(bufferType(v));
   argTypes.push_back(bufferType(value));
 
@@ -394,7 +419,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     buffers[v] = arg;
   out = entry->getArguments().back();
   rowLocal.clear();
-  cached = loopIndex = Value();
+  cached = cachedIn = loopIndex = Value();
+  cacheComplete = false;
   rowIndex.clear();
   mayCacheRows = false;
 
@@ -420,9 +446,12 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     siblingBuffers.push_back(
         {sibling,
          entry->getArgument(reads.size() + rowStatistics.size() + i)});
+  for (auto [i, v] : llvm::enumerate(pointValues))
+    pointValueBuffers[v] = entry->getArgument(
+        reads.size() + rowStatistics.size() + siblings.size() + i);
   // A row cached in the output would be overwritten before a sibling
-  // reads it back.
-  if (!siblings.empty())
+  // reads it back; a point value read from the cache would not be stored.
+  if (!siblings.empty() || !pointValues.empty())
     mayCacheRows = false;
   // The point computation itself. An inner loop over the last dimension
   // keeps the contiguous dimension innermost.
@@ -438,6 +467,9 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     // Every value first, then the stores: the reads they share are one
     // read once no store lies between them.
     SmallVector<std::pair<Value, Value>> stores;
+    pointScope = scopes[scopeFor(point)]->block;
+    pointStores.clear();
+    pointsSeen.clear();
     FailureOr<Value> scalar = emit(value, point);
     if (failed(scalar))
       return failure();
@@ -448,8 +480,16 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
         return failure();
       stores.push_back({*other, buffer});
     }
+    // Each point value at this point (computed here for the value or a
+    // sibling), or the kernel is not built.
+    pointValueMissing |= pointsSeen.size() != pointValues.size();
+    pointScope = nullptr;
     for (auto [stored, buffer] : stores)
       memref::StoreOp::create(b, loc, stored, buffer, point);
+    // (A point value whose row a reduction cached is in its buffer.)
+    for (auto &[stored, buffer, at] : pointStores)
+      if (!(buffer == cachedIn && cachedIn != out))
+        memref::StoreOp::create(b, loc, stored, buffer, at);
     return success();
   };
   // The inner loop over the last dimension (`size` iterations), its scope
@@ -544,7 +584,7 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
       auto it = scopes[1]->memo.find(key);
       if (it != scopes[1]->memo.end()) {
         b.setInsertionPointToStart(body);
-        Value row = memref::LoadOp::create(b, loc, out, idx);
+        Value row = memref::LoadOp::create(b, loc, cachedIn, idx);
         it->second.replaceAllUsesWith(row);
       }
     }
@@ -568,7 +608,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
                           << " needs the symbolic size inside it (a loop or "
                              "reduction over it); not supported yet";
 
-  if (rowStatElsewhere || rowStatsStored.size() != rowStats.size()) {
+  if (rowStatElsewhere || rowStatsStored.size() != rowStats.size() ||
+      pointValueMissing) {
     kernel.erase();
     return kernel::KernelOp();
   }
@@ -603,11 +644,20 @@ LogicalResult KernelBuilder::emitScatterAdd(prim::ScatterAddOp op,
 }
 
 FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
-  if (v == cached && loopIndex && idx.back() == loopIndex &&
-      idx.drop_back() == ArrayRef<Value>(rowIndex)) {
+  // A cached row is read back in the inner loop; a point value's (in its
+  // own buffer) also in the row's later reductions.
+  bool cachedRow = v == cached && !idx.empty() &&
+                   idx.drop_back() == ArrayRef<Value>(rowIndex) &&
+                   ((loopIndex && idx.back() == loopIndex) ||
+                    (cachedIn != out && cacheComplete));
+  if (cachedRow) {
     OpBuilder::InsertionGuard guard(b);
     setInsertionPoint(scopeFor(idx));
-    return memref::LoadOp::create(b, loc, out, idx).getResult();
+    Value row = memref::LoadOp::create(b, loc, cachedIn, idx);
+    // A point value cached there is stored already.
+    if (pointValueBuffers.lookup(v) && atPoint(idx))
+      pointsSeen.insert(v);
+    return row;
   }
   for (Value i : idx)
     hoistIndex(i);
@@ -637,6 +687,14 @@ FailureOr<Value> KernelBuilder::emit(Value v, ArrayRef<Value> idx) {
         rowStatElsewhere = true;
       memref::StoreOp::create(b, loc, *result, stat, idx);
       rowStatsStored.insert(v);
+    }
+    // A point value is stored where it is computed for the point being
+    // emitted (see build): at the point's scope, at the point or at its
+    // image through reshapes and permutations, not inside a reduction.
+    if (Value buffer = pointValueBuffers.lookup(v);
+        buffer && succeeded(result) && atPoint(idx)) {
+      pointStores.push_back({*result, buffer, SmallVector<Value>(idx)});
+      pointsSeen.insert(v);
     }
   } else {
     return emitError(loc) << "tc-fuse: value has no buffer and no producer";

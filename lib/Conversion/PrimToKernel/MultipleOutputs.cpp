@@ -6,8 +6,10 @@
 //
 // Realized values that another value's kernel computes and stores too (see
 // KernelBuilder::build): row statistics, one element per row, computed at
-// the row by the kernel of the rows that read them; and siblings, later
-// pointwise values of a kernel's type that share its reads.
+// the row by the kernel of the rows that read them; siblings, later
+// pointwise values of a kernel's type that share its reads; and point
+// values, cheap elementwise values that the first kernel reading them
+// computes at its points anyway.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@ namespace {
 /// it takes.
 constexpr size_t kSiblingWindow = 8;
 constexpr size_t kMaxSiblings = 2;
+/// How many point values a kernel stores besides its own.
+constexpr size_t kMaxPointValues = 2;
 
 } // namespace
 
@@ -50,9 +54,13 @@ static bool computedPointwise(const FusionPlan &plan, Value v,
 /// broadcast along the last dimension or a reduction over it, past which
 /// values have one element per row and only elementwise ops, reshapes and
 /// unit broadcasts lead to `stat`. Then `stat` is computed once per row,
-/// outside the row's loop, at every element.
+/// outside the row's loop, at every element. With `atPoints`, `stat` has
+/// the reader's points and is read only at them, or at the points of their
+/// row inside a reduction over it (a layer norm's input, which its
+/// statistics read across the row and its value at the point).
 static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
-                          const llvm::SmallDenseSet<Value> &inlined) {
+                          const llvm::SmallDenseSet<Value> &inlined,
+                          bool atPoints = false) {
   auto numElements = [](Value v) { return tensorType(v).getNumElements(); };
   auto lastDim = [](Value v) { return tensorType(v).getShape().back(); };
   int64_t rows = numElements(reader) / lastDim(reader);
@@ -67,7 +75,7 @@ static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
     if (!seen.insert({v.getAsOpaquePointer(), int(at)}).second)
       continue;
     if (v == stat) {
-      if (at != At::Row)
+      if (at != (atPoints ? At::Point : At::Row))
         return false;
       found = true;
     } else if (inlined.contains(v) && at == At::Elsewhere) {
@@ -188,6 +196,90 @@ static bool realizedReads(const FusionPlan &plan, Value v,
     llvm::append_range(worklist, op->getOperands());
   }
   return true;
+}
+
+/// Point values: a realized value computed by cheap elementwise arithmetic
+/// (no division, root or transcendental function) of values written
+/// before, that the first kernel reading it computes inline at its own
+/// points and stores there, when that kernel computes point by point over
+/// the value's shape and every other reader runs after it. A residual sum
+/// and the layer norm that follows it are then one kernel, which reads the
+/// sum's operands and writes both (Inductor's fused add and norm), where
+/// the sum had a kernel of its own and the norm read it back.
+PointValues fuse::pointValues(FusionPlan &plan, ArrayRef<Value> order,
+                              const RowStatistics &stats,
+                              const Siblings &sibs,
+                              const llvm::DenseSet<Value> &copied,
+                              const llvm::DenseSet<Value> &returned,
+                              const llvm::DenseMap<Value, Value>
+                                  &computedInOutput) {
+  // Where each realized value's kernel runs, in program order.
+  llvm::DenseMap<Value, size_t> runsAt;
+  for (auto [i, v] : llvm::enumerate(order))
+    runsAt[v] = i;
+  for (auto [stat, reader] : stats.readers)
+    runsAt[stat] = runsAt.lookup(reader);
+  for (auto [sibling, host] : sibs.hosts)
+    runsAt[sibling] = runsAt.lookup(host);
+  llvm::DenseSet<Value> outputsComputedIn;
+  for (auto [value, output] : computedInOutput)
+    outputsComputedIn.insert(output);
+  // A kernel of its own that computes the value point by point.
+  auto own = [&](Value v) {
+    return computedPointwise(plan, v, returned) && !copied.contains(v) &&
+           !computedInOutput.count(v) && !outputsComputedIn.contains(v) &&
+           !stats.readers.count(v) && !sibs.hosts.count(v);
+  };
+  PointValues result;
+  for (Value v : order) {
+    if (!own(v) || stats.of.count(v) || sibs.of.count(v) ||
+        result.of.count(v) || !plan.cheapElementwise(v))
+      continue;
+    // The kernel that reads it first, through `reader` (a value it
+    // computes).
+    Value reader;
+    size_t at = order.size();
+    bool known = true;
+    llvm::SmallDenseSet<Value> roots = plan.rootsOf(v);
+    for (Value root : roots) {
+      auto it = runsAt.find(root);
+      if (it == runsAt.end()) {
+        known = false;
+        break;
+      }
+      if (it->second < at || (it->second == at && root == order[at])) {
+        at = it->second;
+        reader = root;
+      }
+    }
+    if (!known || !reader || stats.readers.count(reader))
+      continue;
+    Value host = sibs.hosts.lookup(reader);
+    if (!host)
+      host = reader;
+    if (!own(host) || result.hosts.count(host) ||
+        tensorType(host).getNumElements() != tensorType(v).getNumElements() ||
+        result.of.lookup(host).size() == kMaxPointValues)
+      continue;
+    // Its operands are written before that kernel runs.
+    llvm::SetVector<Value> reads;
+    if (!realizedReads(plan, v, reads) ||
+        llvm::any_of(reads, [&](Value r) {
+          auto it = runsAt.find(r);
+          return it != runsAt.end() && it->second >= at;
+        }))
+      continue;
+    llvm::SmallDenseSet<Value> inlined = {v};
+    for (Value other : llvm::concat<const Value>(stats.of.lookup(host),
+                                                 result.of.lookup(host)))
+      inlined.insert(other);
+    if (!readAtOwnRows(plan, reader, v, inlined, /*atPoints=*/true))
+      continue;
+    result.of[host].push_back(v);
+    result.hosts[v] = host;
+    runsAt[v] = at;
+  }
+  return result;
 }
 
 /// The later values of a pointwise kernel's type that it computes too: each

@@ -171,7 +171,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   bool declined = false;
   auto launch = [&](Value value, Value out, Mode mode = Mode::Compute,
                     ArrayRef<Value> rowStatistics = {},
-                    ArrayRef<Value> siblingValues = {}) -> LogicalResult {
+                    ArrayRef<Value> siblingValues = {},
+                    ArrayRef<Value> pointValues = {}) -> LogicalResult {
     SmallVector<Value> inputs;
     KernelBuilder builder(plan, value.getLoc(), cacheRows,
                           splitConcatenations, loopPastUnitDims);
@@ -181,11 +182,12 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
             : kernelName(plan, func.getSymName(), value, kernels++);
     FailureOr<kernel::KernelOp> kernel =
         builder.build(value, name, schedule, inputs, mode, rowStatistics,
-                      siblingValues);
+                      siblingValues, pointValues);
     if (failed(kernel))
       return failure();
     if (!*kernel) {
-      // Its row statistics are computed elsewhere than at its rows.
+      // Its row statistics are computed elsewhere than at its rows, or a
+      // point value not at its points.
       declined = true;
       return success();
     }
@@ -196,6 +198,8 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
       args.push_back(buffers.lookup(stat));
     for (Value sibling : siblingValues)
       args.push_back(buffers.lookup(sibling));
+    for (Value point : pointValues)
+      args.push_back(buffers.lookup(point));
     args.push_back(out);
     auto launchOp = kernel::LaunchOp::create(sb, value.getLoc(),
                                              kernel->getSymName(), args);
@@ -230,10 +234,16 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   llvm::DenseSet<Value> returned(llvm::from_range, ret.getOperands());
   RowStatistics rowStats = rowStatistics(plan, order, copied, returned);
   Siblings sibs = siblings(plan, order, rowStats, returned, computedInOutput);
+  // (With fuse-nothing, one kernel per op: none computes another's value.)
+  PointValues points;
+  if (!fuseNothing)
+    points = pointValues(plan, order, rowStats, sibs, copied, returned,
+                         computedInOutput);
   for (Value v : order) {
     // A row statistic is written by the kernel of the row it belongs to, a
-    // sibling by its host's.
-    if (rowStats.readers.count(v) || sibs.hosts.count(v))
+    // sibling by its host's, a point value by its first reader's.
+    if (rowStats.readers.count(v) || sibs.hosts.count(v) ||
+        points.hosts.count(v))
       continue;
     if (Value result = computedInOutput.lookup(v)) {
       buffers[v] = kernel::AliasOp::create(sb, v.getLoc(), bufferType(v),
@@ -336,13 +346,25 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
     }
     SmallVector<Value> statValues = rowStats.of.lookup(v);
     SmallVector<Value> siblingValues = sibs.of.lookup(v);
-    for (Value other : llvm::concat<const Value>(statValues, siblingValues))
+    SmallVector<Value> pointValues = points.of.lookup(v);
+    for (Value other : llvm::concat<const Value>(statValues, siblingValues,
+                                                 pointValues))
       (void)bufferFor(other);
     declined = false;
-    if (failed(launch(v, out, Mode::Compute, statValues, siblingValues)))
+    if (failed(launch(v, out, Mode::Compute, statValues, siblingValues,
+                      pointValues)))
       return failure();
-    // Computed elsewhere than at the kernel's row: each statistic gets its
-    // kernel, then the row's.
+    // Computed elsewhere than at the kernel's points: each point value
+    // gets its kernel (every other reader of theirs runs later), then the
+    // row's; computed elsewhere than at its rows: likewise each statistic.
+    if (declined && !pointValues.empty()) {
+      for (Value point : pointValues)
+        if (failed(launch(point, buffers.lookup(point))))
+          return failure();
+      declined = false;
+      if (failed(launch(v, out, Mode::Compute, statValues, siblingValues)))
+        return failure();
+    }
     if (declined) {
       for (Value stat : statValues)
         if (failed(launch(stat, buffers.lookup(stat))))

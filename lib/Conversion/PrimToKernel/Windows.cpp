@@ -343,14 +343,20 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
   Type acc = elt.isF16() || elt.isBF16() ? b.getF32Type() : elt;
   // The output row can hold the reduced operand while the row is reduced
   // if the operand has the output's type and the reduction runs over the
-  // last dimension for the kernel's current row, before its inner loop.
-  bool cacheRow = mayCacheRows && !cached &&
-             !plan.isRealized(op.getOperand()) &&
-             tensorType(op.getOperand()).getShape() ==
-                 cast<MemRefType>(out.getType()).getShape() &&
-             elt == cast<MemRefType>(out.getType()).getElementType() &&
-             dims.size() == 1 && dims[0] == in.getRank() - 1 &&
-             idx == ArrayRef<Value>(rowIndex);
+  // last dimension for the kernel's current row, before its inner loop. A
+  // point value's row is stored in its own buffer there (then read back),
+  // where rows are cached at all.
+  bool rowReduction = !cached && dims.size() == 1 &&
+                      dims[0] == in.getRank() - 1 &&
+                      idx == ArrayRef<Value>(rowIndex);
+  Value cacheIn = cacheRows ? pointValueBuffers.lookup(op.getOperand())
+                            : Value();
+  if (!cacheIn && mayCacheRows && !plan.isRealized(op.getOperand()) &&
+      tensorType(op.getOperand()).getShape() ==
+          cast<MemRefType>(out.getType()).getShape() &&
+      elt == cast<MemRefType>(out.getType()).getElementType())
+    cacheIn = out;
+  bool cacheRow = rowReduction && cacheIn;
   // Operand index: result index with reduction ivs at the reduced dims;
   // one kernel.reduce per reduced dimension, nested.
   SmallVector<Value> inIdx(in.getRank());
@@ -364,8 +370,9 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
     if (level == dims.size()) {
       FailureOr<Value> value = emit(op.getOperand(), inIdx);
       if (succeeded(value) && cacheRow) {
-        memref::StoreOp::create(b, loc, *value, out, inIdx);
+        memref::StoreOp::create(b, loc, *value, cacheIn, inIdx);
         cached = op.getOperand();
+        cachedIn = cacheIn;
       }
       if (succeeded(value) && acc != elt)
         value = arith::ExtFOp::create(b, loc, acc, *value).getResult();
@@ -406,6 +413,9 @@ FailureOr<Value> KernelBuilder::emitReduce(prim::ReduceOp op,
   if (savedNested)
     b.setInsertionPoint(savedNested);
   FailureOr<Value> result = build(0);
+  // Later code reads the row this reduction cached.
+  if (cacheRow && cached == op.getOperand())
+    cacheComplete = true;
   if (succeeded(result) && acc != elt)
     result = arith::TruncFOp::create(b, loc, elt, *result).getResult();
   scopes[scope]->nested = savedNested;

@@ -1,4 +1,5 @@
 // RUN: tc-opt %s -tc-fuse -split-input-file | FileCheck %s
+// RUN: tc-opt %s -tc-fuse=cache-rows=false -split-input-file | FileCheck %s --check-prefix=GPU
 
 // A training forward's layer norm returns its row sums for the backward
 // (tc-partition saves them: tc-partition.mlir @layer_norm). The norm's
@@ -103,4 +104,77 @@ func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
   %z = prim.mul %p, %x : tensor<8x16xf32>
   %s = prim.reduce sum %x, dims [1] : tensor<8x16xf32>
   return %z, %p, %s : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Point values: a residual sum the graph returns (a training forward saves
+// it) and the layer norm of it. The norm's kernel computes the sum at each
+// point anyway (its statistics read it across the row): it stores it too,
+// and the sum has no kernel of its own. With cache-rows the first reduction
+// stores the sum's row and the rest reads it back; without (GPUs), the
+// sum is computed in each pass and stored at the point.
+// CHECK-LABEL: kernel.kernel @main_fused_div_add_rsqrt_mul_0
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[R:.*]]: memref<4x8xf32>, %[[H:.*]]: memref<4x8xf32>, %[[Y:.*]]: memref<4x8xf32>)
+// CHECK: kernel.reduce add
+// CHECK: %[[SUM:.*]] = arith.addf
+// CHECK: memref.store %[[SUM]], %[[H]]
+// CHECK: kernel.reduce add
+// CHECK: memref.load %[[H]]
+// CHECK: kernel.loop
+// CHECK: memref.load %[[H]]
+// CHECK-NOT: memref.store %{{.*}}, %[[H]]
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK-LABEL: kernel.schedule @main
+// CHECK-SAME: (%[[AX:.*]]: memref<4x8xf32>, %[[AR:.*]]: memref<4x8xf32>, %[[AY:.*]]: memref<4x8xf32>, %[[AH:.*]]: memref<4x8xf32>)
+// CHECK-NEXT: kernel.launch @main_fused_div_add_rsqrt_mul_0(%[[AX]], %[[AR]], %[[AH]], %[[AY]])
+// CHECK-NEXT: kernel.return
+// GPU-LABEL: kernel.kernel @main_fused_div_add_rsqrt_mul_0(%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>)
+// GPU: kernel.reduce add
+// GPU-NOT: memref.store
+// GPU: kernel.reduce add
+// GPU-NOT: memref.store
+// GPU: kernel.loop
+// GPU: %[[LX:.*]] = memref.load %arg0
+// GPU: %[[LR:.*]] = memref.load %arg1
+// GPU: %[[SUM:.*]] = arith.addf %[[LX]], %[[LR]]
+// GPU: memref.store %{{.*}}, %arg3
+// GPU: memref.store %[[SUM]], %arg2
+// GPU-LABEL: kernel.schedule @main
+// GPU-NEXT: kernel.launch @main_fused_div_add_rsqrt_mul_0
+// GPU-NEXT: kernel.return
+func.func @main(%x: tensor<4x8xf32>, %res: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = prim.add %x, %res : tensor<4x8xf32>
+  %n = prim.constant dense<8.0> : tensor<4xf32>
+  %eps = prim.constant dense<1.0e-5> : tensor<4xf32>
+  %s = prim.reduce sum %h, dims [1] : tensor<4x8xf32>
+  %mean = prim.div %s, %n : tensor<4xf32>
+  %bm = prim.broadcast_in_dim %mean, shape [4, 8], dims [0] : tensor<4xf32>
+  %c = prim.sub %h, %bm : tensor<4x8xf32>
+  %sq = prim.mul %c, %c : tensor<4x8xf32>
+  %ss = prim.reduce sum %sq, dims [1] : tensor<4x8xf32>
+  %var = prim.div %ss, %n : tensor<4xf32>
+  %ve = prim.add %var, %eps : tensor<4xf32>
+  %r = prim.rsqrt %ve : tensor<4xf32>
+  %br = prim.broadcast_in_dim %r, shape [4, 8], dims [0] : tensor<4xf32>
+  %y = prim.mul %c, %br : tensor<4x8xf32>
+  return %y, %h : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A value read at other points than the reader's own (a shifted slice of
+// it, padded back) keeps its kernel: computed at the reader's points only,
+// some of its elements would never be stored.
+// CHECK-LABEL: kernel.kernel @main_fused_add_0
+// CHECK-LABEL: kernel.kernel @main_fused_slice_pad_mul_1
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: kernel.launch @main_fused_add_0
+// CHECK: kernel.launch @main_fused_slice_pad_mul_1
+func.func @main(%x: tensor<4x8xf32>, %res: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = prim.add %x, %res : tensor<4x8xf32>
+  %s = prim.slice %h, start [0, 1], limit [4, 8], strides [1, 1] : tensor<4x8xf32>
+  %p = prim.pad %s, low [0, 0], high [0, 1], interior [0, 0], value 0.0 : tensor<4x7xf32>
+  %y = prim.mul %p, %x : tensor<4x8xf32>
+  return %y, %h : tensor<4x8xf32>, tensor<4x8xf32>
 }

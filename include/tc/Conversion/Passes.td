@@ -80,7 +80,10 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
     that reads a large tensor the first reads and only what is written
     before the first's kernel, is computed and stored by that kernel too
     (a sibling: a GELU's gradient and the GELU recomputed for a weight's
-    gradient read the activation once). A realized value of cheap
+    gradient read the activation once); so is a later reduction of a
+    reduction's type over the same dimensions of operands of one shape (a
+    layer norm's weight and bias gradients: tc-split-reductions splits the
+    two together). A realized value of cheap
     elementwise arithmetic (no division, root or transcendental function),
     read first by a kernel of as many points that reads it only at its own
     points (or at their images through reshapes, or across its own row in

@@ -176,9 +176,10 @@ RowStatistics fuse::rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
 }
 
 /// The realized values `v`'s kernel reads; false if computing `v` reduces
-/// or scans windows (tc-split-reductions splits a kernel's one reduction).
+/// (but for `v`'s own reduction with `ownReduction`) or scans windows.
 static bool realizedReads(const FusionPlan &plan, Value v,
-                          llvm::SetVector<Value> &reads) {
+                          llvm::SetVector<Value> &reads,
+                          bool ownReduction = false) {
   llvm::SmallDenseSet<Value> seen;
   SmallVector<Value> worklist = {v};
   while (!worklist.empty()) {
@@ -191,11 +192,17 @@ static bool realizedReads(const FusionPlan &plan, Value v,
       continue;
     }
     if (isa<prim::ReduceOp, prim::ArgReduceOp, prim::WindowArgmaxOp,
-            prim::WindowGatherOp, prim::WindowScatterOp>(op))
+            prim::WindowGatherOp, prim::WindowScatterOp>(op) &&
+        !(ownReduction && next == v && isa<prim::ReduceOp>(op)))
       return false;
     llvm::append_range(worklist, op->getOperands());
   }
   return true;
+}
+
+/// `v`'s reduction when `v` is one (its kernel reduces once, at the root).
+static prim::ReduceOp ownReduction(Value v) {
+  return v.getDefiningOp<prim::ReduceOp>();
 }
 
 /// Point values: a realized value computed by cheap elementwise arithmetic
@@ -286,7 +293,12 @@ PointValues fuse::pointValues(FusionPlan &plan, ArrayRef<Value> order,
 /// pointwise, reads a large tensor the kernel reads (at least half its
 /// elements), and reads only what is written before the kernel runs. One kernel then
 /// reads that tensor once for both (a GELU's gradient and the GELU
-/// recomputed for a weight's gradient, both from the activation).
+/// recomputed for a weight's gradient, both from the activation). So for a
+/// reduction's kernel: later reductions of its type over the same
+/// dimensions of operands of one shape, each reducing pointwise work of
+/// what is written before (a layer norm's weight and bias gradients, two
+/// column sums of one gradient: tc-split-reductions splits them
+/// together).
 Siblings
 fuse::siblings(FusionPlan &plan, ArrayRef<Value> order,
                const RowStatistics &stats,
@@ -305,17 +317,26 @@ fuse::siblings(FusionPlan &plan, ArrayRef<Value> order,
   for (auto [i, host] : llvm::enumerate(order)) {
     if (!eligible(host) || result.hosts.count(host))
       continue;
+    prim::ReduceOp hostReduce = ownReduction(host);
     llvm::SetVector<Value> hostReads;
-    if (!realizedReads(plan, host, hostReads))
+    if (!realizedReads(plan, host, hostReads, /*ownReduction=*/true))
       continue;
-    int64_t elements = tensorType(host).getNumElements();
+    int64_t elements = tensorType(hostReduce ? hostReduce.getOperand() : host)
+                           .getNumElements();
     for (size_t j = i + 1; j < order.size() && j <= i + kSiblingWindow; ++j) {
       Value sibling = order[j];
       if (sibling.getType() != host.getType() || !eligible(sibling) ||
           stats.of.count(sibling) || result.hosts.count(sibling))
         continue;
+      prim::ReduceOp reduce = ownReduction(sibling);
+      if (bool(reduce) != bool(hostReduce) ||
+          (reduce && (reduce.getDims() != hostReduce.getDims() ||
+                      reduce.getKind() != hostReduce.getKind() ||
+                      reduce.getOperand().getType() !=
+                          hostReduce.getOperand().getType())))
+        continue;
       llvm::SetVector<Value> reads;
-      if (!realizedReads(plan, sibling, reads))
+      if (!realizedReads(plan, sibling, reads, /*ownReduction=*/true))
         continue;
       bool ready = llvm::all_of(reads, [&](Value r) {
         auto it = writtenAt.find(r);

@@ -178,3 +178,28 @@ func.func @main(%x: tensor<4x8xf32>, %res: tensor<4x8xf32>) -> (tensor<4x8xf32>,
   %y = prim.mul %p, %x : tensor<4x8xf32>
   return %y, %h : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Reduction siblings: a layer norm's bias gradient (the column sums of the
+// output gradient) and its weight gradient (the column sums of the output
+// gradient times the normalized input) reduce the same rows and read the
+// gradient both: one kernel computes both sums (tc-split-reductions then
+// splits them together).
+// CHECK-LABEL: kernel.kernel @main_fused_reduce_0
+// CHECK-SAME: (%[[G:.*]]: memref<64x8xf32>, %[[X:.*]]: memref<64x8xf32>, %[[W:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>)
+// CHECK: kernel.loop
+// CHECK: %[[SB:.*]] = kernel.reduce add
+// CHECK: %[[SW:.*]] = kernel.reduce add
+// CHECK: arith.mulf
+// CHECK: memref.store %[[SB]], %[[B]]
+// CHECK: memref.store %[[SW]], %[[W]]
+// CHECK-LABEL: kernel.schedule @main
+// CHECK-NEXT: kernel.launch @main_fused_reduce_0
+// CHECK-NEXT: kernel.return
+func.func @main(%g: tensor<64x8xf32>, %x: tensor<64x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %db = prim.reduce sum %g, dims [0] : tensor<64x8xf32>
+  %gx = prim.mul %g, %x : tensor<64x8xf32>
+  %dw = prim.reduce sum %gx, dims [0] : tensor<64x8xf32>
+  return %db, %dw : tensor<8xf32>, tensor<8xf32>
+}

@@ -20,6 +20,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -218,26 +219,60 @@ static bool loopToDomain(KernelOp kernel) {
 // 3. Splitting a long reduction
 //===----------------------------------------------------------------------===//
 
-/// The kernel's only top-level reduction, if everything else at the top
-/// level is scalar work, loads before it (a realized statistic the
-/// reduction subtracts: batch norm's mean in its variance over N, H, W
-/// channels-last), or stores after it. The partial kernel repeats what
-/// comes before the reduction.
-static ReduceOp getSplittable(KernelOp kernel) {
-  ReduceOp reduce;
+/// The kernel's top-level reductions, if everything else at the top level
+/// is scalar work, loads before the first (a realized statistic the
+/// reduction subtracts: batch norm's mean in its variance over N, H and W
+/// channels-last) or of buffers the kernel does not write, or stores
+/// after the last; each of the same constant
+/// length, and none reading another's result (siblings: a layer norm's
+/// weight and bias gradients, two column sums of one gradient). The
+/// partial kernel repeats the scalar work that reads no reduction.
+static SmallVector<ReduceOp> getSplittable(KernelOp kernel) {
+  SmallVector<ReduceOp> reduces;
+  // Values computed from a reduction's result.
+  llvm::SmallPtrSet<Value, 8> reduced;
+  auto readsReduced = [&](Operation *op) {
+    bool reads = false;
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        reads |= reduced.contains(operand);
+    });
+    return reads;
+  };
   for (Operation &op : kernel.getBody().front().without_terminator()) {
     if (auto r = dyn_cast<ReduceOp>(op)) {
-      if (reduce)
+      if (readsReduced(r) || !constantSize(r.getSize()) ||
+          (!reduces.empty() &&
+           constantSize(r.getSize()) != constantSize(reduces[0].getSize())))
         return {};
-      reduce = r;
+      reduces.push_back(r);
+      reduced.insert(r.getResult());
       continue;
     }
-    if (isPureScalar(op) || (!reduce && isa<memref::LoadOp>(op)) ||
-        (reduce && isa<memref::StoreOp>(op)))
+    if (isPureScalar(op)) {
+      if (readsReduced(&op))
+        for (Value result : op.getResults())
+          reduced.insert(result);
+      continue;
+    }
+    // Loads before the first reduction, or of buffers the kernel does not
+    // write (a column's weight a sibling sum scales by, hoisted out of it).
+    if (isa<memref::LoadOp>(op) && !readsReduced(&op) &&
+        (reduces.empty() || isLoadOfUnwritten(op, kernel)))
+      continue;
+    if (!reduces.empty() && isa<memref::StoreOp>(op))
       continue;
     return {};
   }
-  return reduce;
+  // Stores come after the last reduction.
+  bool afterLast = false;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (!reduces.empty() && &op == reduces.back().getOperation())
+      afterLast = true;
+    if (isa<memref::StoreOp>(op) && !afterLast)
+      return {};
+  }
+  return reduces;
 }
 
 /// How many chunks to split `length` iterations into so that `points`
@@ -258,18 +293,21 @@ static int64_t chooseSplits(int64_t points, int64_t length,
   return splits >= kMinSplits ? splits : 0;
 }
 
-/// Splits `reduce` of `kernel` into `splits` chunks: creates the partial
-/// kernel before `kernel` and rewrites `kernel` to combine the partials,
-/// held `[S] ++ domain`, or with `splitsLast` `domain ++ [S]`. Returns the
-/// partial kernel and the temporary's type.
-static std::pair<KernelOp, MemRefType>
-splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
-               bool splitsLast, SymbolTable &symbols,
-               bool miscompileForTesting) {
+/// Splits `reduces` of `kernel` into `splits` chunks each: creates the
+/// partial kernel before `kernel` and rewrites `kernel` to combine the
+/// partials, held `[S] ++ domain` per reduction, or with `splitsLast`
+/// `domain ++ [S]`. Returns the partial kernel and the temporaries' types,
+/// one per reduction in order.
+static std::pair<KernelOp, SmallVector<MemRefType>>
+splitReductions(KernelOp kernel, MutableArrayRef<ReduceOp> reduces,
+                int64_t splits,
+                bool splitsLast, SymbolTable &symbols,
+                bool miscompileForTesting) {
   MLIRContext *ctx = kernel.getContext();
-  Location loc = reduce.getLoc();
+  ReduceOp first = reduces.front();
+  Location loc = first.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
-  int64_t length = *constantSize(reduce.getSize());
+  int64_t length = *constantSize(first.getSize());
   int64_t chunk = llvm::divideCeil(length, splits);
   bool ragged = chunk * splits != length;
   // The temporary's index of chunk `s` at domain point `point`.
@@ -288,12 +326,14 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
   llvm::append_range(partialShape, domain);
   if (splitsLast)
     partialShape.push_back(splits);
-  auto partialType = MemRefType::get(partialShape, reduce.getType());
+  SmallVector<MemRefType> partialTypes;
+  for (ReduceOp reduce : reduces)
+    partialTypes.push_back(MemRefType::get(partialShape, reduce.getType()));
 
   // The partial kernel: domain [S] ++ domain, the kernel's buffers and the
-  // temporary.
+  // temporaries.
   SmallVector<Type> argTypes(kernel.getArgumentTypes());
-  argTypes.push_back(partialType);
+  llvm::append_range(argTypes, partialTypes);
   SmallVector<int64_t> partialDomain{splits};
   llvm::append_range(partialDomain, domain);
   OpBuilder b(kernel);
@@ -312,73 +352,188 @@ splitReduction(KernelOp kernel, ReduceOp reduce, int64_t splits,
   SmallVector<Value> point{split};
   for (size_t d = 0; d < domain.size(); ++d)
     point.push_back(IndexOp::create(b, loc, b.getIndexType(), d + 1));
-  for (Operation &op : kernel.getBody().front()) {
-    if (&op == reduce.getOperation())
-      break;
+  Value chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
+  unsigned next = 0;
+  unsigned firstTemp = kernel.getNumArguments();
+  // The scalar work no reduction's result feeds (getSplittable), then each
+  // reduction over its chunk, stored in its temporary.
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (next < reduces.size() && &op == reduces[next].getOperation()) {
+      ReduceOp reduce = reduces[next];
+      Value identity = arith::ConstantOp::create(
+          b, loc,
+          getCombinerIdentity(b, reduce.getKind(), reduce.getType()));
+      auto part = ReduceOp::create(b, loc, reduce.getType(),
+                                   reduce.getKindAttr(), chunkSize, identity);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        Block *body =
+            b.createBlock(&part.getBody(), {}, {b.getIndexType()}, {loc});
+        Value base = arith::MulIOp::create(b, loc, split, chunkSize);
+        Value at = arith::AddIOp::create(b, loc, base, body->getArgument(0));
+        Value inRange;
+        if (ragged) {
+          // The last chunk's iterations past the end read the last element
+          // and yield the identity.
+          Value end = arith::ConstantIndexOp::create(b, loc, length);
+          inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          at, end);
+          at = arith::MinUIOp::create(
+              b, loc, at,
+              arith::ConstantIndexOp::create(b, loc, length - 1));
+        }
+        mapping.map(reduce.getBody().getArgument(0), at);
+        for (Operation &inner : reduce.getBody().front().without_terminator())
+          b.clone(inner, mapping);
+        auto yield = cast<YieldOp>(reduce.getBody().front().getTerminator());
+        SmallVector<Value> values;
+        for (Value v : yield.getValues()) {
+          Value mapped = mapping.lookupOrDefault(v);
+          values.push_back(inRange ? arith::SelectOp::create(b, loc, inRange,
+                                                             mapped, identity)
+                                         .getResult()
+                                   : mapped);
+        }
+        YieldOp::create(b, loc, values);
+      }
+      memref::StoreOp::create(
+          b, loc, part.getResult(), entry->getArgument(firstTemp + next),
+          partialIndex(split, ArrayRef<Value>(point).drop_front()));
+      ++next;
+      continue;
+    }
+    if (isa<memref::StoreOp>(op))
+      continue;
+    // (Scalar work reading a reduction's result is not needed here.)
+    bool readsReduction = llvm::any_of(op.getOperands(), [&](Value v) {
+      return !mapping.contains(v) && v.getParentBlock() ==
+                                         &kernel.getBody().front();
+    });
+    if (readsReduction)
+      continue;
     if (auto index = dyn_cast<IndexOp>(op)) {
       mapping.map(index.getResult(), point[index.getDim() + 1]);
       continue;
     }
     b.clone(op, mapping);
   }
-  Value identity = arith::ConstantOp::create(
-      b, loc, getCombinerIdentity(b, reduce.getKind(), reduce.getType()));
-  Value chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
-  auto part = ReduceOp::create(b, loc, reduce.getType(), reduce.getKindAttr(),
-                               chunkSize, identity);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *body = b.createBlock(&part.getBody(), {}, {b.getIndexType()}, {loc});
-    Value base = arith::MulIOp::create(b, loc, split, chunkSize);
-    Value at = arith::AddIOp::create(b, loc, base, body->getArgument(0));
-    Value inRange;
-    if (ragged) {
-      // The last chunk's iterations past the end read the last element
-      // and yield the identity.
-      Value end = arith::ConstantIndexOp::create(b, loc, length);
-      inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at,
-                                      end);
-      at = arith::MinUIOp::create(
-          b, loc, at, arith::ConstantIndexOp::create(b, loc, length - 1));
-    }
-    mapping.map(reduce.getBody().getArgument(0), at);
-    for (Operation &op : reduce.getBody().front().without_terminator())
-      b.clone(op, mapping);
-    auto yield = cast<YieldOp>(reduce.getBody().front().getTerminator());
-    SmallVector<Value> values;
-    for (Value v : yield.getValues()) {
-      Value mapped = mapping.lookupOrDefault(v);
-      values.push_back(inRange ? arith::SelectOp::create(b, loc, inRange,
-                                                         mapped, identity)
-                                     .getResult()
-                               : mapped);
-    }
-    YieldOp::create(b, loc, values);
-  }
-  memref::StoreOp::create(
-      b, loc, part.getResult(), entry->getArguments().back(),
-      partialIndex(split, ArrayRef<Value>(point).drop_front()));
   ReturnOp::create(b, loc);
 
   // The kernel itself: reduce the partials, from the original init.
   Block &kernelEntry = kernel.getBody().front();
-  Value partials = kernelEntry.addArgument(partialType, kernel.getLoc());
+  SmallVector<Value> partials;
+  for (MemRefType type : partialTypes)
+    partials.push_back(kernelEntry.addArgument(type, kernel.getLoc()));
   kernel.setFunctionType(FunctionType::get(
       ctx, kernelEntry.getArgumentTypes(), {}));
-  b.setInsertionPoint(reduce);
-  // (A test's planted wrong rewrite leaves out the last chunk.)
-  reduce.getSizeMutable().assign(arith::ConstantIndexOp::create(
-      b, loc, miscompileForTesting ? splits - 1 : splits));
-  Block &body = reduce.getBody().front();
-  body.clear();
-  b.setInsertionPointToStart(&body);
-  SmallVector<Value> at;
-  for (size_t d = 0; d < domain.size(); ++d)
-    at.push_back(IndexOp::create(b, loc, b.getIndexType(), d));
-  Value value = memref::LoadOp::create(
-      b, loc, partials, partialIndex(body.getArgument(0), at));
-  YieldOp::create(b, loc, value);
-  return {partial, partialType};
+  for (auto [reduce, temp] : llvm::zip(reduces, partials)) {
+    b.setInsertionPoint(reduce);
+    // (A test's planted wrong rewrite leaves out the last chunk.)
+    reduce.getSizeMutable().assign(arith::ConstantIndexOp::create(
+        b, loc, miscompileForTesting ? splits - 1 : splits));
+    Block &body = reduce.getBody().front();
+    body.clear();
+    b.setInsertionPointToStart(&body);
+    SmallVector<Value> at;
+    for (size_t d = 0; d < domain.size(); ++d)
+      at.push_back(IndexOp::create(b, loc, b.getIndexType(), d));
+    Value value = memref::LoadOp::create(
+        b, loc, temp, partialIndex(body.getArgument(0), at));
+    YieldOp::create(b, loc, value);
+  }
+  return {partial, partialTypes};
+}
+
+/// The reduction indices (into `reduces`) that `op` reads the results of,
+/// through the kernel's top-level values (`deps` of those computed so far).
+static llvm::SmallBitVector
+reductionsRead(Operation *op, ArrayRef<ReduceOp> reduces,
+               const llvm::DenseMap<Operation *, llvm::SmallBitVector> &deps) {
+  llvm::SmallBitVector read(reduces.size());
+  op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (auto it = deps.find(def); it != deps.end())
+          read |= it->second;
+  });
+  return read;
+}
+
+/// A kernel of several independent top-level reductions that
+/// getSplittable refuses (of other lengths, say) as one kernel per
+/// reduction, each with the stores of that reduction's results
+/// alone, replacing `kernel` and its `launches`; empty (nothing changed)
+/// when a store reads two reductions or the kernel has other effects.
+/// Each is then split on its own: a sibling kernel that kept its sums
+/// whole would leave most of the GPU idle.
+static SmallVector<KernelOp> separate(KernelOp kernel,
+                                      ArrayRef<LaunchOp> launches,
+                                      SymbolTable &symbols) {
+  Block &body = kernel.getBody().front();
+  SmallVector<ReduceOp> reduces(body.getOps<ReduceOp>());
+  if (reduces.size() < 2)
+    return {};
+  llvm::DenseMap<Operation *, llvm::SmallBitVector> deps;
+  for (Operation &op : body.without_terminator()) {
+    llvm::SmallBitVector read = reductionsRead(&op, reduces, deps);
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (read.any())
+        return {};
+      read.set(llvm::find(reduces, reduce) - reduces.begin());
+    } else if (isa<memref::StoreOp>(op)) {
+      if (read.count() > 1)
+        return {};
+    } else if (!isPureScalar(op) && !isa<memref::LoadOp>(op)) {
+      return {};
+    }
+    deps[&op] = read;
+  }
+  SmallVector<KernelOp> parts;
+  for (size_t k = 0; k < reduces.size(); ++k) {
+    auto part = cast<KernelOp>(kernel->clone());
+    part.setSymName((kernel.getSymName() + "_" + Twine(k)).str());
+    symbols.insert(part, std::next(Block::iterator(kernel)));
+    // The stores of the other reductions' results go; then what nothing
+    // reads any more.
+    Block &partBody = part.getBody().front();
+    SmallVector<Operation *> ops, originals;
+    for (Operation &op : partBody.without_terminator())
+      ops.push_back(&op);
+    for (Operation &op : body.without_terminator())
+      originals.push_back(&op);
+    for (auto [op, original] : llvm::zip(ops, originals)) {
+      const llvm::SmallBitVector &read = deps[original];
+      bool mine = read.any() ? read.test(k) : k == 0;
+      if (isa<memref::StoreOp>(op) && !mine)
+        op->erase();
+    }
+    // In reverse order, so that an op's users go before it.
+    SmallVector<Operation *> left;
+    for (Operation &op : partBody.without_terminator())
+      left.push_back(&op);
+    for (Operation *op : llvm::reverse(left))
+      if (op->use_empty() && !isa<memref::StoreOp>(op) &&
+          (isPureScalar(*op) || isa<memref::LoadOp, ReduceOp>(op)))
+        op->erase();
+    parts.push_back(part);
+  }
+  // (Each part holds its one reduction, or nothing changes.)
+  if (llvm::any_of(parts, [](KernelOp part) {
+        return !llvm::hasSingleElement(part.getBody().getOps<ReduceOp>());
+      })) {
+    for (KernelOp part : parts)
+      symbols.erase(part);
+    return {};
+  }
+  for (LaunchOp launch : launches) {
+    OpBuilder b(launch);
+    for (KernelOp part : parts)
+      LaunchOp::create(b, launch.getLoc(), part.getSymName(),
+                       launch.getBuffers());
+    launch.erase();
+  }
+  symbols.erase(kernel);
+  return parts;
 }
 
 struct SplitReductionsPass
@@ -389,7 +544,8 @@ struct SplitReductionsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
-    for (KernelOp kernel : kernels) {
+    for (size_t next = 0; next < kernels.size(); ++next) {
+      KernelOp kernel = kernels[next];
       if (numPoints(kernel) >= minParallelism)
         continue;
       // Launches that run as a GEMM's row epilogue keep their shape.
@@ -410,12 +566,30 @@ struct SplitReductionsPass
       // batch and sequence) is nested there.
       if (loopToDomain(kernel))
         flattenNestedReductions(kernel);
-      ReduceOp reduce = getSplittable(kernel);
-      if (!reduce || !constantSize(reduce.getSize()))
+      SmallVector<ReduceOp> reduces = getSplittable(kernel);
+      if (reduces.empty()) {
+        // Several reductions that would be split one by one but cannot be
+        // split together: one kernel each.
+        auto first = kernel.getBody().getOps<ReduceOp>();
+        if (!first.empty() && constantSize((*first.begin()).getSize()) &&
+            chooseSplits(numPoints(kernel),
+                         *constantSize((*first.begin()).getSize()),
+                         minParallelism, maxSplits * columnFactor,
+                         minLength))
+          llvm::append_range(kernels, separate(kernel, launches, symbols));
+        continue;
+      }
+      ReduceOp reduce = reduces.front();
+      // (Several reductions split alike: each along the same dimension.)
+      bool innermost = indexesInnermostDim(reduce.getBody().getArgument(0));
+      if (llvm::any_of(reduces, [&](ReduceOp r) {
+            return indexesInnermostDim(r.getBody().getArgument(0)) !=
+                   innermost;
+          }))
         continue;
       int64_t parallelism = minParallelism, most = maxSplits;
       bool column = false;
-      if (indexesInnermostDim(reduce.getBody().getArgument(0))) {
+      if (innermost) {
         parallelism = std::max<int64_t>(1, minParallelism / kThreadsPerRow);
       } else if (!kernel.getDomain().empty()) {
         column = true;
@@ -427,16 +601,18 @@ struct SplitReductionsPass
                        parallelism, most, minLength);
       if (!splits)
         continue;
-      auto [partial, partialType] =
-          splitReduction(kernel, reduce, splits, column, symbols,
-                         miscompileForTesting);
+      auto [partial, partialTypes] =
+          splitReductions(kernel, reduces, splits, column, symbols,
+                          miscompileForTesting);
       for (LaunchOp launch : launches) {
         OpBuilder b(launch);
-        Value temp = memref::AllocOp::create(b, launch.getLoc(), partialType);
+        SmallVector<Value> temps;
+        for (MemRefType type : partialTypes)
+          temps.push_back(memref::AllocOp::create(b, launch.getLoc(), type));
         SmallVector<Value> buffers(launch.getBuffers());
-        buffers.push_back(temp);
+        llvm::append_range(buffers, temps);
         LaunchOp::create(b, launch.getLoc(), partial.getSymName(), buffers);
-        launch.getBuffersMutable().append(temp);
+        launch.getBuffersMutable().append(temps);
       }
     }
   }

@@ -439,3 +439,121 @@ kernel.schedule @main(%x: memref<64x56x56x32xbf16>, %gate: memref<64x32xbf16>, %
   kernel.launch @gate_written(%x, %gate, %out) : memref<64x56x56x32xbf16>, memref<64x32xbf16>, memref<32xf32>
   kernel.return
 }
+
+// -----
+
+// Two sums of one kernel, neither reading the other (siblings: a layer
+// norm's bias and weight gradients over the rows): split together, one
+// partial kernel storing a temporary each, the kernel summing both.
+// CHECK-LABEL: kernel.kernel @two_partial
+// CHECK-SAME: %[[PA:[a-z0-9]+]]: memref<256xf32>, %[[PB:[a-z0-9]+]]: memref<256xf32>) attributes {domain = array<i64: 256>}
+// CHECK: %[[A:.*]] = kernel.reduce add %c64 init
+// CHECK: memref.store %[[A]], %[[PA]]
+// CHECK: %[[B:.*]] = kernel.reduce add %c64 init
+// CHECK: arith.mulf
+// CHECK: memref.store %[[B]], %[[PB]]
+// CHECK-LABEL: kernel.kernel @two(
+// CHECK-SAME: %[[QA:[a-z0-9]+]]: memref<256xf32>, %[[QB:[a-z0-9]+]]: memref<256xf32>) attributes {domain = array<i64>}
+// CHECK: kernel.reduce add %c256
+// CHECK: memref.load %[[QA]]
+// CHECK: kernel.reduce add %c256
+// CHECK: memref.load %[[QB]]
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: %[[TA:.*]] = memref.alloc() : memref<256xf32>
+// CHECK: %[[TB:.*]] = memref.alloc() : memref<256xf32>
+// CHECK-NEXT: kernel.launch @two_partial(%{{.*}}, %{{.*}}, %{{.*}}, %[[TA]], %[[TB]])
+// CHECK-NEXT: kernel.launch @two(%{{.*}}, %{{.*}}, %{{.*}}, %[[TA]], %[[TB]])
+kernel.kernel @two(%x: memref<16384xf32>, %a: memref<f32>, %b: memref<f32>) attributes {domain = array<i64>} {
+  %n = arith.constant 16384 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    kernel.yield %v : f32
+  }
+  %q = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    %sq = arith.mulf %v, %v : f32
+    kernel.yield %sq : f32
+  }
+  memref.store %s, %a[] : memref<f32>
+  memref.store %q, %b[] : memref<f32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<16384xf32>, %a: memref<f32>, %b: memref<f32>) {
+  kernel.launch @two(%x, %a, %b) : memref<16384xf32>, memref<f32>, memref<f32>
+  kernel.return
+}
+
+// -----
+
+// A sum that reads another's result (a variance about the mean) is not
+// split with it: the partial kernel would need the whole first sum.
+// CHECK-LABEL: kernel.kernel @dependent(
+// CHECK-NOT: _partial
+kernel.kernel @dependent(%x: memref<16384xf32>, %b: memref<f32>) attributes {domain = array<i64>} {
+  %n = arith.constant 16384 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    kernel.yield %v : f32
+  }
+  %q = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    %c = arith.subf %v, %s : f32
+    %sq = arith.mulf %c, %c : f32
+    kernel.yield %sq : f32
+  }
+  memref.store %q, %b[] : memref<f32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<16384xf32>, %b: memref<f32>) {
+  kernel.launch @dependent(%x, %b) : memref<16384xf32>, memref<f32>
+  kernel.return
+}
+
+// -----
+
+// Two sums that cannot be split together (here: of different lengths)
+// become a kernel each, each split on its own: kept whole, they would
+// leave most of the GPU idle.
+// CHECK-LABEL: kernel.kernel @uneven_1_partial
+// CHECK-LABEL: kernel.kernel @uneven_1(
+// CHECK-NOT: memref.store %{{.*}}, %arg1
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK-LABEL: kernel.kernel @uneven_0_partial
+// CHECK-LABEL: kernel.kernel @uneven_0(
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK-NOT: memref.store %{{.*}}, %arg2
+// CHECK-LABEL: kernel.schedule @main
+// CHECK: kernel.launch @uneven_0_partial
+// CHECK: kernel.launch @uneven_0(
+// CHECK: kernel.launch @uneven_1_partial
+// CHECK: kernel.launch @uneven_1(
+// CHECK-NOT: kernel.launch @uneven(
+kernel.kernel @uneven(%x: memref<16384xf32>, %a: memref<f32>, %b: memref<f32>) attributes {domain = array<i64>} {
+  %n = arith.constant 16384 : index
+  %h = arith.constant 8192 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.reduce add %n init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    kernel.yield %v : f32
+  }
+  %q = kernel.reduce add %h init %zero : f32 {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<16384xf32>
+    %sq = arith.mulf %v, %v : f32
+    kernel.yield %sq : f32
+  }
+  memref.store %s, %a[] : memref<f32>
+  memref.store %q, %b[] : memref<f32>
+  kernel.return
+}
+kernel.schedule @main(%x: memref<16384xf32>, %a: memref<f32>, %b: memref<f32>) {
+  kernel.launch @uneven(%x, %a, %b) : memref<16384xf32>, memref<f32>, memref<f32>
+  kernel.return
+}

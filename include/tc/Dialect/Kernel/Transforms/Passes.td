@@ -95,13 +95,18 @@ def SplitReductionsPass : Pass<"tc-split-reductions", "::mlir::ModuleOp"> {
        channel sum over N, H, W) is done again at each element;
     2. a single top-level `kernel.loop` whose body reduces becomes a
        domain dimension (a column sum gets one point per column);
-    3. a kernel that is then a single top-level reduction (plus scalar
-       work and stores after it) is split in two, as Inductor's split
-       reductions: a new `<name>_partial` kernel over `[S] ++ domain`
-       reduces each of S chunks of the range from the identity into a
-       temporary buffer, and the kernel itself reduces the S partials
-       (from the original init) and does the rest. The temporary is a
-       `memref.alloc` of the schedule, for `tc-plan-memory` to place.
+    3. a kernel that is then top-level reductions of one length, none
+       reading another's result (plus scalar work and stores after them:
+       tc-fuse's sibling sums, a layer norm's weight and bias gradients),
+       is split in two, as Inductor's split reductions: a new
+       `<name>_partial` kernel over `[S] ++ domain` reduces each of S
+       chunks of the range from the identity into a temporary buffer per
+       reduction, and the kernel itself reduces the S partials (from the
+       original init) and does the rest. The temporaries are
+       `memref.alloc`s of the schedule, for `tc-plan-memory` to place.
+       Independent reductions that cannot be split together (of other
+       lengths, say) but would be split become a kernel each first, each
+       with the stores of its own results, and are split one by one.
 
     A column reduction (its range strides over memory: batch norm's sums
     over N, H, W of a channels-last tensor) is a thread per column and

@@ -88,6 +88,10 @@ class _Captured:
         self.forward = torch.cuda.CUDAGraph()
         self.backward = torch.cuda.CUDAGraph()
         self.sequence = "tuple"
+        #: Each forward replay's number: the backward of an older one finds
+        #: its saved values overwritten. (A later capture has buffers of
+        #: its own: it overwrites nothing of this one's.)
+        self.generation = 0
 
 
 class StepGraphs:
@@ -106,9 +110,6 @@ class StepGraphs:
         self.captured: _Captured | None = None
         self.captures = 0
         self.off = False
-        #: Each forward replay's number: the backward of an older one finds
-        #: its saved values overwritten.
-        self.generation = 0
         #: The latest forward replay whose backward has not run yet.
         self.pending: weakref.ref | None = None
         self._leaves: list[bool] = []
@@ -292,9 +293,9 @@ class StepGraphs:
                 if not inside:
                     static.copy_(a)
         captured.forward.replay()
-        self.generation += 1
+        captured.generation += 1
         tc.counters["step_graph_replays"] += 1
-        ctx.captured, ctx.generation = captured, self.generation
+        ctx.captured, ctx.generation = captured, captured.generation
         # The autograd graph of this call holds the token; while it lives
         # and its backward has not run, the next call runs uncaptured.
         ctx.token = _Token()
@@ -311,7 +312,7 @@ class StepGraphs:
     def _backward(self, ctx: Any, grads: Sequence[torch.Tensor | None]
                   ) -> tuple[torch.Tensor | None, ...]:
         captured = ctx.captured
-        if captured is not self.captured or ctx.generation != self.generation:
+        if ctx.generation != captured.generation:
             raise RuntimeError(
                 "tc: this step's saved values were overwritten by a later "
                 "step of the same compiled training graph (a backward "

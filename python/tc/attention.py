@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.fx
@@ -241,12 +241,49 @@ def contiguous_masks(gm: torch.fx.GraphModule) -> int:
 EAGER_VIEW = "tc_eager_view"
 
 #: Elements each stride of a bias handed to PyTorch's fused attention
-#: kernels is a multiple of: the memory-efficient kernel refuses others
-#: (8 in 16-bit types), and `scaled_dot_product_attention` pads to 16 itself.
-_BIAS_ALIGNMENT = 16
+#: kernels is a multiple of: what `scaled_dot_product_attention`'s own
+#: padding gives the memory-efficient kernel (197 keys -> 200 on torch 2.11;
+#: the kernel refuses strides of 197).
+_BIAS_ALIGNMENT = 8
 
 
-def aligned_biases(gm: torch.fx.GraphModule) -> int:
+def _aligned(val: torch.Tensor) -> bool:
+    return val.stride(-1) == 1 and all(
+        stride % _BIAS_ALIGNMENT == 0
+        for stride, size in zip(val.stride()[:-1], val.shape[:-1])
+        if size > 1)
+
+
+def _aligned_as_run(node: torch.fx.Node,
+                    is_view: Callable[[torch.fx.Node], bool]) -> bool:
+    """Whether the value of `node` is aligned (`_aligned`) as the
+    backend's code makes it: the views eager runs (`is_view`) of a value
+    tc computes, which tc writes dense (in the trace's layout or a
+    contiguous one: both must be aligned), or of an input, as given."""
+    views = []
+    while (node.op == "call_function" and is_view(node) and node.args
+           and isinstance(node.args[0], torch.fx.Node)):
+        views.append(node)
+        node = node.args[0]
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        return False
+    bases = [val]
+    mode = getattr(val, "fake_mode", None)
+    with mode if mode is not None else contextlib.nullcontext():
+        if node.op not in ("placeholder", "get_attr"):
+            bases.append(torch.empty(val.shape, dtype=val.dtype,
+                                     device=val.device))
+        for base in bases:
+            for view in reversed(views):
+                base = view.target(base, *view.args[1:], **view.kwargs)
+            if not _aligned(base):
+                return False
+    return True
+
+
+def aligned_biases(gm: torch.fx.GraphModule,
+                   is_view: Callable[[torch.fx.Node], bool]) -> int:
     """Gives each CUDA fused attention of ATen graph `gm` that runs in
     eager (`_BIASED`: tc's library attentions are `tc::attention` nodes by
     now) a bias whose strides are multiples of `_BIAS_ALIGNMENT`: a bias
@@ -256,7 +293,14 @@ def aligned_biases(gm: torch.fx.GraphModule) -> int:
     `scaled_dot_product_attention` pads one itself. The traced graph calls
     the kernels directly, and a bias of 197 keys (BEiT's relative
     positions, written dense by tc) made the memory-efficient attention
-    raise at run time. Returns how many."""
+    raise at run time (ATen's own padding, a `slice` of a
+    `constant_pad_nd`, is no help: tc computes the slice, dense again). A
+    bias that is an `expand` (a batch-1 bias read by
+    every image) is padded before the expand, which stays a view: padded
+    after it, the bias would be written once per image (BEiT's 128 x 12 x
+    197 x 208 elements a layer, where eager's are 12 x 197 x 200). Returns
+    how many. `is_view`: whether the backend leaves a node to eager as a
+    view (`partition.is_view`)."""
     aligned = 0
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in _BIASED:
@@ -265,31 +309,56 @@ def aligned_biases(gm: torch.fx.GraphModule) -> int:
         val = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
         if (not isinstance(val, torch.Tensor) or val.device.type != "cuda"
                 or val.dim() == 0
-                or not all(isinstance(d, int) for d in val.shape)):
+                or not all(isinstance(d, int) for d in val.shape)
+                or (_aligned(val) and _aligned_as_run(bias, is_view))):
             continue
-        if val.stride(-1) == 1 and all(
-                stride % _BIAS_ALIGNMENT == 0
-                for stride, size in zip(val.stride()[:-1], val.shape[:-1])
-                if size > 1):
-            continue
-        keys = val.shape[-1]
-        pad = [0, -keys % _BIAS_ALIGNMENT]
-        with gm.graph.inserting_before(node):
-            padded = gm.graph.call_function(aten.constant_pad_nd.default,
-                                            (bias, pad))
-            view = gm.graph.call_function(aten.slice.Tensor,
-                                          (padded, -1, 0, keys))
-        view.meta[EAGER_VIEW] = True
-        mode = getattr(val, "fake_mode", None)
-        with mode if mode is not None else contextlib.nullcontext():
-            padded.meta["val"] = aten.constant_pad_nd.default(val, pad)
-            view.meta["val"] = aten.slice.Tensor(padded.meta["val"], -1, 0,
-                                                 keys)
+        expanded = None
+        if (bias.target is aten.expand.default
+                and isinstance(bias.args[0], torch.fx.Node)
+                and isinstance(bias.args[0].meta.get("val"), torch.Tensor)
+                and bias.args[0].meta["val"].dim() == val.dim()):
+            expanded, bias = bias, bias.args[0]
+        view = _padded_view(gm, bias, node)
+        if expanded is not None:
+            with gm.graph.inserting_before(node):
+                view = gm.graph.call_function(
+                    aten.expand.default, (view, *expanded.args[1:]),
+                    dict(expanded.kwargs))
+            view.meta[EAGER_VIEW] = True
+            source = view.args[0].meta["val"]
+            mode = getattr(source, "fake_mode", None)
+            with mode if mode is not None else contextlib.nullcontext():
+                view.meta["val"] = aten.expand.default(
+                    source, *expanded.args[1:])
         _set_argument(node, "attn_bias", view)
+        if expanded is not None and not expanded.users:
+            gm.graph.erase_node(expanded)
         aligned += 1
     if aligned:
         gm.recompile()
     return aligned
+
+
+def _padded_view(gm: torch.fx.GraphModule, bias: torch.fx.Node,
+                 before: torch.fx.Node) -> torch.fx.Node:
+    """`bias` padded along its last dimension to a multiple of
+    `_BIAS_ALIGNMENT` and sliced back: a new `slice` node (`EAGER_VIEW`)
+    inserted before `before`."""
+    val = bias.meta["val"]
+    keys = val.shape[-1]
+    pad = [0, -keys % _BIAS_ALIGNMENT]
+    with gm.graph.inserting_before(before):
+        padded = gm.graph.call_function(aten.constant_pad_nd.default,
+                                        (bias, pad))
+        view = gm.graph.call_function(aten.slice.Tensor,
+                                      (padded, -1, 0, keys))
+    view.meta[EAGER_VIEW] = True
+    mode = getattr(val, "fake_mode", None)
+    with mode if mode is not None else contextlib.nullcontext():
+        padded.meta["val"] = aten.constant_pad_nd.default(val, pad)
+        view.meta["val"] = aten.slice.Tensor(padded.meta["val"], -1, 0,
+                                             keys)
+    return view
 
 
 #: The fused attentions of an ATen graph (PyTorch's scaled-dot-product

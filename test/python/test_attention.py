@@ -239,18 +239,38 @@ def test_written_attention_is_found(fresh_tc, upcast, divide):
     assert found is None or found.bias.op != "placeholder", found.bias
 
 
-def _biased_graph(keys: int, device: str):
+def _is_view(node):
+    from tc.backend import partition
+    return partition.is_view(node)
+
+
+def _biased_graph(keys: int, device: str, expand: bool = False,
+                  padded: int | None = None):
     """A memory-efficient attention of `keys` keys and a dense bias, its
-    values fake tensors on `device` (no GPU needed)."""
+    values fake tensors on `device` (no GPU needed). With `expand`, the
+    bias of one image is expanded over the batch; with `padded`, it is a
+    slice of one `padded` keys wide (as `scaled_dot_product_attention`
+    pads one)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     graph = torch.fx.Graph()
     q, k, v, bias = (graph.placeholder(name) for name in ("q", "k", "v", "b"))
-    with FakeTensorMode():
+    with FakeTensorMode() as mode:
         q.meta["val"] = torch.randn(B, H, keys, D, device=device,
                                     dtype=torch.bfloat16)
         k.meta["val"] = v.meta["val"] = q.meta["val"]
-        bias.meta["val"] = torch.randn(1, H, keys, keys, device=device,
-                                       dtype=torch.bfloat16)
+        bias.meta["val"] = torch.randn(1, H, keys, padded or keys,
+                                       device=device, dtype=torch.bfloat16)
+    if padded:
+        bias = graph.call_function(aten.slice.Tensor, (bias, -1, 0, keys))
+        with mode:
+            bias.meta["val"] = aten.slice.Tensor(bias.args[0].meta["val"],
+                                                 -1, 0, keys)
+    if expand:
+        bias = graph.call_function(aten.expand.default,
+                                   (bias, [B, H, keys, keys]))
+        with mode:
+            bias.meta["val"] = aten.expand.default(
+                bias.args[0].meta["val"], [B, H, keys, keys])
     out = graph.call_function(
         aten._scaled_dot_product_efficient_attention.default,
         (q, k, v, bias, True))
@@ -262,29 +282,72 @@ def test_unaligned_cuda_bias_is_padded_and_sliced():
     # 197 keys (a ViT's 14 x 14 patches and a class token): strides of
     # 197 and 197 * 197 elements, which the memory-efficient kernel
     # refuses. The bias becomes a view of a padded copy, its strides
-    # multiples of 16 and its values the same.
+    # multiples of 8 (as scaled_dot_product_attention pads) and its values
+    # the same.
     gm, node = _biased_graph(197, "cuda")
     old = node.args[3]
-    assert attention.aligned_biases(gm) == 1
+    assert attention.aligned_biases(gm, _is_view) == 1
     view = node.args[3]
     assert view.target is aten.slice.Tensor
     padded = view.args[0]
     assert padded.target is aten.constant_pad_nd.default
-    assert padded.args == (old, [0, 11])
+    assert padded.args == (old, [0, 3])
     val = view.meta["val"]
     assert tuple(val.shape) == (1, H, 197, 197)
-    assert all(s % 16 == 0 for s in val.stride()[:-1])
+    assert val.stride()[:-1] == (H * 197 * 200, 197 * 200, 200)
     assert val.stride(-1) == 1
     # The slice stays a view in eager (a tc copy would be dense again).
-    from tc.backend import partition
-    assert partition.is_view(view) and not partition.is_view(padded)
+    assert _is_view(view) and not _is_view(padded)
     # Aligned now: a second pass leaves it.
-    assert attention.aligned_biases(gm) == 0
+    assert attention.aligned_biases(gm, _is_view) == 0
 
 
-@pytest.mark.parametrize("keys, device", [(208, "cuda"), (197, "cpu")])
+def test_expanded_bias_is_padded_before_the_expand():
+    # A batch-1 bias expanded over the batch: padded after the expand, tc
+    # would write it once per image; padded before, it stays one image's
+    # bias read through a stride-0 view.
+    gm, node = _biased_graph(197, "cuda", expand=True)
+    old = node.args[3]
+    source = old.args[0]
+    assert attention.aligned_biases(gm, _is_view) == 1
+    expand = node.args[3]
+    assert expand.target is aten.expand.default
+    view = expand.args[0]
+    assert view.target is aten.slice.Tensor
+    assert view.args[0].target is aten.constant_pad_nd.default
+    assert view.args[0].args == (source, [0, 3])
+    val = expand.meta["val"]
+    assert tuple(val.shape) == (B, H, 197, 197)
+    assert val.stride() == (0, 197 * 200, 200, 1)
+    assert _is_view(expand) and _is_view(view)
+    assert old not in gm.graph.nodes
+    assert attention.aligned_biases(gm, _is_view) == 0
+
+
+def test_bias_padded_by_attention_itself_is_padded_where_tc_writes_it():
+    # scaled_dot_product_attention's own padding (197 keys in rows of 200,
+    # a slice of a constant_pad_nd) expanded over the batch: aligned as
+    # traced, but tc computes the slice, dense again (strides of 197: the
+    # memory-efficient kernel raised). Padded again before the expand,
+    # the slice left to eager: one image's padded bias, read through views.
+    gm, node = _biased_graph(197, "cuda", expand=True, padded=200)
+    old = node.args[3]
+    assert old.meta["val"].stride() == (0, 197 * 200, 200, 1)
+    assert attention.aligned_biases(gm, _is_view) == 1
+    expand = node.args[3]
+    assert expand.target is aten.expand.default
+    view = expand.args[0]
+    assert view.meta.get(attention.EAGER_VIEW)
+    assert view.args[0].target is aten.constant_pad_nd.default
+    assert view.args[0].args[0].target is aten.slice.Tensor
+    assert expand.meta["val"].stride() == (0, 197 * 200, 200, 1)
+    assert attention.aligned_biases(gm, _is_view) == 0
+
+
+@pytest.mark.parametrize("keys, device", [(208, "cuda"), (200, "cuda"),
+                                          (197, "cpu")])
 def test_aligned_or_cpu_bias_stays(keys, device):
     gm, node = _biased_graph(keys, device)
     old = node.args[3]
-    assert attention.aligned_biases(gm) == 0
+    assert attention.aligned_biases(gm, _is_view) == 0
     assert node.args[3] is old

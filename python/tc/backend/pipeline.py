@@ -46,7 +46,8 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     if traced is not None and not is_training:
         _library_attentions(traced)
     if traced is not None:
-        tc.counters["aligned_biases"] += attention.aligned_biases(traced)
+        tc.counters["aligned_biases"] += attention.aligned_biases(
+            traced, partition.is_view)
     if traced is not None and not is_training:
         tc.counters["aten_one_pass"] += 1
         tracing.products_of_merged_rows(traced.graph)
@@ -81,9 +82,9 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         # partitioner). AOTAutograd's default saves every intermediate the
         # backward reads: GPT-2's tanh GELU, written out op by op, left
         # 1.8 GB more saved than Inductor's on the H100.
-        partition = compat.get("min_cut_partition")
-        if partition is not None:
-            extra["partition_fn"] = partition
+        min_cut = compat.get("min_cut_partition")
+        if min_cut is not None:
+            extra["partition_fn"] = min_cut
     aten_compiler = functools.partial(compile_aten_graph, settings=settings)
     if not is_training:
         extra["inference_compiler"] = functools.partial(

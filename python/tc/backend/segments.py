@@ -55,12 +55,11 @@ _EAGER_WITH_AUTOGRAD = tuple(
     if hasattr(aten, name))
 
 
-#: Eager attentions whose backward writes the gradients of query, key and
-#: value that are parts of one tensor into one buffer (PyTorch's
-#: memory-efficient kernel), so that a split for them costs no copy
-#: (`eager_splits`). cuDNN's takes its inputs as separate dense tensors
-#: better: DeiT-base's training step on the H200 took 1.3 ms longer with
-#: its query, key and value split in eager.
+#: Eager attentions whose query, key and value, parts of one tensor, are
+#: split in eager (`eager_splits`): PyTorch's memory-efficient kernel,
+#: whose gradients tc otherwise copied twice. cuDNN's takes its inputs as
+#: separate dense tensors better: DeiT-base's training step on the H200
+#: took 1.3 ms longer with its query, key and value split in eager.
 _JOINS_GRADIENTS = tuple(
     getattr(aten, name).default
     for name in ("_scaled_dot_product_efficient_attention",)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx
 
-from tc import compiler
+from tc import compiler, layouts
 from tc.backend import common, partition
 
 logger = logging.getLogger("tc")
@@ -25,10 +25,18 @@ def compile_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
     if settings.autotune:
         logger.info("tc: mode='max-autotune' compiles training graphs with "
                     "the default schedule")
-    return partition.compile_subgraph(
-        gm, "training", ops, settings,
-        compile=pending or (lambda: compiler.compile_training(
-            gm, marks, dump_stages=settings.dump_stages)))
+    permutations = getattr(pending, "input_permutations", None)
+    if pending is None:
+        work, permutations = layouts.read_in_place(gm)
+
+        def pending() -> compiler.TrainingFunctions:
+            return compiler.compile_training(
+                work, marks, dump_stages=settings.dump_stages)
+    functions = partition.compile_subgraph(gm, "training", ops, settings,
+                                           compile=pending)
+    if functions is not None and permutations is not None:
+        _read_in_place(functions, permutations, marks)
+    return functions
 
 
 def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
@@ -40,12 +48,40 @@ def start_split(gm: torch.fx.GraphModule, ops: list[torch.fx.Node],
     pending=...)` waits for them. None (after logging, as compile_split)
     when the graph does not import or split."""
     try:
-        return compiler.start_training(gm, marks,
-                                       dump_stages=settings.dump_stages)
+        work, permutations = layouts.read_in_place(gm)
+        pending = compiler.start_training(work, marks,
+                                          dump_stages=settings.dump_stages)
+        pending.input_permutations = permutations
+        return pending
     except Exception as error:  # logged and counted by compile_split
         compile_split(gm, ops, settings, marks,
                       pending=common.raising(error))
         return None
+
+
+def _read_in_place(functions: compiler.TrainingFunctions,
+                   permutations: Sequence[tuple[int, ...] | None],
+                   marks: Sequence[bool]) -> None:
+    """Lays out `functions`, compiled from a graph that takes the inputs
+    with `permutations` (`layouts.read_in_place`: a dense permuted input,
+    such as an attention's output in [batch, length, heads, dim] order, in
+    its memory order): the forward and the backward read such an input
+    (the backward: saved as the caller gave it) without a copy, and the
+    backward returns its gradient in its layout. Copied to dense tensors,
+    BEiT-base's attention outputs were 24 copies a training step, and
+    their gradients 12 more (autograd's, into the output's layout)."""
+    if not any(p is not None for p in permutations):
+        return
+    functions.forward.read_inputs_permuted(permutations)
+    backward = functions.backward
+    saved = [permutations[n] if kind == "input" and n < len(permutations)
+             else None for kind, n in functions.saved]
+    cotangents = len(backward.imported.input_specs) - len(saved)
+    if any(p is not None for p in saved):
+        backward.read_inputs_permuted(saved + [None] * cotangents)
+    gradients = [p for p, marked in zip(permutations, marks) if marked]
+    if any(p is not None for p in gradients):
+        backward.write_outputs_permuted(gradients)
 
 
 def may_carry_gradient(value: Any) -> bool:

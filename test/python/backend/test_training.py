@@ -1200,3 +1200,35 @@ def test_layer_norm_forward_is_one_kernel_in_training(fresh_tc, tc_logs):
     schedule = forward[-1].split("kernel.schedule @main_forward", 1)[1]
     schedule = schedule.split("kernel.return", 1)[0]
     assert schedule.count("kernel.launch") == 1, schedule
+
+
+@pytest.mark.parametrize("permutation", [(0, 2, 1), (1, 0, 2)])
+def test_training_graph_reads_a_permuted_input_in_place(fresh_tc,
+                                                        permutation):
+    """An input that is a dense permuted view (an attention's output in
+    [batch, length, heads, dim] order, handed over by eager): the forward
+    reads it, the backward reads it saved, without a copy, and its
+    gradient comes back in its layout. Values as eager's."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 16, 8).permute(*permutation).detach()
+    x.requires_grad_()
+    w = torch.randn(x.shape[-1], 12, requires_grad=True)
+
+    def f(x, w):
+        return torch.tanh(x @ w) * x.sum(-1, keepdim=True)
+
+    cotangent = torch.randn(*x.shape[:-1], 12)
+    compiled = torch.compile(f, backend="tc")
+    compiled(x, w)  # compiled once, before the profile
+    with torch.profiler.profile(record_shapes=True) as prof:
+        grads = torch.autograd.grad(compiled(x, w), (x, w), cotangent)
+    expected = torch.autograd.grad(f(x, w), (x, w), cotangent)
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert tc.counters["training_graphs"] == 1, dict(tc.counters)
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert grads[0].stride() == x.stride()
+    copies = [e for e in prof.events()
+              if e.name in ("aten::contiguous", "aten::clone", "aten::copy_")
+              and list(x.shape) in e.input_shapes]
+    assert not copies, [(e.name, e.input_shapes) for e in copies]

@@ -34,9 +34,10 @@ past --timeout is a row with its exit status and the end of its output.
     python benchmarks/bench_zoo.py --device cpu --suite timm
     python benchmarks/bench_zoo.py --merge benchmarks/results/zoo-cuda-*.json
 
-`--reuse FILE` takes the rows of backends other than tc from an earlier
-results file of the same device and torch (so that a change to tc needs
-only tc's column again; the rows say so). Each shard writes
+`--reuse FILES` takes the rows of backends other than tc from earlier
+results files of the same device and torch (so that a change to tc needs
+only tc's column again; the rows say so); `--rejoin RUN --reuse FILES`
+does so after the fact for a run of eager and tc alone. Each shard writes
 zoo-<device>-<mode>-<i>of<n>.json to --out after every model; `--merge`
 joins shard files into zoo-<device>.json, a markdown table sorted worst
 first (zoo-<device>.md) and a chart (zoo-<device>.png).
@@ -517,22 +518,56 @@ def merge(files: list[pathlib.Path], out: pathlib.Path, device: str) -> None:
     print(text)
 
 
-def reused_rows(path: pathlib.Path | None, meta: dict) -> dict:
-    """(model, mode) -> the raw per-backend rows of an earlier run on the
-    same device and torch."""
-    if path is None:
+def reused_rows(paths: str | None, meta: dict) -> dict:
+    """(model, mode) -> the raw per-backend report of earlier runs on the
+    same device and torch (`paths`: comma-separated files; a later file's
+    report of a model replaces an earlier one's), each row marked with its
+    file."""
+    if not paths:
         return {}
+    found = {}
+    for path in map(pathlib.Path, paths.split(",")):
+        data = json.loads(path.read_text())
+        old = data.get("meta", {})
+        if (old.get("device"), old.get("torch")) != (meta["device"],
+                                                      meta["torch"]):
+            raise SystemExit(f"--reuse: {path} was measured on "
+                             f"{old.get('device')} with torch "
+                             f"{old.get('torch')}, not here")
+        if not data.get("raw"):
+            # (A merged file keeps the summary rows only.)
+            raise SystemExit(f"--reuse: {path} has no per-backend rows: "
+                             "pass the run's own file, not a merged one")
+        for report in data["raw"]:
+            report = copy.deepcopy(report)
+            for row in report.get("rows", []):
+                row.setdefault("reused_from", path.name)
+            found[(report["model"], report["mode"])] = report
+    return found
+
+
+def rejoin(path: pathlib.Path, reuse_paths: str, out: pathlib.Path) -> None:
+    """The rows of run `path` (eager and tc side by side) with the other
+    backends' rows of the `--reuse` files, as `--reuse` gives them when
+    the run is made: zoo-<device>-<mode>-rejoined.json in `out`."""
     data = json.loads(path.read_text())
-    old = data.get("meta", {})
-    if (old.get("device"), old.get("torch")) != (meta["device"],
-                                                  meta["torch"]):
-        raise SystemExit(f"--reuse: {path} was measured on {old.get('device')}"
-                         f" with torch {old.get('torch')}, not here")
-    if not data.get("raw"):
-        # (A merged file keeps the summary rows only.)
-        raise SystemExit(f"--reuse: {path} has no per-backend rows: pass "
-                         "the run's own file, not a merged one")
-    return {(r["model"], r["mode"]): r for r in data["raw"]}
+    meta = data["meta"]
+    reuse = reused_rows(reuse_paths, meta)
+    raw, rows = [], []
+    for report in data["raw"]:
+        own = {r["backend"] for r in report.get("rows", [])}
+        old = reuse.get((report["model"], report["mode"]), {})
+        report = dict(report, rows=[
+            r for r in old.get("rows", []) if r["backend"] not in own
+            and not r["backend"].startswith("tc")] + report.get("rows", []))
+        raw.append(report)
+        rows.append(summarize(report, report["build"]))
+    meta = dict(meta, rejoined=f"{path.name} with {reuse_paths}")
+    mode = raw[0]["mode"] if raw else "train"
+    (out / f"zoo-{'cpu' if 'CPU' in meta['device'] else 'cuda'}-{mode}"
+     "-rejoined.json").write_text(json.dumps(
+         {"meta": meta, "rows": rows, "raw": raw}, indent=1))
+    print(table(rows))
 
 
 def main() -> int:
@@ -553,7 +588,11 @@ def main() -> int:
     parser.add_argument("--small", action="store_true",
                         help="2 layers, small batches (a smoke test)")
     parser.add_argument("--timeout", type=float, default=900)
-    parser.add_argument("--reuse", type=pathlib.Path, default=None)
+    parser.add_argument("--reuse", default=None,
+                        help="comma-separated results files")
+    parser.add_argument("--rejoin", type=pathlib.Path, default=None,
+                        help="a run's file, given the other backends' "
+                        "rows of --reuse afterwards")
     parser.add_argument("--out", type=pathlib.Path,
                         default=HERE / "results")
     parser.add_argument("--merge", nargs="+", type=pathlib.Path)
@@ -567,6 +606,9 @@ def main() -> int:
     opts.out.mkdir(parents=True, exist_ok=True)
     if opts.merge:
         merge(opts.merge, opts.out, opts.device)
+        return 0
+    if opts.rejoin:
+        rejoin(opts.rejoin, opts.reuse, opts.out)
         return 0
 
     import torch
@@ -621,8 +663,6 @@ def main() -> int:
             continue
         report.setdefault("suite", zoo_models.suite_of(name))
         report["build"] = build
-        for row in kept:
-            row["reused_from"] = str(opts.reuse)
         report["rows"] = kept + report.get("rows", [])
         raw.append(report)
         rows.append(summarize(report, build))

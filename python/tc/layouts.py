@@ -31,20 +31,24 @@ def dense_permutation(value: Any) -> tuple[int, ...] | None:
     return order if value.permute(order).is_contiguous() else None
 
 
-def read_in_place(sub: torch.fx.GraphModule
-                   ) -> tuple[torch.fx.GraphModule,
-                              list[tuple[int, ...] | None]]:
+def read_in_place(sub: torch.fx.GraphModule,
+                  only: Any = None
+                  ) -> tuple[torch.fx.GraphModule,
+                             list[tuple[int, ...] | None]]:
     """`sub` taking each input that is a dense permuted view (a transposed
     activation handed over by an eager op, a saved one in a backward) in
     its memory order, with a permute back to its shape inside the graph,
     and each input's permutation (CompiledFunction.read_inputs_permuted).
     Copying such inputs to contiguous tensors took 3 ms of GPT-2's 23 ms
     training step on the H200 (123 copies). Inputs written in place keep
-    their layout."""
+    their layout. `only` (flags by input): the inputs that may be read
+    so; by default all."""
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     permutations = []
-    for node in placeholders:
-        permutation = dense_permutation(node.meta.get("val"))
+    flags = [True] * len(placeholders) if only is None else list(only)
+    for node, allowed in zip(placeholders, flags):
+        permutation = (dense_permutation(node.meta.get("val"))
+                       if allowed else None)
         if permutation is not None and any(
                 isinstance(u.target, torch._ops.OpOverload)
                 and u.target._schema.is_mutable for u in node.users):

@@ -276,6 +276,13 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "iterations' loads are in flight (1: none); by up to 16 where "
            "the kernel's threads would keep too few bytes in flight to "
            "reach the memory's bandwidth">,
+    Option<"columnGroups", "column-groups", "bool", "true",
+           "Reductions a thread runs alone over the rows of a column (a "
+           "split column sum's chunks) handle `vector-width` neighbouring "
+           "columns per thread, as pointwise kernels do, their loops "
+           "merged into one so that the loads of a row are one vector "
+           "load (the innermost index of every access that reads the "
+           "column is the column)">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

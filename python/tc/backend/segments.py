@@ -66,6 +66,16 @@ _JOINS_GRADIENTS = tuple(
     if hasattr(aten, name))
 
 
+def _joined_attention_output(arg: Any) -> bool:
+    """Whether segment argument `arg` is the output of an attention of
+    `_JOINS_GRADIENTS` (the memory-efficient kernel's, in [batch, length,
+    heads, dim] order), which the segment reads in place
+    (`training_graph._read_in_place`)."""
+    return (isinstance(arg, torch.fx.Node) and arg.target is operator.getitem
+            and arg.args[1] == 0 and isinstance(arg.args[0], torch.fx.Node)
+            and arg.args[0].target in _JOINS_GRADIENTS)
+
+
 def _carries_gradient(node: torch.fx.Node,
                       marked: set[torch.fx.Node]) -> bool:
     """Whether op `node`'s value carries a gradient, given which nodes'
@@ -165,13 +175,15 @@ def compile_segments(gm: torch.fx.GraphModule,
             sub_ops = partition.op_nodes(sub.graph)
             # Every segment's compile starts before the first is waited
             # for: the distinct ones compile at once.
+            in_place = [_joined_attention_output(a) for a in node.args]
             pending = training_graph.start_split(sub, sub_ops, settings,
-                                                 marks)
+                                                 marks, in_place)
             if pending is None or any(
                     a is not None
                     for a in pending.forward_imported.outputs_alias_inputs):
                 return None
-            compiled.append((node, sub, sub_ops, marks, outputs, pending))
+            compiled.append((node, sub, sub_ops, marks, outputs, pending,
+                             in_place))
             if pending.output_structure == "single" and outputs[0]:
                 marked.add(node)
         elif node.op == "call_function":
@@ -182,10 +194,11 @@ def compile_segments(gm: torch.fx.GraphModule,
             elif _carries_gradient(node, marked):
                 marked.add(node)
 
-    for i, (node, sub, sub_ops, marks, outputs, pending) in enumerate(
-            compiled):
+    for i, (node, sub, sub_ops, marks, outputs, pending,
+            in_place) in enumerate(compiled):
         functions = training_graph.compile_split(sub, sub_ops, settings,
-                                                 marks, pending=pending)
+                                                 marks, pending=pending,
+                                                 in_place=in_place)
         if functions is None:
             return None
         compiled[i] = (node, sub, sub_ops, marks, outputs, functions)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -32,7 +32,7 @@ def dense_permutation(value: Any) -> tuple[int, ...] | None:
 
 
 def read_in_place(sub: torch.fx.GraphModule,
-                  only: Any = None
+                  only: Sequence[bool] | None = None
                   ) -> tuple[torch.fx.GraphModule,
                              list[tuple[int, ...] | None]]:
     """`sub` taking each input that is a dense permuted view (a transposed
@@ -45,7 +45,8 @@ def read_in_place(sub: torch.fx.GraphModule,
     so; by default all."""
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     permutations = []
-    flags = [True] * len(placeholders) if only is None else list(only)
+    flags = ([True] * len(placeholders) if only is None else
+             [*only, *[False] * (len(placeholders) - len(only))])
     for node, allowed in zip(placeholders, flags):
         permutation = (dense_permutation(node.meta.get("val"))
                        if allowed else None)

@@ -275,8 +275,11 @@ def _aligned_as_run(node: torch.fx.Node,
             bases.append(torch.empty(val.shape, dtype=val.dtype,
                                      device=val.device))
         for base in bases:
-            for view in reversed(views):
-                base = view.target(base, *view.args[1:], **view.kwargs)
+            try:
+                for view in reversed(views):
+                    base = view.target(base, *view.args[1:], **view.kwargs)
+            except (RuntimeError, TypeError, ValueError):
+                return False  # (not replayable on a dense base: padded)
             if not _aligned(base):
                 return False
     return True

@@ -668,6 +668,21 @@ public:
   FailureOr<gpu::GPUFuncOp> run(gpu::GPUModuleOp module);
 
 private:
+  /// Unrolls `reductions`, loops each thread runs alone, by
+  /// `threadUnrollFactor` (those of at least twice as many trips).
+  LogicalResult unrollThreadReductions(ArrayRef<scf::ForOp> reductions) {
+    int64_t threads =
+        schedule.threads * (schedule.symbolic ? kSymbolHint : int64_t(1));
+    for (scf::ForOp forOp : reductions) {
+      std::optional<APInt> trips = forOp.getStaticTripCount();
+      int64_t factor = threadUnrollFactor(forOp, threads, options);
+      if (trips && trips->getSExtValue() >= 2 * factor &&
+          failed(loopUnrollByFactor(forOp, factor)))
+        return failure();
+    }
+    return success();
+  }
+
   /// Row-per-block body: threads stride over the top-level loops.
   LogicalResult lowerRowPerBlock(Block &block, OpBuilder &b);
   /// A top-level loop or reduction over a contiguous row the block divides
@@ -1086,15 +1101,8 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
         if (auto forOp = dyn_cast<scf::ForOp>(op))
           if (forOp.getNumRegionIterArgs() > 0)
             reductions.push_back(forOp);
-      int64_t threads = schedule.threads *
-                        (schedule.symbolic ? kSymbolHint : int64_t(1));
-      for (scf::ForOp forOp : reductions) {
-        std::optional<APInt> trips = forOp.getStaticTripCount();
-        int64_t factor = threadUnrollFactor(forOp, threads, options);
-        if (trips && trips->getSExtValue() >= 2 * factor &&
-            failed(loopUnrollByFactor(forOp, factor)))
-          return failure();
-      }
+      if (failed(unrollThreadReductions(reductions)))
+        return failure();
     }
     return func;
   }
@@ -1107,16 +1115,8 @@ FailureOr<gpu::GPUFuncOp> GPUKernelLowering::run(gpu::GPUModuleOp module) {
     return failure();
   // Column groups: the copies' reductions (each a loop of its own) run as
   // one loop, whose neighbouring loads the backend merges.
-  SmallVector<scf::ForOp> grouped = groupSiblingLoops(*ifOp.thenBlock());
-  int64_t groupThreads =
-      schedule.threads * (schedule.symbolic ? kSymbolHint : int64_t(1));
-  for (scf::ForOp forOp : grouped) {
-    std::optional<APInt> trips = forOp.getStaticTripCount();
-    int64_t factor = threadUnrollFactor(forOp, groupThreads, options);
-    if (trips && trips->getSExtValue() >= 2 * factor &&
-        failed(loopUnrollByFactor(forOp, factor)))
-      return failure();
-  }
+  if (failed(unrollThreadReductions(groupSiblingLoops(*ifOp.thenBlock()))))
+    return failure();
   return func;
 }
 

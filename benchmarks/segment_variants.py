@@ -32,7 +32,7 @@ from tc import layouts  # noqa: E402
 from tc.backend import segments  # noqa: E402
 
 _ORIGINAL = (layouts.read_in_place, segments.eager_splits.rewrite,
-             segments._joined_attention_output)
+             segments._attention_output_read_in_place)
 
 
 def _any_attention(arg):
@@ -59,7 +59,7 @@ def _apply(variant: str) -> None:
     change = _VARIANTS[variant]
     layouts.read_in_place = change.get("read", read)
     segments.eager_splits.rewrite = change.get("split", split)
-    segments._joined_attention_output = change.get("joined", joined)
+    segments._attention_output_read_in_place = change.get("joined", joined)
 
 
 def main() -> None:

@@ -56,24 +56,26 @@ _EAGER_WITH_AUTOGRAD = tuple(
 
 
 #: Eager attentions whose query, key and value, parts of one tensor, are
-#: split in eager (`eager_splits`): PyTorch's memory-efficient kernel,
-#: whose gradients tc otherwise copied twice. cuDNN's takes its inputs as
-#: separate dense tensors better: DeiT-base's training step on the H200
-#: took 1.3 ms longer with its query, key and value split in eager.
-_JOINS_GRADIENTS = tuple(
+#: split in eager (`eager_splits`), and whose output the next segment reads
+#: in place: PyTorch's memory-efficient kernel, whose [batch, length,
+#: heads, dim] gradients and output tc otherwise copied (72 and 36 copies
+#: a BEiT-base training step). cuDNN's takes its inputs as separate dense
+#: tensors better: DeiT-base's training step on the H200 took 1.3 ms
+#: longer with its query, key and value split in eager.
+_SPLIT_FOR = tuple(
     getattr(aten, name).default
     for name in ("_scaled_dot_product_efficient_attention",)
     if hasattr(aten, name))
 
 
-def _joined_attention_output(arg: Any) -> bool:
+def _attention_output_read_in_place(arg: Any) -> bool:
     """Whether segment argument `arg` is the output of an attention of
-    `_JOINS_GRADIENTS` (the memory-efficient kernel's, in [batch, length,
-    heads, dim] order), which the segment reads in place
+    `_SPLIT_FOR` (the memory-efficient kernel's, in [batch, length,
+    heads, dim] order): the segment reads it in place
     (`training_graph._read_in_place`)."""
     return (isinstance(arg, torch.fx.Node) and arg.target is operator.getitem
             and arg.args[1] == 0 and isinstance(arg.args[0], torch.fx.Node)
-            and arg.args[0].target in _JOINS_GRADIENTS)
+            and arg.args[0].target in _SPLIT_FOR)
 
 
 def _carries_gradient(node: torch.fx.Node,
@@ -131,7 +133,7 @@ def compile_segments(gm: torch.fx.GraphModule,
 
     work = compat.graph_module(gm, copy.deepcopy(gm.graph))
     constants = _lift_constants(work)
-    if eager_splits.rewrite(work.graph, _JOINS_GRADIENTS):
+    if eager_splits.rewrite(work.graph, _SPLIT_FOR):
         work.recompile()
     partitions = partition.runs_in_order(work.graph, support)
     for part in partitions:
@@ -175,7 +177,7 @@ def compile_segments(gm: torch.fx.GraphModule,
             sub_ops = partition.op_nodes(sub.graph)
             # Every segment's compile starts before the first is waited
             # for: the distinct ones compile at once.
-            in_place = [_joined_attention_output(a) for a in node.args]
+            in_place = [_attention_output_read_in_place(a) for a in node.args]
             pending = training_graph.start_split(sub, sub_ops, settings,
                                                  marks, in_place)
             if pending is None or any(

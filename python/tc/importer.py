@@ -95,6 +95,11 @@ class ImportedGraph:
     #: The index of the random seed argument (after the placeholders and
     #: lifted attributes), or None when the graph draws no random numbers.
     seed_index: int | None = None
+    #: The arguments the graph stores a value into (`copy_` of an input:
+    #: a buffer updated in place, such as a KV cache), in the order of the
+    #: graph's trailing results that hold those values (`tc.written`); the
+    #: compiled program writes them, and returns the other results.
+    written_inputs: list[int] = dataclasses.field(default_factory=list)
 
 
 def user_location(node: torch.fx.Node) -> tuple[str, int, int] | None:
@@ -176,6 +181,8 @@ class _Importer:
         self.get_attrs: dict[str, str] = {}
         self.lifted: list[str] = []
         self.seed_index: int | None = None
+        # (argument index, value reference) per `copy_` into an argument.
+        self.written: list[tuple[int, str]] = []
 
     # Names and locations --------------------------------------------------
 
@@ -313,6 +320,8 @@ class _Importer:
             # the symbolic size): no value of the fx graph.
             return
         op = node.target
+        if op is torch.ops.aten.copy_.default:
+            return self.copy_into_argument(node)
         if not isinstance(op, torch._ops.OpOverload):
             raise Unsupported("target is not an ATen operator overload", node)
         schema = op._schema
@@ -437,6 +446,32 @@ class _Importer:
             f"({', '.join(operands)}) {{{', '.join(attr_dict)}}} : "
             f"({operand_types}) -> {results} {self.location(node)}")
 
+    def copy_into_argument(self, node: torch.fx.Node) -> None:
+        """`copy_(x, v)` of a graph input `x` (AOTAutograd's form of an
+        input the graph updates): `v` becomes a trailing result the
+        program stores into `x`'s buffer, and the node's value is `v`."""
+        dst, src = (list(node.args) + [None, None])[:2]
+        if (node.kwargs.get("non_blocking") or len(node.args) > 2
+                or not isinstance(dst, torch.fx.Node)
+                or not isinstance(src, torch.fx.Node)
+                or dst.op != "placeholder"):
+            raise Unsupported("copy_ into something other than a graph "
+                              "input", node)
+        ref = self.values.get(dst)
+        index = self.input_refs.index(ref) if ref in self.input_refs else -1
+        if index < 0 or any(i == index for i, _ in self.written):
+            raise Unsupported("copy_ into a graph input twice", node)
+        later = {n for n in node.graph.nodes if n > node}
+        if any(user in later for user in dst.users):
+            raise Unsupported("reads a graph input after a copy_ into it",
+                              node)
+        if tensor_spec(dst) != tensor_spec(src):
+            raise Unsupported("copy_ of a value of another shape or dtype "
+                              "into a graph input", node)
+        value = self.operand(node, src)
+        self.written.append((index, value))
+        self.values[node] = value
+
     def getitem(self, node: torch.fx.Node) -> None:
         source, index = node.args
         refs = self.values.get(source) if isinstance(source, torch.fx.Node) \
@@ -497,7 +532,14 @@ class _Importer:
             aliases.append(self.input_refs.index(ref)
                            if ref in self.input_refs else None)
 
-        types = [tensor_type(s) for s in specs]
+        # The values stored into arguments, after the returned results.
+        args = list(self.args)
+        for k, (index, ref) in enumerate(self.written, start=len(refs)):
+            refs.append(ref)
+            args[index] = args[index].replace(
+                "} loc(", f", tc.written = {k} : i64}} loc(", 1)
+        types = [tensor_type(s) for s in specs] + [
+            self.types[ref] for _, ref in self.written]
         name = (self.name if _BARE_ID.match(self.name)
                 else spell_string(self.name))
         # The device the graph runs on, where eager's semantics differ by
@@ -509,7 +551,7 @@ class _Importer:
         lines = ["module {" if device == "cpu" else
                  f"module attributes {{tc.device = "
                  f"{spell_string(device)}}} {{"]
-        signature = f"  fx.graph @{name}(" + ", ".join(self.args) + ")"
+        signature = f"  fx.graph @{name}(" + ", ".join(args) + ")"
         if types:
             signature += " -> (" + ", ".join(types) + ")"
         lines.append(signature + " {")
@@ -531,4 +573,5 @@ class _Importer:
             get_attrs=self.get_attrs,
             lifted_attrs=self.lifted,
             seed_index=self.seed_index,
+            written_inputs=[index for index, _ in self.written],
         )

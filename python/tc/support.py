@@ -141,6 +141,26 @@ def _tensor_ok(val: Any, what: str,
     return True, ""
 
 
+def _copy_into_input(node: torch.fx.Node) -> tuple[bool, str]:
+    """`copy_(x, v)` of a graph input x, v of its shape and dtype, nothing
+    reading x after it: the compiled program writes v into x's buffer
+    (importer's copy_into_argument)."""
+    dst, src = (list(node.args) + [None, None])[:2]
+    if (len(node.args) != 2 or node.kwargs.get("non_blocking")
+            or not isinstance(dst, torch.fx.Node)
+            or not isinstance(src, torch.fx.Node)
+            or dst.op != "placeholder"):
+        return False, "copy_ into something other than a graph input"
+    a, b = dst.meta.get("val"), src.meta.get("val")
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+            and a.shape == b.shape and a.dtype == b.dtype
+            and a.device == b.device):
+        return False, "copy_ of a value of another shape, dtype or device"
+    if any(user > node for user in dst.users):
+        return False, "the input is read after the copy_ into it"
+    return _tensor_ok(a, "argument 'self'")
+
+
 def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
     """Whether tc compiles `node`, and if not, why (one line)."""
     if node.op != "call_function":
@@ -159,6 +179,8 @@ def is_supported(node: torch.fx.Node) -> tuple[bool, str]:
         return _tensor_ok(node.meta.get("val"), "result", complex_ok=True)
     if not isinstance(node.target, torch._ops.OpOverload):
         return False, "target is not an ATen operator overload"
+    if node.target is torch.ops.aten.copy_.default:
+        return _copy_into_input(node)
     name = qualified_name(node.target)
     if name not in SUPPORTED_OPS:
         return False, f"{name} is not supported by tc yet"

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in a copy of the repository that carries
 # dist-gpu/ (tc's wheel for CPython 3.12, made here by utils/gpu/build.sh):
 #
-#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|cliffs|models|distributed|zoo|all]
+#   bash utils/gpu/run.sh [tests|bench|resnet|overhead|dynamic|breakdown|compile|variants|autotune|cliffs|models|distributed|zoo|decode|all]
 #
 # installs the wheel into /tmp/tc-gpu, reports what `python -m tc` finds,
 # runs the GPU tests (and the CPU suites under that torch) with pytest and
@@ -19,7 +19,9 @@
 # benchmarks/bench_distributed.py, DDP and FSDP2 on 1 and 2 GPUs, with
 # $TC_DISTRIBUTED_ARGS; `cliffs`: benchmarks/bench_cliffs.py --device cuda,
 # with $TC_CLIFFS_ARGS; `zoo`: benchmarks/bench_zoo.py, PyTorch's TIMM and
-# HuggingFace dashboard models, with $TC_ZOO_ARGS such as "--shard 1/8").
+# HuggingFace dashboard models, with $TC_ZOO_ARGS such as "--shard 1/8";
+# `decode`: benchmarks/bench_decode.py, token-by-token LLM decode, with
+# $TC_DECODE_ARGS such as "--sizes 1b,8b --batches 1,8,32").
 # Results go to $OUT when set (the device tool's output folder), else
 # benchmarks/results. `variants` times tc under
 # each schedule variant of $TC_VARIANTS (';'-separated TC_CUDA_OPTIONS
@@ -75,6 +77,11 @@ fi
 if [[ "$what" == zoo ]]; then
   python3 benchmarks/bench_zoo.py --out "$out" ${TC_ZOO_ARGS:-} 2>&1 \
     | tee "$out/zoo.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ "$what" == decode ]]; then
+  python3 benchmarks/bench_decode.py --out "$out" ${TC_DECODE_ARGS:-} 2>&1 \
+    | tee "$out/decode.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == resnet || "$what" == all ]]; then

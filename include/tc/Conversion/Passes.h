@@ -26,6 +26,14 @@ namespace mlir::tc {
 /// which `tc-decompose` feeds to the graph's random ops.
 inline constexpr llvm::StringLiteral kRngSeedAttrName = "tc.rng_seed";
 
+/// The argument attribute `tc.written = k`: the graph stores its result #k
+/// into the argument's buffer (a buffer the graph updates, such as a KV
+/// cache; PyTorch's `copy_` of an input) instead of returning it. The
+/// result's kernel writes there directly when nothing else reads the
+/// argument (a scatter then stores only its updates); else a copy after
+/// the last read.
+inline constexpr llvm::StringLiteral kWrittenAttrName = "tc.written";
+
 #define GEN_PASS_DECL
 #include "tc/Conversion/Passes.h.inc"
 

@@ -169,6 +169,7 @@ def ConvertPrimToKernelPass : Pass<"tc-fuse", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tc::kernel::KernelDialect"];
 }
 

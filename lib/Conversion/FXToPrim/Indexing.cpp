@@ -370,6 +370,24 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
     SmallVector<int64_t> resultOrder;
     for (int64_t i : toResult)
       resultOrder.push_back(pickedShape[i]);
+    bool accumulate = boolArg("accumulate", false);
+    if (!accumulate && dims.size() == 1 && xType.hasStaticShape() &&
+        typeOf(linear).hasStaticShape()) {
+      // One index tensor, stored over (a cache's `k[:, :, pos] = v`): the
+      // slices it selects replaced, O(updates) work, in x's buffer where
+      // the result is written there (a graph input the graph updates).
+      int64_t d = dims.front();
+      int64_t count = typeOf(linear).getNumElements();
+      if (count == 0)
+        return one(x);
+      Value values = broadcast(
+          convert(valueOperands[0], xType.getElementType()), resultOrder);
+      SmallVector<int64_t> sliced(xType.getShape());
+      sliced[d] = count;
+      return one(prim::ScatterOp::create(b, loc, x, reshape(linear, {count}),
+                                         reshape(values, sliced), d)
+                     .getResult());
+    }
     Value values = broadcast(convert(valueOperands[0], xType.getElementType()),
                              resultOrder);
     if (!inOrder) {
@@ -383,7 +401,6 @@ std::optional<Decomposer::Result> Decomposer::indexing(StringRef target) {
     values = reshape(values, {updates, restSize});
     Value rows = reshape(front, {merged, restSize});
     Value at = reshape(linear, {updates});
-    bool accumulate = boolArg("accumulate", false);
     Type elt = xType.getElementType();
     Value scattered;
     if (accumulate && isa<FloatType>(elt)) {

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
@@ -493,10 +494,11 @@ public:
 
   /// What a kernel built for a value does: compute it point by point,
   /// (for a scatter-add's result) fill it with zeros or add its updates,
+  /// (for a scatter's) store its updates over the operand already there,
   /// or copy it from the buffer it was realized in (an output returned
   /// twice: recomputing it would repeat a reduction, and a product, a
   /// convolution or a scatter-add has no point-by-point form).
-  enum class Mode { Compute, Zeros, ScatterAdd, Copy };
+  enum class Mode { Compute, Zeros, ScatterAdd, Scatter, Copy };
 
   /// Creates a kernel that computes `value` into a buffer, inserted before
   /// `before`; returns the kernel and the realized values it reads, in
@@ -573,6 +575,9 @@ private:
   /// index selects (an atomic add; an index out of range adds zero to row
   /// 0, so that every access stays in bounds).
   LogicalResult emitScatterAdd(prim::ScatterAddOp op, ArrayRef<Value> idx);
+  /// Stores the update at point `idx` of `op`'s updates at the slice its
+  /// index selects, nothing for an index out of range.
+  LogicalResult emitScatter(prim::ScatterOp op, ArrayRef<Value> idx);
   /// `i * scale + offset` on indices, folding the trivial cases.
   Value affine(Value i, int64_t scale, int64_t offset);
   /// The operand index a reshape reads for result index `idx`.

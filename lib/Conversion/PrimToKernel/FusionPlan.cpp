@@ -196,6 +196,8 @@ LogicalResult FusionPlan::build() {
   // A scatter-add is written by two kernels (zeros, then the additions),
   // not computed point by point: its result has a buffer.
   func.walk([&](prim::ScatterAddOp op) { realized.insert(op.getResult()); });
+  // Likewise a scatter (a copy of its operand, then the updates).
+  func.walk([&](prim::ScatterOp op) { realized.insert(op.getResult()); });
 
   // A value read through several windows (the strided slices of a
   // convolution's or a pooling's input, the parts of a concatenation) would

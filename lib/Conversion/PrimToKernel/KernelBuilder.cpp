@@ -12,6 +12,8 @@
 
 #include "Fusion.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 using namespace mlir::tc;
 using namespace mlir::tc::fuse;
@@ -355,9 +357,16 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
                              "their type";
   llvm::SetVector<Value> reads;
   llvm::SmallDenseSet<Value> visited;
-  if (mode != Mode::Zeros && mode != Mode::Copy &&
-      failed(collectInputs(value, reads, visited, /*root=*/true)))
+  if (auto stored = value.getDefiningOp<prim::ScatterOp>();
+      mode == Mode::Scatter) {
+    // The updates and their positions; the operand is in the output.
+    for (Value read : {stored.getIndices(), stored.getUpdates()})
+      if (failed(collectInputs(read, reads, visited, /*root=*/false)))
+        return failure();
+  } else if (mode != Mode::Zeros && mode != Mode::Copy &&
+             failed(collectInputs(value, reads, visited, /*root=*/true))) {
     return failure();
+  }
   for (Value sibling : siblings)
     if (failed(collectInputs(sibling, reads, visited, /*root=*/true)))
       return failure();
@@ -377,17 +386,20 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     argTypes.push_back(bufferType(v));
   argTypes.push_back(bufferType(value));
 
-  // A scatter-add's kernel runs over its updates, the others over `value`.
+  // A scatter's kernel runs over its updates, the others over `value`.
   auto scatter = value.getDefiningOp<prim::ScatterAddOp>();
+  auto store = value.getDefiningOp<prim::ScatterOp>();
   RankedTensorType type = tensorType(
-      mode == Mode::ScatterAdd ? scatter.getUpdates() : value);
+      mode == Mode::ScatterAdd ? scatter.getUpdates()
+      : mode == Mode::Scatter  ? store.getUpdates()
+                               : value);
   ArrayRef<int64_t> shape = type.getShape();
   // A vector of the symbolic size has no static row: each point is a row.
   bool symbolicRows = shape.size() == 1 && type.isDynamicDim(0);
   // With loopPastUnitDims, trailing dimensions of size 1 are indexed at 0
   // and the inner loop runs over the last dimension before them.
   int64_t unitTail = 0;
-  if (loopPastUnitDims && mode != Mode::ScatterAdd)
+  if (loopPastUnitDims && mode != Mode::ScatterAdd && mode != Mode::Scatter)
     while (unitTail + 1 < static_cast<int64_t>(shape.size()) &&
            shape[shape.size() - 1 - unitTail] == 1)
       ++unitTail;
@@ -464,6 +476,8 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
     }
     if (mode == Mode::ScatterAdd)
       return emitScatterAdd(scatter, point);
+    if (mode == Mode::Scatter)
+      return emitScatter(store, point);
     // Every value first, then the stores: the reads they share are one
     // read once no store lies between them.
     SmallVector<std::pair<Value, Value>> stores;
@@ -640,6 +654,31 @@ LogicalResult KernelBuilder::emitScatterAdd(prim::ScatterAddOp op,
   llvm::append_range(at, idx.drop_front());
   memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, added, out,
                               at);
+  return success();
+}
+
+LogicalResult KernelBuilder::emitScatter(prim::ScatterOp op,
+                                         ArrayRef<Value> idx) {
+  int64_t dim = op.getDim();
+  FailureOr<Value> update = emit(op.getUpdates(), idx);
+  if (failed(update))
+    return failure();
+  FailureOr<Value> position = emit(op.getIndices(), idx.slice(dim, 1));
+  if (failed(position))
+    return failure();
+  int64_t size = tensorType(op.getResult()).getDimSize(dim);
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, index(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                            index(size)));
+  SmallVector<Value> at(idx);
+  at[dim] = i;
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  memref::StoreOp::create(b, loc, *update, out, at);
   return success();
 }
 

@@ -43,7 +43,7 @@ static bool computedPointwise(const FusionPlan &plan, Value v,
       return false;
   return op && !plan.gemmFor(v) && !plan.convFor(v) &&
          !plan.attentionFor(v) &&
-         !isa<prim::ScatterAddOp, prim::ConstantOp>(op) &&
+         !isa<prim::ScatterAddOp, prim::ScatterOp, prim::ConstantOp>(op) &&
          tensorType(v).hasStaticShape() && hintNumElements(tensorType(v)) > 0;
 }
 

@@ -100,12 +100,37 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   OpBuilder b(func);
   Location loc = func.getLoc();
 
-  // The schedule takes the inputs, then one buffer per output.
+  // Results stored into arguments (kWrittenAttrName): per result, the
+  // argument, or -1 for a result returned as such.
+  SmallVector<int64_t> writtenInto(ret.getNumOperands(), -1);
+  for (BlockArgument arg : func.getArguments()) {
+    auto k = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                kWrittenAttrName);
+    if (!k)
+      continue;
+    int64_t result = k.getInt();
+    if (result < 0 || result >= static_cast<int64_t>(writtenInto.size()) ||
+        writtenInto[result] != -1)
+      return func.emitOpError()
+             << "argument #" << arg.getArgNumber() << " is " << kWrittenAttrName
+             << " by result " << result
+             << ", which is out of range or written twice";
+    if (ret.getOperand(result).getType() != arg.getType())
+      return func.emitOpError()
+             << "result " << result << " of type "
+             << ret.getOperand(result).getType()
+             << " cannot be written into argument #" << arg.getArgNumber()
+             << " of type " << arg.getType();
+    writtenInto[result] = arg.getArgNumber();
+  }
+
+  // The schedule takes the inputs, then one buffer per returned output.
   SmallVector<Type> argTypes;
   for (Value arg : func.getArguments())
     argTypes.push_back(bufferType(arg));
-  for (Value result : ret.getOperands())
-    argTypes.push_back(bufferType(result));
+  for (auto [i, result] : llvm::enumerate(ret.getOperands()))
+    if (writtenInto[i] < 0)
+      argTypes.push_back(bufferType(result));
   auto schedule = kernel::ScheduleOp::create(
       b, loc, func.getSymName(), b.getFunctionType(argTypes, {}),
       /*arg_attrs=*/nullptr, /*res_attrs=*/nullptr);
@@ -117,12 +142,33 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
   // An output realized as such writes straight into its buffer; an output
   // that is an input, or returned twice, is copied.
   SmallVector<std::pair<Value, Value>> copies;
+  unsigned outputs = 0;
   for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
-    Value buffer = entry->getArgument(func.getNumArguments() + i);
+    if (writtenInto[i] >= 0)
+      continue;
+    Value buffer = entry->getArgument(func.getNumArguments() + outputs++);
     if (buffers.count(result))
       copies.push_back({result, buffer});
     else
       buffers[result] = buffer;
+  }
+  // A result written into an argument: a scatter over that argument, its
+  // only reader, stores its updates there in place; any other is copied
+  // there after every kernel (each read of the argument's old value).
+  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+    if (writtenInto[i] < 0)
+      continue;
+    BlockArgument arg = func.getArgument(writtenInto[i]);
+    Value buffer = entry->getArgument(writtenInto[i]);
+    if (result == arg)
+      continue;
+    auto scatter = result.getDefiningOp<prim::ScatterOp>();
+    if (scatter && scatter.getOperand() == arg && arg.hasOneUse() &&
+        !buffers.count(result)) {
+      buffers[result] = buffer;
+      continue;
+    }
+    copies.push_back({result, buffer});
   }
 
   // A computed value the graph returns reshaped is computed in that
@@ -336,6 +382,16 @@ LogicalResult ConvertPrimToKernelPass::convert(func::FuncOp func) {
                               : Value(),
           attention.getScaleAttr(), attention.getCausalAttr(), views[0],
           views[1], views[2], views[3]);
+      continue;
+    }
+    if (auto scatter = v.getDefiningOp<prim::ScatterOp>()) {
+      // The operand, unless the scatter is written in its buffer, then the
+      // updates over it.
+      Value operand = scatter.getOperand();
+      if ((buffers.lookup(operand) != out &&
+           failed(launch(operand, out, Mode::Compute))) ||
+          failed(launch(v, out, Mode::Scatter)))
+        return failure();
       continue;
     }
     if (v.getDefiningOp<prim::ScatterAddOp>()) {

@@ -89,6 +89,12 @@ def to_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     if not is_training:
         extra["inference_compiler"] = functools.partial(
             compile_aten_graph, settings=settings, inference=True)
+        # An input the graph updates (a KV cache's `k[:, :, pos] = v`, a
+        # buffer's `copy_`) stays a `copy_` at the graph's end, which tc
+        # compiles as a write into the input's buffer (importer's
+        # copy_into_argument): AOTAutograd's own copy after the graph would
+        # be a pass over the whole buffer in eager.
+        extra["keep_inference_input_mutations"] = True
     return aot_autograd(
         fw_compiler=aten_compiler, bw_compiler=aten_compiler,
         decompositions=(joint_decompositions() if is_training

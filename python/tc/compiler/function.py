@@ -197,6 +197,9 @@ class CompiledFunction:
                          for (shape, dtype), alias in zip(
                              imported.output_specs,
                              imported.outputs_alias_inputs)]
+        #: Inputs the program writes (ImportedGraph.written_inputs): the
+        #: caller's tensors themselves, or copied back after the call.
+        self._written = set(imported.written_inputs)
         self._cuda = device.type == "cuda"
         self._index = device.index
         # Runs so far: the second is profiled under TC_LOGS=kernels (the
@@ -289,7 +292,7 @@ class CompiledFunction:
         if self._graphs:
             self._pool = _OutputPool(self._outputs, self.device)
             aliased = {alias for *_, alias in self._outputs
-                       if alias is not None}
+                       if alias is not None} | self._written
             self._staging = [[None, None, i in aliased]
                              for i in range(len(self._input_checks))]
 
@@ -393,6 +396,7 @@ class CompiledFunction:
                   and not torch.cuda.is_current_stream_capturing())
         inputs = []
         pointers = []
+        write_back: list[tuple[torch.Tensor, torch.Tensor]] = []
         # An input that is the tensor a previous call checked, at the same
         # address (a parameter, a buffer: most of a model's inputs), is
         # taken as it is: the checks below cost a microsecond an input on
@@ -430,6 +434,10 @@ class CompiledFunction:
                 known[i] = (weakref.ref(tensor), pointer)
             if stable:
                 tensor, pointer = self._stage(i, tensor, pointer)
+            if i in self._written and tensor is not given[i]:
+                # Written in a copy (not contiguous, not aligned): the
+                # caller's tensor takes its new value after the call.
+                write_back.append((given[i], tensor))
             inputs.append(tensor)
             pointers.append(pointer)
 
@@ -474,6 +482,8 @@ class CompiledFunction:
                 self.native.run(pointers, symbol=symbol)
             else:
                 self.native.run(pointers)
+        for tensor, written in write_back:
+            tensor.copy_(written)
         if imported.output_structure == "single":
             return outputs[0]
         if imported.output_structure == "list":

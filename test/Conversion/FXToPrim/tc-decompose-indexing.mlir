@@ -47,12 +47,36 @@ fx.graph @index_put_accumulate(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %v: tenso
 
 // -----
 
-// Without accumulation the last update of a row wins.
-// CHECK-LABEL: func.func @index_put_last
-// CHECK: %[[LAST:.*]] = prim.reduce max %{{.*}}, dims [0] : tensor<3x4x6xi64>
-// CHECK: prim.broadcast_in_dim %[[LAST]], shape [3, 4, 6], dims [1, 2]
-fx.graph @index_put_last(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %v: tensor<6xf32>) -> tensor<4x6xf32> {
+// Without accumulation, one index tensor: the selected slices replaced
+// (prim.scatter, O(updates)); the values broadcast to x[i]'s shape.
+// CHECK-LABEL: func.func @index_put_one_index
+// CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>, %[[I:.*]]: tensor<3xi64>, %[[V:.*]]: tensor<6xf32>)
+// CHECK: %[[AT:.*]] = prim.where %{{.*}}, %{{.*}}, %[[I]] : tensor<3xi1>, tensor<3xi64>
+// CHECK: %[[ROWS:.*]] = prim.broadcast_in_dim %[[V]], shape [3, 6], dims [1]
+// CHECK: prim.scatter %[[X]][%[[AT]]] = %[[ROWS]], dim 0 : tensor<4x6xf32>, tensor<3xi64>, tensor<3x6xf32>
+fx.graph @index_put_one_index(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %v: tensor<6xf32>) -> tensor<4x6xf32> {
   %0 = fx.call_function "aten::index_put"(%x, %i, %v) {tensor_arg_sizes = array<i32: 1, 1, 1>} : (tensor<4x6xf32>, tensor<3xi64>, tensor<6xf32>) -> tensor<4x6xf32>
+  fx.output %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// A KV cache's `k[:, :, pos] = v`: a scatter along dimension 2, in place.
+// CHECK-LABEL: func.func @index_put_cache
+// CHECK: prim.scatter %arg0[%{{.*}}] = %arg2, dim 2 : tensor<1x2x16x8xbf16>, tensor<1xi64>, tensor<1x2x1x8xbf16>
+fx.graph @index_put_cache(%k: tensor<1x2x16x8xbf16>, %pos: tensor<1xi64>, %v: tensor<1x2x1x8xbf16>) -> tensor<1x2x16x8xbf16> {
+  %0 = fx.call_function "aten::index_put"(%k, %pos, %v) {args = {indices = array<i1: false, false, true>}, tensor_arg_sizes = array<i32: 1, 1, 1>} : (tensor<1x2x16x8xbf16>, tensor<1xi64>, tensor<1x2x1x8xbf16>) -> tensor<1x2x16x8xbf16>
+  fx.output %0 : tensor<1x2x16x8xbf16>
+}
+
+// -----
+
+// Without accumulation, two index tensors: the last update of a position
+// wins (a dense scatter: every update against every position).
+// CHECK-LABEL: func.func @index_put_last
+// CHECK: prim.reduce max %{{.*}}, dims [0] : tensor<3x24x1xi64>
+fx.graph @index_put_last(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %j: tensor<3xi64>, %v: tensor<f32>) -> tensor<4x6xf32> {
+  %0 = fx.call_function "aten::index_put"(%x, %i, %j, %v) {tensor_arg_sizes = array<i32: 1, 2, 1>} : (tensor<4x6xf32>, tensor<3xi64>, tensor<3xi64>, tensor<f32>) -> tensor<4x6xf32>
   fx.output %0 : tensor<4x6xf32>
 }
 

@@ -240,6 +240,18 @@ inline std::optional<Estimate> estimate(const Query &q) {
       e.algorithm = "atomic scatter-add";
       return e;
     }
+    int indexTensors = 0;
+    for (const auto &[name, kind] : q.kinds)
+      indexTensors += detail::startsWith(name, "indices.");
+    if (!intArg("accumulate", 0) && indexTensors == 1) {
+      // One index tensor, stored over (prim.scatter, Indexing.cpp): a copy
+      // of the destination and the updates, as eager's; only the updates
+      // where the destination is a buffer the graph updates in place.
+      e.tcSeconds = stream(out) + stream(updates);
+      e.eagerSeconds = r.eagerOpSeconds + eagerScatter(updates);
+      e.algorithm = "scatter of the selected slices";
+      return e;
+    }
     return dense(updates * out, eagerScatter(updates),
                  "dense scatter (every update against every position)");
   }

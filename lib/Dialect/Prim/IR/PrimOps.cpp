@@ -384,6 +384,29 @@ LogicalResult ScatterAddOp::verify() {
   return success();
 }
 
+LogicalResult ScatterOp::verify() {
+  auto operand = cast<RankedTensorType>(getOperand().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= operand.getRank())
+    return emitOpError() << "dimension " << dim
+                         << " is out of range for rank " << operand.getRank();
+  if (indices.getRank() != 1)
+    return emitOpError() << "needs 1-d indices, not " << indices;
+  if (!operand.hasStaticShape() || !updates.hasStaticShape() ||
+      !indices.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  SmallVector<int64_t> expected(operand.getShape());
+  expected[dim] = indices.getDimSize(0);
+  if (updates.getShape() != ArrayRef<int64_t>(expected) ||
+      updates.getElementType() != operand.getElementType())
+    return emitOpError() << "updates " << updates << " must be " << operand
+                         << " with " << indices.getDimSize(0)
+                         << " slices along dimension " << dim;
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -560,6 +560,15 @@ LogicalResult Differentiator::backprop(Operation *op, Value grad) {
   // Indexing.
   else if (auto gather = dyn_cast<GatherOp>(op)) {
     return gatherRule(gather, grad);
+  } else if (auto scatter = dyn_cast<ScatterOp>(op)) {
+    // The operand's gradient: the cotangent with the replaced slices
+    // zeroed; the updates': the cotangent's slices they replaced.
+    Value updates = scatter.getUpdates();
+    accumulate(scatter.getOperand(),
+               ScatterOp::create(b, loc, grad, scatter.getIndices(),
+                                 zerosLike(updates), scatter.getDim()));
+    accumulate(updates, GatherOp::create(b, loc, grad, scatter.getIndices(),
+                                         scatter.getDim()));
   }
   // Windows: a gathered point's gradient goes back to the point it read,
   // and the other way round.

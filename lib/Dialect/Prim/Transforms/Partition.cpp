@@ -118,7 +118,7 @@ static int64_t bytesOf(Value v) {
 static bool isCheapToRecompute(Operation *op) {
   return !isa<DotOp, ConvolutionOp, ConvolutionBackwardInputOp,
               ConvolutionBackwardWeightOp, AttentionOp, ReduceOp, ArgReduceOp,
-              WindowArgmaxOp, ScatterAddOp>(op);
+              WindowArgmaxOp, ScatterAddOp, ScatterOp>(op);
 }
 
 /// Whether `op` ends the kernels that compute its operands: a matrix

@@ -371,6 +371,43 @@ def Prim_ScatterAddOp : Prim_Op<"scatter_add", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Prim_ScatterOp : Prim_Op<"scatter",
+    [Pure, AllTypesMatch<["operand", "result"]>]> {
+  let summary = "Replaces the slices of a tensor that integer indices select";
+  let description = [{
+    The tensor `operand` with its slices along dimension `dim` at the
+    positions `indices` holds replaced by the slices of `updates` (the
+    inverse of a `gather` of 1-d indices, and PyTorch's `x[..., i] = v`,
+    `index_copy`):
+
+    `result[p..., indices[i], q...] = updates[p..., i, q...]`
+
+    and `result = operand` elsewhere. `indices` is 1-d (I positions) and
+    `updates` is `operand`'s shape with dimension `dim` replaced by I. Kernels
+    copy `operand` (nothing, where the result is written in its buffer: a
+    cache updated in place) and then store the updates, O(updates) work; a
+    position given twice takes one of its updates, which one unspecified (as
+    in eager's CUDA kernels); a negative index counts from the end; an index
+    outside `[-size, size)` stores nothing (PyTorch checks the indices before
+    they get here).
+
+    ```mlir
+    // one position of a [1, 8, 1024, 64] cache along dimension 2
+    %c = prim.scatter %cache[%pos] = %kv, dim 2
+        : tensor<1x8x1024x64xbf16>, tensor<1xi64>, tensor<1x8x1x64xbf16>
+    ```
+  }];
+  let arguments = (ins Prim_Tensor:$operand,
+                       RankedTensorOf<[I64, I32]>:$indices,
+                       Prim_Tensor:$updates, I64Attr:$dim);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $indices `]` `=` $updates `,` `dim` $dim attr-dict `:`
+    type($operand) `,` type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
 def Prim_GatherOp : Prim_ShapeOp<"gather"> {
   let summary = "Takes the slices of a tensor that integer indices select";
   let description = [{

@@ -22,8 +22,14 @@ copy of the weights and caches, fed the same tokens):
   tokens match eager's before the first difference, and whether eager's
   top two logits there lie within bf16 rounding of each other (a tie);
 - prefill: the prompt's forward (one compile per prompt length) in ms;
-- tc's counters: graphs compiled, ops left to eager, CUDA graph replays a
-  step.
+- tc's counters: graphs compiled, ops left to eager.
+
+With `--hf llama,qwen2`, Hugging Face's `LlamaForCausalLM` and
+`Qwen2ForCausalLM` (the 1B shapes, random weights) generate greedily with
+`cache_implementation="static"`, the forward compiled by generate's own
+`compile_config` per backend (its default mode, reduce-overhead, for
+Inductor and tc alike): tokens/s in bf16 (two lengths differenced:
+the decode steps alone) and the greedy tokens against eager's in float32.
 
     python benchmarks/bench_decode.py --sizes 1b --batches 1 --caches 1024
     (or utils/gpu/run.sh decode, with $TC_DECODE_ARGS)
@@ -349,6 +355,96 @@ def run_one(c: Config, name: str, batch: int, cache: int, backends, steps: int,
     return row
 
 
+#: Hugging Face families for `generate` with a static cache (the 1B
+#: decoder's shapes; Qwen2 adds biases to the query, key and value).
+HF_FAMILIES = ("llama", "qwen2")
+
+
+def hf_model(family: str, dtype, device, small: bool = False):
+    import transformers
+    kw = dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=16,
+              num_attention_heads=32, num_key_value_heads=8,
+              vocab_size=32000, max_position_embeddings=4096)
+    if small:
+        kw.update(hidden_size=256, intermediate_size=512,
+                  num_hidden_layers=2, num_attention_heads=8,
+                  num_key_value_heads=2, vocab_size=1000)
+    config = (transformers.LlamaConfig(**kw) if family == "llama"
+              else transformers.Qwen2Config(**kw))
+    cls = (transformers.LlamaForCausalLM if family == "llama"
+           else transformers.Qwen2ForCausalLM)
+    torch.manual_seed(0)
+    return cls(config).to(device=device, dtype=dtype).eval()
+
+
+def hf_generate(model, backend: str, ids, new_tokens: int):
+    """Greedy `generate` with a static cache, the forward compiled by
+    `backend` (generate's own compile, as its docs recommend)."""
+    from transformers.generation.configuration_utils import CompileConfig
+    if backend == "eager":
+        model.generation_config.disable_compile = True
+    else:
+        model.generation_config.disable_compile = False
+        # generate's default mode, reduce-overhead, for both: its inputs
+        # are new tensors each step.
+        name = "inductor" if backend.startswith("inductor") else "tc"
+        config = CompileConfig(backend=name, fullgraph=True)
+        config._compile_all_devices = True
+        model.generation_config.compile_config = config
+    with torch.no_grad():
+        return model.generate(ids, max_new_tokens=new_tokens,
+                              min_new_tokens=new_tokens, do_sample=False,
+                              cache_implementation="static")
+
+
+def run_hf(family: str, backends, new_tokens: int, device,
+           small: bool = False) -> dict:
+    """tokens/s of greedy generation (bf16; the decode steps alone: two
+    lengths of `generate`, differenced) and agreement of the greedy tokens
+    with eager's in float32."""
+    row: dict = {"model": f"hf-{family}", "batch": 1, "cache": "static"}
+    gen = torch.Generator().manual_seed(2)
+    vocab = 1000 if small else 32000
+    ids = torch.randint(0, vocab, (1, 32), generator=gen).to(device)
+    reference = None
+    for backend in backends:
+        key = backend.replace("-", "_")
+        torch._dynamo.reset()
+        # Agreement in float32 (bf16 greedy tokens part at the first tie).
+        model = hf_model(family, torch.float32, device, small)
+        t0 = time.perf_counter()
+        tokens = hf_generate(model, backend, ids, 16)[0, 32:].tolist()
+        row[f"{key}_first_generate_s"] = time.perf_counter() - t0
+        if backend == "eager":
+            reference = tokens
+        elif reference is not None:
+            row[f"{key}_tokens_matched"] = next(
+                (i for i, (a, b) in enumerate(zip(tokens, reference))
+                 if a != b), len(reference))
+            row[f"{key}_ok"] = tokens == reference
+        del model
+        torch._dynamo.reset()
+        before = tc_counters()  # the bf16 graphs' alone
+        model = hf_model(family, torch.bfloat16, device, small)
+        # A cache per length (static: sized by the length): each compiles
+        # once before the timing.
+        hf_generate(model, backend, ids, 8)
+        hf_generate(model, backend, ids, 8 + new_tokens)
+        short = timed(device, lambda: hf_generate(model, backend, ids, 8), 2)
+        long = timed(device, lambda: hf_generate(
+            model, backend, ids, 8 + new_tokens), 2)
+        row[f"{key}_tok_s"] = new_tokens * 1e3 / max(long - short, 1e-9)
+        if backend.startswith("tc"):
+            after = tc_counters()
+            row[f"{key}_counters"] = {
+                k: after.get(k, 0) - before.get(k, 0) for k in after
+                if after.get(k, 0) != before.get(k, 0)}
+        print(f"hf-{family} {backend}: {row[f'{key}_tok_s']:.0f} tok/s",
+              flush=True)
+        del model
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1b")
@@ -361,6 +457,13 @@ def main() -> int:
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--tag", default="")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    ap.add_argument("--hf", default="",
+                    help="Hugging Face families to generate with "
+                         f"({','.join(HF_FAMILIES)}; empty: none)")
+    ap.add_argument("--hf-tokens", type=int, default=64)
+    ap.add_argument("--small", action="store_true",
+                    help="Hugging Face models of 2 small layers (a smoke "
+                         "test)")
     opts = ap.parse_args()
     device = torch.device(opts.device)
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
@@ -368,7 +471,7 @@ def main() -> int:
     backends = opts.backends.split(",")
     prompts = [int(p) for p in opts.prompts.split(",") if p]
     rows = []
-    for size in opts.sizes.split(","):
+    for size in filter(None, opts.sizes.split(",")):
         for batch in map(int, opts.batches.split(",")):
             for cache in map(int, opts.caches.split(",")):
                 try:
@@ -381,6 +484,14 @@ def main() -> int:
                                  "error": f"{type(error).__name__}: {error}"})
                     print(rows[-1], flush=True)
                 torch._dynamo.reset()
+    for family in filter(None, opts.hf.split(",")):
+        try:
+            rows.append(run_hf(family, backends, opts.hf_tokens, device,
+                               opts.small))
+        except Exception as error:
+            rows.append({"model": f"hf-{family}",
+                         "error": f"{type(error).__name__}: {error}"})
+            print(rows[-1], flush=True)
     build = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                            capture_output=True, text=True).stdout.strip()
     meta = {"build": build, "torch": torch.__version__,

@@ -7,6 +7,8 @@ GPU test of the whole path, eager's results included, is
 test_cuda.py::test_cuda_causal_mask_runs_as_causal_attention.
 """
 
+import operator
+
 import pytest
 import torch
 import torch.fx
@@ -351,3 +353,82 @@ def test_aligned_or_cpu_bias_stays(keys, device):
     old = node.args[3]
     assert attention.aligned_biases(gm, _is_view) == 0
     assert node.args[3] is old
+
+
+def _grouped_graph(bias_shape, causal=False, queries=1):
+    """An attention over keys and values whose 2 heads are each repeated
+    4 times (repeat_interleave as an ATen graph writes it)."""
+    graph = torch.fx.Graph()
+    q = graph.placeholder("q")
+    q.meta["val"] = torch.randn(B, 8, queries, D)
+    kv = []
+    for name in "kv":
+        x = graph.placeholder(name)
+        x.meta["val"] = torch.randn(B, 2, S, D)
+        x = _node(graph, aten.unsqueeze.default, (x, 2))
+        x = _node(graph, aten.expand.default, (x, [B, 2, 4, S, D]))
+        x = _node(graph, aten.clone.default, (x,))
+        kv.append(_node(graph, aten.view.default, (x, [B, 8, S, D])))
+    bias = None
+    if bias_shape is not None:
+        bias = graph.placeholder("bias")
+        bias.meta["val"] = torch.randn(bias_shape)
+    out = graph.call_function(
+        aten._scaled_dot_product_cudnn_attention.default,
+        (q, *kv, bias, False), {"is_causal": causal})
+    item = graph.call_function(operator.getitem, (out, 0))
+    item.meta["val"] = torch.empty(B, 8, queries, D)
+    graph.output((item,))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+@pytest.mark.parametrize("bias_shape,queries", [
+    (None, 1), ((1, 1, 1, S), 1), ((B, 1, 1, S), 3)])
+def test_repeated_key_heads_are_read_once(monkeypatch, bias_shape, queries):
+    # (The cuDNN check needs a GPU; the rewrite itself does not. A device
+    # of 16 SMs: 2 x 2 (batch, key head) pairs fill it.)
+    monkeypatch.setattr(attention, "_why_not_call", lambda *a: None)
+    monkeypatch.setattr(attention, "_sm_count", lambda device: 16)
+    gm = _grouped_graph(bias_shape, queries=queries)
+    assert attention.library_attentions(gm) == 1
+    nodes = list(gm.graph.nodes)
+    assert not any(n.target in (aten.expand.default, aten.clone.default)
+                   for n in nodes)
+    fused = next(n for n in nodes if n.meta.get(attention.LIBRARY_ATTENTION))
+    folded, key, value = fused.args[:3]
+    assert tuple(folded.meta["val"].shape) == (B, 2, 4 * queries, D)
+    assert key.op == value.op == "placeholder"
+    # The same values as the attention over the repeated heads.
+    q = torch.randn(B, 8, queries, D)
+    k, v = torch.randn(B, 2, S, D), torch.randn(B, 2, S, D)
+    args = [q, k, v]
+    mask = None
+    if bias_shape is not None:
+        mask = torch.randn(bias_shape)
+        args.append(mask)
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1),
+        attn_mask=mask)
+    torch.testing.assert_close(gm(*args)[0], want)
+
+
+@pytest.mark.parametrize("bias_shape,causal", [
+    ((1, 8, 1, S), False), ((1, 1, 2, S), False), (None, True)])
+def test_repeated_key_heads_stay_with_per_head_bias_or_causal(
+        monkeypatch, bias_shape, causal):
+    monkeypatch.setattr(attention, "_why_not_call", lambda *a: None)
+    monkeypatch.setattr(attention, "_sm_count", lambda device: 16)
+    gm = _grouped_graph(bias_shape, causal,
+                        queries=2 if bias_shape == (1, 1, 2, S) else 1)
+    assert attention.library_attentions(gm) == 1
+    assert any(n.target is aten.expand.default for n in gm.graph.nodes)
+
+
+def test_repeated_key_heads_stay_when_too_few_fill_the_device(monkeypatch):
+    # 2 x 2 (batch, key head) pairs on 132 SMs: the repeated heads' copy
+    # costs less than the folded kernel's idle SMs.
+    monkeypatch.setattr(attention, "_why_not_call", lambda *a: None)
+    monkeypatch.setattr(attention, "_sm_count", lambda device: 132)
+    gm = _grouped_graph(None)
+    assert attention.library_attentions(gm) == 1
+    assert any(n.target is aten.expand.default for n in gm.graph.nodes)

@@ -121,3 +121,34 @@ def test_scatter_gradients_match_eager():
     torch.testing.assert_close(gx, wx)
     torch.testing.assert_close(gv, wv)
     assert tc.counters["ops_eager"] == 0
+
+
+def test_decoder_prefill_then_decode_matches_eager():
+    # bench_decode's decoder at a small size: a 12-token prefill (twelve
+    # positions stored at once) and three one-token steps, each compiled
+    # whole; logits and every cache eager's.
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "benchmarks"))
+    import bench_decode as bd
+    config = bd.Config(dim=64, layers=2, heads=4, kv_heads=2, hidden=96,
+                       vocab=50)
+    torch.manual_seed(0)
+    ref = bd.Decoder(config, 2, 32, torch.float32).eval()
+    mine = bd.Decoder(config, 2, 32, torch.float32).eval()
+    mine.load_state_dict(ref.state_dict())
+    compiled = torch.compile(mine, backend="tc", fullgraph=True)
+    tokens = torch.randint(0, config.vocab, (2, 12))
+    tc.reset_counters()
+    with torch.no_grad():
+        pos = torch.arange(12)
+        for step in range(4):
+            want = ref(tokens, pos)
+            got = compiled(tokens, pos)
+            torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+            for a, b in zip(mine.buffers(), ref.buffers()):
+                torch.testing.assert_close(a, b)
+            tokens = want[:, -1:].argmax(-1)
+            pos = pos[-1:] + 1
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0

@@ -387,9 +387,9 @@ def Prim_ScatterOp : Prim_Op<"scatter",
     copy `operand` (nothing, where the result is written in its buffer: a
     cache updated in place) and then store the updates, O(updates) work; a
     position given twice takes one of its updates, which one unspecified (as
-    in eager's CUDA kernels); a negative index counts from the end; an index
-    outside `[-size, size)` stores nothing (PyTorch checks the indices before
-    they get here).
+    in eager's CUDA kernels); an index outside `[0, size)` stores nothing
+    (`tc-decompose` wraps PyTorch's negative indices first, and the backend
+    checks the range, raising eager's error).
 
     ```mlir
     // one position of a [1, 8, 1024, 64] cache along dimension 2

@@ -102,6 +102,27 @@ class ImportedGraph:
     written_inputs: list[int] = dataclasses.field(default_factory=list)
 
 
+def copy_into_input_problem(node: torch.fx.Node) -> str | None:
+    """Why `copy_` node `node` cannot be a write into a graph input (see
+    `_Importer.copy_into_argument`), or None: it must copy a value of the
+    input's shape, dtype and device into a placeholder that nothing reads
+    after it."""
+    dst, src = (list(node.args) + [None, None])[:2]
+    if (len(node.args) != 2 or node.kwargs.get("non_blocking")
+            or not isinstance(dst, torch.fx.Node)
+            or not isinstance(src, torch.fx.Node)
+            or dst.op != "placeholder"):
+        return "copy_ into something other than a graph input"
+    a, b = dst.meta.get("val"), src.meta.get("val")
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+            and a.shape == b.shape and a.dtype == b.dtype
+            and a.device == b.device):
+        return "copy_ of a value of another shape, dtype or device"
+    if any(user > node for user in dst.users):
+        return "the input is read after the copy_ into it"
+    return None
+
+
 def user_location(node: torch.fx.Node) -> tuple[str, int, int] | None:
     """(file, line, column) of the user code that produced `node`.
 
@@ -450,24 +471,14 @@ class _Importer:
         """`copy_(x, v)` of a graph input `x` (AOTAutograd's form of an
         input the graph updates): `v` becomes a trailing result the
         program stores into `x`'s buffer, and the node's value is `v`."""
-        dst, src = (list(node.args) + [None, None])[:2]
-        if (node.kwargs.get("non_blocking") or len(node.args) > 2
-                or not isinstance(dst, torch.fx.Node)
-                or not isinstance(src, torch.fx.Node)
-                or dst.op != "placeholder"):
-            raise Unsupported("copy_ into something other than a graph "
-                              "input", node)
+        problem = copy_into_input_problem(node)
+        if problem is not None:
+            raise Unsupported(problem, node)
+        dst, src = node.args
         ref = self.values.get(dst)
         index = self.input_refs.index(ref) if ref in self.input_refs else -1
         if index < 0 or any(i == index for i, _ in self.written):
             raise Unsupported("copy_ into a graph input twice", node)
-        later = {n for n in node.graph.nodes if n > node}
-        if any(user in later for user in dst.users):
-            raise Unsupported("reads a graph input after a copy_ into it",
-                              node)
-        if tensor_spec(dst) != tensor_spec(src):
-            raise Unsupported("copy_ of a value of another shape or dtype "
-                              "into a graph input", node)
         value = self.operand(node, src)
         self.written.append((index, value))
         self.values[node] = value

@@ -21,7 +21,8 @@ from tc import cost
 from tc.attention import LIBRARY_ATTENTION
 from tc.compiler import decomposition_limits, decomposition_table
 from tc.fx_text import arg_kind_of, attribute
-from tc.importer import Unsupported, qualified_name
+from tc.importer import (Unsupported, copy_into_input_problem,
+                         qualified_name)
 
 __all__ = ["SUPPORTED_DTYPES", "SUPPORTED_OPS", "VIEW_OPS", "is_supported"]
 
@@ -142,23 +143,12 @@ def _tensor_ok(val: Any, what: str,
 
 
 def _copy_into_input(node: torch.fx.Node) -> tuple[bool, str]:
-    """`copy_(x, v)` of a graph input x, v of its shape and dtype, nothing
-    reading x after it: the compiled program writes v into x's buffer
+    """`copy_(x, v)` into a graph input, which the compiled program writes
     (importer's copy_into_argument)."""
-    dst, src = (list(node.args) + [None, None])[:2]
-    if (len(node.args) != 2 or node.kwargs.get("non_blocking")
-            or not isinstance(dst, torch.fx.Node)
-            or not isinstance(src, torch.fx.Node)
-            or dst.op != "placeholder"):
-        return False, "copy_ into something other than a graph input"
-    a, b = dst.meta.get("val"), src.meta.get("val")
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-            and a.shape == b.shape and a.dtype == b.dtype
-            and a.device == b.device):
-        return False, "copy_ of a value of another shape, dtype or device"
-    if any(user > node for user in dst.users):
-        return False, "the input is read after the copy_ into it"
-    return _tensor_ok(a, "argument 'self'")
+    problem = copy_into_input_problem(node)
+    if problem is not None:
+        return False, problem
+    return _tensor_ok(node.args[0].meta.get("val"), "argument 'self'")
 
 
 def is_supported(node: torch.fx.Node) -> tuple[bool, str]:

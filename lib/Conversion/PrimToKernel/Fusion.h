@@ -575,6 +575,9 @@ private:
   /// index selects (an atomic add; an index out of range adds zero to row
   /// 0, so that every access stays in bounds).
   LogicalResult emitScatterAdd(prim::ScatterAddOp op, ArrayRef<Value> idx);
+  /// A scatter's integer `position` as an index, and whether it lies in
+  /// `[0, size)`.
+  std::pair<Value, Value> positionInRange(Value position, int64_t size);
   /// Stores the update at point `idx` of `op`'s updates at the slice its
   /// index selects, nothing for an index out of range.
   LogicalResult emitScatter(prim::ScatterOp op, ArrayRef<Value> idx);

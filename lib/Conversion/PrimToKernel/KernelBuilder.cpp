@@ -631,6 +631,17 @@ KernelBuilder::build(Value value, StringRef name, Operation *before,
   return kernel;
 }
 
+std::pair<Value, Value> KernelBuilder::positionInRange(Value position,
+                                                       int64_t size) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), position);
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, index(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                            index(size)));
+  return {i, inRange};
+}
+
 LogicalResult KernelBuilder::emitScatterAdd(prim::ScatterAddOp op,
                                             ArrayRef<Value> idx) {
   FailureOr<Value> update = emit(op.getUpdates(), idx);
@@ -639,13 +650,8 @@ LogicalResult KernelBuilder::emitScatterAdd(prim::ScatterAddOp op,
   FailureOr<Value> position = emit(op.getIndices(), idx.take_front());
   if (failed(position))
     return failure();
-  int64_t rows = tensorType(op.getResult()).getDimSize(0);
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
-  Value inRange = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, index(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
-                            index(rows)));
+  auto [i, inRange] =
+      positionInRange(*position, tensorType(op.getResult()).getDimSize(0));
   Value zero = arith::ConstantOp::create(
       b, loc, b.getZeroAttr(update->getType()));
   Value added = arith::SelectOp::create(b, loc, inRange, *update, zero);
@@ -666,13 +672,8 @@ LogicalResult KernelBuilder::emitScatter(prim::ScatterOp op,
   FailureOr<Value> position = emit(op.getIndices(), idx.slice(dim, 1));
   if (failed(position))
     return failure();
-  int64_t size = tensorType(op.getResult()).getDimSize(dim);
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), *position);
-  Value inRange = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, index(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
-                            index(size)));
+  auto [i, inRange] =
+      positionInRange(*position, tensorType(op.getResult()).getDimSize(dim));
   SmallVector<Value> at(idx);
   at[dim] = i;
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);

@@ -264,6 +264,10 @@ private:
   /// `elementwiseOfRealized` of `v` seen through reshapes and
   /// permutations.
   bool viewOfElementwise(Value v);
+  /// Whether `v` is a realized value (or an argument) seen through
+  /// reshapes, permutations, slices and conversions alone: each of its
+  /// elements costs a kernel one load.
+  bool loadsOfRealized(Value v);
 
   /// Whether `op` is a division, a power, a square root or a
   /// transcendental function: what makes an inlined value slow.

@@ -225,13 +225,17 @@ LogicalResult FusionPlan::build() {
       // (Or a view of such arithmetic: the parts of a packed QKV
       // projection, reshaped and permuted to [3, B, H, S, D] and sliced,
       // read the projection where it is, in one kernel: siblings.)
+      // (Or loads alone: a rotary embedding's pairs, the slices [..., 0]
+      // and [..., 1] of a query converted to f32 and reshaped, read from
+      // the projection where it is; realized, each layer's query and key
+      // took a kernel of their own, 32 launches a decode step.)
       auto pad = dyn_cast<prim::PadOp>(op);
       bool borderOnly =
           slicesOnly &&
           (pad ? llvm::all_of(pad.getInterior(),
                               [](int64_t i) { return i == 0; }) &&
                      elementwiseOfRealized(pad.getOperand())
-               : viewOfElementwise(v));
+               : viewOfElementwise(v) || loadsOfRealized(v));
       if (!borderOnly)
         realized.insert(v);
     }
@@ -799,6 +803,19 @@ bool FusionPlan::viewOfElementwise(Value v) {
          isa_and_present<prim::ReshapeOp, prim::PermuteOp>(v.getDefiningOp()))
     v = v.getDefiningOp()->getOperand(0);
   return elementwiseOfRealized(v);
+}
+
+bool FusionPlan::loadsOfRealized(Value v) {
+  while (!realized.contains(v)) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return true;
+    if (!isa<prim::ReshapeOp, prim::PermuteOp, prim::SliceOp,
+             prim::ConvertOp>(op))
+      return false;
+    v = op->getOperand(0);
+  }
+  return true;
 }
 
 bool FusionPlan::cheapElementwise(Value v) {

@@ -93,6 +93,14 @@ void mlir::tc::buildFusePipeline(OpPassManager &pm,
   // An einsum's merged contracted dimensions in its weight's memory order.
   optional.addNested<func::FuncOp>(
       pm, tc::prim::createOrderContractionsPass());
+  // Few-row products by a weight as tc's reductions (before the GEMM
+  // layout passes below, which they then leave alone).
+  if (options.skinnyProductRows > 0) {
+    tc::prim::SkinnyProductsPassOptions skinny;
+    skinny.maxRows = options.skinnyProductRows;
+    optional.addNested<func::FuncOp>(
+        pm, tc::prim::createSkinnyProductsPass(skinny));
+  }
   // Half-precision GEMMs on 16-byte rows, where the library needs them.
   if (options.alignHalfProducts) {
     pm.addNestedPass<func::FuncOp>(tc::prim::createAlignHalfProductsPass());

@@ -115,14 +115,14 @@ void tc::buildPipeline(OpPassManager &pm, Target target,
     buildDecomposePipeline(*stage, options.decomposeStage(), optional);
   // cuBLAS and cuDNN take half precision; cuDNN's fast kernels are
   // channels-last.
-  if (OpPassManager *stage = sink(Stage::Kernel))
-    buildFusePipeline(
-        *stage,
-        withTestOptions(FuseOptions::gpu(/*halfGemms=*/cuda,
-                                         cuda ? options.channelsLast
-                                              : ChannelsLastMode::Off),
-                        options),
-        optional);
+  if (OpPassManager *stage = sink(Stage::Kernel)) {
+    FuseOptions fuse = withTestOptions(
+        FuseOptions::gpu(/*halfGemms=*/cuda,
+                         cuda ? options.channelsLast : ChannelsLastMode::Off),
+        options);
+    fuse.skinnyProductRows = options.skinnyRows;
+    buildFusePipeline(*stage, fuse, optional);
+  }
   if (OpPassManager *stage = sink(Stage::Lowered))
     buildGPUKernelsPipeline(*stage, options, optional);
   if (OpPassManager *stage = sink(Stage::Binary)) {

@@ -103,6 +103,12 @@ struct StageOptions : public PassPipelineOptions<Derived> {
                      "tc-partition in training, so that the forward saves "
                      "channels-last activations"),
       llvm::cl::init(Derived::kChannelsLastDefault), channelsLastValues()};
+  ::mlir::detail::PassOptions::Option<int64_t> skinnyRows{
+      *this, "skinny-rows",
+      llvm::cl::desc("Matrix products of at most this many rows by an "
+                     "[N, K] weight run as tc's row reductions, not GEMM "
+                     "library calls (tc-skinny-products; 0: none)"),
+      llvm::cl::init(Derived::kSkinnyRowsDefault)};
   ::mlir::detail::PassOptions::Option<std::string> miscompileForTesting{
       *this, "miscompile-for-testing",
       llvm::cl::desc("Tests only: tc-decompose adds 1 to every float result "
@@ -176,6 +182,8 @@ struct DecomposeOptions : public StageOptions<DecomposeOptions> {
   /// channels-last (tc.compiler.build).
   static constexpr ChannelsLastMode kChannelsLastDefault =
       ChannelsLastMode::Off;
+  /// Off: BLAS runs the CPU's few-row products.
+  static constexpr int64_t kSkinnyRowsDefault = 0;
 
   PassOptions::Option<bool> halfConvolutions{
       *this, "half-convolutions",
@@ -269,6 +277,11 @@ struct FuseOptions {
   /// CPU step; a training backward copied its saved [B, S, H] activations
   /// to [B * S, H] rows for each GEMM on GPUs).
   bool aliasInputReshapes = false;
+  /// Products of at most this many rows by an [N, K] weight are tc's row
+  /// reductions, not GEMM library calls (tc-skinny-products; 0: none). A
+  /// GPU's: one row of a decode step streams its weight faster in tc's
+  /// kernel, with its epilogue fused, than in cuBLAS's small GEMMs.
+  int64_t skinnyProductRows = 0;
   /// tc-fuse realizes every value (the reference path of bisection).
   bool fuseNothing = false;
   /// Tests only: tc-fuse plants a wrong rewrite.
@@ -293,6 +306,7 @@ struct FuseOptions {
     options.aliasInputReshapes = true;
     options.widenHalfConvolutions = !decompose.halfConvolutions;
     options.kernelChecks = decompose.checks;
+    options.skinnyProductRows = decompose.skinnyRows;
     options.plantOutOfBoundsForTesting =
         decompose.miscompilePassForTesting == "tc-add-kernel-checks";
     return options;

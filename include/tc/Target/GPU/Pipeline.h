@@ -30,6 +30,9 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
   /// every convolution channels-first whatever this says).
   static constexpr ChannelsLastMode kChannelsLastDefault =
       ChannelsLastMode::Half;
+  /// A decode step's one-row products stream their weights faster as tc's
+  /// kernels than as cuBLAS's small GEMMs (tc-skinny-products).
+  static constexpr int64_t kSkinnyRowsDefault = 1;
 
   PassOptions::Option<std::string> chip{
       *this, "chip",

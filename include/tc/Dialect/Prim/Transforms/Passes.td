@@ -311,4 +311,45 @@ def WidenHalfProductsPass
   let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
 }
 
+def SkinnyProductsPass
+    : Pass<"tc-skinny-products", "::mlir::func::FuncOp"> {
+  let summary = "Products of a few rows by a weight as tc's reductions";
+  let description = [{
+    A matrix product of at most `max-rows` rows (a decode step's token per
+    sequence) by a weight stored `[N, K]` (a linear layer's, read
+    transposed) reads the weight once and does two flops per element read:
+    its time is the weight's bytes over memory bandwidth. A GEMM library
+    launch for it streams a small matrix below that rate (cuBLAS's kernels
+    for one row of 2048 by 2048 bf16 read ~2.2 TB/s of the H200's 4.8) and
+    leaves the products' epilogues (a SiLU gate, a residual) to kernels of
+    their own. As a multiply and a sum along the weight's rows, each
+    output a row reduction over `K` contiguous elements, the product is a
+    kernel of tc's: one block per output element streams its weight row,
+    and what reads the result fuses into it.
+
+    ```mlir
+    %p = prim.dot %x, %wt, batch [] x [], contract [1] x [0]
+        : tensor<1x2048xbf16>, tensor<2048x512xbf16>   // %wt = permute %w
+      becomes
+    %xb = prim.broadcast_in_dim (convert %x to f32), shape [1, 512, 2048], dims [0, 2]
+    %wb = prim.broadcast_in_dim (convert %w to f32), shape [1, 512, 2048], dims [1, 2]
+    %s = prim.reduce sum (prim.mul %xb, %wb), dims [2]
+    %p = prim.convert %s to bf16 : tensor<1x512xf32>
+    ```
+
+    The sums accumulate in f32 and round once, as a GEMM's do. Products
+    whose rhs is contracted along its outer dimension in memory (a `[K,
+    N]` weight, each output a strided column) and products of more rows
+    (whose weight a GEMM reads once for all of them) stay GEMMs.
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"1",
+           "The most rows (the lhs's leading dimensions' product) a product "
+           "computed as a reduction has; 0 turns the rewrite off">,
+    Option<"minDepth", "min-depth", "int64_t", /*default=*/"256",
+           "The fewest contracted elements (K) such a product has">
+  ];
+  let dependentDialects = ["::mlir::tc::prim::PrimDialect"];
+}
+
 #endif // TC_DIALECT_PRIM_TRANSFORMS_PASSES_TD

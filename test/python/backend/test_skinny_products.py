@@ -1,0 +1,78 @@
+"""Products of one row by a linear layer's weight as tc's own reductions
+(tc-skinny-products, the GPU's default; `skinny-rows=1` in TC_CPU_OPTIONS
+turns it on for the CPU): a decode step's RMS-normed, SiLU-gated MLP and a
+bias, against eager, with no GEMM library call left."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tc
+import tc.compiler
+
+
+def _gemms() -> int:
+    """GEMM library calls in the kernel schedules compiled so far."""
+    return sum(native.stage_ir.get("kernel", "").count("kernel.gemm")
+               for native in tc.compiler.build.cache.values())
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int = 256, hidden: int = 384, bias: bool = False):
+        super().__init__()
+        self.norm = nn.RMSNorm(dim, eps=1e-5)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
+        h = x + q * torch.sigmoid(k) + v
+        n = self.norm(h)
+        h = h + self.w2(F.silu(self.w1(n)) * self.w3(n))
+        return self.norm(h)
+
+
+@pytest.fixture
+def skinny(monkeypatch, request):
+    import tc.logs
+    monkeypatch.setenv("TC_CPU_OPTIONS", "skinny-rows=1")
+    tc.logs.set_logs("output_code")
+    request.addfinalizer(tc.logs.set_logs)
+    tc.compiler.build.cache.clear()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("bias", [False, True])
+def test_one_row_runs_as_reductions(skinny, dtype, bias):
+    torch.manual_seed(0)
+    model = Block(bias=bias).to(dtype).eval()
+    x = torch.randn(1, 1, 256, dtype=dtype)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="tc", fullgraph=True)(x)
+    torch.testing.assert_close(got, want)
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+    assert tc.counters["subgraphs_compiled"] == 1
+    # Every product is tc's kernels: the schedule calls no GEMM.
+    assert tc.compiler.build.cache
+    assert _gemms() == 0
+
+
+def test_two_rows_stay_gemms(skinny):
+    torch.manual_seed(1)
+    model = Block().eval()
+    x = torch.randn(2, 1, 256)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="tc", fullgraph=True)(x)
+    torch.testing.assert_close(got, want)
+    assert tc.counters["ops_eager"] == 0
+    assert _gemms() == 4

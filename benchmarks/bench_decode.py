@@ -24,6 +24,11 @@ copy of the weights and caches, fed the same tokens):
 - prefill: the prompt's forward (one compile per prompt length) in ms;
 - tc's counters: graphs compiled, ops left to eager.
 
+With `--quant int8`, the decoders' linear layers are weight-only int8
+(gpt-fast's and torchao's idiom: int8 weights and a scale per output
+channel, `linear(x, w.to(x.dtype)) * scales`); rows are named
+`1b-int8`, and the HBM limit counts the int8 bytes.
+
 With `--hf llama,qwen2`, Hugging Face's `LlamaForCausalLM` and
 `Qwen2ForCausalLM` (the 1B shapes, random weights) generate greedily with
 `cache_implementation="static"`, the forward compiled by generate's own
@@ -170,8 +175,42 @@ class Decoder(nn.Module):
         return self.out(self.norm(x))
 
 
+class Int8Linear(nn.Module):
+    """A linear layer's weight-only int8 form (gpt-fast's and torchao's
+    idiom): int8 weights with one scale per output channel, dequantized in
+    the forward (`linear(x, w.to(x.dtype)) * scales`)."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        w = linear.weight.detach().float()
+        scales = w.abs().amax(dim=1).clamp(min=1e-8) / 127
+        self.register_buffer("weight", torch.round(w / scales[:, None]).clamp(
+            -128, 127).to(torch.int8))
+        self.register_buffer("scales", scales.to(linear.weight.dtype))
+
+    def forward(self, x):
+        return F.linear(x, self.weight.to(x.dtype)) * self.scales
+
+
+def quantize_int8(model: nn.Module) -> nn.Module:
+    """Every linear layer of `model` (the output projection too) as
+    Int8Linear, in place."""
+    for name, child in list(model.named_children()):
+        if isinstance(child, nn.Linear):
+            setattr(model, name, Int8Linear(child))
+        else:
+            quantize_int8(child)
+    return model
+
+
 def weight_bytes(model: nn.Module) -> int:
-    return sum(p.numel() * p.element_size() for p in model.parameters())
+    """The bytes of the weights a step reads: parameters, and int8
+    weights and their scales."""
+    total = sum(p.numel() * p.element_size() for p in model.parameters())
+    for name, b in model.named_buffers():
+        if name.endswith((".weight", ".scales")):
+            total += b.numel() * b.element_size()
+    return total
 
 
 def sync(device) -> None:
@@ -223,13 +262,20 @@ def tc_counters() -> dict:
 
 
 def run_one(c: Config, name: str, batch: int, cache: int, backends, steps: int,
-            prompts, bandwidth: float, device) -> dict:
+            prompts, bandwidth: float, device, quant: str = "") -> dict:
     dtype = torch.bfloat16
     torch.manual_seed(0)
-    base = Decoder(c, batch, cache, dtype).to(device=device, dtype=dtype)
+
+    def build() -> nn.Module:
+        model = Decoder(c, batch, cache, dtype).to(device=device, dtype=dtype)
+        return quantize_int8(model) if quant == "int8" else model
+
+    base = build()
     base.eval()
-    row: dict = {"model": name, "batch": batch, "cache": cache,
-                 "params": sum(p.numel() for p in base.parameters())}
+    params = sum(p.numel() for p in base.parameters()) + sum(
+        b.numel() for n, b in base.named_buffers() if n.endswith(".weight"))
+    row: dict = {"model": f"{name}-{quant}" if quant else name,
+                 "batch": batch, "cache": cache, "params": params}
     weights = weight_bytes(base)
     prompt_len = 16
     gen = torch.Generator().manual_seed(1)
@@ -242,7 +288,7 @@ def run_one(c: Config, name: str, batch: int, cache: int, backends, steps: int,
     top2: list[torch.Tensor] = []
     for backend in backends:
         torch._dynamo.reset()
-        model = Decoder(c, batch, cache, dtype).to(device=device, dtype=dtype)
+        model = build()
         model.load_state_dict(base.state_dict(), strict=False)
         model.eval()
         before = tc_counters()
@@ -477,6 +523,9 @@ def main() -> int:
                     help="Hugging Face families to generate with "
                          f"({','.join(HF_FAMILIES)}; empty: none)")
     ap.add_argument("--hf-tokens", type=int, default=64)
+    ap.add_argument("--quant", default="", choices=("", "int8"),
+                    help="int8: the decoders' linear layers weight-only "
+                         "int8 (per-channel scales)")
     ap.add_argument("--small", action="store_true",
                     help="Hugging Face models of 2 small layers (a smoke "
                          "test)")
@@ -493,7 +542,7 @@ def main() -> int:
                 try:
                     rows.append(run_one(SIZES[size], size, batch, cache,
                                         backends, opts.steps, prompts,
-                                        bandwidth, device))
+                                        bandwidth, device, opts.quant))
                 except Exception as error:  # a failure costs one row
                     rows.append({"model": size, "batch": batch,
                                  "cache": cache,

@@ -407,8 +407,14 @@ LogicalResult FusionPlan::build() {
       return;
     contractions.push_back(reduce);
     // (In its own type: a bf16 activation widened to f32 for the sum is
-    // realized as bf16, which the product reads in 16-byte groups.)
+    // realized as bf16, which the product reads in 16-byte groups.) A
+    // factor broadcast along no dimension larger than 1 is read once per
+    // element, however it is computed: a weight dequantized from int8 by
+    // its scales, read as int8 where the product reads it.
     for (prim::BroadcastInDimOp factor : {lhs, rhs}) {
+      if (hintNumElements(tensorType(factor)) <=
+          hintNumElements(tensorType(factor.getOperand())))
+        continue;
       Value source = factor.getOperand();
       while (auto convert = source.getDefiningOp<prim::ConvertOp>())
         source = convert.getOperand();

@@ -1,5 +1,5 @@
-// RUN: tc-opt %s '--tc-cuda-fuse-pipeline=chip=sm_90' | FileCheck %s
-// RUN: tc-opt %s '--tc-cuda-fuse-pipeline=chip=sm_90 skinny-rows=0' | FileCheck %s --check-prefix=GEMM
+// RUN: tc-opt %s -split-input-file '--tc-cuda-fuse-pipeline=chip=sm_90' | FileCheck %s
+// RUN: tc-opt %s -split-input-file '--tc-cuda-fuse-pipeline=chip=sm_90 skinny-rows=0' | FileCheck %s --check-prefix=GEMM
 
 // A decode step's SiLU-gated MLP of one row (tc-skinny-products, then
 // tc-fuse): the RMS norm before it is realized by its row kernel (not run
@@ -52,4 +52,24 @@ func.func @mlp(%h: tensor<1x256xbf16>, %g: tensor<256xbf16>, %w1: tensor<512x256
   %y2 = prim.mul %y32, %y32 : tensor<1x256xf32>
   %ys = prim.reduce sum %y2, dims [1] : tensor<1x256xf32>
   return %y, %ys : tensor<1x256xbf16>, tensor<1xf32>
+}
+
+// -----
+
+// A weight dequantized in the forward (torchao's weight-only int8: int8
+// values times one scale per output channel) is broadcast along no
+// dimension larger than 1: each of its elements is read once, so it is not
+// realized, and the product's one kernel reads the int8 weight itself.
+// CHECK: kernel.kernel @dequantized_fused_mul_reduce_convert_0(%arg0: memref<1x256xbf16>, %arg1: memref<512x256xi8>, %arg2: memref<512xbf16>, %arg3: memref<1x512xbf16>) attributes {domain = array<i64: 1, 512>}
+// CHECK: arith.sitofp %{{.*}} : i8 to bf16
+// CHECK-LABEL: kernel.schedule @dequantized
+// CHECK-NEXT: kernel.launch @dequantized_fused_mul_reduce_convert_0(%arg0, %arg1, %arg2, %arg3)
+// CHECK-NEXT: kernel.return
+func.func @dequantized(%x: tensor<1x256xbf16>, %q: tensor<512x256xi8>, %s: tensor<512xbf16>) -> tensor<1x512xbf16> {
+  %w16 = prim.convert %q to bf16 : tensor<512x256xi8>
+  %sb = prim.broadcast_in_dim %s, shape [512, 256], dims [0] : tensor<512xbf16>
+  %w = prim.mul %w16, %sb : tensor<512x256xbf16>
+  %t = prim.permute %w, [1, 0] : tensor<512x256xbf16>
+  %0 = prim.dot %x, %t, batch [] x [], contract [1] x [0] : tensor<1x256xbf16>, tensor<256x512xbf16>
+  return %0 : tensor<1x512xbf16>
 }

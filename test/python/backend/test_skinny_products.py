@@ -76,3 +76,44 @@ def test_two_rows_stay_gemms(skinny):
     torch.testing.assert_close(got, want)
     assert tc.counters["ops_eager"] == 0
     assert _gemms() == 4
+
+
+class Int8Linear(nn.Module):
+    """Weight-only int8 (torchao's idiom): int8 weights and one scale per
+    output channel, dequantized in the forward."""
+
+    def __init__(self, out_features: int, in_features: int):
+        super().__init__()
+        self.register_buffer("weight", torch.randint(
+            -128, 128, (out_features, in_features), dtype=torch.int8))
+        self.register_buffer("scales", torch.rand(out_features) / 64 + 1e-3)
+
+    def forward(self, x):
+        w = self.weight.to(x.dtype) * self.scales.to(x.dtype)[:, None]
+        return F.linear(x, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_int8_weights_are_read_as_int8(skinny, dtype):
+    torch.manual_seed(2)
+    model = nn.Sequential(Int8Linear(384, 256), nn.SiLU(),
+                          Int8Linear(256, 384)).eval()
+    x = torch.randn(1, 256, dtype=dtype)
+    torch._dynamo.reset()
+    tc.reset_counters()
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="tc", fullgraph=True)(x)
+    # Sums of 384 products of magnitudes up to ~2 in another order than
+    # BLAS's: float32's tolerance for a matrix product, not for one op.
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {}
+    torch.testing.assert_close(got, want, **tolerance)
+    assert tc.counters["ops_eager"] == 0
+    assert _gemms() == 0
+    # The dequantized weights are never written: the products' kernels
+    # read the int8 weights themselves.
+    kernels = "".join(native.stage_ir.get("kernel", "")
+                      for native in tc.compiler.build.cache.values())
+    assert "xi8>" in kernels
+    assert "384x256x" + ("f32" if dtype == torch.float32 else "bf16") \
+        not in kernels.replace("memref<", "")

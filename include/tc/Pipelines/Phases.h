@@ -182,8 +182,9 @@ struct DecomposeOptions : public StageOptions<DecomposeOptions> {
   /// channels-last (tc.compiler.build).
   static constexpr ChannelsLastMode kChannelsLastDefault =
       ChannelsLastMode::Off;
-  /// Off: BLAS runs the CPU's few-row products.
-  static constexpr int64_t kSkinnyRowsDefault = 0;
+  /// A one-row product by a bf16 weight is 5x faster as tc's kernel than
+  /// as a widened BLAS call on two cores (1.3x in f32).
+  static constexpr int64_t kSkinnyRowsDefault = 1;
 
   PassOptions::Option<bool> halfConvolutions{
       *this, "half-convolutions",

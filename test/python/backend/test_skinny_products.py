@@ -1,7 +1,7 @@
 """Products of one row by a linear layer's weight as tc's own reductions
-(tc-skinny-products, the GPU's default; `skinny-rows=1` in TC_CPU_OPTIONS
-turns it on for the CPU): a decode step's RMS-normed, SiLU-gated MLP and a
-bias, against eager, with no GEMM library call left."""
+(tc-skinny-products, `skinny-rows=1` by default, set here explicitly): a
+decode step's RMS-normed, SiLU-gated MLP and a bias, and weight-only int8
+layers, against eager, with no GEMM library call left."""
 
 import pytest
 import torch

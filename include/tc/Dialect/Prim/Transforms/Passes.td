@@ -324,8 +324,10 @@ def SkinnyProductsPass
     leaves the products' epilogues (a SiLU gate, a residual) to kernels of
     their own. As a multiply and a sum along the weight's rows, each
     output a row reduction over `K` contiguous elements, the product is a
-    kernel of tc's: one block per output element streams its weight row,
-    and what reads the result fuses into it.
+    kernel of tc's: one block (or warp) per output element streams its
+    weight row, and what reads the result fuses into it. On the CPU, a
+    bf16 weight is read as it is stored, where the BLAS call took a
+    widened f32 copy of it each step.
 
     ```mlir
     %p = prim.dot %x, %wt, batch [] x [], contract [1] x [0]

@@ -44,37 +44,34 @@ def skinny(monkeypatch, request):
     tc.compiler.build.cache.clear()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("bias", [False, True])
-def test_one_row_runs_as_reductions(skinny, dtype, bias):
-    torch.manual_seed(0)
-    model = Block(bias=bias).to(dtype).eval()
-    x = torch.randn(1, 1, 256, dtype=dtype)
+def _compiled_like_eager(model: nn.Module, x: torch.Tensor,
+                         **tolerance) -> None:
+    """`model` compiled whole by tc gives eager's result for `x`."""
     torch._dynamo.reset()
     tc.reset_counters()
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, backend="tc", fullgraph=True)(x)
-    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got, want, **tolerance)
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["subgraphs_compiled"] == 1
-    # Every product is tc's kernels: the schedule calls no GEMM.
     assert tc.compiler.build.cache
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("bias", [False, True])
+def test_one_row_runs_as_reductions(skinny, dtype, bias):
+    torch.manual_seed(0)
+    _compiled_like_eager(Block(bias=bias).to(dtype).eval(),
+                         torch.randn(1, 1, 256, dtype=dtype))
+    # Every product is tc's kernels: the schedule calls no GEMM.
     assert _gemms() == 0
 
 
 def test_two_rows_stay_gemms(skinny):
     torch.manual_seed(1)
-    model = Block().eval()
-    x = torch.randn(2, 1, 256)
-    torch._dynamo.reset()
-    tc.reset_counters()
-    with torch.no_grad():
-        want = model(x)
-        got = torch.compile(model, backend="tc", fullgraph=True)(x)
-    torch.testing.assert_close(got, want)
-    assert tc.counters["ops_eager"] == 0
+    _compiled_like_eager(Block().eval(), torch.randn(2, 1, 256))
     assert _gemms() == 4
 
 
@@ -99,16 +96,10 @@ def test_int8_weights_are_read_as_int8(skinny, dtype):
     model = nn.Sequential(Int8Linear(384, 256), nn.SiLU(),
                           Int8Linear(256, 384)).eval()
     x = torch.randn(1, 256, dtype=dtype)
-    torch._dynamo.reset()
-    tc.reset_counters()
-    with torch.no_grad():
-        want = model(x)
-        got = torch.compile(model, backend="tc", fullgraph=True)(x)
     # Sums of 384 products of magnitudes up to ~2 in another order than
     # BLAS's: float32's tolerance for a matrix product, not for one op.
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {}
-    torch.testing.assert_close(got, want, **tolerance)
-    assert tc.counters["ops_eager"] == 0
+    _compiled_like_eager(model, x, **tolerance)
     assert _gemms() == 0
     # The dequantized weights are never written: the products' kernels
     # read the int8 weights themselves.

@@ -70,7 +70,7 @@ struct SkinnyDot : public OpRewritePattern<DotOp> {
     int64_t k = lhsType.getDimSize(rank - 1);
     int64_t n = rhsType.getDimSize(1 - contracted);
     int64_t m = lhsType.getNumElements() / std::max<int64_t>(k, 1);
-    if (m > maxRows || k < minDepth || n == 0)
+    if (m == 0 || m > maxRows || k < minDepth || n == 0)
       return rewriter.notifyMatchFailure(op, "not a skinny product");
     Location loc = op.getLoc();
     // With a bias, everything is built where it is added (its vector may

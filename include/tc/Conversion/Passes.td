@@ -284,6 +284,12 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "merged into one so that the loads of a row are one vector "
            "load (the innermost index of every access that reads the "
            "column is the column)">,
+    Option<"streamRows", "stream-rows", "bool", "true",
+           "Kernels that read each of many long rows once (row reductions "
+           "and nothing written along the row: a matrix-vector product's "
+           "dot products) run a warp per row, four rows to a block, each "
+           "lane's 16-byte groups unrolled; false: a block per row, as "
+           "other row kernels">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

@@ -70,6 +70,8 @@ struct ScheduleOptions {
   /// Whether such reductions along columns run in groups of neighbouring
   /// columns (`hasColumnGroups`).
   bool columnGroups;
+  /// Whether rows read once run a warp per row (kMinStreamRows).
+  bool streamRows;
 };
 
 /// Whether every access in the reductions of `body` is to elements of at
@@ -490,7 +492,8 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
   bool readsRowsOnce = llvm::none_of(
       body, [](Operation &op) { return isa<kernel::LoopOp>(op); });
   int64_t warpChunk = kWarpSize * schedule.vectorWidth;
-  if (schedule.rowPerBlock && readsRowsOnce && !schedule.symbolic &&
+  if (options.streamRows && schedule.rowPerBlock && readsRowsOnce &&
+      !schedule.symbolic &&
       schedule.vectorWidth >= 2 && rows >= kMinStreamRows &&
       longest % warpChunk == 0 && longest / warpChunk >= kMinStreamGroups &&
       rowsPerSymbol % kPackedRows == 0 &&
@@ -1295,7 +1298,8 @@ struct ConvertKernelToGPUPass
       return signalPassFailure();
     }
     ScheduleOptions options{maxBlockSize, maxReductionBlockSize, vectorWidth,
-                            replicateTrig, threadUnroll, columnGroups};
+                            replicateTrig, threadUnroll, columnGroups,
+                            streamRows};
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());

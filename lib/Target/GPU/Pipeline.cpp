@@ -37,6 +37,7 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.vectorWidth = options.vectorWidth;
   lowering.replicateTrig = options.replicateTrig;
   lowering.threadUnroll = options.threadUnroll;
+  lowering.streamRows = options.streamRows;
   lowering.checks = options.checks;
   lowering.oobForTesting =
       options.miscompilePassForTesting == "tc-lower-kernel-to-gpu";

@@ -1,4 +1,5 @@
 // RUN: tc-opt %s -tc-lower-kernel-to-gpu -canonicalize -cse | FileCheck %s
+// RUN: tc-opt %s '-tc-lower-kernel-to-gpu=stream-rows=false' -canonicalize -cse | FileCheck %s --check-prefix=BLOCK
 
 // A matrix-vector product's kernel (tc-skinny-products' one row by a 2048 x
 // 2048 bf16 weight): 2048 rows, each read once by one reduction, 8 groups
@@ -17,6 +18,12 @@
 // CHECK: gpu.shuffle xor
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
+
+// stream-rows=false: a block of 256 threads per row, one group each, the
+// partials combined through shared memory.
+// BLOCK-LABEL: gpu.func @gemv
+// BLOCK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 2048, 1, 1>
+// BLOCK: gpu.barrier
 kernel.kernel @gemv(%x: memref<1x2048xbf16>, %w: memref<2048x2048xbf16>, %out: memref<1x2048xbf16>) attributes {domain = array<i64: 1, 2048>} {
   %m = kernel.index 0
   %n = kernel.index 1

@@ -80,6 +80,12 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
       llvm::cl::desc("Unroll factor of the reductions a GPU thread runs "
                      "alone (1: none)"),
       llvm::cl::init(4)};
+  PassOptions::Option<bool> streamRows{
+      *this, "stream-rows",
+      llvm::cl::desc("Rows that reductions read once (a matrix-vector "
+                     "product's) run a warp per row (false: a block per "
+                     "row)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> replicateTrig{
       *this, "replicate-trig",
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "

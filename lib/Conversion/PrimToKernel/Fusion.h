@@ -264,6 +264,10 @@ private:
   /// `elementwiseOfRealized` of `v` seen through reshapes and
   /// permutations.
   bool viewOfElementwise(Value v);
+  /// The rules of contractions tc computes itself (tc-skinny-products'
+  /// products, a sum of a product of two broadcasts): which of their
+  /// factors and results are realized (see FusionPlan.cpp).
+  void realizeContractions();
   /// Whether `v` is a realized value (or an argument) seen through
   /// reshapes, permutations, slices and conversions alone: each of its
   /// elements costs a kernel one load.

@@ -382,76 +382,7 @@ LogicalResult FusionPlan::build() {
       realized.insert(reduce.getOperand());
   });
 
-  // A contraction tc computes itself (tc-skinny-products' few-row
-  // products: a sum over K of x[m, k] * w[n, k], each factor broadcast
-  // along the other's free dimension) reads each factor once per point of
-  // the dimension it is broadcast along. A factor that is more than loads
-  // of a realized value is realized: inlined, a layer norm before a
-  // decode step's projection ran its statistics again for each of the
-  // projection's outputs, and its row kernel took the whole product as
-  // one block's loop. So is the product where it reaches other than
-  // elementwise arithmetic and views: another reduction (the next layer
-  // norm's statistics over the residual it is added to), whose row kernel
-  // would run it the same way, or a scatter (a value projection written
-  // into a KV cache), whose kernel over the updates would run each dot
-  // product on one thread. What reads it point by point (a SiLU gate of
-  // two products) takes it inline.
-  SmallVector<prim::ReduceOp> contractions;
-  func.walk([&](prim::ReduceOp reduce) {
-    auto mul = reduce.getOperand().getDefiningOp<prim::MulOp>();
-    if (!mul || reduce.getKind() != prim::ReductionKind::Sum)
-      return;
-    auto lhs = mul.getLhs().getDefiningOp<prim::BroadcastInDimOp>();
-    auto rhs = mul.getRhs().getDefiningOp<prim::BroadcastInDimOp>();
-    if (!lhs || !rhs)
-      return;
-    contractions.push_back(reduce);
-    // (In its own type: a bf16 activation widened to f32 for the sum is
-    // realized as bf16, which the product reads in 16-byte groups.) A
-    // factor broadcast along no dimension larger than 1 is read once per
-    // element, however it is computed: a weight dequantized from int8 by
-    // its scales, read as int8 where the product reads it.
-    for (prim::BroadcastInDimOp factor : {lhs, rhs}) {
-      if (hintNumElements(tensorType(factor)) <=
-          hintNumElements(tensorType(factor.getOperand())))
-        continue;
-      Value source = factor.getOperand();
-      while (auto convert = source.getDefiningOp<prim::ConvertOp>())
-        source = convert.getOperand();
-      if (!loadsOfRealized(source))
-        realized.insert(source);
-    }
-  });
-  for (prim::ReduceOp reduce : contractions) {
-    SmallVector<Value> worklist = {reduce.getResult()};
-    llvm::SmallDenseSet<Value> seen;
-    while (!worklist.empty()) {
-      Value next = worklist.pop_back_val();
-      if (!seen.insert(next).second ||
-          (next != reduce.getResult() && realized.contains(next)))
-        continue;
-      for (Operation *user : next.getUsers()) {
-        bool pointwise =
-            user->getNumResults() == 1 &&
-            (user->hasTrait<OpTrait::Elementwise>() ||
-             isa<prim::BroadcastInDimOp, prim::ReshapeOp, prim::PermuteOp>(
-                 user));
-        if (!pointwise && !isa<func::ReturnOp>(user)) {
-          // Rounded to its type where it is, when that is all it is read
-          // as (a bf16 product's sum).
-          Value result = reduce.getResult();
-          if (result.hasOneUse())
-            if (auto round = dyn_cast<prim::ConvertOp>(*result.user_begin()))
-              result = round.getResult();
-          realized.insert(result);
-          worklist.clear();
-          break;
-        }
-        if (pointwise)
-          worklist.push_back(user->getResult(0));
-      }
-    }
-  }
+  realizeContractions();
 
   // With `realizeBroadcastSources` (the CPU's choice), a small value that
   // takes a division or a square root, or reads several tensors (batch
@@ -874,6 +805,79 @@ bool FusionPlan::viewOfElementwise(Value v) {
          isa_and_present<prim::ReshapeOp, prim::PermuteOp>(v.getDefiningOp()))
     v = v.getDefiningOp()->getOperand(0);
   return elementwiseOfRealized(v);
+}
+
+void FusionPlan::realizeContractions() {
+  // A contraction tc computes itself (tc-skinny-products' few-row
+  // products: a sum over K of x[m, k] * w[n, k], each factor broadcast
+  // along the other's free dimension) reads each factor once per point of
+  // the dimension it is broadcast along. A factor that is more than loads
+  // of a realized value is realized: inlined, a layer norm before a
+  // decode step's projection ran its statistics again for each of the
+  // projection's outputs, and its row kernel took the whole product as
+  // one block's loop. So is the product where it reaches other than
+  // elementwise arithmetic and views: another reduction (the next layer
+  // norm's statistics over the residual it is added to), whose row kernel
+  // would run it the same way, or a scatter (a value projection written
+  // into a KV cache), whose kernel over the updates would run each dot
+  // product on one thread. What reads it point by point (a SiLU gate of
+  // two products) takes it inline.
+  SmallVector<prim::ReduceOp> contractions;
+  func.walk([&](prim::ReduceOp reduce) {
+    auto mul = reduce.getOperand().getDefiningOp<prim::MulOp>();
+    if (!mul || reduce.getKind() != prim::ReductionKind::Sum)
+      return;
+    auto lhs = mul.getLhs().getDefiningOp<prim::BroadcastInDimOp>();
+    auto rhs = mul.getRhs().getDefiningOp<prim::BroadcastInDimOp>();
+    if (!lhs || !rhs)
+      return;
+    contractions.push_back(reduce);
+    // (In its own type: a bf16 activation widened to f32 for the sum is
+    // realized as bf16, which the product reads in 16-byte groups.) A
+    // factor broadcast along no dimension larger than 1 is read once per
+    // element, however it is computed: a weight dequantized from int8 by
+    // its scales, read as int8 where the product reads it.
+    for (prim::BroadcastInDimOp factor : {lhs, rhs}) {
+      if (hintNumElements(tensorType(factor)) <=
+          hintNumElements(tensorType(factor.getOperand())))
+        continue;
+      Value source = factor.getOperand();
+      while (auto convert = source.getDefiningOp<prim::ConvertOp>())
+        source = convert.getOperand();
+      if (!loadsOfRealized(source))
+        realized.insert(source);
+    }
+  });
+  for (prim::ReduceOp reduce : contractions) {
+    SmallVector<Value> worklist = {reduce.getResult()};
+    llvm::SmallDenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value next = worklist.pop_back_val();
+      if (!seen.insert(next).second ||
+          (next != reduce.getResult() && realized.contains(next)))
+        continue;
+      for (Operation *user : next.getUsers()) {
+        bool pointwise =
+            user->getNumResults() == 1 &&
+            (user->hasTrait<OpTrait::Elementwise>() ||
+             isa<prim::BroadcastInDimOp, prim::ReshapeOp, prim::PermuteOp>(
+                 user));
+        if (!pointwise && !isa<func::ReturnOp>(user)) {
+          // Rounded to its type where it is, when that is all it is read
+          // as (a bf16 product's sum).
+          Value result = reduce.getResult();
+          if (result.hasOneUse())
+            if (auto round = dyn_cast<prim::ConvertOp>(*result.user_begin()))
+              result = round.getResult();
+          realized.insert(result);
+          worklist.clear();
+          break;
+        }
+        if (pointwise)
+          worklist.push_back(user->getResult(0));
+      }
+    }
+  }
 }
 
 bool FusionPlan::loadsOfRealized(Value v) {

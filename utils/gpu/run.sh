@@ -57,7 +57,7 @@ if [[ "$what" == tests || "$what" == all ]]; then
     test/python/test_direct.py test/python/test_rows.py \
     test/python/compiler/test_autotune.py test/python/debug/test_debug.py \
     test/python/targets/test_cuda_decode.py \
-    test/python/targets/test_cuda_skinny.py \
+    test/python/backend/test_skinny_products.py \
     test/python/backend/test_written_inputs.py \
     --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log"
   status=${PIPESTATUS[0]}

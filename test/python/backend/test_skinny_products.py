@@ -1,7 +1,10 @@
 """Products of one row by a linear layer's weight as tc's own reductions
 (tc-skinny-products, `skinny-rows=1` by default, set here explicitly): a
 decode step's RMS-normed, SiLU-gated MLP and a bias, and weight-only int8
-layers, against eager, with no GEMM library call left."""
+layers, against eager, with no GEMM library call left; on a CUDA device
+too (odd and real sizes: rows that are and are not whole 16-byte groups
+of a warp, the warp-per-row schedule of 2048+ rows), skipped without
+one."""
 
 import pytest
 import torch
@@ -10,6 +13,9 @@ import torch.nn.functional as F
 
 import tc
 import tc.compiler
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))]
 
 
 def _gemms() -> int:
@@ -108,3 +114,43 @@ def test_int8_weights_are_read_as_int8(skinny, dtype):
     assert "xi8>" in kernels
     assert "384x256x" + ("f32" if dtype == torch.float32 else "bf16") \
         not in kernels.replace("memref<", "")
+
+
+class Gated(nn.Module):
+    def __init__(self, dim: int, hidden: int, bias: bool):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=bias)
+        self.w3 = nn.Linear(dim, hidden, bias=bias)
+        self.w2 = nn.Linear(hidden, dim, bias=bias)
+
+    def forward(self, x):
+        return x + self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16,
+                                   torch.float32])
+@pytest.mark.parametrize("dim,hidden", [(1000, 1001), (2048, 5632),
+                                        (4100, 2056)])
+def test_sizes(skinny, device, dtype, dim, hidden):
+    torch.manual_seed(0)
+    model = Gated(dim, hidden, bias=dim == 1000).to(device, dtype).eval()
+    x = torch.randn(1, 1, dim, device=device, dtype=dtype)
+    tolerance = ({"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32
+                 else {"rtol": 5e-2, "atol": 5e-2})
+    _compiled_like_eager(model, x, **tolerance)
+    assert _gemms() == 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_int8_at_a_decoders_size(skinny, device):
+    torch.manual_seed(1)
+    model = nn.Sequential(Int8Linear(5632, 2048), nn.SiLU(),
+                          Int8Linear(2048, 5632)).to(device).eval()
+    x = torch.randn(1, 2048, device=device, dtype=torch.bfloat16)
+    _compiled_like_eager(model, x, rtol=5e-2, atol=5e-2)
+    assert _gemms() == 0
+    assert "5632x2048xi8" in "".join(
+        native.stage_ir.get("kernel", "")
+        for native in tc.compiler.build.cache.values())
+

@@ -24,7 +24,7 @@ __all__ = ["CHANNELS", "channel_logger", "enabled", "set_logs"]
 
 #: The channels that `TC_LOGS` and `set_logs` know.
 CHANNELS = ("graph_code", "output_code", "fallbacks", "memory",
-            "compile_time", "kernels")
+            "compile_time", "kernels", "recompiles")
 
 logger = logging.getLogger("tc")
 if logger.level == logging.NOTSET:

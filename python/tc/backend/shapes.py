@@ -15,6 +15,7 @@ from tc import distributed, logs
 from tc.backend import common, pipeline, symbolic, symbolic_rows
 
 _fallbacks = logs.channel_logger("fallbacks")
+_recompiles = logs.channel_logger("recompiles")
 
 
 class PerShape:
@@ -113,6 +114,9 @@ class PerShape:
         if run is None:
             if len(self.compiled) >= self.MAX_SHAPES:
                 tc.counters["shape_cap_fallbacks"] += 1
+                _recompiles.info("graph runs in eager for input shapes %s: "
+                                 "tc compiled it for %d shapes already",
+                                 _shapes(args), self.MAX_SHAPES)
                 if not self.logged_limit:
                     self.logged_limit = True
                     _fallbacks.info("graph runs in eager for new shapes: "
@@ -120,6 +124,10 @@ class PerShape:
                                     self.MAX_SHAPES)
                 return self.gm.forward(*args)
             tc.counters["shape_specializations"] += 1
+            _recompiles.info("graph compiled again for input shapes %s "
+                             "(shape %d of at most %d; its symbolic sizes "
+                             "are not compiled symbolically)", _shapes(args),
+                             len(self.compiled) + 1, self.MAX_SHAPES)
             try:
                 run = self._specialize(args)
             except Exception as error:  # never break the user's program
@@ -127,3 +135,9 @@ class PerShape:
                 run = self.gm.forward
             self.compiled[key] = run
         return run(*args)
+
+
+def _shapes(args: Sequence[Any]) -> str:
+    """The tensor inputs' shapes and the numbers, for a log line."""
+    return ", ".join(str(list(a.shape)) if isinstance(a, torch.Tensor)
+                     else repr(a) for a in args)

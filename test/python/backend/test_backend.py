@@ -787,6 +787,11 @@ def test_dynamic_shapes_beyond_the_limit_run_eager(fresh_tc, tc_logs,
     assert tc.counters["shape_specializations"] == 2
     assert tc.counters["shape_cap_fallbacks"] == 2
     assert "tc compiled it for 2 shapes already" in tc_logs.text
+    # TC_LOGS=recompiles: each shape's compile and each eager run.
+    assert tc_logs.text.count("graph compiled again for input shapes") == 2
+    assert "shape 2 of at most 2" in tc_logs.text
+    assert tc_logs.text.count("graph runs in eager for input shapes") == 2
+    assert "[9, 8]" in tc_logs.text
 
 
 def test_set_logs_and_env(monkeypatch, capsys):

@@ -95,28 +95,18 @@ LogicalResult FusionPlan::build() {
     // A 2-d product takes it at once; an n-d by 2-d one (a Linear on a
     // [B, S, C] input) once the realization below is known (see
     // `biasEpilogues`).
-    if ((rank == 2 || flattened) && dot->hasOneUse()) {
-      if (auto add = dyn_cast<prim::AddOp>(*dot->user_begin())) {
-        Value other = add.getLhs() == dot.getResult() ? add.getRhs()
-                                                      : add.getLhs();
-        auto bcast = other.getDefiningOp<prim::BroadcastInDimOp>();
-        int64_t last = tensorType(add).getRank() - 1;
-        if (bcast && tensorType(bcast.getOperand()).getRank() == 1 &&
-            bcast.getBroadcastDimensions() == ArrayRef<int64_t>{last} &&
-            tensorType(bcast.getOperand()).getDimSize(0) ==
-                tensorType(add).getDimSize(last) &&
-            !isSplatConstant(bcast.getOperand())) {
-          if (rank == 2) {
-            realized.insert(bcast.getOperand());
-            gemm.bias = bcast.getOperand();
-            gemm.result = add.getResult();
-          } else {
-            biasEpilogues.push_back({dot.getResult(), add.getResult(),
-                                     bcast.getOperand()});
-          }
+    Value bias;
+    if (rank == 2 || flattened)
+      if (prim::AddOp add = dot.getBiasAdd(bias);
+          add && !isSplatConstant(bias)) {
+        if (rank == 2) {
+          realized.insert(bias);
+          gemm.bias = bias;
+          gemm.result = add.getResult();
+        } else {
+          biasEpilogues.push_back({dot.getResult(), add.getResult(), bias});
         }
       }
-    }
     realized.insert(gemm.result);
     gemms[gemm.result] = gemm;
     return WalkResult::advance();

@@ -497,6 +497,27 @@ LogicalResult ArgReduceOp::inferReturnTypes(MLIRContext *context,
 // Contractions
 //===----------------------------------------------------------------------===//
 
+AddOp DotOp::getBiasAdd(Value &bias) {
+  if (!getResult().hasOneUse())
+    return AddOp();
+  auto add = dyn_cast<AddOp>(*getResult().user_begin());
+  if (!add || add.getLhs() == add.getRhs())
+    return AddOp();
+  Value other = add.getLhs() == getResult() ? add.getRhs() : add.getLhs();
+  auto bcast = other.getDefiningOp<BroadcastInDimOp>();
+  auto type = cast<RankedTensorType>(getType());
+  int64_t last = type.getRank() - 1;
+  if (!bcast)
+    return AddOp();
+  auto vector = cast<RankedTensorType>(bcast.getOperand().getType());
+  if (vector.getRank() != 1 ||
+      bcast.getBroadcastDimensions() != ArrayRef<int64_t>{last} ||
+      vector.getDimSize(0) != type.getDimSize(last))
+    return AddOp();
+  bias = bcast.getOperand();
+  return add;
+}
+
 DotOp::GemmForm DotOp::getGemmForm() {
   int64_t rank = cast<RankedTensorType>(getLhs().getType()).getRank();
   int64_t rhsRank = cast<RankedTensorType>(getRhs().getType()).getRank();

@@ -75,7 +75,8 @@ struct SkinnyDot : public OpRewritePattern<DotOp> {
     Location loc = op.getLoc();
     // With a bias, everything is built where it is added (its vector may
     // be computed after the product).
-    AddOp add = elt.isF32() ? AddOp() : biasAdd(op);
+    Value bias;
+    AddOp add = elt.isF32() ? AddOp() : op.getBiasAdd(bias);
     if (add)
       rewriter.setInsertionPoint(add);
     Value x = op.getLhs();
@@ -98,10 +99,8 @@ struct SkinnyDot : public OpRewritePattern<DotOp> {
     // as a GEMM's epilogue adds it (a linear layer's bias).
     Operation *replaced = op;
     if (add) {
-      auto bias = add.getLhs() == op.getResult() ? add.getRhs() : add.getLhs();
-      Value vector = bias.getDefiningOp<BroadcastInDimOp>().getOperand();
       Value wide = BroadcastInDimOp::create(
-          rewriter, loc, toF32(rewriter, loc, vector),
+          rewriter, loc, toF32(rewriter, loc, bias),
           rewriter.getDenseI64ArrayAttr({m, n}),
           rewriter.getDenseI64ArrayAttr({1}));
       sums = AddOp::create(rewriter, loc, sums, wide);
@@ -117,27 +116,6 @@ struct SkinnyDot : public OpRewritePattern<DotOp> {
     if (replaced != op)
       rewriter.eraseOp(op);
     return success();
-  }
-
-  /// The product's one user when that adds a vector broadcast along the
-  /// last dimension (a bias), else null.
-  static AddOp biasAdd(DotOp op) {
-    if (!op->hasOneUse())
-      return AddOp();
-    auto add = dyn_cast<AddOp>(*op->user_begin());
-    if (!add)
-      return AddOp();
-    Value other = add.getLhs() == op.getResult() ? add.getRhs() : add.getLhs();
-    auto bcast = other.getDefiningOp<BroadcastInDimOp>();
-    auto type = cast<RankedTensorType>(op.getType());
-    int64_t last = type.getRank() - 1;
-    if (!bcast || other == op.getResult() ||
-        cast<RankedTensorType>(bcast.getOperand().getType()).getRank() != 1 ||
-        bcast.getBroadcastDimensions() != ArrayRef<int64_t>{last} ||
-        cast<RankedTensorType>(bcast.getOperand().getType()).getDimSize(0) !=
-            type.getDimSize(last))
-      return AddOp();
-    return add;
   }
 
   int64_t maxRows, minDepth;

@@ -562,6 +562,10 @@ def Prim_DotOp : Prim_ShapeOp<"dot", [AllElementTypesMatch<["lhs", "rhs"]>]> {
     /// lhs whose leading dimensions are the rows, by a k x n rhs).
     enum class GemmForm { None, Plain, Batched, Flattened };
     GemmForm getGemmForm();
+    /// The product's one user when that adds a vector broadcast along the
+    /// result's last dimension (a linear layer's bias: what a GEMM's
+    /// epilogue adds), else null; `bias` is set to the vector.
+    AddOp getBiasAdd(::mlir::Value &bias);
   }];
 }
 

@@ -62,6 +62,9 @@ def _compiled_like_eager(model: nn.Module, x: torch.Tensor,
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
     assert tc.counters["subgraphs_compiled"] == 1
+    # The schedules were read (so that a GEMM count of 0 means none).
+    assert all("kernel.schedule" in native.stage_ir.get("kernel", "")
+               for native in tc.compiler.build.cache.values())
     assert tc.compiler.build.cache
 
 

@@ -290,6 +290,10 @@ def ConvertKernelToGPUPass : Pass<"tc-lower-kernel-to-gpu", "ModuleOp"> {
            "dot products) run a warp per row, four rows to a block, each "
            "lane's 16-byte groups unrolled; false: a block per row, as "
            "other row kernels">,
+    Option<"streamUnroll", "stream-unroll", "int64_t", "4",
+           "How many 16-byte groups of its row a lane of such a warp "
+           "loads before combining them (the loop over its groups "
+           "unrolled this deep)">,
     Option<"replicateTrig", "replicate-trig", "bool", "true",
            "Let vectorization and unrolling copy bodies that hold sin, cos "
            "or tan">,

@@ -72,6 +72,8 @@ struct ScheduleOptions {
   bool columnGroups;
   /// Whether rows read once run a warp per row (kMinStreamRows).
   bool streamRows;
+  /// The unroll factor of such a warp's loop over its groups.
+  int64_t streamUnroll;
 };
 
 /// Whether every access in the reductions of `body` is to elements of at
@@ -140,6 +142,19 @@ static unsigned widestAccessBits(Block &body) {
       widest = std::max(widest, type.getIntOrFloatBitWidth());
   });
   return widest;
+}
+
+/// The narrowest element, in bits, that the reductions of `body` load (0:
+/// none).
+static unsigned narrowestReducedLoadBits(Block &body) {
+  unsigned narrowest = 0;
+  body.walk([&](memref::LoadOp load) {
+    if (!load->getParentOfType<kernel::ReduceOp>())
+      return;
+    unsigned bits = load.getType().getIntOrFloatBitWidth();
+    narrowest = narrowest ? std::min(narrowest, bits) : bits;
+  });
+  return narrowest;
 }
 
 /// Whether every access in `body` is to elements of at most 32 bits.
@@ -299,7 +314,7 @@ struct GPUSchedule {
   /// symbolic size when the domain has it).
   int64_t threads = 1;
   /// Row per block, a warp per row: each thread streams several groups of
-  /// the row, their loads `kUnroll` groups ahead (see kMinStreamRows).
+  /// the row, their loads `stream-unroll` groups ahead (see kMinStreamRows).
   bool streamRows = false;
 };
 
@@ -307,8 +322,8 @@ struct GPUSchedule {
 /// reductions and no loop along the row: a matrix-vector product's dot
 /// products, tc-skinny-products') and whose rows are whole groups of at
 /// least 8 per lane (2048 bf16 elements) run a warp per row, packed
-/// kPackedRows to a block, each lane's groups unrolled kUnroll deep: its
-/// loads of that many 16-byte groups in flight at once, its partial
+/// kPackedRows to a block, each lane's groups unrolled `stream-unroll`
+/// deep: its loads of that many 16-byte groups in flight at once, its partial
 /// combined by shuffles. A block per row of one 16-byte group per thread
 /// (the matrix-vector products of a decode step, 2048 to 32000 rows of
 /// 2048 or 5632 bf16) waited on each load and on the block's barriers:
@@ -499,6 +514,13 @@ static GPUSchedule chooseSchedule(kernel::KernelOp kernel,
       rowsPerSymbol % kPackedRows == 0 &&
       kPackedRows * kWarpSize <= maxBlockSize) {
     schedule.streamRows = true;
+    // A row of 8-bit elements (int8 weights dequantized in the product's
+    // kernel) streams in 16-byte groups of its own, not in the 8-byte
+    // halves its wider operand's groups give it: half the bytes in flight
+    // a load. Where the doubled groups still divide the row.
+    if (narrowestReducedLoadBits(body) == 8 &&
+        longest % (2 * warpChunk) == 0)
+      schedule.vectorWidth *= 2;
     schedule.rowThreads = kWarpSize;
     schedule.rowsPerBlock = kPackedRows;
     schedule.block = kPackedRows * kWarpSize;
@@ -1024,7 +1046,8 @@ LogicalResult GPUKernelLowering::lowerRowPerBlock(Block &block, OpBuilder &b) {
       if (groups && unrollInFull(groups) && failed(loopUnrollFull(forOp)))
         return failure();
       if (groups > kMaxUnrolledGroups && schedule.streamRows &&
-          failed(loopUnrollByFactor(forOp, kUnroll)))
+          options.streamUnroll > 1 &&
+          failed(loopUnrollByFactor(forOp, options.streamUnroll)))
         return failure();
       if (!groups && range.scaled && isCheapToReplicate(body, options) &&
           failed(loopUnrollByFactor(forOp, kUnroll)))
@@ -1297,9 +1320,14 @@ struct ConvertKernelToGPUPass
                          << static_cast<int64_t>(threadUnroll);
       return signalPassFailure();
     }
+    if (streamUnroll < 1) {
+      module.emitError() << "stream-unroll must be at least 1, not "
+                         << static_cast<int64_t>(streamUnroll);
+      return signalPassFailure();
+    }
     ScheduleOptions options{maxBlockSize, maxReductionBlockSize, vectorWidth,
                             replicateTrig, threadUnroll, columnGroups,
-                            streamRows};
+                            streamRows,   streamUnroll};
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());

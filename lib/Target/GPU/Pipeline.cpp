@@ -38,6 +38,7 @@ void mlir::tc::buildGPUKernelsPipeline(OpPassManager &pm,
   lowering.replicateTrig = options.replicateTrig;
   lowering.threadUnroll = options.threadUnroll;
   lowering.streamRows = options.streamRows;
+  lowering.streamUnroll = options.streamUnroll;
   lowering.checks = options.checks;
   lowering.oobForTesting =
       options.miscompilePassForTesting == "tc-lower-kernel-to-gpu";

@@ -86,6 +86,11 @@ struct GPUPipelineOptions : public StageOptions<GPUPipelineOptions> {
                      "product's) run a warp per row (false: a block per "
                      "row)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> streamUnroll{
+      *this, "stream-unroll",
+      llvm::cl::desc("Groups a lane of a warp-per-row kernel loads before "
+                     "combining them"),
+      llvm::cl::init(4)};
   PassOptions::Option<bool> replicateTrig{
       *this, "replicate-trig",
       llvm::cl::desc("Let vectorization and unrolling copy bodies that hold "

@@ -495,21 +495,17 @@ def _shared_key_heads(gm: torch.fx.GraphModule, node: torch.fx.Node,
     query; the repeated copies of the cache are not written (a decode
     step's largest pass after its weights). Only without a causal flag and
     with no bias or one that every head and query shares (a decode step's
-    mask row): others would need the bias repeated too. Returns (folded
-    query, key, value, r) or None."""
+    mask row): others would need the bias repeated too. Where the folded
+    heads are too few programs for the device, the query stays as it is
+    and reads the unrepeated keys and values as grouped-query attention
+    (cuDNN's own: a program per query head). Returns (query, folded or
+    not, key, value, r) or None."""
     kr, vr = _repeated_heads(key), _repeated_heads(value)
     if kr is None or vr is None or kr[1] != vr[1] or causal:
         return None
     (k, r), (v, _) = kr, vr
     kv = k.meta["val"]
     if kv.shape[1] != v.meta["val"].shape[1]:
-        return None
-    if kv.shape[0] * kv.shape[1] * _FOLDED_PROGRAMS_PER_SM < _sm_count(
-            kv.device):
-        # Too few (batch, key head) pairs to fill the device: the fused
-        # kernel runs one program per pair and query block (batch 1 with 8
-        # key heads: 8 programs on the H200's 132 SMs took 0.16 ms more a
-        # step than the repeated heads' copy and 32 programs).
         return None
     if bias is not None:
         b = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
@@ -518,6 +514,14 @@ def _shared_key_heads(gm: torch.fx.GraphModule, node: torch.fx.Node,
         shape = (1,) * (4 - b.dim()) + tuple(b.shape)
         if shape[1] != 1 or shape[2] != 1:
             return None
+    if kv.shape[0] * kv.shape[1] * _FOLDED_PROGRAMS_PER_SM < _sm_count(
+            kv.device):
+        # Too few (batch, key head) pairs to fill the device folded: the
+        # fused kernel runs one program per pair and query block (batch 1
+        # with 8 key heads: 8 programs on the H200's 132 SMs took 0.16 ms
+        # more a step than the repeated heads' copy and 32 programs).
+        # Grouped: a program per query head, and no copy.
+        return query, False, k, v, r
     qv = query.meta["val"]
     bsz, heads, t, d = qv.shape
     shape = [bsz, heads // r, r * t, d]
@@ -525,7 +529,7 @@ def _shared_key_heads(gm: torch.fx.GraphModule, node: torch.fx.Node,
         folded = gm.graph.call_function(aten.reshape.default, (query, shape))
     folded.meta["val"] = qv.reshape(shape)
     folded.meta["stack_trace"] = node.meta.get("stack_trace")
-    return folded, k, v, r
+    return folded, True, k, v, r
 
 
 def library_attentions(gm: torch.fx.GraphModule) -> int:
@@ -555,14 +559,17 @@ def library_attentions(gm: torch.fx.GraphModule) -> int:
         if scale is None:
             scale = q.meta["val"].shape[3] ** -0.5
         shared = _shared_key_heads(gm, node, q, k, v, bias, causal)
-        repeated = []
+        repeated, folded = [], False
         if shared is not None:
-            if _why_not_call(shared[0], shared[1], shared[2], bias, causal,
+            shared_q, folded, shared_k, shared_v, _ = shared
+            if _why_not_call(shared_q, shared_k, shared_v, bias, causal,
                              scale) is None:
                 repeated = [k, v]
-                q, k, v = shared[:3]
+                q, k, v = shared_q, shared_k, shared_v
             else:
-                gm.graph.erase_node(shared[0])
+                if folded:
+                    gm.graph.erase_node(shared_q)
+                folded = False
         heads, kv_heads = q.meta["val"].shape[1], k.meta["val"].shape[1]
         args = (q, k, v, bias, 0.0, causal, scale, kv_heads != heads)
         with gm.graph.inserting_before(node):
@@ -570,7 +577,7 @@ def library_attentions(gm: torch.fx.GraphModule) -> int:
         fused.meta = dict(users[0].meta)
         fused.meta[LIBRARY_ATTENTION] = True
         result = fused
-        if repeated:
+        if folded:
             out = users[0].meta["val"]
             fused.meta["val"] = q.meta["val"].new_empty(
                 (*q.meta["val"].shape[:-1], out.shape[-1]))

@@ -424,11 +424,31 @@ def test_repeated_key_heads_stay_with_per_head_bias_or_causal(
     assert any(n.target is aten.expand.default for n in gm.graph.nodes)
 
 
-def test_repeated_key_heads_stay_when_too_few_fill_the_device(monkeypatch):
-    # 2 x 2 (batch, key head) pairs on 132 SMs: the repeated heads' copy
-    # costs less than the folded kernel's idle SMs.
+@pytest.mark.parametrize("bias_shape", [None, (1, 1, 1, S)])
+def test_grouped_heads_unfolded_when_too_few_fill_the_device(monkeypatch,
+                                                            bias_shape):
+    # 2 x 2 (batch, key head) pairs on 132 SMs: folded, the kernel would
+    # leave most SMs idle; the query keeps its 8 heads, which read the 2
+    # unrepeated key/value heads as grouped-query attention (no copy).
     monkeypatch.setattr(attention, "_why_not_call", lambda *a: None)
     monkeypatch.setattr(attention, "_sm_count", lambda device: 132)
-    gm = _grouped_graph(None)
+    gm = _grouped_graph(bias_shape)
     assert attention.library_attentions(gm) == 1
-    assert any(n.target is aten.expand.default for n in gm.graph.nodes)
+    nodes = list(gm.graph.nodes)
+    assert not any(n.target in (aten.expand.default, aten.clone.default)
+                   for n in nodes)
+    fused = next(n for n in nodes if n.meta.get(attention.LIBRARY_ATTENTION))
+    query, key, value = fused.args[:3]
+    assert query.op == key.op == value.op == "placeholder"
+    assert fused.args[-1] is True  # enable_gqa
+    q = torch.randn(B, 8, 1, D)
+    k, v = torch.randn(B, 2, S, D), torch.randn(B, 2, S, D)
+    args = [q, k, v]
+    mask = None
+    if bias_shape is not None:
+        mask = torch.randn(bias_shape)
+        args.append(mask)
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1),
+        attn_mask=mask)
+    torch.testing.assert_close(gm(*args)[0], want)

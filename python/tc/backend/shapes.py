@@ -5,6 +5,7 @@ or one for every batch size (`tc.backend.symbolic`) or row count
 from __future__ import annotations
 
 import copy
+import operator
 from typing import Any, Callable, Sequence
 
 import torch
@@ -52,13 +53,20 @@ class PerShape:
         self.rows_compiled: dict[tuple, Callable] = {}
         self.batch = symbolic.SymbolicBatch.of(gm) if whole else None
         self.symbolic: dict[tuple, Callable | None] = {}
+        self.varying = sorted(set(_varying_inputs(gm)) | self.items)
 
     def _key(self, args: Sequence[Any]) -> tuple:
+        """What tells one specialization from another: the inputs whose
+        sizes vary (`varying`); Dynamo's guards fix the others' shapes,
+        dtypes and devices (a specialization's own input checks catch a
+        caller that bypasses them). A decoder's step has ~200 inputs, its
+        weights among them: keyed in full, the key took 0.4 ms a call."""
+        items = self.items
         return (torch.is_grad_enabled(), *(
-            ("item", a.item()) if i in self.items else
+            ("item", a.item()) if i in items else
             (tuple(a.shape), a.stride(), a.dtype, a.device, a.requires_grad)
             if isinstance(a, torch.Tensor) else (type(a), a)
-            for i, a in enumerate(args)))
+            for i, a in ((i, args[i]) for i in self.varying)))
 
     def _specialize(self, args: Sequence[Any]) -> Callable:
         """The graph compiled for `args`: its non-tensor inputs (the
@@ -85,7 +93,14 @@ class PerShape:
         fixed = torch.fx.GraphModule(self.gm, graph)
         run = pipeline.to_aten(fixed, [args[i]
                                for i in tensors], self.settings)
-        return lambda *given: run(*(given[i] for i in tensors))
+        if len(tensors) == len(args):
+            return run
+        if not tensors:
+            return lambda *given: run()
+        pick = operator.itemgetter(*tensors)
+        if len(tensors) == 1:
+            return lambda *given: run(pick(given))
+        return lambda *given: run(*pick(given))
 
     def __call__(self, *args: Any) -> Any:
         if self.rows is not None:
@@ -135,6 +150,22 @@ class PerShape:
                 run = self.gm.forward
             self.compiled[key] = run
         return run(*args)
+
+
+def _varying_inputs(gm: torch.fx.GraphModule) -> list[int]:
+    """The positions of `gm`'s placeholders whose values can differ from
+    call to call in more than their data: numbers (symbolic scalars) and
+    tensors with a symbolic size or stride, and any placeholder without
+    an example value."""
+    varying = []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        value = node.meta.get("example_value", node.meta.get("val"))
+        if isinstance(value, torch.Tensor) and all(
+                isinstance(s, int) for s in (*value.shape, *value.stride())):
+            continue
+        varying.append(i)
+    return varying
 
 
 def _shapes(args: Sequence[Any]) -> str:

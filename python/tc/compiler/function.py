@@ -4,6 +4,8 @@ the buffers it runs in (arenas, CUDA-graph output pools)."""
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import threading
 import weakref
 from typing import Any, Sequence
@@ -213,11 +215,15 @@ class CompiledFunction:
         #: whether an output aliases it.
         self._pool: _OutputPool | None = None
         self._staging: list[list[Any]] | None = None
+        #: Per input, the address it is read at without a copy (its first
+        #: call's; -1 before that) in reduce-overhead mode.
+        self._staging_homes: list[int] = []
         self._input_permutations: list[tuple[int, ...] | None] | None = None
-        #: Per input, (a weak reference to, the address of) the tensor the
-        #: last call checked, or None.
-        self._known: list[tuple[weakref.ref, int] | None] = (
-            [None] * len(self._input_checks))
+        #: Per input, a weak reference to the tensor the last call checked
+        #: (_NOBODY: none) and its address then (-1: none).
+        self._known_refs: list[weakref.ref] = (
+            [_NOBODY] * len(self._input_checks))
+        self._known_pointers: list[int] = [-1] * len(self._input_checks)
         self._output_inverses: list[tuple[int, ...] | None] | None = None
         #: The outputs read back early (read_flags_early), or None.
         self._early: list[int] | None = None
@@ -293,8 +299,9 @@ class CompiledFunction:
             self._pool = _OutputPool(self._outputs, self.device)
             aliased = {alias for *_, alias in self._outputs
                        if alias is not None} | self._written
-            self._staging = [[None, None, i in aliased]
+            self._staging = [[None, i in aliased]
                              for i in range(len(self._input_checks))]
+            self._staging_homes = [-1] * len(self._input_checks)
 
     @property
     def graph_replays(self) -> int:
@@ -394,52 +401,65 @@ class CompiledFunction:
         # pool provides the memory.
         stable = (self._staging is not None
                   and not torch.cuda.is_current_stream_capturing())
-        inputs = []
-        pointers = []
         write_back: list[tuple[torch.Tensor, torch.Tensor]] = []
         # An input that is the tensor a previous call checked, at the same
         # address (a parameter, a buffer: most of a model's inputs), is
-        # taken as it is: the checks below cost a microsecond an input on
-        # the host, a fifth of GPT-2's step issue time. (A tensor whose
-        # shape or dtype changed in place is a new graph for Dynamo, whose
-        # guards check it before this call.)
-        known = None if self.symbolic else self._known
-        for i, (tensor, (size, dtype)) in enumerate(zip(given, checks)):
-            if known is not None:
-                entry = known[i]
-                if entry is not None and entry[0]() is tensor:
-                    pointer = tensor.data_ptr()
-                    if pointer == entry[1]:
-                        if stable:
-                            tensor, pointer = self._stage(i, tensor, pointer)
-                        inputs.append(tensor)
-                        pointers.append(pointer)
-                        continue
-            if (not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype
-                    or tensor.shape != size or tensor.device != device):
-                raise TypeError(
-                    f"tc graph input #{i} ({imported.input_names[i]}) "
-                    f"expects a {device} tensor of shape {tuple(size)} and "
-                    f"dtype {dtype}, got {_describe(tensor)}")
-            if not tensor.is_contiguous():
-                tensor = tensor.contiguous()
-            pointer = tensor.data_ptr()
-            if cuda and pointer % self._alignment:
-                # GPU kernels assume aligned buffers (vector accesses; the
-                # runtime refuses others): a view at an odd offset is
-                # copied.
-                tensor = tensor.clone()
+        # taken as it is, and at its staging home (or where staging is off)
+        # not staged: checked a tensor at a time, a decoder's ~200 inputs
+        # took 0.25 ms a call; these tests run over the whole list at once.
+        # (A tensor whose shape or dtype changed in place is a new graph
+        # for Dynamo, whose guards check it before this call.)
+        inputs = list(given)
+        misses: Sequence[int] = range(len(given))
+        pointers: list[int] = [0] * len(given)
+        if not self.symbolic:
+            try:
+                pointers = list(map(_DATA_PTR, given))
+            except (TypeError, AttributeError):
+                pass  # not all tensors: each is checked below
+            else:
+                ok = map(operator.is_, map(_DEREF, self._known_refs), given)
+                ok = map(operator.and_, ok,
+                         map(operator.eq, pointers, self._known_pointers))
+                if stable:
+                    ok = map(operator.and_, ok, map(
+                        operator.eq, pointers, self._staging_homes))
+                misses = list(itertools.compress(
+                    range(len(given)), map(operator.not_, ok)))
+        for i in misses:
+            tensor = given[i]
+            size, dtype = checks[i]
+            if (not self.symbolic and _DEREF(self._known_refs[i]) is tensor
+                    and tensor.data_ptr() == self._known_pointers[i]):
+                pointer = self._known_pointers[i]  # known, not at home
+            else:
+                if (not isinstance(tensor, torch.Tensor)
+                        or tensor.dtype != dtype or tensor.shape != size
+                        or tensor.device != device):
+                    raise TypeError(
+                        f"tc graph input #{i} ({imported.input_names[i]}) "
+                        f"expects a {device} tensor of shape {tuple(size)} "
+                        f"and dtype {dtype}, got {_describe(tensor)}")
+                if not tensor.is_contiguous():
+                    tensor = tensor.contiguous()
                 pointer = tensor.data_ptr()
-            elif known is not None and given[i] is tensor:
-                known[i] = (weakref.ref(tensor), pointer)
+                if cuda and pointer % self._alignment:
+                    # GPU kernels assume aligned buffers (vector accesses;
+                    # the runtime refuses others): a view at an odd offset
+                    # is copied.
+                    tensor = tensor.clone()
+                    pointer = tensor.data_ptr()
+                elif not self.symbolic and given[i] is tensor:
+                    self._known_refs[i] = weakref.ref(tensor)
+                    self._known_pointers[i] = pointer
             if stable:
                 tensor, pointer = self._stage(i, tensor, pointer)
             if i in self._written and tensor is not given[i]:
                 # Written in a copy (not contiguous, not aligned): the
                 # caller's tensor takes its new value after the call.
                 write_back.append((given[i], tensor))
-            inputs.append(tensor)
-            pointers.append(pointer)
+            inputs[i] = tensor
+            pointers[i] = pointer
 
         pool = self._pool if stable else None
         outputs = []
@@ -548,15 +568,16 @@ class CompiledFunction:
                pointer: int) -> tuple[torch.Tensor, int]:
         """Input `index` as the kernels read it (see stage_inputs)."""
         entry = self._staging[index]
-        home, buffers, aliased = entry
-        if home is None:
-            home = entry[0] = pointer
+        buffers, aliased = entry
+        home = self._staging_homes[index]
+        if home == -1:
+            home = self._staging_homes[index] = pointer
         if pointer == home or aliased:
             return tensor, pointer
         # A buffer per shape (a graph with the symbolic size sees several;
         # the most recent few are kept, each with its own CUDA graph).
         if buffers is None:
-            buffers = entry[1] = {}
+            buffers = entry[0] = {}
         buffer = buffers.pop(tensor.shape, None)
         if buffer is None:
             buffer = torch.empty_like(
@@ -607,6 +628,16 @@ class CompiledFunction:
         else:
             self.native.run(pointers, stream)
         return None
+
+
+class _Nobody:
+    pass
+
+
+#: A weak reference to nothing (no input known yet).
+_NOBODY = weakref.ref(_Nobody())
+_DATA_PTR = torch.Tensor.data_ptr
+_DEREF = operator.call
 
 
 @functools.lru_cache(maxsize=4096)

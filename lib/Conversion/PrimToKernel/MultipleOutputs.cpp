@@ -63,6 +63,9 @@ static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
                           bool atPoints = false) {
   auto numElements = [](Value v) { return tensorType(v).getNumElements(); };
   auto lastDim = [](Value v) { return tensorType(v).getShape().back(); };
+  // A 0-d reader has no rows (two index checks' flags or'ed together).
+  if (tensorType(reader).getRank() == 0 || lastDim(reader) <= 0)
+    return false;
   int64_t rows = numElements(reader) / lastDim(reader);
   // Where a value lies: at the point (rows by the last dimension), at the
   // row (one element per row), or elsewhere.

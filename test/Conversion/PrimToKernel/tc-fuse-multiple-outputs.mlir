@@ -203,3 +203,31 @@ func.func @main(%g: tensor<64x8xf32>, %x: tensor<64x8xf32>) -> (tensor<8xf32>, t
   %dw = prim.reduce sum %gx, dims [0] : tensor<64x8xf32>
   return %db, %dw : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Two index checks' 0-d flags and their or (tc.backend.checks reads the
+// or): each flag is an output of its own kernel, and the or reads both
+// (a 0-d reader has no rows to compute a flag at: this crashed).
+// CHECK-LABEL: kernel.kernel @flags_fused_convert_compare_0
+// CHECK-LABEL: kernel.kernel @flags_fused_convert_reduce_compare_1
+// CHECK: kernel.reduce max
+// CHECK-LABEL: kernel.kernel @flags_fused_bitwise_or_2
+// CHECK: arith.ori
+// CHECK-LABEL: kernel.schedule @flags
+// CHECK-NEXT: kernel.launch @flags_fused_convert_compare_0(%{{.*}}, %[[A:.*]])
+// CHECK-NEXT: kernel.launch @flags_fused_convert_reduce_compare_1(%{{.*}}, %[[B:.*]])
+// CHECK-NEXT: kernel.launch @flags_fused_bitwise_or_2(%[[A]], %[[B]], %{{.*}})
+func.func @flags(%i: tensor<1xi64>, %j: tensor<2x1xi64>) -> (tensor<i1>, tensor<i1>, tensor<i1>) {
+  %b1 = prim.constant dense<63> : tensor<i32>
+  %b2 = prim.constant dense<49> : tensor<i32>
+  %0 = prim.convert %i to i32 : tensor<1xi64>
+  %1 = prim.reshape %0, shape [] : tensor<1xi32>
+  %a = prim.compare gt, %1, %b1 : tensor<i32>
+  %2 = prim.convert %j to i32 : tensor<2x1xi64>
+  %3 = prim.reshape %2, shape [2] : tensor<2x1xi32>
+  %4 = prim.reduce max %3, dims [0] : tensor<2xi32>
+  %b = prim.compare gt, %4, %b2 : tensor<i32>
+  %any = prim.bitwise_or %a, %b : tensor<i1>
+  return %a, %b, %any : tensor<i1>, tensor<i1>, tensor<i1>
+}

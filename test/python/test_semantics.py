@@ -447,6 +447,33 @@ def test_constant_indices_are_checked_while_compiling(fresh_tc, device):
     assert tc.counters["runtime_fallbacks"] == 0
 
 
+def test_several_index_checks_raise_the_failing_ones_error(fresh_tc,
+                                                          device):
+    """Several index checks are read as one flag (their or); where it is
+    set, the error is the failing check's: an embedding's IndexError, a
+    gather's RuntimeError, whichever fails."""
+    def f(table, src, i, j):
+        rows = torch.nn.functional.embedding(i, table)
+        return rows.sum((1, 2)) + torch.gather(src, 1, j).sum(1)
+
+    table = torch.randn(10, 4, device=device)
+    src = torch.randn(3, 5, device=device)
+    i = torch.tensor([[1, 9], [0, 4], [2, 2]], device=device)
+    j = torch.tensor([[0, 4], [1, 1], [3, 2]], device=device)
+    compiled = torch.compile(f, backend="tc")
+    torch.testing.assert_close(compiled(table, src, i, j),
+                               f(table, src, i, j))
+    with pytest.raises(IndexError):
+        compiled(table, src, i + 1, j)
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds|"
+                                           "out of bounds"):
+        compiled(table, src, i, j + 1)
+    torch.testing.assert_close(compiled(table, src, i, j),
+                               f(table, src, i, j))
+    assert tc.counters["ops_eager"] == 0
+    assert tc.counters["runtime_fallbacks"] == 0
+
+
 def test_index_checks_once_and_early(fresh_tc, device):
     """One index used by two ops of as many rows (RoBERTa's position ids:
     a buffer's gather and an embedding) is checked once, and a check added
@@ -482,6 +509,10 @@ def test_index_checks_once_and_early(fresh_tc, device):
                         if n.target is torch.ops.aten.mm.default)
     assert all(k < first_product for k, n in enumerate(nodes)
                if n.target is torch.ops.aten.amax.default)
+    # The two flags or'ed (what the host reads), before the products too.
+    assert hoisted.any_out_of_range
+    assert [k < first_product for k, n in enumerate(nodes)
+            if n.target is torch.ops.aten.logical_or.default] == [True]
     compiled = torch.compile(f, backend="tc")
     torch.testing.assert_close(compiled(x, w, ids, buf, table),
                                f(x, w, ids, buf, table))

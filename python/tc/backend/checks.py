@@ -141,6 +141,10 @@ class _Checks:
     checks: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
     #: How many outputs the original graph has (None: one, not a tuple).
     num_outputs: int | None
+    #: Whether one more output follows the checks' values: whether any
+    #: index check failed (their flags or'ed), which the host reads
+    #: instead of each flag (`HostChecks`).
+    any_out_of_range: bool = False
 
 
 def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
@@ -195,7 +199,10 @@ def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
             flags.append(_add_out_of_range_flag(graph, mapping[index],
                                                 mapping[index], index, low,
                                                 size))
-        return [mapping[n.args[0]] for n in checks] + flags
+        extra = [mapping[n.args[0]] for n in checks] + flags
+        if len(indexings) >= 2:
+            extra.append(_any_of(graph, flags[len(divisions):]))
+        return extra
 
     copied, count = _with_extra_outputs(gm, infos)
     return _Checks(copied,
@@ -203,7 +210,26 @@ def hoist_error_checks(gm: torch.fx.GraphModule) -> _Checks | None:
                    + [(_raise_zero_division, (), {}) for _ in divisions]
                    + [(_raise_out_of_range, (error,), {})
                       for *_, error in indexings],
-                   count)
+                   count, len(indexings) >= 2)
+
+
+def _any_of(graph: torch.fx.Graph,
+            flags: list[torch.fx.Node]) -> torch.fx.Node:
+    """A node after the last of `flags` (0-d booleans) that is true where
+    any of them is. A decode step of Hugging Face's checks 17 positions
+    (one a layer's cache): read one by one, their 17 copies to the host
+    took 43 us of GPU time a step, and the host waited for them all."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    at = max(flags, key=order.__getitem__)
+    combined = flags[0]
+    for flag in flags[1:]:
+        with graph.inserting_after(at):
+            node = graph.call_function(torch.ops.aten.logical_or.default,
+                                       (combined, flag))
+        # (The flags' example values can come from different fake modes.)
+        node.meta["val"] = flag.meta["val"].new_empty((), dtype=torch.bool)
+        at = combined = node
+    return combined
 
 
 def _checks_indices(device: torch.device) -> bool:
@@ -495,19 +521,28 @@ class HostChecks:
         self.run = run
         self.checks = checked.checks
         self.num_outputs = checked.num_outputs
+        self.any_out_of_range = checked.any_out_of_range
         # Index checks' flags come back as bools where the runner reads
         # them as soon as they are set (on a GPU: the embedding's gather,
-        # early in the graph), not after the whole graph.
+        # early in the graph), not after the whole graph; where there are
+        # several, the one that or's them.
         first = self.num_outputs or 1
-        flags = [first + i for i, (check, _, _) in enumerate(self.checks)
-                 if check is _raise_out_of_range]
+        flags = ([first + len(self.checks)] if self.any_out_of_range else
+                 [first + i for i, (check, _, _) in enumerate(self.checks)
+                  if check is _raise_out_of_range])
         read = getattr(run, "read_flags_early", None)
         if flags and read is not None:
             read(flags)
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(*args)
-        for value, (check, rest, kwargs) in zip(
-                outputs[self.num_outputs or 1:], self.checks):
+        values = outputs[self.num_outputs or 1:]
+        # With the flags or'ed, each is read only when one is set (to
+        # raise the first failing check's error).
+        indices_ok = self.any_out_of_range and not bool(
+            values[len(self.checks)])
+        for value, (check, rest, kwargs) in zip(values, self.checks):
+            if indices_ok and check is _raise_out_of_range:
+                continue
             check(value, *rest, **kwargs)
         return _own_outputs(outputs, self.num_outputs)

@@ -1,8 +1,21 @@
 #!/usr/bin/env python3
-"""dynamic=True across batch sizes: compiles and per-call times of tc
-against eager PyTorch and Inductor, in one process.
+"""dynamic=True across sequence lengths and batch sizes: compiles and
+per-call times of tc against eager PyTorch and Inductor, in one process.
 
-Five models run inference (fp32, TF32 off) over a sequence of sizes (3, 5,
+By default (`--workloads`), real models over changing sequence lengths:
+BERT-base and GPT-2 inference, a decoder's prefill at odd prompt lengths
+and a GPT-2 training step (`dynamic_workloads.py` says what each measures),
+one row per workload in `dynamic-<device>.json`: tc's compiles per Dynamo
+graph, the first calls' and the steady calls' totals against Inductor's
+(`steady_vs_inductor`, `first_total_ratio`), agreement with eager
+(`tc_ok`), and the raw figures. `--backends` adds `tc-static` (a compile
+per length: what the lengths cost tc when each is a constant).
+
+    python benchmarks/bench_dynamic.py [--device cuda|cpu]
+        [--workloads bert,gpt2,prefill,gpt2-train] [--batch 16]
+        [--lengths 64,128] [--backends eager,inductor,tc,tc-static]
+
+With `--models` (or `--models all`), five small models run inference (fp32, TF32 off) over a sequence of sizes (3, 5,
 7, 9, 17, 33, 128, 1000 by default): seed 004's MLP, a block of Linear,
 GeLU, LayerNorm, Linear and softmax, that block on [batch, 16, 256] inputs
 (`tokens`), and on [4, length, 256] inputs (`sequence`: the size is the
@@ -23,8 +36,10 @@ reports
 `tc static` compiles each size separately (dynamic=False with a larger
 recompile limit): what tc's kernels cost when the batch is a constant.
 
-    python benchmarks/bench_dynamic.py [--device cuda|cpu] [--batches 3,5,...]
-        [--calls 200] [--rounds 5] [--out DIR]
+    python benchmarks/bench_dynamic.py --models all [--device cuda|cpu]
+        [--batches 3,5,...] [--calls 200] [--rounds 5] [--out DIR]
+
+(written to `dynamic-batches-<device>.json`).
 """
 
 import argparse
@@ -42,6 +57,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent.parent / "test"
                        / "python"))
 from batch_model import AttentionBlock  # noqa: E402
 from bench_cpu import SimpleModel  # noqa: E402
+import dynamic_workloads  # noqa: E402
 
 
 class Block(torch.nn.Module):
@@ -231,9 +247,27 @@ def main() -> int:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available()
                         else "cpu")
     parser.add_argument("--batches", default="3,5,7,9,17,33,128,1000")
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--models", default=None,
+                        help="the small models above over batch sizes "
+                        f"({','.join(MODELS)}; all: 'all')")
+    parser.add_argument("--workloads", default=None,
+                        help="real models over sequence lengths "
+                        "(dynamic_workloads.py: "
+                        f"{','.join(dynamic_workloads.WORKLOADS)}); the "
+                        "default without --models")
+    parser.add_argument("--backends", default="eager,inductor,tc",
+                        help="--workloads' backends")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="--workloads' batch (16 on CUDA, 2 on the CPU)")
+    parser.add_argument("--lengths", default=None,
+                        help="--workloads' lengths (default: each's own)")
+    parser.add_argument("--small", action="store_true",
+                        help="--workloads with 2-layer models (a smoke test)")
+    parser.add_argument("--calls", type=int, default=None,
+                        help="calls a round (200; --workloads: 3 on the "
+                        "CPU, 10 on CUDA)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds (5; --workloads: 3)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     torch._dynamo.config.cache_size_limit = 64  # tc static: every size
@@ -243,21 +277,56 @@ def main() -> int:
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    if args.models is None:
+        return run_workloads(args, device)
     batches = [int(b) for b in args.batches.split(",")]
     bandwidth = copy_bandwidth(device)
     if bandwidth:
         print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s")
     all_results = []
-    for name in args.models.split(","):
-        results = run_model(name, device, batches, args.calls, args.rounds,
-                            bandwidth)
+    for name in (MODELS if args.models == "all" else args.models.split(",")):
+        results = run_model(name, device, batches, args.calls or 200,
+                            args.rounds or 5, bandwidth)
         print_results(results, device)
         all_results.append(results)
     if args.out:
         out = pathlib.Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"dynamic-{device.type}.json").write_text(
+        (out / f"dynamic-batches-{device.type}.json").write_text(
             json.dumps(all_results, indent=1, default=str))
+    return 0
+
+
+def run_workloads(args, device) -> int:
+    """--workloads: one row per workload in dynamic-<device>.json."""
+    import subprocess
+    batch = args.batch or (16 if device.type == "cuda" else 2)
+    lengths = (tuple(int(n) for n in args.lengths.split(","))
+               if args.lengths else None)
+    rows = []
+    names = (args.workloads or ",".join(dynamic_workloads.WORKLOADS))
+    for name in names.split(","):
+        try:
+            rows.append(dynamic_workloads.run(
+                name, args.backends.split(","), device, batch,
+                args.calls or (10 if device.type == "cuda" else 3),
+                args.rounds or 3, args.small, lengths))
+        except Exception as error:  # a failure costs one row
+            rows.append({"model": name,
+                         "error": f"{type(error).__name__}: {error}"})
+        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
+                          for k, v in rows[-1].items()
+                          if not isinstance(v, (list, dict))}), flush=True)
+    build = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True).stdout.strip()
+    meta = {"build": build, "torch": torch.__version__,
+            "device": (torch.cuda.get_device_name(device)
+                       if device.type == "cuda" else "cpu"),
+            "command": " ".join(sys.argv)}
+    out = pathlib.Path(args.out or "benchmarks/results")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"dynamic-{device.type}.json").write_text(
+        json.dumps({"meta": meta, "rows": rows}, indent=1, default=str))
     return 0
 
 

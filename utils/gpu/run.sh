@@ -13,7 +13,8 @@
 # calls, with $TC_COMPILE_ARGS such as "--workloads mlp,resnet";
 # `autotune`: benchmarks/bench_gpu.py --autotune, tc's max-autotune against
 # its default mode on each row; `dynamic`: benchmarks/bench_dynamic.py,
-# dynamic=True across batch sizes, with $TC_DYNAMIC_ARGS; `models`:
+# dynamic=True across sequence lengths (real models; `--models all`: small
+# ones across batch sizes), with $TC_DYNAMIC_ARGS; `models`:
 # benchmarks/bench_models.py, BERT, ViT, GPT-2, a Llama-style decoder and
 # ResNet-50 at real sizes in bf16, with $TC_MODELS_ARGS; `distributed`:
 # benchmarks/bench_distributed.py, DDP and FSDP2 on 1 and 2 GPUs, with
@@ -95,7 +96,7 @@ if [[ "$what" == resnet || "$what" == all ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ "$what" == dynamic || "$what" == all ]]; then
-  # dynamic=True over batch sizes: compiles and per-call times.
+  # dynamic=True over sequence lengths: compiles, first and steady calls.
   python3 benchmarks/bench_dynamic.py --out "$out" ${TC_DYNAMIC_ARGS:-} \
     2>&1 | tee "$out/dynamic.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1

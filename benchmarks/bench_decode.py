@@ -507,6 +507,21 @@ def run_hf(family: str, backends, new_tokens: int, device,
     return row
 
 
+def write_results(folder: str, name: str, rows: list, device) -> None:
+    """`rows` with the run's meta (build, torch, device, command) as
+    `folder/name`."""
+    build = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True).stdout.strip()
+    meta = {"build": build, "torch": torch.__version__,
+            "device": (torch.cuda.get_device_name(device)
+                       if device.type == "cuda" else "cpu"),
+            "command": " ".join(sys.argv)}
+    out = pathlib.Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps({"meta": meta, "rows": rows},
+                                       indent=1, default=str))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1b")
@@ -557,18 +572,8 @@ def main() -> int:
             rows.append({"model": f"hf-{family}",
                          "error": f"{type(error).__name__}: {error}"})
             print(rows[-1], flush=True)
-    build = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                           capture_output=True, text=True).stdout.strip()
-    meta = {"build": build, "torch": torch.__version__,
-            "device": (torch.cuda.get_device_name(device)
-                       if device.type == "cuda" else "cpu"),
-            "command": " ".join(sys.argv)}
-    out = pathlib.Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = (f"decode-{device.type}{'-' + opts.tag if opts.tag else ''}"
-            ".json")
-    (out / name).write_text(json.dumps({"meta": meta, "rows": rows},
-                                       indent=1))
+    write_results(opts.out, f"decode-{device.type}"
+                  f"{'-' + opts.tag if opts.tag else ''}.json", rows, device)
     for r in rows:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
                           for k, v in r.items()}), flush=True)

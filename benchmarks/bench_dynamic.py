@@ -299,7 +299,6 @@ def main() -> int:
 
 def run_workloads(args, device) -> int:
     """--workloads: one row per workload in dynamic-<device>.json."""
-    import subprocess
     batch = args.batch or (16 if device.type == "cuda" else 2)
     lengths = (tuple(int(n) for n in args.lengths.split(","))
                if args.lengths else None)
@@ -317,16 +316,9 @@ def run_workloads(args, device) -> int:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
                           for k, v in rows[-1].items()
                           if not isinstance(v, (list, dict))}), flush=True)
-    build = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                           capture_output=True, text=True).stdout.strip()
-    meta = {"build": build, "torch": torch.__version__,
-            "device": (torch.cuda.get_device_name(device)
-                       if device.type == "cuda" else "cpu"),
-            "command": " ".join(sys.argv)}
-    out = pathlib.Path(args.out or "benchmarks/results")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"dynamic-{device.type}.json").write_text(
-        json.dumps({"meta": meta, "rows": rows}, indent=1, default=str))
+    from bench_decode import write_results
+    write_results(args.out or "benchmarks/results",
+                  f"dynamic-{device.type}.json", rows, device)
     return 0
 
 

@@ -398,7 +398,12 @@ def test_repeated_key_heads_are_read_once(monkeypatch, bias_shape, queries):
     folded, key, value = fused.args[:3]
     assert tuple(folded.meta["val"].shape) == (B, 2, 4 * queries, D)
     assert key.op == value.op == "placeholder"
-    # The same values as the attention over the repeated heads.
+    _same_as_repeated_heads(gm, bias_shape, queries)
+
+
+def _same_as_repeated_heads(gm, bias_shape, queries):
+    """`gm` (a rewritten `_grouped_graph`) gives the attention over the
+    repeated heads' values."""
     q = torch.randn(B, 8, queries, D)
     k, v = torch.randn(B, 2, S, D), torch.randn(B, 2, S, D)
     args = [q, k, v]
@@ -441,14 +446,4 @@ def test_grouped_heads_unfolded_when_too_few_fill_the_device(monkeypatch,
     query, key, value = fused.args[:3]
     assert query.op == key.op == value.op == "placeholder"
     assert fused.args[-1] is True  # enable_gqa
-    q = torch.randn(B, 8, 1, D)
-    k, v = torch.randn(B, 2, S, D), torch.randn(B, 2, S, D)
-    args = [q, k, v]
-    mask = None
-    if bias_shape is not None:
-        mask = torch.randn(bias_shape)
-        args.append(mask)
-    want = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1),
-        attn_mask=mask)
-    torch.testing.assert_close(gm(*args)[0], want)
+    _same_as_repeated_heads(gm, bias_shape, 1)

@@ -637,7 +637,7 @@ class _Nobody:
 #: A weak reference to nothing (no input known yet).
 _NOBODY = weakref.ref(_Nobody())
 _DATA_PTR = torch.Tensor.data_ptr
-_DEREF = operator.call
+_DEREF = weakref.ref.__call__  # (operator.call is Python 3.11's)
 
 
 @functools.lru_cache(maxsize=4096)

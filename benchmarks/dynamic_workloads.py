@@ -41,8 +41,8 @@ LENGTHS = {"bert": (64, 96, 128, 192, 256, 384, 512),
 WORKLOADS = tuple(LENGTHS)
 
 
-def build(name: str, device: torch.device, small: bool):
-    """(model, inputs(length), training) for workload `name`."""
+def build(name: str, device: torch.device, small: bool, batch: int):
+    """(model, inputs(length, batch), training) for workload `name`."""
     torch.manual_seed(0)
     cuda = device.type == "cuda"
     dtype = torch.bfloat16 if cuda else torch.float32
@@ -72,10 +72,11 @@ def build(name: str, device: torch.device, small: bool):
         c = bd.SIZES["1b"] if cuda and not small else bd.Config(
             256, 2, 8, 2, 512, 1000)
         cache = max(LENGTHS["prefill"])
-        model = bd.Decoder(c, 1, cache, dtype).to(device, dtype).eval()
+        # (The cache holds the batch's rows: built for the batch run.)
+        model = bd.Decoder(c, batch, cache, dtype).to(device, dtype).eval()
 
         def inputs(length: int, batch: int):
-            toks = torch.randint(0, c.vocab, (1, length), generator=gen)
+            toks = torch.randint(0, c.vocab, (batch, length), generator=gen)
             return toks.to(device), torch.arange(length, device=device)
         return model, inputs, False
     raise SystemExit(f"unknown workload {name!r}; one of "
@@ -123,7 +124,7 @@ def run(name: str, backends: list[str], device: torch.device, batch: int,
     """One row of the results: each backend's compiles, first and steady
     totals and agreement over the workload's lengths."""
     import tc
-    base, inputs, training = build(name, device, small)
+    base, inputs, training = build(name, device, small, batch)
     lengths = lengths or LENGTHS[name]
     args = {n: inputs(n, batch) for n in lengths}
     row: dict = {"model": name, "batch": batch, "lengths": list(lengths),

@@ -19,13 +19,18 @@ def test_known_inputs_read_their_current_values(fresh_tc):
     compiled = torch.compile(model, backend="tc")
     x = torch.randn(8, 16)
     with torch.no_grad():
-        for step in range(4):
+        for step in range(6):
             if step == 1:
                 model[0].weight.mul_(-0.5)  # same tensor, same address
             if step == 2:
                 model[2].weight = torch.nn.Parameter(torch.randn(4, 16))
             if step == 3:
                 x = torch.randn(8, 16)
+            if step == 4:
+                # Same tensor, another address (its storage replaced).
+                model[0].bias.data = torch.randn(16)
+            if step == 5:
+                x = torch.randn(16, 8).t()  # not contiguous
             torch.testing.assert_close(compiled(x), model(x))
     assert tc.counters["ops_eager"] == 0
     assert tc.counters["fallback_graphs"] == 0

@@ -470,7 +470,9 @@ def test_several_index_checks_raise_the_failing_ones_error(fresh_tc,
         compiled(table, src, i, j + 1)
     torch.testing.assert_close(compiled(table, src, i, j),
                                f(table, src, i, j))
+    assert tc.counters["kernels"] > 0
     assert tc.counters["ops_eager"] == 0
+    assert tc.counters["fallback_graphs"] == 0
     assert tc.counters["runtime_fallbacks"] == 0
 
 

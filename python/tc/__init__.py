@@ -64,7 +64,11 @@ _SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: the CUDA graphs of whole training steps compiled in segments, in
 #: reduce-overhead mode, and step_graph_uncaptured: calls of such a step
 #: run segment by segment because the previous replay's backward had not
-#: run (`tc.backend.step_graphs`).
+#: run (`tc.backend.step_graphs`); shape_graph_captures,
+#: shape_graph_replays: captures and replays of the CUDA graphs of CUDA
+#: inference graphs compiled in parts with symbolic sizes, one per size, and
+#: shape_graph_uncaptured: calls of such a graph run part by part past the
+#: sizes it captures (`tc.backend.shape_graphs`).
 counters: collections.Counter[str] = collections.Counter()
 
 _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
@@ -76,7 +80,9 @@ _COUNTER_KEYS = ("graphs_compiled", "subgraphs_compiled", "kernels",
                  "rank_fallbacks", "library_convolutions", "library_gemms",
                  "causal_masks", "contiguous_masks", "aligned_biases",
                  "library_attentions", "step_graph_captures",
-                 "step_graph_replays", "step_graph_uncaptured")
+                 "step_graph_replays", "step_graph_uncaptured",
+                 "shape_graph_captures", "shape_graph_replays",
+                 "shape_graph_uncaptured")
 
 
 def reset_counters() -> None:

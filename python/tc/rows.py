@@ -153,7 +153,15 @@ def attention_call(query: torch.Tensor, key: torch.Tensor,
                    dropout_p: float, is_causal: bool, scale: Optional[float],
                    enable_gqa: bool) -> torch.Tensor:
     """What runs a `tc::attention` node in eager: PyTorch's
-    scaled_dot_product_attention, without the custom op's dispatch."""
+    scaled_dot_product_attention, without the custom op's dispatch. A GPU
+    mask whose last dimension is not contiguous (an `expand` along the
+    keys, as Hugging Face's mask code writes one) is copied contiguous:
+    PyTorch's fused kernels take no other, and its math path computes
+    bf16 attention as f32 products (tc.attention.contiguous_masks does
+    the same for graphs compiled whole)."""
+    if attn_mask is not None and attn_mask.is_cuda and \
+            attn_mask.stride(-1) != 1 and attn_mask.shape[-1] != 1:
+        attn_mask = attn_mask.contiguous()
     return torch.nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
         is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
@@ -201,6 +209,99 @@ def keep_attention(gm: torch.fx.GraphModule) -> int:
     if count:
         gm.recompile()
     return count
+
+
+def expand_positions(traced: torch.fx.GraphModule, rows: Rows) -> int:
+    """Makes each operand of an elementwise op on rows that varies along
+    the prefix's sizes but is not rows (a rotary table indexed by the
+    positions, `[S, 1, D]` against `[B, S, H, D]`) an explicit `expand` to
+    the rows' leading sizes. The expand takes sizes of the rows: it runs
+    in eager (rowwise_nodes), and its result is rows that the op, on rows,
+    takes; without it the op and all that follows it ran in eager.
+    Returns how many expands it added."""
+    k = len(rows.prefix)
+    source = next((n for n in traced.graph.nodes if n.op == "placeholder"
+                   and isinstance(n.meta.get("val"), torch.Tensor)
+                   and _rows_of(rows, n.meta["val"]) == k), None)
+    if source is None:
+        return 0
+    sizes: dict[int, torch.fx.Node] = {}
+
+    def size(j: int) -> torch.fx.Node:
+        if j not in sizes:
+            with traced.graph.inserting_after(source):
+                node = traced.graph.call_function(aten.sym_size.int,
+                                                  (source, j))
+            node.meta["val"] = source.meta["val"].shape[j]
+            sizes[j] = node
+        return sizes[j]
+
+    count = 0
+    for node in list(traced.graph.nodes):
+        target = node.target
+        if node.op != "call_function" or not isinstance(
+                target, torch._ops.OpOverload) or not (
+                torch.Tag.pointwise in target.tags) or \
+                _rows_of(rows, node.meta.get("val")) != k:
+            continue
+        out = node.meta["val"]
+        for operand in node.all_input_nodes:
+            value = operand.meta.get("val")
+            shape = _positions_shape(rows, value, out.dim())
+            if shape is None:
+                continue
+            args = [size(i) if isinstance(d, int) and i < k else -1
+                    for i, d in enumerate(shape)]
+            with traced.graph.inserting_before(node):
+                expand = traced.graph.call_function(aten.expand.default,
+                                                    (operand, args))
+            expand.meta["val"] = value.expand(
+                [out.shape[i] if i < k else -1 for i in range(out.dim())])
+            node.replace_input_with(operand, expand)
+            count += 1
+    if count:
+        traced.graph.lint()
+        traced.recompile()
+    return count
+
+
+def _rows_of(rows: Rows, value: Any) -> int | None:
+    """How many leading dimensions of tensor `value` are rows (Rows.form),
+    None for a static tensor, a tensor that is not rows, or no tensor."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        form = rows.form(value)
+    except NotRowwise:
+        return None
+    return None if form is None else form[0]
+
+
+def _positions_shape(rows: Rows, value: Any, rank: int) -> list | None:
+    """The shape of tensor `value` aligned to `rank` dimensions when it
+    varies along the prefix's sizes but is not rows: each of its
+    dimensions in the prefix's place is 1 (an int in the result, which
+    expand_positions makes the row's size) or the prefix's size there, the
+    others static. None otherwise."""
+    if not isinstance(value, torch.Tensor) or value.dim() > rank:
+        return None
+    dims = [_expr(d) for d in value.shape]
+    if all(isinstance(d, int) for d in dims):
+        return None
+    try:
+        rows.form(value)
+        return None
+    except NotRowwise:
+        pass
+    k = len(rows.prefix)
+    shape: list = [1] * (rank - len(dims)) + dims
+    for i, d in enumerate(shape):
+        if i < k:
+            if d != 1 and d != rows.prefix[i]:
+                return None
+        elif not isinstance(d, int):
+            return None
+    return shape
 
 
 def rowwise_nodes(traced: torch.fx.GraphModule, rows: Rows,
@@ -369,6 +470,8 @@ class _Replay:
             return self._product(node)
         if target is aten.native_layer_norm.default:
             return self._layer_norm(node)
+        if target is aten.embedding.default:
+            return self._embedding(node)
         raise NotRowwise(f"'{node.name}': {target} on rows")
 
     def _view(self, node: torch.fx.Node, row_inputs: list) -> Any:
@@ -466,6 +569,16 @@ class _Replay:
         return aten.addmm.default(self._fit(bias, 1), self._value(lhs),
                                   self._value(rhs))
 
+    def _embedding(self, node: torch.fx.Node) -> Any:
+        """A table's rows looked up by indices that are rows: one row of
+        the table per index, a row of the result each."""
+        weight, indices = node.args[:2]
+        if self._form(weight) is not None or self._form(indices) is None:
+            raise NotRowwise(f"'{node.name}' looks up rows of a varying "
+                             f"table or a table of indices")
+        args, kwargs = self._args(node)
+        return node.target(*args, **kwargs)
+
     def _layer_norm(self, node: torch.fx.Node) -> Any:
         source, normalized, weight, bias, eps = node.args
         k, rest = self._form(source)
@@ -479,6 +592,20 @@ class _Replay:
 
 
 class _Classify(_Replay):
+    def _input(self, node: torch.fx.Node, inputs: Any) -> None:
+        """As _Replay's; an input with sizes of the rows that is not rows
+        (positions `[S]`, given as None) is _MISSING: no row-wise op takes
+        it."""
+        value = node.meta.get("val")
+        if node.op == "placeholder" and isinstance(value, torch.Tensor):
+            try:
+                self.rows.form(value)
+            except NotRowwise:
+                next(inputs)
+                self.values[node] = _MISSING
+                return
+        super()._input(node, inputs)
+
     def classify(self) -> dict[torch.fx.Node, str]:
         reasons: dict[torch.fx.Node, str] = {}
         inputs = iter(self.inputs)

@@ -82,6 +82,31 @@ class AttentionBlock(torch.nn.Module):
             self.up(self.norm2(x))))
 
 
+class TokenEncoder(torch.nn.Module):
+    """An encoder's front as language models have it: token ids `[B, S]`
+    looked up in a table, positions from a buffer's slice (`[:, :S]`) and
+    from an input `[S]` (a prompt's positions), a layer norm, then
+    AttentionBlock. The ids are rows (every element one); the positions
+    are sizes of the rows but not rows: their lookups run in eager between
+    the parts tc compiles once (docs/DynamicShapes.md)."""
+
+    def __init__(self, vocab: int = 50, width: int = 32, table: int = 64):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(vocab, width)
+        self.places = torch.nn.Embedding(table, width)
+        self.turns = torch.nn.Embedding(table, width)
+        self.register_buffer("position_ids",
+                             torch.arange(table).expand(1, -1))
+        self.norm = torch.nn.LayerNorm(width)
+        self.block = AttentionBlock(width)
+
+    def forward(self, ids, positions):
+        length = ids.shape[1]
+        h = self.tokens(ids) + self.places(self.position_ids[:, :length])
+        h = self.norm(h + self.turns(positions))
+        return self.block(h)
+
+
 def assert_compiled_once_symbolic(counters) -> None:
     """tc's counters after a dynamic-shape test: one compile, with the
     symbolic size, none per shape, nothing left to eager."""

@@ -137,11 +137,15 @@ std::optional<Decomposer::Result> Decomposer::shapes(StringRef target) {
     // Empty inputs add nothing (and PyTorch's legacy 1-d empty tensor has
     // no dimension to concatenate along).
     for (Value v : operands)
-      if (typeOf(v).getNumElements() != 0)
+      if (!llvm::is_contained(typeOf(v).getShape(), 0))
         inputs.push_back(convert(v, type.getElementType()));
     if (inputs.empty())
       return one(splat(type, 0));
     int64_t dim = normalizeDim(intArg("dim", 0), type.getRank());
+    // Along a static dimension only: a symbolic size is the graph's one
+    // `s`, which two pieces cannot both be.
+    if (type.isDynamicDim(dim))
+      return fail("concatenating along the symbolic dimension");
     return one(prim::ConcatenateOp::create(b, loc, inputs, dim).getResult());
   }
 

@@ -24,6 +24,7 @@
 #include "tc/Dialect/Kernel/Utils/KernelLoops.h"
 #include "tc/Dialect/Kernel/IR/KernelOps.h"
 #include "tc/Dialect/Kernel/Utils/Checks.h"
+#include "tc/Dialect/Prim/IR/PrimDialect.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -286,9 +287,9 @@ static void flattenPointwiseRows(kernel::KernelOp kernel, int64_t minRows) {
   loop.erase();
 }
 
-/// The value of the graph's symbolic size that schedules are chosen for
-/// (whether to vectorize, how wide a block): a typical batch.
-constexpr int64_t kSymbolHint = 1024;
+// Schedules (whether to vectorize, how wide a block) are chosen for the
+// graph's symbolic size at its hint.
+using prim::kSymbolHint;
 
 /// The launch configuration chosen for one kernel.
 struct GPUSchedule {

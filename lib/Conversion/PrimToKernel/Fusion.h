@@ -45,16 +45,10 @@ inline RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// The graph's symbolic size (a `?`) as fusion's cost model and the empty
-/// tensor checks see it: a size, larger than any that matters to them.
-constexpr int64_t kSymbolHint = 1024;
-
-inline int64_t hintNumElements(RankedTensorType type) {
-  int64_t count = 1;
-  for (int64_t size : type.getShape())
-    count *= ShapedType::isDynamic(size) ? kSymbolHint : size;
-  return count;
-}
+// The graph's symbolic size as fusion's cost model and the empty tensor
+// checks see it.
+using prim::hintNumElements;
+using prim::kSymbolHint;
 
 inline MemRefType bufferType(Value v) {
   RankedTensorType t = tensorType(v);

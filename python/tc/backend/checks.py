@@ -5,6 +5,7 @@ CPU), hoisted out of the compiled code and raised on the host."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Any, Callable, Sequence
@@ -16,7 +17,7 @@ import tc
 from tc import compat, logs
 from tc.importer import qualified_name
 from tc.support import VALUE_GUARDS, is_supported
-from tc.backend import tracing
+from tc.backend import common, tracing
 
 _fallbacks = logs.channel_logger("fallbacks")
 
@@ -506,6 +507,93 @@ def _integer_divisions_on_cpu(gm: torch.fx.GraphModule
                          or value.dtype == torch.bool)):
             found.append(node)
     return found
+
+
+class InputIndexChecks:
+    """Eager's errors for indices out of range in a graph compiled with a
+    symbolic size (tc.backend.symbolic), whose flags would be reductions
+    over that size: each index is an input of the graph (token ids, the
+    positions a part of the graph takes from eager), checked on the host
+    before the compiled code runs, in one reduction and one read of it."""
+
+    def __init__(self, run: Callable, checks: list[tuple]):
+        self.run = run
+        #: (input position, lowest valid index, size, eager's error).
+        self.checks = checks
+
+    @staticmethod
+    def of(gm: torch.fx.GraphModule) -> list[tuple]:
+        """The checks graph `gm` needs, each on a tensor input's position;
+        raises Unsupported when an index is computed in the graph or an
+        integer division needs eager's CPU check (the per-shape path
+        checks those)."""
+        from tc.importer import Unsupported
+        if _integer_divisions_on_cpu(gm):
+            raise Unsupported("an integer division needs a check")
+        tensors = [n for n in gm.graph.nodes if n.op == "placeholder"
+                   and isinstance(n.meta.get("val"), torch.Tensor)]
+        found = []
+        for _, index, low, size, error in _checked_indexings(gm):
+            source = index
+            while source.op == "call_function" and \
+                    source.target in _WHOLE_VIEWS:
+                source = source.args[0]
+            if source not in tensors:
+                raise Unsupported(f"index '{index.name}' is computed in "
+                                  f"the graph")
+            found.append((tensors.index(source), low, size, error))
+        return found
+
+    def __call__(self, *args: Any) -> Any:
+        checked = [(args[i], low, size, error)
+                   for i, low, size, error in self.checks if args[i].numel()]
+        if checked and checked[0][0].is_cuda and \
+                torch.cuda.is_current_stream_capturing():
+            # No read of the device inside a capture: the flags stay there
+            # for the capture's owner (shape_graphs.ShapeGraphs) to read
+            # after each replay.
+            if _deferred is None:
+                raise RuntimeError("tc: an index check cannot run inside "
+                                   "this CUDA graph capture")
+            for t, low, size, error in checked:
+                _deferred.append((((t < low) | (t >= size)).any(), error))
+        elif checked:
+            # Each index's least and greatest value, read in one copy.
+            bounds = torch.cat([torch.stack(torch.aminmax(t))
+                                for t, *_ in checked]).tolist()
+            for k, (_, low, size, error) in enumerate(checked):
+                if bounds[2 * k] < low or bounds[2 * k + 1] >= size:
+                    raise common.input_error(error)
+        return self.run(*args)
+
+
+#: While a capture of tc's own runs (deferred_index_checks): the flags of
+#: the index checks inside it, each with eager's error.
+_deferred: list[tuple[torch.Tensor, BaseException]] | None = None
+
+
+@contextlib.contextmanager
+def deferred_index_checks() -> Any:
+    """Index checks (InputIndexChecks) inside a CUDA graph capture leave
+    their flags on the device, in the list this yields."""
+    global _deferred
+    outer, _deferred = _deferred, []
+    try:
+        yield _deferred
+    finally:
+        _deferred = outer
+
+
+#: Views that keep every element of their input (an index checked through
+#: one is its input checked whole, as eager checks it).
+_WHOLE_VIEWS = (torch.ops.aten.view.default,
+                torch.ops.aten._unsafe_view.default,
+                torch.ops.aten.reshape.default,
+                torch.ops.aten.unsqueeze.default,
+                torch.ops.aten.squeeze.dim,
+                torch.ops.aten.expand.default,
+                torch.ops.aten.permute.default,
+                torch.ops.aten.alias.default)
 
 
 def _raise_zero_division(flag: torch.Tensor) -> None:

@@ -146,6 +146,24 @@ def internal_error(what: str, error: BaseException) -> None:
     _fallbacks.info("internal error while %s", what, exc_info=error)
 
 
+#: The attribute that marks an error as eager's for the caller's input (an
+#: index out of range, checks.InputIndexChecks): raised to the caller as
+#: eager raises it, not a failure of the compiled code.
+_INPUT_ERROR = "tc_input_error"
+
+
+def input_error(error: BaseException) -> BaseException:
+    """A fresh copy of eager's `error`, marked as the input's fault."""
+    fresh = type(error)(*error.args)
+    setattr(fresh, _INPUT_ERROR, True)
+    return fresh
+
+
+def is_input_error(error: BaseException) -> bool:
+    """Whether `error` is eager's for the input (input_error)."""
+    return getattr(error, _INPUT_ERROR, False)
+
+
 def runtime_fallback(what: str, error: BaseException) -> None:
     """Records that `what`, compiled by tc, raised `error` when it ran and
     runs in eager from now on: a warning, a `fallbacks` log line and

@@ -128,6 +128,8 @@ class Guarded:
             try:
                 return self.compiled(*args)
             except Exception as error:  # never break the user's program
+                if common.is_input_error(error):
+                    raise
                 self.failed = True
                 common.runtime_fallback(
                     f"compiled subgraph {self.name}", error)

@@ -67,7 +67,7 @@ _MAX_CAPTURES = 3
 _capture_streams: dict[int, torch.cuda.Stream] = {}
 
 
-def _capture_stream(index: int) -> torch.cuda.Stream:
+def capture_stream(index: int) -> torch.cuda.Stream:
     stream = _capture_streams.get(index)
     if stream is None:
         stream = _capture_streams[index] = torch.cuda.Stream(index)
@@ -209,7 +209,7 @@ class StepGraphs:
                 static.copy_(a.detach())
             captured.inputs.append(static.requires_grad_(a.requires_grad))
         wanting = [x for x in captured.inputs if x.requires_grad]
-        stream = _capture_stream(self.index)
+        stream = capture_stream(self.index)
         current = torch.cuda.current_stream(self.index)
         try:
             # A warm run on the capture stream first: what a first call on
@@ -226,16 +226,16 @@ class StepGraphs:
             current.wait_stream(stream)
             torch.cuda.synchronize(self.index)
             if tc.counters["runtime_fallbacks"] != fallbacks:
-                raise _NotCapturable("a segment fell back to eager")
+                raise NotCapturable("a segment fell back to eager")
             pool = torch.cuda.graph_pool_handle()
             with torch.cuda.graph(captured.forward, pool=pool,
                                   stream=stream):
                 result = self.run(*captured.inputs)
             outputs, wanted = self._outputs(result)
             captured.sequence = "list" if isinstance(result, list) else "tuple"
-            why = self._aliasing(captured.inputs, outputs)
+            why = aliasing(captured.inputs, outputs)
             if why is not None:
-                raise _NotCapturable(why)
+                raise NotCapturable(why)
             captured.outputs = [o.detach() for o in outputs]
             captured.differentiable = [o.requires_grad for o in outputs]
             captured.grad_outputs = [torch.empty_like(o) for o in wanted]
@@ -262,25 +262,11 @@ class StepGraphs:
     def _outputs(result: Any) -> tuple[list[torch.Tensor],
                                        list[torch.Tensor]]:
         """`run`'s result as a list of tensors, and those of them with a
-        gradient; raises _NotCapturable for anything else."""
+        gradient; raises NotCapturable for anything else."""
         if not isinstance(result, (tuple, list)) or not all(
                 isinstance(o, torch.Tensor) for o in result):
-            raise _NotCapturable("the graph returns more than tensors")
+            raise NotCapturable("the graph returns more than tensors")
         return list(result), [o for o in result if o.requires_grad]
-
-    @staticmethod
-    def _aliasing(inputs: Sequence[torch.Tensor],
-                  outputs: Sequence[torch.Tensor]) -> str | None:
-        """Why copying `outputs` out of the graph would change what the
-        caller sees (an output sharing memory with an input or another
-        output), or None."""
-        seen = {x.untyped_storage().data_ptr() for x in inputs}
-        for o in outputs:
-            storage = o.untyped_storage().data_ptr()
-            if storage in seen:
-                return "an output shares memory with an input or an output"
-            seen.add(storage)
-        return None
 
     # -- replays -----------------------------------------------------------
 
@@ -345,11 +331,25 @@ class StepGraphs:
         return tuple(result)
 
 
+def aliasing(inputs: Sequence[torch.Tensor],
+             outputs: Sequence[torch.Tensor]) -> str | None:
+    """Why copying `outputs` out of a CUDA graph would change what the
+    caller sees (an output sharing memory with an input or another
+    output), or None."""
+    seen = {x.untyped_storage().data_ptr() for x in inputs}
+    for o in outputs:
+        storage = o.untyped_storage().data_ptr()
+        if storage in seen:
+            return "an output shares memory with an input or an output"
+        seen.add(storage)
+    return None
+
+
 class _Token:
     """Held by one forward replay's autograd graph (see `pending`)."""
 
 
-class _NotCapturable(Exception):
+class NotCapturable(Exception):
     pass
 
 

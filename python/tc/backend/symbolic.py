@@ -16,7 +16,7 @@ from tc import compiler
 from tc.compiler import CompileError, CompiledFunction
 from tc.decompositions import core_aten_decompositions
 from tc.importer import Unsupported
-from tc.backend import common, partition, tracing
+from tc.backend import checks, common, partition, tracing
 
 logger = logging.getLogger("tc")
 
@@ -163,6 +163,7 @@ class SymbolicBatch:
         (with a debug log line) where tc cannot."""
         try:
             traced, symbol = self._trace(args)
+            index_checks = checks.InputIndexChecks.of(traced)
             compiled = compiler.compile_graph(
                 traced, dump_stages=settings.dump_stages, symbol=symbol,
                 autotune=settings.autotune)
@@ -191,7 +192,8 @@ class SymbolicBatch:
             1 for n in traced.graph.nodes if n.op == "call_function")
         tensors = [i for i, (kind, _) in enumerate(self.placeholders)
                    if kind == "tensor"]
-        run = self._runner(compiled)
+        run = self._runner(checks.InputIndexChecks(compiled, index_checks)
+                           if index_checks else compiled)
         if len(tensors) != len(self.placeholders):
             inner = run
 
@@ -350,9 +352,18 @@ def guards_on(env: Any, symbols: Any, probes: Sequence[Any]
             dict(zip(symbols, values))))
     for probe in probes:
         values = probe if isinstance(probe, tuple) else (probe,)
-        if not all(bool(guard(*values)) for guard in guards):
+        if max(values) <= _ALWAYS_ADMITTED and not all(
+                bool(guard(*values)) for guard in guards):
             raise Unsupported(f"the trace's guards fail at sizes {probe}")
     return guards
+
+
+#: Sizes up to which a symbolic compile must serve every probe: guards that
+#: fail there (a size specialized, a divisibility) make the compile not
+#: worth having. Larger sizes may fail an upper bound (a sequence length
+#: at most a position table's 512 rows): calls of those sizes take the
+#: other paths, as every call's sizes are checked against the guards.
+_ALWAYS_ADMITTED = 64
 
 
 def finish_symbolic_trace(traced: torch.fx.GraphModule, symbol: Any

@@ -17,7 +17,8 @@ import tc
 from tc import compiler, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported
-from tc.backend import common, partition, symbolic, tracing
+from tc.backend import (checks, common, partition, shape_graphs, symbolic,
+                        tracing)
 
 logger = logging.getLogger("tc")
 _fallbacks = logs.channel_logger("fallbacks")
@@ -46,14 +47,21 @@ class SymbolicRows(symbolic.SymbolicBatch):
         #: The leading sizes (Dynamo's symbols and ints) that are the rows.
         self.prefix = prefix
         # What key() reads, by kind (its time is a small graph's host
-        # time): tensors with rows and their ranks; ints that are a size
-        # of the prefix, and which; numbers passed as 0-d tensors; other
-        # scalars (sizes other than the rows' among them).
+        # time): tensors with rows and their ranks; other tensors with
+        # sizes of the prefix (positions `[S]`: not rows), with the
+        # prefix's index or the size of each dimension; ints that are a
+        # size of the prefix, and which; numbers passed as 0-d tensors;
+        # other scalars (sizes other than the rows' among them).
         kinds = [kind for kind, _ in placeholders]
-        self._with_rows = [
-            (i, len(dims)) for i, (kind, dims) in enumerate(placeholders)
-            if kind == "tensor" and not all(isinstance(d, int)
-                                            for d in dims)]
+        symbolic = [(i, dims) for i, (kind, dims) in enumerate(placeholders)
+                    if kind == "tensor"
+                    and not all(isinstance(d, int) for d in dims)]
+        self._with_rows = [(i, len(dims)) for i, dims in symbolic
+                           if tuple(dims[:len(prefix)]) == prefix]
+        self._positional = [
+            (i, [d if isinstance(d, int) else ("prefix", prefix.index(d))
+                 for d in dims])
+            for i, dims in symbolic if tuple(dims[:len(prefix)]) != prefix]
         self._prefix_ints = [(i, prefix.index(dims))
                              for i, (kind, dims) in enumerate(placeholders)
                              if kind == "int" and dims in prefix]
@@ -85,31 +93,41 @@ class SymbolicRows(symbolic.SymbolicBatch):
         if found is None:
             return None
         placeholders, grad_inputs = found
-        shapes = [dims for kind, dims in placeholders if kind == "tensor"
+        values = [n.meta.get("example_value") for n in gm.graph.nodes
+                  if n.op == "placeholder"]
+        shapes = [(dims, not value.is_floating_point())
+                  for (kind, dims), value in zip(placeholders, values)
+                  if kind == "tensor"
                   and not all(isinstance(d, int) for d in dims)]
         if not shapes:
             return None
         # The prefix ends at the last symbolic size before the last
-        # dimension of some input: the last dimension of the highest-rank
+        # dimension of some input: the last dimension of a floating-point
         # input is its features, symbolic only because nothing fixed them
         # (dynamic=True), and specialized; a mask's `[B, S]` has no
-        # features.
+        # features. Integer and boolean tensors (token ids, an attention
+        # mask) have none: each of their elements is a row.
 
-        def end(dims: list) -> int:
-            return max((i for i, d in enumerate(dims[:-1])
+        def end(shape: tuple[list, bool]) -> int:
+            dims, whole = shape
+            return max((i for i, d in enumerate(dims if whole else dims[:-1])
                         if not isinstance(d, int)), default=-1)
         widest = max(shapes, key=end)
-        if end(widest) < 1:
+        last = end(widest)
+        if last < 1:
             return None
-        prefix = tuple(widest[:end(widest) + 1])
+        prefix = tuple(widest[0][:last + 1])
+        shapes = [dims for dims, _ in shapes]
         symbols = [d for d in prefix if not isinstance(d, int)]
         if not all(d.is_Symbol for d in symbols) or len(set(symbols)) != len(
                 symbols):
             return None  # a size computed or repeated: not rows
         for dims in shapes:
-            if tuple(dims[:len(prefix)]) != prefix or any(
-                    d in symbols for d in dims[len(prefix):]):
-                return None
+            if tuple(dims[:len(prefix)]) == prefix:
+                if any(d in symbols for d in dims[len(prefix):]):
+                    return None
+            elif not all(isinstance(d, int) or d in symbols for d in dims):
+                return None  # a size other than the prefix's
         return cls(gm, prefix, placeholders, grad_inputs)
 
     def key(self, args: Sequence[Any]) -> tuple | None:
@@ -137,6 +155,13 @@ class SymbolicRows(symbolic.SymbolicBatch):
             key.append(shape[count:])
         if lead is None:
             return None
+        for i, dims in self._positional:
+            arg = args[i]
+            if not isinstance(arg, torch.Tensor) or arg.dim() != len(dims):
+                return None
+            for size, d in zip(arg.shape, dims):
+                if size != (d if isinstance(d, int) else lead[d[1]]):
+                    return None
         for i, j in self._prefix_ints:
             if args[i] != lead[j]:
                 return None
@@ -204,6 +229,10 @@ class SymbolicRows(symbolic.SymbolicBatch):
         from tc.rows import NotRowwise, collapse
 
         traced, rows, lead = self._trace_prefix(args)
+        if self._positional:
+            self.partial = (traced, rows, lead)
+            raise Unsupported("not row-wise: an input has sizes of the "
+                              "rows but is not rows")
         total = math.prod(lead)
         placeholders = [n.meta["val"] for n in traced.graph.nodes
                         if n.op == "placeholder"
@@ -235,8 +264,7 @@ class SymbolicRows(symbolic.SymbolicBatch):
         keep_attention(gm)
         count = len(self.prefix)
         lead = next(tuple(arg.shape[:count]) for kind, dims, arg in kept
-                    if kind == "tensor"
-                    and not all(isinstance(d, int) for d in dims))
+                    if kind == "tensor" and tuple(dims[:count]) == self.prefix)
 
         # Not duck-sized: a batch and a length may be equal. A size Dynamo
         # keeps static (the batch, when only the length varies) is a
@@ -258,6 +286,11 @@ class SymbolicRows(symbolic.SymbolicBatch):
                     fakes.append(sizes[self.prefix.index(dims)])
                 elif all(isinstance(d, int) for d in dims):
                     fakes.append(_static_fake(fake_mode, arg))
+                elif tuple(dims[:count]) != self.prefix:  # positions
+                    fakes.append(torch.empty(
+                        [sizes[self.prefix.index(d)] if d in self.prefix
+                         else d for d in dims], dtype=arg.dtype,
+                        device=arg.device))
                 else:
                     fakes.append(torch.empty(
                         [*sizes, *arg.shape[count:]], dtype=arg.dtype,
@@ -333,8 +366,10 @@ class SymbolicRows(symbolic.SymbolicBatch):
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-        from tc.rows import attention_call, is_attention, rowwise_nodes
+        from tc.rows import (attention_call, expand_positions, is_attention,
+                             rowwise_nodes)
 
+        expand_positions(traced, rows)
         total = math.prod(lead)
         inputs = [n.meta["val"] for n in traced.graph.nodes
                   if n.op == "placeholder"
@@ -343,9 +378,11 @@ class SymbolicRows(symbolic.SymbolicBatch):
         with FakeTensorMode(shape_env=env), enable_python_dispatcher():
             n = env.create_symintnode(env.create_symbol(
                 total, ConstantSource("tc_rows_n")), hint=total)
-            fakes = [torch.empty([n, *form[1]] if form else list(v.shape),
-                                 dtype=v.dtype, device=v.device)
-                     for v, form in ((v, rows.form(v)) for v in inputs)]
+            fakes = [None if form is _POSITIONS else torch.empty(
+                [n, *form[1]] if form else list(v.shape), dtype=v.dtype,
+                device=v.device)
+                for v, form in ((v, _form_or_positions(rows, v))
+                                for v in inputs)]
             reasons = rowwise_nodes(traced, rows, fakes)
 
         class Support(OperatorSupportBase):
@@ -417,9 +454,18 @@ class SymbolicRows(symbolic.SymbolicBatch):
         kept = [i for i, (kind, dims) in enumerate(self.placeholders)
                 if kind == "tensor" or (kind == "int" and dims in self.prefix)]
 
+        first = kept.index(state.first)
+
+        def chain(*args: Any) -> Any:
+            state.lead = tuple(args[first].shape[:state.count])
+            return fused(*args)
+        index = _cuda_index(traced)
+        if shape_graphs.applies(index):
+            chain = shape_graphs.ShapeGraphs(
+                chain, tracing.written_placeholders(traced), index)
+
         def run(*given: Any) -> Any:
-            state.lead = tuple(given[state.first].shape[:state.count])
-            return fused(*(given[i] for i in kept))
+            return chain(*(given[i] for i in kept))
         return partition.Guarded(run, self.gm.forward,
                                  "with the symbolic rows, in parts")
 
@@ -443,6 +489,7 @@ class SymbolicRows(symbolic.SymbolicBatch):
         except NotRowwise as error:
             raise Unsupported(f"not row-wise: {error}") from None
         symbolic.finish_symbolic_trace(collapsed, symbol)
+        index_checks = checks.InputIndexChecks.of(collapsed)
         compiled = compiler.compile_graph(
             collapsed, dump_stages=settings.dump_stages, symbol=symbol,
             autotune=settings.autotune)
@@ -451,12 +498,42 @@ class SymbolicRows(symbolic.SymbolicBatch):
         if settings.reduce_overhead:
             compiled.stage_inputs()
         output = next(n for n in sub.graph.nodes if n.op == "output")
-        call = _RowsCall(compiled, [f[0] if f else None for f in forms],
+        call = _RowsCall(checks.InputIndexChecks(compiled, index_checks)
+                         if index_checks else compiled,
+                         [f[0] if f else None for f in forms],
                          _output_rows(output, rows), len(rows.prefix), state)
         tensors = [i for i, n in enumerate(
             n for n in sub.graph.nodes if n.op == "placeholder")
             if isinstance(n.meta.get("val"), torch.Tensor)]
         return (lambda *given: call(*(given[i] for i in tensors))), compiled
+
+
+def _cuda_index(traced: torch.fx.GraphModule) -> int | None:
+    """The CUDA device of `traced`'s tensor inputs, or None (on the CPU,
+    or on several devices)."""
+    devices = {n.meta["val"].device for n in traced.graph.nodes
+               if n.op == "placeholder"
+               and isinstance(n.meta.get("val"), torch.Tensor)}
+    if len(devices) != 1:
+        return None
+    device = devices.pop()
+    if device.type != "cuda":
+        return None
+    return torch.cuda.current_device() if device.index is None \
+        else device.index
+
+
+#: The form (_form_or_positions) of an input with sizes of the rows that
+#: is not rows (positions `[S]`, a `[1, S]` table's slice).
+_POSITIONS = object()
+
+
+def _form_or_positions(rows: Any, value: torch.Tensor) -> Any:
+    from tc.rows import NotRowwise
+    try:
+        return rows.form(value)
+    except NotRowwise:
+        return _POSITIONS
 
 
 def _trim_static(nodes: Any, rows: Any) -> None:

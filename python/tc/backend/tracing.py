@@ -651,6 +651,29 @@ def returns_alias(node: Any) -> bool:
     return any(r.alias_info is not None for r in target._schema.returns)
 
 
+def written_placeholders(gm: torch.fx.GraphModule) -> set[int]:
+    """The positions of `gm`'s placeholders that an op writes in place
+    (`index_put_` into a cache), directly or through views."""
+    positions = {n: i for i, n in enumerate(
+        n for n in gm.graph.nodes if n.op == "placeholder")}
+    written = set()
+    for node in gm.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(
+                target, torch._ops.OpOverload) or \
+                not target._schema.is_mutable:
+            continue
+        for argument, value in zip(target._schema.arguments, node.args):
+            if argument.alias_info is None or \
+                    not argument.alias_info.is_write:
+                continue
+            while isinstance(value, torch.fx.Node) and returns_alias(value):
+                value = value.args[0]
+            if value in positions:
+                written.add(positions[value])
+    return written
+
+
 def _aliases(node: Any) -> bool:
     """Whether `node` is a view (`returns_alias`) or an element of one
     (`getitem` of `split`'s or `unbind`'s list)."""

@@ -17,7 +17,7 @@ import tc.backend
 import tc.compiler
 
 from batch_model import (SEQUENCES, AttentionBlock, BatchModel,
-                         MaskedTokens, TokenMLP,
+                         MaskedTokens, TokenEncoder, TokenMLP,
                          assert_compiled_once_symbolic,
                          masked_tokens_inputs)
 
@@ -653,6 +653,35 @@ def test_dynamic_attention_compiles_once_in_parts(fresh_tc, caplog):
     assert "eager: tc::attention" in caplog.text  # one fused op
     assert "eager: aten::addmm" not in caplog.text
     assert "failed at run time" not in caplog.text
+
+
+def test_dynamic_token_ids_compile_once_in_parts(fresh_tc, caplog):
+    """Token ids `[B, S]` have no features: each id is a row, and their
+    embedding compiles on rows. Positions (a buffer's `[:, :S]`, an input
+    `[S]`) are sizes of the rows but not rows: their lookups run in eager.
+    One compile serves every (B, S), lengths past 64 among them, with
+    eager's results; an id out of the table's range raises eager's
+    IndexError."""
+    caplog.set_level(logging.INFO, logger="tc.fallbacks")
+    calls = []
+    model = TokenEncoder().eval()
+    fn = torch.compile(model, backend=_counting_backend(calls), dynamic=True)
+    with torch.no_grad():
+        for batch, length in (*SEQUENCES, (2, 64)):
+            ids = torch.randint(0, 50, (batch, length))
+            positions = torch.randint(0, 64, (length,))
+            torch.testing.assert_close(fn(ids, positions),
+                                       model(ids, positions))
+        assert len(calls) == 1
+        assert tc.counters["symbolic_graphs"] == 1
+        assert tc.counters["graphs_compiled"] == 1
+        assert tc.counters["shape_specializations"] == 0
+        assert tc.counters["subgraphs_compiled"] >= 2
+        assert "eager: aten::embedding (node 'embedding')" not in caplog.text
+        assert "failed at run time" not in caplog.text
+        ids[0, 1] = 50
+        with pytest.raises(IndexError):
+            fn(ids, positions)
 
 
 def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,

@@ -15,7 +15,7 @@ import torch
 import tc
 
 from batch_model import (SEQUENCES, AttentionBlock, BatchModel,
-                         MaskedTokens, TokenMLP,
+                         MaskedTokens, TokenEncoder, TokenMLP,
                          assert_compiled_once_symbolic,
                          masked_tokens_inputs)
 
@@ -1384,6 +1384,67 @@ def test_cuda_dynamic_attention_in_parts(fresh_tc, caplog, mode):
     assert tc.counters["shape_specializations"] == 0
     assert tc.counters["ops_eager"] > 0
     assert "failed at run time" not in caplog.text
+
+
+class _CacheWriter(torch.nn.Module):
+    """A prefill's pattern: keys written into a cache buffer at the
+    prompt's positions (`index_put_` in place), then computed on."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(32, 32)
+        self.register_buffer("cache", torch.zeros(2, 128, 32))
+
+    def forward(self, x, positions):
+        k = self.proj(x)
+        self.cache[:, positions] = k
+        return torch.tanh(k) * 2
+
+
+@cuda
+def test_cuda_dynamic_parts_replay_one_graph_per_size(fresh_tc):
+    """A graph compiled once in parts (token ids, positions, attention in
+    eager) replays as one CUDA graph per (B, S) from its second call at
+    that size (tc.backend.shape_graphs): fresh ids at every call give
+    eager's results; an id out of range at a captured size raises eager's
+    IndexError from the replay's flags, and the next call still replays;
+    a cache the graph writes in place holds eager's values."""
+    torch.manual_seed(0)
+    model = TokenEncoder().cuda().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    sizes = ((3, 5), (2, 9), (4, 33), (2, 64))
+    with torch.no_grad():
+        for batch, length in sizes:
+            for _ in range(3):
+                ids = torch.randint(0, 50, (batch, length), device="cuda")
+                positions = torch.randint(0, 64, (length,), device="cuda")
+                close(fn(ids, positions), model(ids, positions),
+                      rtol=1e-4, atol=1e-4)
+        assert tc.counters["graphs_compiled"] == 1
+        assert tc.counters["symbolic_graphs"] == 1
+        assert tc.counters["shape_graph_captures"] == len(sizes)
+        assert tc.counters["shape_graph_replays"] == 2 * len(sizes)
+        bad = ids.clone()
+        bad[1, 3] = 50
+        with pytest.raises(IndexError):
+            fn(bad, positions)
+        close(fn(ids, positions), model(ids, positions), rtol=1e-4,
+              atol=1e-4)
+        assert tc.counters["shape_graph_replays"] == 2 * len(sizes) + 2
+        assert tc.counters["runtime_fallbacks"] == 0
+
+        torch._dynamo.reset()
+        writer = _CacheWriter().cuda()
+        reference = _CacheWriter().cuda()
+        reference.load_state_dict(writer.state_dict())
+        fn = torch.compile(writer, backend="tc", dynamic=True)
+        for length in (5, 9, 9, 9, 17, 17, 17):
+            x = torch.randn(2, length, 32, device="cuda")
+            positions = torch.randperm(128, device="cuda")[:length]
+            close(fn(x, positions), reference(x, positions), rtol=1e-4,
+                  atol=1e-4)
+            close(writer.cache, reference.cache, rtol=1e-4, atol=1e-4)
+        assert tc.counters["shape_graph_replays"] > 2 * len(sizes) + 2
 
 
 @cuda

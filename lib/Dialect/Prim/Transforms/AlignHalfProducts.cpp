@@ -107,8 +107,14 @@ struct AlignHalfDot : public OpRewritePattern<DotOp> {
     Type elt = type.getElementType();
     if (!elt.isF16() && !elt.isBF16())
       return rewriter.notifyMatchFailure(op, "not a half-precision product");
-    if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+    // A symbolic M (the graph's `?` as the lhs's leading size, rows of a
+    // graph compiled once for every size) is costed at its hint, and only
+    // n is padded: the lhs, whose rows vary, stays as it is.
+    if (!rhsType.hasStaticShape() ||
+        llvm::any_of(lhsType.getShape().drop_front(),
+                     ShapedType::isDynamic))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
+    bool symbolic = !lhsType.hasStaticShape();
     // The GEMM forms of PrimToKernel.
     int64_t rank = lhsType.getRank(), rhsRank = rhsType.getRank();
     DotOp::GemmForm form = op.getGemmForm();
@@ -119,12 +125,16 @@ struct AlignHalfDot : public OpRewritePattern<DotOp> {
             n = rhsType.getDimSize(rhsRank - 1);
     bool lhsT = !flattened && swapOfLastTwo(op.getLhs());
     bool rhsT = static_cast<bool>(swapOfLastTwo(op.getRhs()));
+    if (ShapedType::isDynamic(m))
+      m = kSymbolHint;
     std::optional<HalfProductPadding> pads = halfProductPadding(
         m, k, n, lhsT, rhsT, elt.getIntOrFloatBitWidth() / 8,
-        type.getNumElements(), lhsType.getNumElements(),
+        hintNumElements(type), hintNumElements(lhsType),
         rhsType.getNumElements());
     if (!pads)
       return rewriter.notifyMatchFailure(op, "aligned, small or not worth it");
+    if (symbolic && (pads->m || pads->k))
+      return rewriter.notifyMatchFailure(op, "would pad the symbolic rows");
     int64_t padM = pads->m, padK = pads->k, padN = pads->n;
 
     Location loc = op.getLoc();

@@ -17,6 +17,35 @@ func.func @lm_head(%x: tensor<4096x768xbf16>, %w: tensor<50257x768xbf16>) -> ten
 
 // -----
 
+// The LM head compiled once for every number of rows (the graph's symbolic
+// size, costed at its hint of 1024): n pads as above, the rows stay `?`,
+// and the slice takes them whole.
+// CHECK-LABEL: func.func @lm_head_symbolic_rows
+// CHECK: %[[W:.*]] = prim.pad %arg1, low [0, 0], high [7, 0], interior [0, 0], value 0.000000e+00 : tensor<50257x768xbf16>
+// CHECK: %[[WT:.*]] = prim.permute %[[W]], [1, 0] : tensor<50264x768xbf16>
+// CHECK: %[[P:.*]] = prim.dot %arg0, %[[WT]], batch [] x [], contract [1] x [0] : tensor<?x768xbf16>, tensor<768x50264xbf16>
+// CHECK: %[[S:.*]] = prim.slice %[[P]], start [0, 0], limit [?, 50257], strides [1, 1] : tensor<?x50264xbf16>
+// CHECK: return %[[S]] : tensor<?x50257xbf16>
+func.func @lm_head_symbolic_rows(%x: tensor<?x768xbf16>, %w: tensor<50257x768xbf16>) -> tensor<?x50257xbf16> {
+  %wt = prim.permute %w, [1, 0] : tensor<50257x768xbf16>
+  %0 = prim.dot %x, %wt, batch [] x [], contract [1] x [0] : tensor<?x768xbf16>, tensor<768x50257xbf16>
+  return %0 : tensor<?x50257xbf16>
+}
+
+// -----
+
+// With symbolic rows, a k that needs padding would pad the rows' operand:
+// left as it is.
+// CHECK-LABEL: func.func @symbolic_rows_unaligned_k
+// CHECK-NOT: prim.pad
+// CHECK: prim.dot %arg0, %arg1
+func.func @symbolic_rows_unaligned_k(%x: tensor<?x50257xbf16>, %w: tensor<50257x768xbf16>) -> tensor<?x768xbf16> {
+  %0 = prim.dot %x, %w, batch [] x [], contract [1] x [0] : tensor<?x50257xbf16>, tensor<50257x768xbf16>
+  return %0 : tensor<?x768xbf16>
+}
+
+// -----
+
 // Its input gradient, dlogits @ wte: k (50257) is the lhs's leading
 // dimension; both operands pad along it with zeros, which add nothing.
 // CHECK-LABEL: func.func @lm_head_input_grad

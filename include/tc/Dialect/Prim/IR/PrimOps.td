@@ -284,17 +284,21 @@ def Prim_SliceOp : Prim_ShapeOp<"slice"> {
   let summary = "Extracts a strided slice";
   let description = [{
     Per dimension: elements `start, start + stride, ...` below `limit`.
+    The graph's symbolic size is taken whole: `[0, ?)` by 1.
 
     ```mlir
     %s = prim.slice %x, start [0, 1], limit [3, 4], strides [1, 2]
         : tensor<3x4xf32>
+    %r = prim.slice %y, start [0, 1], limit [?, 4], strides [1, 1]
+        : tensor<?x4xf32>
     ```
   }];
   let arguments = (ins Prim_Tensor:$operand, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$strides);
   let results = (outs Prim_Tensor:$result);
   let assemblyFormat = [{
-    $operand `,` `start` $start `,` `limit` $limit `,` `strides` $strides
+    $operand `,` `start` $start `,` `limit` custom<Shape>($limit) `,`
+    `strides` $strides
     attr-dict `:` type($operand)
   }];
   let hasFolder = 1;

@@ -4,6 +4,7 @@ docs/DynamicShapes.md)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any, Callable, Sequence
@@ -420,18 +421,32 @@ class SymbolicRows(symbolic.SymbolicBatch):
         fused.recompile()
         state = _RowsState(self._with_rows[0][0], len(self.prefix))
         compiled_ops = 0
+
+        def left_to_eager(ops: list, error: Exception) -> None:
+            reason = getattr(error, "reason", None) or str(error)
+            reason = reason.splitlines()[0]
+            for op in ops:
+                if isinstance(op.target, torch._ops.OpOverload):
+                    eager.append(op)
+                    reasons[op] = f"its part did not compile: {reason}"
+
+        # Every part's native compile starts before any is waited for: the
+        # distinct ones compile at once, the repeated ones (a transformer's
+        # layers) once (compiler.start_graph).
+        started = []
         for node, sub in partition.fused_subgraphs(fused):
             ops = partition.op_nodes(sub.graph)
             try:
-                run, compiled = self._compile_part(sub, rows, total, state,
-                                                   settings)
+                finish = self._start_part(sub, rows, total, state, settings)
             except (Unsupported, CompileError) as error:
-                reason = getattr(error, "reason", None) or str(error)
-                reason = reason.splitlines()[0]
-                for op in ops:
-                    if isinstance(op.target, torch._ops.OpOverload):
-                        eager.append(op)
-                        reasons[op] = f"its part did not compile: {reason}"
+                left_to_eager(ops, error)
+                continue
+            started.append((node, sub, ops, finish))
+        for node, sub, ops, finish in started:
+            try:
+                run, compiled = finish()
+            except (Unsupported, CompileError) as error:
+                left_to_eager(ops, error)
                 continue
             setattr(fused, node.target, partition.TcSubgraph(
                 run, sub, node.target))
@@ -469,12 +484,13 @@ class SymbolicRows(symbolic.SymbolicBatch):
         return partition.Guarded(run, self.gm.forward,
                                  "with the symbolic rows, in parts")
 
-    def _compile_part(self, sub: torch.fx.GraphModule, rows: Any,
-                      total: int, state: "_RowsState",
-                      settings: common.Settings
-                      ) -> tuple[Callable, CompiledFunction]:
-        """Part `sub` of a graph (_compile_parts) compiled on rows: what
-        runs it on its inputs, and the compiled function."""
+    def _start_part(self, sub: torch.fx.GraphModule, rows: Any,
+                    total: int, state: "_RowsState",
+                    settings: common.Settings
+                    ) -> Callable[[], tuple[Callable, CompiledFunction]]:
+        """Part `sub` of a graph (_compile_parts) traced on rows and its
+        compile started; what waits for it returns what runs the part on
+        its inputs, and the compiled function."""
         from tc.rows import NotRowwise, collapse
 
         inputs = [n.meta["val"] for n in sub.graph.nodes
@@ -490,22 +506,33 @@ class SymbolicRows(symbolic.SymbolicBatch):
             raise Unsupported(f"not row-wise: {error}") from None
         symbolic.finish_symbolic_trace(collapsed, symbol)
         index_checks = checks.InputIndexChecks.of(collapsed)
-        compiled = compiler.compile_graph(
-            collapsed, dump_stages=settings.dump_stages, symbol=symbol,
-            autotune=settings.autotune)
-        if not compiled.symbolic:
-            raise Unsupported("compiled without the symbolic size")
-        if settings.reduce_overhead:
-            compiled.stage_inputs()
+        if settings.autotune:
+            wait = functools.partial(
+                compiler.compile_graph, collapsed,
+                dump_stages=settings.dump_stages, symbol=symbol,
+                autotune=True)
+        else:
+            wait = compiler.start_graph(
+                collapsed, dump_stages=settings.dump_stages, symbol=symbol)
         output = next(n for n in sub.graph.nodes if n.op == "output")
-        call = _RowsCall(checks.InputIndexChecks(compiled, index_checks)
-                         if index_checks else compiled,
-                         [f[0] if f else None for f in forms],
-                         _output_rows(output, rows), len(rows.prefix), state)
+        outputs_rows = _output_rows(output, rows)
         tensors = [i for i, n in enumerate(
             n for n in sub.graph.nodes if n.op == "placeholder")
             if isinstance(n.meta.get("val"), torch.Tensor)]
-        return (lambda *given: call(*(given[i] for i in tensors))), compiled
+
+        def finish() -> tuple[Callable, CompiledFunction]:
+            compiled = wait()
+            if not compiled.symbolic:
+                raise Unsupported("compiled without the symbolic size")
+            if settings.reduce_overhead:
+                compiled.stage_inputs()
+            call = _RowsCall(checks.InputIndexChecks(compiled, index_checks)
+                             if index_checks else compiled,
+                             [f[0] if f else None for f in forms],
+                             outputs_rows, len(rows.prefix), state)
+            return (lambda *given: call(*(given[i] for i in tensors)),
+                    compiled)
+        return finish
 
 
 def _cuda_index(traced: torch.fx.GraphModule) -> int | None:

@@ -102,11 +102,7 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     device = graph_device(gm)
     imported = import_graph(gm, extension.GRAPH_NAME, lift_get_attrs=True,
                             requires_grad=requires_grad, symbol=symbol)
-    if symbol is not None and (
-            any(requires_grad) or device.type not in ("cpu", "cuda")
-            or (device.type == "cuda" and torch.version.hip is not None)):
-        raise CompileError("tc compiles the symbolic size for CPU and CUDA "
-                           "inference graphs only")
+    _check_symbolic(symbol, device, requires_grad)
     if any(requires_grad):
         imported = training.joint_signature(imported, requires_grad)
     text = imported.text
@@ -118,15 +114,30 @@ def compile_graph(gm: torch.fx.GraphModule, *,
     return CompiledFunction(native, imported, gm, device)
 
 
+def _check_symbolic(symbol: Any, device: torch.device,
+                    requires_grad: Sequence[bool] = ()) -> None:
+    """Raises CompileError where a graph with the symbolic size `symbol`
+    cannot be compiled: training, and devices other than the CPU and
+    NVIDIA's GPUs."""
+    if symbol is not None and (
+            any(requires_grad) or device.type not in ("cpu", "cuda")
+            or (device.type == "cuda" and torch.version.hip is not None)):
+        raise CompileError("tc compiles the symbolic size for CPU and CUDA "
+                           "inference graphs only")
+
+
 def start_graph(gm: torch.fx.GraphModule, *,
-                dump_stages: bool = False) -> Callable[[], "CompiledFunction"]:
-    """`compile_graph(gm, dump_stages=...)` with its native compile
-    started in a worker thread (`build.start_module`): calling the result
-    waits for it. A graph compiled in parts starts every part before it
-    waits, so that the distinct parts compile at once. Import errors raise
-    here, compile errors from the wait."""
+                dump_stages: bool = False,
+                symbol: Any = None) -> Callable[[], "CompiledFunction"]:
+    """`compile_graph(gm, dump_stages=..., symbol=...)` with its native
+    compile started in a worker thread (`build.start_module`): calling the
+    result waits for it. A graph compiled in parts starts every part
+    before it waits, so that the distinct parts compile at once. Import
+    errors raise here, compile errors from the wait."""
     device = graph_device(gm)
-    imported = import_graph(gm, extension.GRAPH_NAME, lift_get_attrs=True)
+    imported = import_graph(gm, extension.GRAPH_NAME, lift_get_attrs=True,
+                            symbol=symbol)
+    _check_symbolic(symbol, device)
     if logs.enabled("graph_code"):
         logs.channel_logger("graph_code").info("fx graph:\n%s",
                                                imported.text)

@@ -690,16 +690,20 @@ def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,
     to fail) runs in eager with the others' eager ops, each op logged with
     the reason; the other part stays compiled, once for every (B, S)."""
     caplog.set_level(logging.INFO, logger="tc.fallbacks")
-    real = tc.compiler.compile_graph
+    real = tc.compiler.start_graph
     calls = []
 
     def first_fails(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 1:
-            raise tc.compiler.CompileError("made to fail")
-        return real(*args, **kwargs)
+        wait = real(*args, **kwargs)
+        if len(calls) > 1:
+            return wait
 
-    monkeypatch.setattr(tc.compiler, "compile_graph", first_fails)
+        def failed():
+            raise tc.compiler.CompileError("made to fail")
+        return failed
+
+    monkeypatch.setattr(tc.compiler, "start_graph", first_fails)
     model = AttentionBlock().eval()
     fn = torch.compile(model, backend="tc", dynamic=True)
     with torch.no_grad():

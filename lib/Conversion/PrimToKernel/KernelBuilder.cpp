@@ -310,12 +310,15 @@ static bool splitsRows(int64_t rows, int64_t length) {
 }
 
 bool KernelBuilder::hasRowDomain(Value value) {
+  // Rows of a static length; their count may be the graph's symbolic size
+  // (a leading `?`, at its hint).
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+  if (!type || type.getRank() < 2 ||
+      llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic) ||
       type.getShape().back() <= 1)
     return false;
   int64_t length = type.getShape().back();
-  return !splitsRows(type.getNumElements() / length, length);
+  return !splitsRows(hintNumElements(type) / length, length);
 }
 
 FailureOr<kernel::KernelOp>

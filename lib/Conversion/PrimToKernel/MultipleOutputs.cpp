@@ -30,12 +30,48 @@ constexpr size_t kMaxPointValues = 2;
 
 } // namespace
 
+/// Whether `type`'s sizes are static but for a leading `?`, the graph's
+/// symbolic size (rows of a graph compiled once for every size).
+static bool staticButRows(RankedTensorType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  return shape.empty() ||
+         !llvm::any_of(shape.drop_front(), ShapedType::isDynamic);
+}
+
+namespace {
+/// A number of elements as a multiple of the graph's symbolic size: the
+/// product of the static sizes, and how many `?` multiply it. Two counts
+/// are equal for every value of the size only when both parts are.
+struct Elements {
+  int64_t factor = 1;
+  int64_t symbols = 0;
+  bool operator==(const Elements &other) const {
+    return factor == other.factor && symbols == other.symbols;
+  }
+  Elements times(int64_t n) const { return {factor * n, symbols}; }
+  Elements per(int64_t n) const { return {factor / n, symbols}; }
+};
+} // namespace
+
+static Elements elementsOf(Value v) {
+  Elements count;
+  for (int64_t size : tensorType(v).getShape()) {
+    if (ShapedType::isDynamic(size))
+      ++count.symbols;
+    else
+      count.factor *= size;
+  }
+  return count;
+}
+
 /// Whether realized `v` gets a kernel of tc-fuse's own that computes it
 /// point by point (not a library call, a scatter, a fill or an alias: a
 /// reshape of a graph input or output, or one the graph returns, may be an
-/// alias of that buffer: PrimToKernel.cpp).
+/// alias of that buffer: PrimToKernel.cpp). With `symbolicRows`, its
+/// leading size may be the graph's symbolic size.
 static bool computedPointwise(const FusionPlan &plan, Value v,
-                              const llvm::DenseSet<Value> &returned) {
+                              const llvm::DenseSet<Value> &returned,
+                              bool symbolicRows = false) {
   Operation *op = v.getDefiningOp();
   if (auto reshape = dyn_cast_if_present<prim::ReshapeOp>(op))
     if (returned.contains(v) || returned.contains(reshape.getOperand()) ||
@@ -44,7 +80,9 @@ static bool computedPointwise(const FusionPlan &plan, Value v,
   return op && !plan.gemmFor(v) && !plan.convFor(v) &&
          !plan.attentionFor(v) &&
          !isa<prim::ScatterAddOp, prim::ScatterOp, prim::ConstantOp>(op) &&
-         tensorType(v).hasStaticShape() && hintNumElements(tensorType(v)) > 0;
+         (symbolicRows ? staticButRows(tensorType(v))
+                       : tensorType(v).hasStaticShape()) &&
+         hintNumElements(tensorType(v)) > 0;
 }
 
 /// Whether `reader`'s kernel, computing `stat` and `inlined` (realized
@@ -61,12 +99,15 @@ static bool computedPointwise(const FusionPlan &plan, Value v,
 static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
                           const llvm::SmallDenseSet<Value> &inlined,
                           bool atPoints = false) {
-  auto numElements = [](Value v) { return tensorType(v).getNumElements(); };
+  // Counts of elements are multiples of the graph's symbolic size, whose
+  // rows (a leading `?`) a row kernel may have.
+  auto numElements = [](Value v) { return elementsOf(v); };
   auto lastDim = [](Value v) { return tensorType(v).getShape().back(); };
   // A 0-d reader has no rows (two index checks' flags or'ed together).
-  if (tensorType(reader).getRank() == 0 || lastDim(reader) <= 0)
+  if (tensorType(reader).getRank() == 0 || lastDim(reader) <= 0 ||
+      !staticButRows(tensorType(reader)))
     return false;
-  int64_t rows = numElements(reader) / lastDim(reader);
+  Elements rows = numElements(reader).per(lastDim(reader));
   // Where a value lies: at the point (rows by the last dimension), at the
   // row (one element per row), or elsewhere.
   enum class At { Point, Row, Elsewhere };
@@ -91,8 +132,9 @@ static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
     if (!op || isa<prim::ConstantOp>(op))
       continue;
     auto type = tensorType(v);
-    bool pointShaped = type.getRank() > 0 && type.hasStaticShape() &&
-                       numElements(v) == rows * lastDim(v);
+    bool pointShaped = type.getRank() > 0 && staticButRows(type) &&
+                       lastDim(v) > 0 &&
+                       numElements(v) == rows.times(lastDim(v));
     auto push = [&](Value operand, At where) {
       if (isa<RankedTensorType>(operand.getType()))
         worklist.push_back({operand, where});
@@ -118,7 +160,7 @@ static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
                  }))
           next = At::Row;
       }
-    } else if (at == At::Row && type.hasStaticShape() &&
+    } else if (at == At::Row && staticButRows(type) &&
                numElements(v) == rows) {
       if (op->hasTrait<OpTrait::Elementwise>() || isa<prim::ReshapeOp>(op)) {
         next = At::Row;
@@ -129,8 +171,8 @@ static bool readAtOwnRows(const FusionPlan &plan, Value reader, Value stat,
         Value in = reduce.getOperand();
         int64_t rank = tensorType(in).getRank();
         if (reduce.getDims() == ArrayRef<int64_t>{rank - 1} &&
-            tensorType(in).hasStaticShape() &&
-            numElements(in) == rows * lastDim(in))
+            staticButRows(tensorType(in)) && lastDim(in) > 0 &&
+            numElements(in) == rows.times(lastDim(in)))
           next = At::Point;
       }
     }
@@ -152,7 +194,8 @@ RowStatistics fuse::rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
                                   const llvm::DenseSet<Value> &returned) {
   RowStatistics stats;
   for (Value stat : llvm::reverse(order)) {
-    if (!computedPointwise(plan, stat, returned) || copied.contains(stat))
+    if (!computedPointwise(plan, stat, returned, /*symbolicRows=*/true) ||
+        copied.contains(stat))
       continue;
     Value reader;
     bool one = true;
@@ -162,7 +205,8 @@ RowStatistics fuse::rowStatistics(FusionPlan &plan, ArrayRef<Value> order,
       one = one && (!reader || reader == target);
       reader = target;
     }
-    if (!one || !reader || !computedPointwise(plan, reader, returned) ||
+    if (!one || !reader ||
+        !computedPointwise(plan, reader, returned, /*symbolicRows=*/true) ||
         copied.contains(reader) || !KernelBuilder::hasRowDomain(reader))
       continue;
     llvm::SmallDenseSet<Value> inlined = {stat};

@@ -231,3 +231,48 @@ func.func @flags(%i: tensor<1xi64>, %j: tensor<2x1xi64>) -> (tensor<i1>, tensor<
   %any = prim.bitwise_or %a, %b : tensor<i1>
   return %a, %b, %any : tensor<i1>, tensor<i1>, tensor<i1>
 }
+
+// -----
+
+// A layer norm after a Linear on rows whose count is the graph's symbolic
+// size (a graph compiled once for every sequence length): its statistics
+// are row statistics of its kernel as with static rows (one kernel, where
+// a kernel per statistic and one for the rows ran before).
+// CHECK-LABEL: kernel.schedule @symbolic_rows
+// CHECK: kernel.gemm
+// CHECK-NOT: kernel.launch
+// CHECK: kernel.launch @symbolic_rows_fused_sub_mul_convert_0
+// CHECK-NEXT: kernel.return
+// GPU-LABEL: kernel.schedule @symbolic_rows
+// GPU: kernel.gemm
+// GPU-NOT: kernel.launch
+// GPU: kernel.launch @symbolic_rows_fused_sub_mul_convert_0
+// GPU-NEXT: kernel.return
+func.func @symbolic_rows(%a: tensor<?x768xbf16>, %m: tensor<768x768xbf16>, %b: tensor<768xbf16>, %w: tensor<768xbf16>) -> tensor<?x768xbf16> {
+  %x = prim.dot %a, %m, batch [] x [], contract [1] x [0] : tensor<?x768xbf16>, tensor<768x768xbf16>
+  %eps = prim.constant dense<9.99999974E-6> : tensor<f32>
+  %n = prim.constant dense<768.0> : tensor<f32>
+  %bb = prim.broadcast_in_dim %b, shape [?, 768], dims [1] : tensor<768xbf16>
+  %h = prim.add %x, %bb : tensor<?x768xbf16>
+  %f = prim.convert %h to f32 : tensor<?x768xbf16>
+  %s = prim.reduce sum %f, dims [1] : tensor<?x768xf32>
+  %s1 = prim.reshape %s, shape [?, 1] : tensor<?xf32>
+  %nb = prim.broadcast_in_dim %n, shape [?, 1], dims [] : tensor<f32>
+  %mean = prim.div %s1, %nb : tensor<?x1xf32>
+  %bm = prim.broadcast_in_dim %mean, shape [?, 768], dims [0, 1] : tensor<?x1xf32>
+  %c = prim.sub %f, %bm : tensor<?x768xf32>
+  %sq = prim.mul %c, %c : tensor<?x768xf32>
+  %ss = prim.reduce sum %sq, dims [1] : tensor<?x768xf32>
+  %ss1 = prim.reshape %ss, shape [?, 1] : tensor<?xf32>
+  %var = prim.div %ss1, %nb : tensor<?x1xf32>
+  %eb = prim.broadcast_in_dim %eps, shape [?, 1], dims [] : tensor<f32>
+  %ve = prim.add %var, %eb : tensor<?x1xf32>
+  %r = prim.rsqrt %ve : tensor<?x1xf32>
+  %br = prim.broadcast_in_dim %r, shape [?, 768], dims [0, 1] : tensor<?x1xf32>
+  %y = prim.mul %c, %br : tensor<?x768xf32>
+  %wf = prim.convert %w to f32 : tensor<768xbf16>
+  %wb = prim.broadcast_in_dim %wf, shape [?, 768], dims [1] : tensor<768xf32>
+  %z = prim.mul %y, %wb : tensor<?x768xf32>
+  %o = prim.convert %z to bf16 : tensor<?x768xf32>
+  return %o : tensor<?x768xbf16>
+}

@@ -371,6 +371,9 @@ class SymbolicRows(symbolic.SymbolicBatch):
                              rowwise_nodes)
 
         expand_positions(traced, rows)
+        # Inputs the graph writes in place (a cache), before its ops move
+        # into the parts' submodules.
+        written = tracing.written_placeholders(traced)
         total = math.prod(lead)
         inputs = [n.meta["val"] for n in traced.graph.nodes
                   if n.op == "placeholder"
@@ -476,8 +479,7 @@ class SymbolicRows(symbolic.SymbolicBatch):
             return fused(*args)
         index = _cuda_index(traced)
         if shape_graphs.applies(index):
-            chain = shape_graphs.ShapeGraphs(
-                chain, tracing.written_placeholders(traced), index)
+            chain = shape_graphs.ShapeGraphs(chain, written, index)
 
         def run(*given: Any) -> Any:
             return chain(*(given[i] for i in kept))

@@ -437,10 +437,12 @@ class SymbolicRows(symbolic.SymbolicBatch):
         # distinct ones compile at once, the repeated ones (a transformer's
         # layers) once (compiler.start_graph).
         started = []
+        traces: dict = {}
         for node, sub in partition.fused_subgraphs(fused):
             ops = partition.op_nodes(sub.graph)
             try:
-                finish = self._start_part(sub, rows, total, state, settings)
+                finish = self._start_part(sub, rows, total, state, settings,
+                                          traces)
             except (Unsupported, CompileError) as error:
                 left_to_eager(ops, error)
                 continue
@@ -488,11 +490,13 @@ class SymbolicRows(symbolic.SymbolicBatch):
 
     def _start_part(self, sub: torch.fx.GraphModule, rows: Any,
                     total: int, state: "_RowsState",
-                    settings: common.Settings
+                    settings: common.Settings, traces: dict
                     ) -> Callable[[], tuple[Callable, CompiledFunction]]:
         """Part `sub` of a graph (_compile_parts) traced on rows and its
         compile started; what waits for it returns what runs the part on
-        its inputs, and the compiled function."""
+        its inputs, and the compiled function. `traces` holds the traces
+        on rows of the parts so far by their structure (_structure): a
+        transformer's repeated layers are traced once."""
         from tc.rows import NotRowwise, collapse
 
         inputs = [n.meta["val"] for n in sub.graph.nodes
@@ -501,13 +505,20 @@ class SymbolicRows(symbolic.SymbolicBatch):
         forms = [rows.form(v) for v in inputs]
         if all(form is None for form in forms):
             raise Unsupported("no input has rows")
-        try:
-            collapsed, symbol = self._trace_rows(
-                lambda: collapse(sub, rows), inputs, rows, total)
-        except NotRowwise as error:
-            raise Unsupported(f"not row-wise: {error}") from None
-        symbolic.finish_symbolic_trace(collapsed, symbol)
-        index_checks = checks.InputIndexChecks.of(collapsed)
+        structure = _structure(sub)
+        traced = traces.get(structure) if structure is not None else None
+        if traced is None:
+            try:
+                collapsed, symbol = self._trace_rows(
+                    lambda: collapse(sub, rows), inputs, rows, total)
+            except NotRowwise as error:
+                raise Unsupported(f"not row-wise: {error}") from None
+            symbolic.finish_symbolic_trace(collapsed, symbol)
+            index_checks = checks.InputIndexChecks.of(collapsed)
+            traced = (collapsed, symbol, index_checks)
+            if structure is not None:
+                traces[structure] = traced
+        collapsed, symbol, index_checks = traced
         if settings.autotune:
             wait = functools.partial(
                 compiler.compile_graph, collapsed,
@@ -550,6 +561,28 @@ def _cuda_index(traced: torch.fx.GraphModule) -> int | None:
         return None
     return torch.cuda.current_device() if device.index is None \
         else device.index
+
+
+def _structure(sub: torch.fx.GraphModule) -> tuple | None:
+    """What tells part `sub` of a graph in parts from another, as its trace
+    on rows sees it: each node's op, target, arguments (other nodes by
+    position) and value's shapes, strides and dtypes. None for a part
+    with attributes (constants whose values the structure does not
+    hold)."""
+    positions: dict[torch.fx.Node, int] = {}
+    items = []
+    for node in sub.graph.nodes:
+        if node.op == "get_attr":
+            return None
+        positions[node] = len(positions)
+        values = torch.utils._pytree.tree_leaves(node.meta.get("val"))
+        target = "" if node.op == "placeholder" else str(node.target)
+        items.append((node.op, target, repr(torch.fx.node.map_arg(
+            (node.args, node.kwargs), lambda n: ("node", positions[n]))),
+            tuple((str(v.shape), str(v.stride()), v.dtype, str(v.device))
+                  if isinstance(v, torch.Tensor) else repr(v)
+                  for v in values)))
+    return tuple(items)
 
 
 #: The form (_form_or_positions) of an input with sizes of the rows that

@@ -684,6 +684,32 @@ def test_dynamic_token_ids_compile_once_in_parts(fresh_tc, caplog):
             fn(ids, positions)
 
 
+def test_dynamic_repeated_layers_trace_once(fresh_tc, monkeypatch):
+    """Parts of a graph in parts with the same structure (a transformer's
+    repeated layers) are traced on rows once: three blocks give four
+    parts, the two between attentions alike, and three traces of parts
+    (one more for the whole graph's try), with eager's results."""
+    from tc.backend import symbolic_rows
+    traces = []
+    real = symbolic_rows.SymbolicRows._trace_rows
+
+    def counted(self, *args, **kwargs):
+        traces.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(symbolic_rows.SymbolicRows, "_trace_rows", counted)
+    model = nn.Sequential(AttentionBlock(), AttentionBlock(),
+                          AttentionBlock()).eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    with torch.no_grad():
+        for batch, length in SEQUENCES[:3]:
+            x = torch.randn(batch, length, 32)
+            torch.testing.assert_close(fn(x), model(x))
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["subgraphs_compiled"] == 4
+    assert len(traces) == 1 + 3
+
+
 def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,
                                                        monkeypatch):
     """A part on rows that tc fails to compile (here: the first one, made

@@ -18,8 +18,8 @@ import tc
 from tc import compiler, logs
 from tc.compiler import CompileError, CompiledFunction
 from tc.importer import Unsupported
-from tc.backend import (checks, common, partition, shape_graphs, symbolic,
-                        tracing)
+from tc.backend import (checks, common, partition, shape_graphs, size_masks,
+                        symbolic, tracing)
 
 logger = logging.getLogger("tc")
 _fallbacks = logs.channel_logger("fallbacks")
@@ -416,13 +416,18 @@ class SymbolicRows(symbolic.SymbolicBatch):
                                "feeding only eager code")
 
         fused = partitioner.fuse_partitions(partitions)
+        state = _RowsState(self._with_rows[0][0], len(self.prefix))
         # Attention kept whole runs as PyTorch's function, not through the
-        # custom op's dispatch (microseconds a call).
+        # custom op's dispatch (microseconds a call); with a mask computed
+        # from the sizes alone, classified once per size
+        # (size_masks.SizeMaskedAttention).
         for node in fused.graph.nodes:
             if node.op == "call_function" and is_attention(node):
                 node.target = attention_call
+                if size_masks.sizes_only(node.args[3]):
+                    node.target = size_masks.SizeMaskedAttention(
+                        attention_call, state).__call__
         fused.recompile()
-        state = _RowsState(self._with_rows[0][0], len(self.prefix))
         compiled_ops = 0
 
         def left_to_eager(ops: list, error: Exception) -> None:

@@ -710,6 +710,63 @@ def test_dynamic_repeated_layers_trace_once(fresh_tc, monkeypatch):
     assert len(traces) == 1 + 3
 
 
+class _SizeMasks(nn.Module):
+    """Attention with masks a graph computes from its sizes alone (a causal
+    one from `arange`, boolean and additive, and one of all ones) and one
+    from its input (not classified)."""
+
+    def __init__(self, width: int = 32, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, x, padding):
+        batch, length, width = x.shape
+        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).split(width, dim=-1))
+        i = torch.arange(length)
+        causal = (i[None, :] <= i[:, None])[None, None].expand(
+            batch, 1, length, length)
+        additive = torch.zeros(batch, 1, length, length).masked_fill(
+            ~causal, float("-inf"))
+        everyone = torch.ones(batch, 1, length, length, dtype=torch.bool)
+        given = padding[:, None, None, :].expand(batch, 1, length, length)
+        outs = [F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+                for m in (causal, additive, everyone, given)]
+        return sum(o.transpose(1, 2).reshape(batch, length, width)
+                   for o in outs)
+
+
+def test_dynamic_size_masks_classified_once_per_size(fresh_tc, monkeypatch):
+    """In a graph compiled once in parts, an attention mask computed from
+    the sizes alone is read once per size and run as what it is (causal:
+    `is_causal`; all ones: no mask); a mask from an input is never read.
+    Eager's results at every size."""
+    from tc.backend import size_masks
+    kinds = []
+    real = size_masks.classify
+
+    def recorded(mask, queries, keys):
+        kinds.append(real(mask, queries, keys))
+        return kinds[-1]
+
+    monkeypatch.setattr(size_masks, "classify", recorded)
+    torch.manual_seed(0)
+    model = _SizeMasks().eval()
+    fn = torch.compile(model, backend="tc", dynamic=True)
+    sizes = ((2, 5), (3, 9), (2, 5))
+    with torch.no_grad():
+        for batch, length in sizes:
+            x = torch.randn(batch, length, 32)
+            padding = torch.rand(batch, length) > 0.3
+            padding[:, 0] = True
+            torch.testing.assert_close(fn(x, padding), model(x, padding))
+    assert tc.counters["graphs_compiled"] == 1
+    assert tc.counters["symbolic_graphs"] == 1
+    # Two sizes, three masks from sizes each; the repeated size reads none.
+    assert sorted(kinds) == sorted(["causal", "causal", "none"] * 2)
+
+
 def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,
                                                        monkeypatch):
     """A part on rows that tc fails to compile (here: the first one, made

@@ -37,9 +37,15 @@ _MAX_SIZES = 64
 _BLOCKED = -1e30
 
 
+#: Ops that read a tensor's sizes, not its data.
+_SIZE_OPS = (torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default,
+             torch.ops.aten.sym_stride.int)
+
+
 def sizes_only(mask: Any) -> bool:
     """Whether fx node `mask` is computed from no tensor input of its
-    graph (from sizes and constants only)."""
+    graph (from sizes and constants only) by deterministic, functional
+    ATen ops and size arithmetic: the same at every call of one size."""
     if not isinstance(mask, torch.fx.Node):
         return False
     seen = set()
@@ -49,9 +55,19 @@ def sizes_only(mask: Any) -> bool:
         if node in seen:
             continue
         seen.add(node)
-        if node.op == "placeholder" and isinstance(node.meta.get("val"),
-                                                   torch.Tensor):
-            return False
+        if node.op == "placeholder":
+            if isinstance(node.meta.get("val"), torch.Tensor):
+                return False
+        elif node.op == "call_function":
+            target = node.target
+            if target in _SIZE_OPS:
+                continue  # a tensor's size, not its data
+            if isinstance(target, torch._ops.OpOverload) and (
+                    target._schema.is_mutable
+                    or torch.Tag.nondeterministic_seeded in target.tags):
+                return False
+        elif node.op != "get_attr":
+            return False  # a part of tc's, a module: not looked into
         worklist.extend(node.all_input_nodes)
     return True
 

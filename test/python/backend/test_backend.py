@@ -767,6 +767,25 @@ def test_dynamic_size_masks_classified_once_per_size(fresh_tc, monkeypatch):
     assert sorted(kinds) == sorted(["causal", "causal", "none"] * 2)
 
 
+def test_size_masks_only_deterministic_masks_of_sizes():
+    """`sizes_only` takes a mask computed from sizes by deterministic ops,
+    not one that reads a tensor input or draws random numbers (classified
+    once, it would be reused at the size's later calls)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from tc.backend import size_masks
+
+    def masks(x):
+        n = x.shape[0]
+        i = torch.arange(n)
+        return (i[None, :] <= i[:, None], x > 0,
+                torch.rand(n, n) > 0.5, torch.ones(n, n, dtype=torch.bool))
+
+    gm = make_fx(masks, tracing_mode="symbolic")(torch.randn(4, 4))
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    assert [size_masks.sizes_only(m) for m in outputs] == [
+        True, False, False, True]
+
+
 def test_dynamic_attention_part_that_fails_runs_eager(fresh_tc, caplog,
                                                        monkeypatch):
     """A part on rows that tc fails to compile (here: the first one, made

@@ -227,13 +227,17 @@ class SymbolicRows(symbolic.SymbolicBatch):
         (_trace_prefix), then replayed on rows (tc.rows.collapse) and
         traced again with N as the one symbolic size. A graph that is not
         row-wise raises Unsupported, and is kept for _compile_parts."""
-        from tc.rows import NotRowwise, collapse
+        from tc.rows import NotRowwise, collapse, is_attention
 
         traced, rows, lead = self._trace_prefix(args)
         if self._positional:
             self.partial = (traced, rows, lead)
             raise Unsupported("not row-wise: an input has sizes of the "
                               "rows but is not rows")
+        if any(is_attention(n) for n in traced.graph.nodes):
+            # Never row-wise: no trace of the whole on rows to find so.
+            self.partial = (traced, rows, lead)
+            raise Unsupported("not row-wise: the graph has attention")
         total = math.prod(lead)
         placeholders = [n.meta["val"] for n in traced.graph.nodes
                         if n.op == "placeholder"

@@ -752,6 +752,16 @@ def test_dynamic_size_masks_classified_once_per_size(fresh_tc, monkeypatch):
         return kinds[-1]
 
     monkeypatch.setattr(size_masks, "classify", recorded)
+    # What PyTorch's attention is handed: (a mask?, is_causal) per call.
+    import tc.rows
+    handed = []
+    attention = tc.rows.attention_call
+
+    def handing(q, k, v, mask, dropout_p, is_causal, *rest):
+        handed.append((mask is not None, is_causal))
+        return attention(q, k, v, mask, dropout_p, is_causal, *rest)
+
+    monkeypatch.setattr(tc.rows, "attention_call", handing)
     torch.manual_seed(0)
     model = _SizeMasks().eval()
     fn = torch.compile(model, backend="tc", dynamic=True)
@@ -766,6 +776,11 @@ def test_dynamic_size_masks_classified_once_per_size(fresh_tc, monkeypatch):
     assert tc.counters["symbolic_graphs"] == 1
     # Two sizes, three masks from sizes each; the repeated size reads none.
     assert sorted(kinds) == sorted(["causal", "causal", "none"] * 2)
+    # Each call: the two causal masks as is_causal, the one of all ones
+    # dropped, the input's padding mask handed on.
+    assert sorted(handed) == sorted(
+        [(False, True), (False, True), (False, False), (True, False)]
+        * len(sizes))
 
 
 def test_size_masks_only_deterministic_masks_of_sizes():

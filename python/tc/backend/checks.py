@@ -556,7 +556,8 @@ class InputIndexChecks:
                 raise RuntimeError("tc: an index check cannot run inside "
                                    "this CUDA graph capture")
             for t, low, size, error in checked:
-                _deferred.append((((t < low) | (t >= size)).any(), error))
+                _deferred.append(DeferredCheck(
+                    ((t < low) | (t >= size)).any(), error))
         elif checked:
             # Each index's least and greatest value, read in one copy.
             bounds = torch.cat([torch.stack(torch.aminmax(t))
@@ -567,15 +568,47 @@ class InputIndexChecks:
         return self.run(*args)
 
 
-#: While a capture of tc's own runs (deferred_index_checks): the flags of
-#: the index checks inside it, each with eager's error.
-_deferred: list[tuple[torch.Tensor, BaseException]] | None = None
+class DeferredCheck:
+    """An index check inside a CUDA graph capture (deferred_index_checks):
+    its flag stays on the device, and an event the graph records right
+    after it (`torch.cuda.Event(external=True)`) lets each replay's flag be
+    read as soon as the graph has set it, not after the whole graph: the
+    host waits for the first kernels of the replay, and queues the next
+    call's work while the rest runs (as a compiled graph's early flag read
+    does, `HostChecks`)."""
+
+    def __init__(self, flag: torch.Tensor, error: BaseException):
+        self.flag = flag
+        self.error = error
+        self.event: Any = None
+        try:
+            event = torch.cuda.Event(external=True)
+        except TypeError:  # a PyTorch without events inside graphs
+            return
+        event.record()
+        self.event = event
+
+    def failed(self, stream: Any) -> bool:
+        """Whether the last replay's index was out of range, read on
+        `stream` (a stream the replay does not run on) once the event has
+        passed; without the event, after the whole replay."""
+        if self.event is None:
+            return bool(self.flag.item())
+        self.event.synchronize()
+        with torch.cuda.stream(stream):
+            return bool(self.flag.item())
+
+
+#: While a capture of tc's own runs (deferred_index_checks): the index
+#: checks inside it.
+_deferred: list[DeferredCheck] | None = None
 
 
 @contextlib.contextmanager
 def deferred_index_checks() -> Any:
     """Index checks (InputIndexChecks) inside a CUDA graph capture leave
-    their flags on the device, in the list this yields."""
+    their flags on the device, as the DeferredChecks of the list this
+    yields."""
     global _deferred
     outer, _deferred = _deferred, []
     try:

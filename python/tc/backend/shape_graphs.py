@@ -27,7 +27,14 @@ the eager ops their kernels); a call of a captured size is one replay.
   captured.
 * Index checks (`checks.InputIndexChecks`) cannot read the device while a
   stream captures: inside the capture they leave their flags on the
-  device, and each replay reads them (one copy) and raises eager's error.
+  device with an event recorded after each (`checks.DeferredCheck`), and
+  each replay reads them as soon as the graph has set them and raises
+  eager's error. The host waits for the replay's first kernels only, not
+  the whole graph, so the next call's host work overlaps this one's GPU
+  work.
+* A call's host work is what a short step's time is: its key reads only
+  the inputs whose sizes vary (Dynamo's guards hold the others'), and the
+  addresses of the rest in one pass.
 """
 
 from __future__ import annotations
@@ -54,37 +61,49 @@ MAX_CAPTURES = 2 * MAX_SIZES
 
 class _Graph:
     """One size's capture: its graph, the buffers it reads and writes,
-    which inputs it reads in place, and its index checks' flags."""
+    which inputs it reads in place, and its index checks."""
 
     def __init__(self, in_place: list[bool]):
         self.graph = torch.cuda.CUDAGraph()
+        #: Per tensor input (ShapeGraphs.tensors): read in place.
         self.in_place = in_place
         self.inputs: list[Any] = []
+        #: The addresses of the tensor inputs read in place, in order.
         self.pointers: list[int] = []
+        #: (buffer, position) of each input copied in before a replay.
+        self.copies: list[tuple[torch.Tensor, int]] = []
         self.outputs: list[Any] = []
         self.spec: Any = None
-        self.flags: torch.Tensor | None = None
-        self.errors: list[BaseException] = []
+        self.checks: list[checks.DeferredCheck] = []
 
 
 class ShapeGraphs:
     """`run` (a CUDA inference graph compiled in parts) replayed as one
     CUDA graph per size of its inputs on device `index`; `written` holds
-    the positions of the inputs it writes in place. See the module's
-    docstring."""
+    the positions of the inputs it writes in place, `varying` those whose
+    sizes vary (None: any input's): Dynamo's guards hold the others'
+    sizes, strides, dtypes and devices, so a call's key reads only these.
+    See the module's docstring."""
 
     def __init__(self, run: Callable[..., Any], written: set[int],
-                 index: int):
+                 index: int, varying: Sequence[int] | None = None):
         self.run = run
         self.written = written
         self.index = index
+        self.varying = None if varying is None else set(varying)
         self.graphs: dict[tuple, _Graph] = {}
         #: The sizes seen once (the next call of one captures it).
         self.seen: set[tuple] = set()
+        #: The tensor inputs' positions, what a key reads (tensors whose
+        #: sizes vary, and numbers), and the previous call's addresses.
+        self.tensors: list[int] | None = None
+        self.keyed: list[tuple[int, bool]] = []
         self.previous: list[int] | None = None
         self.captures = 0
         self.off = False
         self.pool = None
+        #: Where index checks' flags are read during a replay.
+        self.reader: torch.cuda.Stream | None = None
 
     def __call__(self, *args: Any) -> Any:
         if self.off or torch.cuda.is_current_stream_capturing() or (
@@ -92,16 +111,17 @@ class ShapeGraphs:
                     isinstance(a, torch.Tensor) and a.requires_grad
                     for a in args)):
             return self.run(*args)
-        pointers = self._pointers(args)
-        if pointers is None:
+        if self.tensors is None:
+            self._positions(args)
+        key = self._key(args)
+        if key is None:
             return self.run(*args)
-        key = tuple((tuple(a.shape), a.stride(), a.dtype)
-                    if isinstance(a, torch.Tensor) else a for a in args)
+        pointers = [args[i].data_ptr() for i in self.tensors]
         previous, self.previous = self.previous, pointers
         graph = self.graphs.get(key)
-        if graph is not None and any(
-                inside and p != q for inside, p, q in zip(
-                    graph.in_place, pointers, graph.pointers)):
+        if graph is not None and [
+                p for p, inside in zip(pointers, graph.in_place)
+                if inside] != graph.pointers:
             del self.graphs[key]  # an input read in place moved
             graph = None
         if graph is None:
@@ -112,28 +132,38 @@ class ShapeGraphs:
                     self.captures >= MAX_CAPTURES:
                 tc.counters["shape_graph_uncaptured"] += 1
                 return self.run(*args)
-            in_place = [isinstance(a, torch.Tensor) and p == q
-                        for a, p, q in zip(args, pointers, previous)]
-            if any(not in_place[i] for i in self.written):
+            in_place = [p == q for p, q in zip(pointers, previous)]
+            if any(not inside for i, inside in zip(self.tensors, in_place)
+                   if i in self.written):
                 return self.run(*args)  # a written input moved
-            graph = self._capture(args, pointers, in_place)
+            graph = self._capture(args, in_place)
             if graph is None:
                 return self.run(*args)
             self.graphs[key] = graph
         return self._replay(graph, args)
 
-    def _pointers(self, args: Sequence[Any]) -> list[int] | None:
-        """Each tensor input's address (0 for a number); None when a
-        tensor is not on the graph's device."""
-        pointers = []
-        for a in args:
-            if isinstance(a, torch.Tensor):
+    def _positions(self, args: Sequence[Any]) -> None:
+        """Which inputs are tensors, and which a call's key reads."""
+        self.tensors = [i for i, a in enumerate(args)
+                        if isinstance(a, torch.Tensor)]
+        self.keyed = [(i, isinstance(a, torch.Tensor))
+                      for i, a in enumerate(args)
+                      if not isinstance(a, torch.Tensor) or
+                      self.varying is None or i in self.varying]
+
+    def _key(self, args: Sequence[Any]) -> tuple | None:
+        """The sizes and strides of the inputs whose sizes vary, and the
+        numbers; None when such a tensor is not on the graph's device."""
+        key = []
+        for i, tensor in self.keyed:
+            a = args[i]
+            if tensor:
                 if not a.is_cuda or a.get_device() != self.index:
                     return None
-                pointers.append(a.data_ptr())
+                key.append((a.shape, a.stride()))
             else:
-                pointers.append(0)
-        return pointers
+                key.append(a)
+        return tuple(key)
 
     def _warm(self, args: Sequence[Any]) -> Any:
         """The chain, on the capture stream."""
@@ -145,22 +175,23 @@ class ShapeGraphs:
         current.wait_stream(stream)
         return result
 
-    def _capture(self, args: Sequence[Any], pointers: list[int],
-                 in_place: list[bool]) -> _Graph | None:
+    def _capture(self, args: Sequence[Any], in_place: list[bool]
+                 ) -> _Graph | None:
         """This size's graph, or None (after a log line, and no capture
         from then on) where the chain cannot be captured."""
         self.captures += 1
         graph = _Graph(in_place)
-        for a, inside in zip(args, in_place):
-            if isinstance(a, torch.Tensor) and not inside:
-                static = torch.empty_strided(a.shape, a.stride(),
-                                             dtype=a.dtype, device=a.device)
-                static.copy_(a)
-                graph.inputs.append(static)
-            else:
-                graph.inputs.append(a)
-        graph.pointers = [a.data_ptr() if isinstance(a, torch.Tensor)
-                          else 0 for a in graph.inputs]
+        graph.inputs = list(args)
+        for i, inside in zip(self.tensors, in_place):
+            a = args[i]
+            if inside:
+                graph.pointers.append(a.data_ptr())
+                continue
+            static = torch.empty_strided(a.shape, a.stride(),
+                                         dtype=a.dtype, device=a.device)
+            static.copy_(a)
+            graph.inputs[i] = static
+            graph.copies.append((static, i))
         if self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
         stream = step_graphs.capture_stream(self.index)
@@ -172,17 +203,15 @@ class ShapeGraphs:
                 with torch.cuda.graph(graph.graph, pool=self.pool,
                                       stream=stream):
                     result = self.run(*graph.inputs)
-                    if deferred:
-                        graph.flags = torch.stack([f for f, _ in deferred])
-            graph.errors = [e for _, e in deferred]
+            graph.checks = list(deferred)
             current.wait_stream(stream)
             if tc.counters["runtime_fallbacks"] != fallbacks:
                 raise step_graphs.NotCapturable("a part fell back to "
                                                 "eager")
             leaves, graph.spec = pytree.tree_flatten(result)
-            why = step_graphs.aliasing([a for a in graph.inputs
-                             if isinstance(a, torch.Tensor)],
-                            [o for o in leaves if isinstance(o, torch.Tensor)])
+            why = step_graphs.aliasing(
+                [a for a in graph.inputs if isinstance(a, torch.Tensor)],
+                [o for o in leaves if isinstance(o, torch.Tensor)])
             if why is not None:
                 raise step_graphs.NotCapturable(why)
             graph.outputs = leaves
@@ -199,16 +228,16 @@ class ShapeGraphs:
 
     def _replay(self, graph: _Graph, args: Sequence[Any]) -> Any:
         with torch.no_grad():
-            for static, a, inside in zip(graph.inputs, args,
-                                         graph.in_place):
-                if not inside and isinstance(a, torch.Tensor):
-                    static.copy_(a)
+            for static, i in graph.copies:
+                static.copy_(args[i])
         graph.graph.replay()
         tc.counters["shape_graph_replays"] += 1
-        if graph.flags is not None:
-            for flag, error in zip(graph.flags.tolist(), graph.errors):
-                if flag:
-                    raise common.input_error(error)
+        if graph.checks:
+            if self.reader is None:
+                self.reader = torch.cuda.Stream(self.index)
+            for check in graph.checks:
+                if check.failed(self.reader):
+                    raise common.input_error(check.error)
         with pools.allocating_in_pool(self.index):
             outputs = [o.clone() if isinstance(o, torch.Tensor) else o
                        for o in graph.outputs]

@@ -490,7 +490,11 @@ class SymbolicRows(symbolic.SymbolicBatch):
             return fused(*args)
         index = _cuda_index(traced)
         if shape_graphs.applies(index):
-            chain = shape_graphs.ShapeGraphs(chain, written, index)
+            varying = [k for k, i in enumerate(kept)
+                       if self.placeholders[i][0] == "tensor" and not all(
+                           isinstance(d, int)
+                           for d in self.placeholders[i][1])]
+            chain = shape_graphs.ShapeGraphs(chain, written, index, varying)
 
         def run(*given: Any) -> Any:
             return chain(*(given[i] for i in kept))

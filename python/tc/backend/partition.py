@@ -52,21 +52,76 @@ def _is_compute(node: torch.fx.Node) -> bool:
             and not is_view(node))
 
 
-def trim(nodes: Any) -> None:
+#: Ops returning views of their first argument's elements, one or several
+#: (read through getitem), that `trim(..., slices=True)` leaves to eager.
+_SLICES = {"aten::slice.Tensor", "aten::select.int", "aten::narrow",
+           "aten::split.Tensor", "aten::split_with_sizes", "aten::unbind.int"}
+
+
+def _is_slice(node: torch.fx.Node) -> bool:
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        node = node.args[0]
+        if not isinstance(node, torch.fx.Node) or node.op != "call_function":
+            return False
+    return (isinstance(node.target, torch._ops.OpOverload)
+            and qualified_name(node.target) in _SLICES)
+
+
+def _reaches_output(node: torch.fx.Node) -> bool:
+    """Whether `node` is a graph output, directly or through views."""
+    stack, seen = [node], set()
+    while stack:
+        node = stack.pop()
+        for user in node.users:
+            if user.op == "output":
+                return True
+            if user not in seen and (is_view(user) or _is_slice(user)):
+                seen.add(user)
+                stack.append(user)
+    return False
+
+
+def trim(nodes: Any, slices: bool = False) -> None:
     """Leaves views that only feed eager code (e.g. returned views) to eager.
 
     Eager keeps them views instead of copies; a partition left with no
-    compute op is emptied.
+    compute op is emptied. With `slices`, slices and splits that only feed
+    eager code (a fused projection's q, k and v on their way to eager
+    attention) go too, so the partition returns the tensor they slice
+    instead of a copy of each slice; not those that are the graph's
+    outputs (their views of one tensor would alias each other, where the
+    partition's copies did not).
     """
     members = set(nodes)
+
+    def leaves(node: torch.fx.Node) -> list[torch.fx.Node]:
+        """The nodes that go with `node` (a split goes with all its
+        pieces or stays with all: the partition cannot return the split
+        itself); none when `node` stays."""
+        group = [node]
+        if node.target is operator.getitem and _is_slice(node):
+            group = list(node.args[0].users)
+        if any(u in members and u not in group
+               for n in group for u in n.users):
+            return []
+        if is_view(node) or (slices and _is_slice(node) and not any(
+                _reaches_output(n) for n in group)):
+            return group
+        return []
+
     changed = True
     while changed:
         changed = False
         for node in list(members):
-            if is_view(node) and not any(u in members for u in node.users):
-                members.discard(node)
+            if node not in members:
+                continue
+            for gone in leaves(node):
+                members.discard(gone)
                 changed = True
-    if not any(_is_compute(n) for n in members):
+    if not any(_is_compute(n) and not (slices and _is_slice(n))
+               for n in members):
         members.clear()
     for node in list(nodes):
         if node not in members:
@@ -198,7 +253,7 @@ def partition_and_compile(gm: torch.fx.GraphModule,
         work, support, allows_single_node_partition=True)
     partitions = runs_in_order(work.graph, support)
     for partition in partitions:
-        trim(partition.nodes)
+        trim(partition.nodes, slices=True)
     partitions = [p for p in partitions if len(p.nodes) > 0]
 
     in_partition = {n for p in partitions for n in p.nodes}

@@ -403,7 +403,7 @@ class SymbolicRows(symbolic.SymbolicBatch):
         partitions = partitioner.propose_partitions()
         for part in partitions:
             _trim_static(part.nodes, rows)
-            partition.trim(part.nodes)
+            partition.trim(part.nodes, slices=True)
         partitions = [p for p in partitions if len(p.nodes) > 0]
         if not partitions:
             logger.debug("tc: no row-wise part of the graph computes; %s",
